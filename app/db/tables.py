@@ -1,0 +1,188 @@
+"""Table definitions (SQLAlchemy Core). Alembic owns the DDL; these mirror it for queries.
+
+Every table carries `project_id`. Entities are keyed by a normalised, case-folded `key` and keep the
+first-seen display `name`. Relations are undirected: stored once with `src_key < tgt_key`.
+Provenance lives in join tables with cascading foreign keys, so a deleted chunk can never leave
+provenance behind, and `degree` on entities is kept exact by a trigger on relations.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+
+def _timestamps() -> list[Column]:
+    return [
+        Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+        Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ]
+
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("settings", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    *_timestamps(),
+)
+
+documents = Table(
+    "documents",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("id", Text, primary_key=True),
+    Column("status", Text, nullable=False, server_default="pending"),
+    Column("error", Text),
+    Column("content", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("content_length", Integer, nullable=False),
+    Column("file_path", Text),
+    Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    Column("chunks_count", Integer, nullable=False, server_default="0"),
+    Column("llm_prompt_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("llm_completion_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("llm_calls", Integer, nullable=False, server_default="0"),
+    Column("embedding_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("claimed_by", Text),
+    Column("heartbeat_at", DateTime(timezone=True)),
+    Column("graph_merged", Boolean, nullable=False, server_default=text("false")),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    *_timestamps(),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed')", name="status"),
+)
+
+chunks = Table(
+    "chunks",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("id", Text, primary_key=True),
+    Column("document_id", Text, nullable=False),
+    Column("order_index", Integer, nullable=False),
+    Column("tokens", Integer, nullable=False),
+    Column("start_token", Integer, nullable=False),
+    Column("end_token", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("file_path", Text),
+    Column("embedding", Vector()),
+    # llm_cache keys of every extraction pass (first pass, then gleaning) for this chunk, in order.
+    Column("extraction_cache_keys", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(
+        ["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"
+    ),
+)
+
+entities = Table(
+    "entities",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("entity_type", Text, nullable=False, server_default="UNKNOWN"),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("source_ids", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("file_paths", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("truncate", Text, nullable=False, server_default=""),
+    Column("degree", Integer, nullable=False, server_default="0"),
+    Column("embedding", Vector()),
+    Column("embedded_hash", Text),
+    *_timestamps(),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+)
+
+relations = Table(
+    "relations",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("src_key", Text, primary_key=True),
+    Column("tgt_key", Text, primary_key=True),
+    Column("keywords", Text, nullable=False, server_default=""),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("weight", Float, nullable=False, server_default="1.0"),
+    Column("source_ids", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("file_paths", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("truncate", Text, nullable=False, server_default=""),
+    Column("embedding", Vector()),
+    Column("embedded_hash", Text),
+    *_timestamps(),
+    ForeignKeyConstraint(["project_id", "src_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["project_id", "tgt_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
+    CheckConstraint("src_key < tgt_key", name="sorted_pair"),
+)
+
+entity_sources = Table(
+    "entity_sources",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("entity_key", Text, primary_key=True),
+    Column("chunk_id", Text, primary_key=True),
+    Column("document_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False, server_default=text("nextval('provenance_seq')")),
+    ForeignKeyConstraint(
+        ["project_id", "entity_key"], ["entities.project_id", "entities.key"],
+        ondelete="CASCADE", onupdate="CASCADE",
+    ),
+    ForeignKeyConstraint(["project_id", "chunk_id"], ["chunks.project_id", "chunks.id"], ondelete="CASCADE"),
+)
+
+relation_sources = Table(
+    "relation_sources",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("src_key", Text, primary_key=True),
+    Column("tgt_key", Text, primary_key=True),
+    Column("chunk_id", Text, primary_key=True),
+    Column("document_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False, server_default=text("nextval('provenance_seq')")),
+    ForeignKeyConstraint(
+        ["project_id", "src_key", "tgt_key"],
+        ["relations.project_id", "relations.src_key", "relations.tgt_key"],
+        ondelete="CASCADE", onupdate="CASCADE",
+    ),
+    ForeignKeyConstraint(["project_id", "chunk_id"], ["chunks.project_id", "chunks.id"], ondelete="CASCADE"),
+)
+
+llm_cache = Table(
+    "llm_cache",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("cache_type", Text, nullable=False),
+    Column("model", Text),
+    Column("response", Text, nullable=False),
+    Column("prompt_tokens", Integer, nullable=False, server_default="0"),
+    Column("completion_tokens", Integer, nullable=False, server_default="0"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+)

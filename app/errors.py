@@ -1,0 +1,79 @@
+"""Domain errors carry their HTTP status and a machine-readable code; one handler renders them."""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    status_code = 400
+    code = "bad_request"
+
+    def __init__(self, detail: str, *, code: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code:
+            self.code = code
+
+
+class BadRequest(AppError):
+    status_code = 400
+    code = "bad_request"
+
+
+class InvalidInput(AppError):
+    status_code = 422
+    code = "invalid_input"
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(AppError):
+    status_code = 403
+    code = "forbidden"
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(AppError):
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(AppError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+class ServiceUnavailable(AppError):
+    status_code = 503
+    code = "service_unavailable"
+
+
+class LLMNotConfigured(ServiceUnavailable):
+    code = "llm_not_configured"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "No LLM is configured: set LLM_MODEL and LLM_BASE_URL (and LLM_API_KEY if the endpoint needs one)."
+        )
+
+
+class EmbeddingNotConfigured(ServiceUnavailable):
+    code = "embedding_not_configured"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "No embedding model is configured: set EMBEDDING_MODEL and EMBEDDING_BASE_URL "
+            "(or LLM_BASE_URL), plus EMBEDDING_API_KEY if the endpoint needs one."
+        )
+
+
+class ProviderError(ServiceUnavailable):
+    """An LLM/embedding/rerank provider failed after its retries."""
+
+    code = "provider_error"

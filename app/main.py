@@ -1,0 +1,86 @@
+"""Application factory and lifespan: database (embedded or DATABASE_URL), migrations, providers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.config import Settings, get_settings
+from app.container import Container
+from app.db.engine import Database
+from app.db.migrate import stored_embedding_dim, upgrade_to_head
+from app.error_handlers import install_error_handlers
+from app.logging_setup import configure_logging
+from app.middleware import RequestContextMiddleware
+from app.providers.embeddings import EmbeddingClient
+from app.providers.llm import LLMClient
+from app.providers.tokenizer import get_tokenizer
+from app.repositories import projects as projects_repo
+from app.routers import documents, entities, export, ops, projects, query
+from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "0.1.0"
+
+
+async def build_container(settings: Settings) -> Container:
+    db = Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
+    try:
+        stored = await stored_embedding_dim(db)
+        if stored is not None and stored != settings.embedding_dim:
+            raise RuntimeError(
+                f"EMBEDDING_DIM is {settings.embedding_dim} but the database was created with {stored}-d "
+                "vectors; use the original dimension or a new database."
+            )
+        await upgrade_to_head(db, settings.embedding_dim)
+        async with db.transaction() as conn:
+            await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
+    except BaseException:
+        await db.close()
+        raise
+    tokenizer = get_tokenizer(settings.tokenizer_encoding)
+    return Container(
+        settings=settings,
+        db=db,
+        tokenizer=tokenizer,
+        llm=LLMClient(settings, tokenizer),
+        embedder=EmbeddingClient(settings, tokenizer),
+    )
+
+
+async def close_container(c: Container) -> None:
+    await c.llm.close()
+    await c.embedder.close()
+    await c.db.close()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging(settings.log_level)
+        container = await build_container(settings)
+        app.state.container = container
+        if not settings.llm_configured:
+            log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
+        try:
+            yield
+        finally:
+            await close_container(container)
+
+    app = FastAPI(
+        title="LightRAG Service",
+        version=API_VERSION,
+        description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_request_bytes)
+    for module in (projects, documents, query, entities, export, ops):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,26 @@
+"""Prometheus metrics, defined once per process."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+HTTP_REQUESTS = Counter("http_requests_total", "HTTP requests", ["method", "route", "status"])
+HTTP_LATENCY = Histogram(
+    "http_request_duration_seconds", "HTTP request latency", ["method", "route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+LLM_CALLS = Counter("llm_calls_total", "LLM calls", ["operation", "model", "outcome"])
+LLM_TOKENS = Counter("llm_tokens_total", "LLM tokens", ["operation", "model", "kind"])
+LLM_LATENCY = Histogram("llm_call_duration_seconds", "LLM call latency", ["operation"])
+LLM_IN_FLIGHT = Gauge("llm_calls_in_flight", "LLM calls currently running")
+EMBEDDING_CALLS = Counter("embedding_calls_total", "Embedding requests", ["model", "outcome"])
+EMBEDDING_TOKENS = Counter("embedding_tokens_total", "Embedding input tokens", ["model"])
+CACHE_EVENTS = Counter("llm_cache_events_total", "LLM cache lookups", ["cache_type", "result"])
+PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"])
+PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
+PIPELINE_STAGE_SECONDS = Counter("pipeline_stage_seconds_total", "Time spent per pipeline stage", ["stage"])
+RERANK_CALLS = Counter("rerank_calls_total", "Rerank calls", ["provider", "outcome"])
+RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to original order", ["reason"])
+RERANK_BREAKER_STATE = Gauge(
+    "rerank_circuit_breaker_state", "Rerank breaker state (0 closed, 1 half-open, 2 open)", ["provider"]
+)

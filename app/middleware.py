@@ -1,0 +1,99 @@
+"""Pure-ASGI middleware around every request: request id, per-request token usage headers, HTTP
+metrics by route template, request-size limit, and a last-resort JSON 500 (no stack trace)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app import metrics
+from app.logging_setup import request_id_var
+from app.usage import Usage, track_usage
+
+log = logging.getLogger(__name__)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def _json_body(status: int, detail: str, code: str) -> bytes:
+    return json.dumps({"detail": detail, "code": code}).encode()
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex[:16]
+        usage = Usage()
+        started = time.perf_counter()
+        state = {"status": 500, "started": False}
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+                state["started"] = True
+                out = MutableHeaders(scope=message)
+                out["X-Token-Input"] = str(usage.prompt_tokens)
+                out["X-Token-Output"] = str(usage.completion_tokens)
+                out["X-Request-ID"] = request_id
+            await send(message)
+
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise _BodyTooLarge()
+            return message
+
+        declared = headers.get(b"content-length")
+        rid_token = request_id_var.set(request_id)
+        try:
+            with track_usage(usage):
+                if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
+                    await self._error(send_with_headers, 413, "Request body is larger than the limit of "
+                                      f"{self.max_body_bytes} bytes", "payload_too_large")
+                else:
+                    await self.app(scope, limited_receive, send_with_headers)
+        except _BodyTooLarge:
+            if not state["started"]:
+                await self._error(send_with_headers, 413, "Request body is larger than the limit of "
+                                  f"{self.max_body_bytes} bytes", "payload_too_large")
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if not state["started"]:
+                await self._error(send_with_headers, 500,
+                                  f"Internal server error (request id {request_id})", "internal_error")
+        finally:
+            request_id_var.reset(rid_token)
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "GET")
+            metrics.HTTP_REQUESTS.labels(method, template, str(state["status"])).inc()
+            metrics.HTTP_LATENCY.labels(method, template).observe(time.perf_counter() - started)
+
+    @staticmethod
+    async def _error(send: Send, status: int, detail: str, code: str) -> None:
+        body = _json_body(status, detail, code)
+        await send({
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        })
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,81 @@
+"""Embeddings from an OpenAI-compatible endpoint: batched, concurrent up to a limit, dimension-checked."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import openai
+
+from app import metrics
+from app.config import Settings
+from app.errors import EmbeddingNotConfigured, ProviderError
+from app.providers.tokenizer import Tokenizer
+from app.usage import current_usage
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddingClient:
+    def __init__(self, settings: Settings, tokenizer: Tokenizer) -> None:
+        self.settings = settings
+        self.tokenizer = tokenizer
+        self.model = settings.embedding_model or ""
+        self.dim = settings.embedding_dim
+        self._semaphore = asyncio.Semaphore(settings.embedding_max_async)
+        self._client: openai.AsyncOpenAI | None = None
+        if settings.embedding_configured:
+            self._client = openai.AsyncOpenAI(
+                base_url=settings.embedding_base_url or settings.llm_base_url,
+                api_key=settings.embedding_api_key or settings.llm_api_key or "not-needed",
+                timeout=settings.embedding_timeout,
+                max_retries=settings.embedding_max_retries,
+            )
+
+    @property
+    def configured(self) -> bool:
+        return self._client is not None
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        if self._client is None:
+            raise EmbeddingNotConfigured()
+        size = self.settings.embedding_batch_size
+        batches = [texts[i:i + size] for i in range(0, len(texts), size)]
+        results = await asyncio.gather(*(self._embed_batch(batch) for batch in batches))
+        return [vector for batch in results for vector in batch]
+
+    async def embed_one(self, text: str) -> list[float]:
+        return (await self.embed([text]))[0]
+
+    async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        assert self._client is not None
+        limit = self.settings.embedding_max_tokens
+        inputs = [self.tokenizer.truncate(t, limit) if len(t) > limit else t for t in texts]
+        inputs = [t if t.strip() else " " for t in inputs]  # endpoints reject empty strings
+        async with self._semaphore:
+            try:
+                response = await self._client.embeddings.create(model=self.model, input=inputs)
+            except openai.OpenAIError as exc:
+                metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
+                log.warning("embedding call failed: %s", type(exc).__name__)
+                raise ProviderError(f"Embedding request failed after retries: {type(exc).__name__}: {exc}") from exc
+        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        if len(vectors) != len(inputs):
+            raise ProviderError(f"Embedding endpoint returned {len(vectors)} vectors for {len(inputs)} inputs")
+        if any(len(v) != self.dim for v in vectors):
+            raise ProviderError(
+                f"Embedding endpoint returned {len(vectors[0])}-d vectors but EMBEDDING_DIM is {self.dim}"
+            )
+        tokens = response.usage.prompt_tokens if response.usage else sum(map(self.tokenizer.count, inputs))
+        metrics.EMBEDDING_CALLS.labels(self.model, "ok").inc()
+        metrics.EMBEDDING_TOKENS.labels(self.model).inc(tokens)
+        usage = current_usage()
+        if usage is not None:
+            usage.add_embedding(tokens)
+        return vectors
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()

@@ -1,0 +1,172 @@
+"""Chat completions through the `openai` SDK against any OpenAI-compatible endpoint.
+
+Bounded, priority-ordered concurrency; the SDK retries 408/409/429/5xx and timeouts with exponential
+backoff; every call reports its tokens to the current `Usage` and to Prometheus.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from app import metrics
+from app.config import Settings
+from app.errors import LLMNotConfigured, ProviderError
+from app.providers.concurrency import PrioritySemaphore
+from app.providers.tokenizer import Tokenizer
+from app.usage import current_usage
+
+log = logging.getLogger(__name__)
+
+# Operations: "extract", "glean", "summary", "keywords", "query", "bypass". The name is sent as a header
+# so proxies and gateways (and our test fake) can tell the purposes of calls apart.
+OPERATION_HEADER = "X-LightRAG-Operation"
+
+PRIORITY_QUERY = 5
+PRIORITY_SUMMARY = 8
+PRIORITY_EXTRACT = 10
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+Message = dict[str, str]
+
+
+def strip_think(text: str) -> str:
+    """Drop reasoning blocks some models emit before their answer."""
+    text = _THINK.sub("", text)
+    if "</think>" in text.lower():  # an unclosed opening tag was cut off by the provider
+        text = text[text.lower().rindex("</think>") + len("</think>"):]
+    return text.strip()
+
+
+@dataclass
+class LLMResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class LLMClient:
+    def __init__(self, settings: Settings, tokenizer: Tokenizer) -> None:
+        self.settings = settings
+        self.tokenizer = tokenizer
+        self.model = settings.llm_model or ""
+        self.semaphore = PrioritySemaphore(settings.llm_max_async)
+        self._client: openai.AsyncOpenAI | None = None
+        if settings.llm_configured:
+            self._client = openai.AsyncOpenAI(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key or "not-needed",
+                timeout=settings.llm_timeout,
+                max_retries=settings.llm_max_retries,
+            )
+
+    @property
+    def configured(self) -> bool:
+        return self._client is not None
+
+    def require(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            raise LLMNotConfigured()
+        return self._client
+
+    def _params(
+        self, messages: list[Message], operation: str, json_mode: bool, max_tokens: int | None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "extra_headers": {OPERATION_HEADER: operation}}
+        if self.settings.llm_temperature is not None:
+            params["temperature"] = self.settings.llm_temperature
+        if json_mode:
+            params["response_format"] = {"type": "json_object"}
+        if max_tokens:
+            params["max_tokens"] = max_tokens
+        return params
+
+    def _count_prompt(self, messages: list[Message]) -> int:
+        return sum(self.tokenizer.count(m.get("content") or "") + 4 for m in messages)
+
+    def _record(self, operation: str, prompt_tokens: int, completion_tokens: int, started: float) -> None:
+        metrics.LLM_CALLS.labels(operation, self.model, "ok").inc()
+        metrics.LLM_TOKENS.labels(operation, self.model, "prompt").inc(prompt_tokens)
+        metrics.LLM_TOKENS.labels(operation, self.model, "completion").inc(completion_tokens)
+        metrics.LLM_LATENCY.labels(operation).observe(time.perf_counter() - started)
+        usage = current_usage()
+        if usage is not None:
+            usage.add_llm(operation, prompt_tokens, completion_tokens)
+
+    def _fail(self, operation: str, exc: Exception) -> ProviderError:
+        metrics.LLM_CALLS.labels(operation, self.model, "error").inc()
+        log.warning("LLM call failed (%s): %s", operation, type(exc).__name__)
+        return ProviderError(f"LLM request failed after retries: {type(exc).__name__}: {exc}")
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        operation: str,
+        priority: int = PRIORITY_EXTRACT,
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+    ) -> LLMResult:
+        client = self.require()
+        async with self.semaphore.slot(priority):
+            started = time.perf_counter()
+            metrics.LLM_IN_FLIGHT.inc()
+            try:
+                response = await client.chat.completions.create(
+                    **self._params(messages, operation, json_mode, max_tokens)
+                )
+            except openai.OpenAIError as exc:
+                raise self._fail(operation, exc) from exc
+            finally:
+                metrics.LLM_IN_FLIGHT.dec()
+        if not response.choices:
+            raise self._fail(operation, ValueError("response has no choices"))
+        raw = response.choices[0].message.content or ""
+        usage = response.usage
+        prompt_tokens = usage.prompt_tokens if usage else self._count_prompt(messages)
+        completion_tokens = usage.completion_tokens if usage else self.tokenizer.count(raw)
+        self._record(operation, prompt_tokens, completion_tokens, started)
+        return LLMResult(strip_think(raw), prompt_tokens, completion_tokens)
+
+    async def stream(
+        self, messages: list[Message], *, operation: str, priority: int = PRIORITY_QUERY
+    ) -> AsyncIterator[str]:
+        """Yield text deltas; usage is recorded when the stream ends (provider's, else counted)."""
+        client = self.require()
+        async with self.semaphore.slot(priority):
+            started = time.perf_counter()
+            parts: list[str] = []
+            reported = None
+            try:
+                stream = await client.chat.completions.create(
+                    **self._params(messages, operation, False, None),
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        reported = chunk.usage
+                    for choice in chunk.choices or []:
+                        delta = choice.delta.content if choice.delta else None
+                        if delta:
+                            parts.append(delta)
+                            yield delta
+            except openai.OpenAIError as exc:
+                raise self._fail(operation, exc) from exc
+            finally:
+                text = "".join(parts)
+                prompt_tokens = reported.prompt_tokens if reported else self._count_prompt(messages)
+                completion_tokens = reported.completion_tokens if reported else self.tokenizer.count(text)
+                self._record(operation, prompt_tokens, completion_tokens, started)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()

@@ -1,0 +1,7 @@
+"""Export routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["export"])

@@ -1,0 +1,45 @@
+"""Projects: thin HTTP mapping over ProjectService."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response
+
+from app.deps import PROJECT_ID_PATTERN, ContainerDep
+from app.schemas.projects import ProjectCreate, ProjectList, ProjectOut, ProjectUpdate
+from app.services.projects import ProjectService
+
+router = APIRouter(prefix="/projects", tags=["projects"])
+
+ProjectPath = Annotated[str, Path(pattern=PROJECT_ID_PATTERN)]
+
+
+def _service(c: ContainerDep) -> ProjectService:
+    return ProjectService(c.db, c.settings)
+
+
+@router.post("", status_code=201, response_model=ProjectOut, responses={409: {"description": "Exists"}})
+async def create_project(body: ProjectCreate, c: ContainerDep) -> ProjectOut:
+    return await _service(c).create(body)
+
+
+@router.get("", response_model=ProjectList)
+async def list_projects(c: ContainerDep) -> ProjectList:
+    return ProjectList(projects=await _service(c).list())
+
+
+@router.get("/{project_id}", response_model=ProjectOut, responses={404: {"description": "Unknown project"}})
+async def get_project(project_id: ProjectPath, c: ContainerDep) -> ProjectOut:
+    return await _service(c).get(project_id)
+
+
+@router.patch("/{project_id}", response_model=ProjectOut, responses={404: {"description": "Unknown project"}})
+async def update_project(project_id: ProjectPath, body: ProjectUpdate, c: ContainerDep) -> ProjectOut:
+    return await _service(c).update(project_id, body)
+
+
+@router.delete("/{project_id}", status_code=204, responses={404: {"description": "Unknown project"}})
+async def delete_project(project_id: ProjectPath, c: ContainerDep) -> Response:
+    await _service(c).delete(project_id)
+    return Response(status_code=204)

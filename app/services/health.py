@@ -1,0 +1,51 @@
+"""Readiness: database reachable, schema at the migration head, providers configured."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import func, select, text
+
+from app import metrics
+from app.container import Container
+from app.db.migrate import current_revision, head_revision
+from app.db.tables import documents
+
+log = logging.getLogger(__name__)
+
+
+async def health_report(c: Container) -> tuple[bool, dict]:
+    report: dict = {
+        "llm": {"configured": c.llm.configured, "model": c.settings.llm_model},
+        "embedding": {"configured": c.embedder.configured, "model": c.settings.embedding_model,
+                      "dim": c.settings.embedding_dim},
+    }
+    head = head_revision()
+    try:
+        async with c.db.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+            current = await conn.run_sync(current_revision)
+        report["database"] = "ok"
+        report["migrations"] = {"current": current, "head": head, "ok": current == head}
+    except Exception as exc:  # any failure to reach the DB means "not ready"
+        log.warning("health: database unreachable: %s", type(exc).__name__)
+        report["database"] = "unreachable"
+        report["migrations"] = {"current": None, "head": head, "ok": False}
+    healthy = report["database"] == "ok" and report["migrations"]["ok"]
+    report["status"] = "ok" if healthy else "unavailable"
+    return healthy, report
+
+
+async def refresh_pipeline_gauges(c: Container) -> None:
+    """Set the queue-depth gauges from the database just before a scrape."""
+    try:
+        async with c.db.connect() as conn:
+            rows = (await conn.execute(
+                select(documents.c.status, func.count()).group_by(documents.c.status)
+            )).all()
+    except Exception as exc:
+        log.warning("metrics: cannot read pipeline counts: %s", type(exc).__name__)
+        return
+    counts = dict(rows)
+    for status in ("pending", "processing", "processed", "failed"):
+        metrics.PIPELINE_DOCUMENTS.labels(status).set(counts.get(status, 0))

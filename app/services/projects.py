@@ -1,0 +1,108 @@
+"""Projects: creation, listing with counts, per-project setting overrides, deletion."""
+
+from __future__ import annotations
+
+from app.config import Settings
+from app.db.engine import Database
+from app.errors import Conflict, NotFound
+from app.repositories import projects as repo
+from app.schemas.projects import (
+    EffectiveSettings,
+    ProjectCounts,
+    ProjectCreate,
+    ProjectOut,
+    ProjectSettings,
+    ProjectUpdate,
+)
+
+DEFAULT_PROJECT = "default"
+DEFAULT_PROJECT_NAME = "Default project"
+
+
+def effective_settings(settings: Settings, overrides: dict | None) -> EffectiveSettings:
+    """The service-wide settings with a project's overrides applied."""
+    o = ProjectSettings.model_validate(overrides or {})
+    size = o.chunk_size if o.chunk_size is not None else settings.chunk_size
+    overlap = o.chunk_overlap_size if o.chunk_overlap_size is not None else settings.chunk_overlap_size
+    return EffectiveSettings(
+        entity_types=o.entity_types or settings.entity_types,
+        language=o.language or settings.summary_language,
+        chunk_size=size,
+        chunk_overlap_size=min(overlap, size - 1),
+        chunk_split_by_character=o.chunk_split_by_character or settings.chunk_split_by_character,
+        chunk_split_by_character_only=(
+            o.chunk_split_by_character_only if o.chunk_split_by_character_only is not None
+            else settings.chunk_split_by_character_only
+        ),
+        max_gleaning=o.max_gleaning if o.max_gleaning is not None else settings.max_gleaning,
+    )
+
+
+class ProjectService:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+
+    def _out(self, row: dict) -> ProjectOut:
+        return ProjectOut(
+            id=row["id"],
+            name=row["name"],
+            settings=ProjectSettings.model_validate(row["settings"] or {}),
+            effective_settings=effective_settings(self.settings, row["settings"]),
+            counts=ProjectCounts(**{k: row[k] for k in ("documents", "chunks", "entities", "relations")}),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    async def create(self, body: ProjectCreate) -> ProjectOut:
+        overrides = body.settings.model_dump(exclude_none=True) if body.settings else {}
+        async with self.db.transaction() as conn:
+            if not await repo.create(conn, body.id, body.name or body.id, overrides):
+                raise Conflict(f"Project '{body.id}' already exists", code="project_exists")
+        return await self.get(body.id)
+
+    async def get(self, project_id: str) -> ProjectOut:
+        async with self.db.connect() as conn:
+            row = await repo.get(conn, project_id, with_counts=True)
+        if row is None:
+            raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+        return self._out(row)
+
+    async def list(self, allowed: set[str] | None = None) -> list[ProjectOut]:
+        async with self.db.connect() as conn:
+            rows = await repo.list_all(conn, allowed)
+        return [self._out(r) for r in rows]
+
+    async def update(self, project_id: str, body: ProjectUpdate) -> ProjectOut:
+        values: dict = {}
+        if body.name is not None:
+            values["name"] = body.name
+        if body.settings is not None:
+            values["settings"] = body.settings.model_dump(exclude_none=True)
+        async with self.db.transaction() as conn:
+            if not await repo.exists(conn, project_id):
+                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+            if values:
+                await repo.update_fields(conn, project_id, values)
+        return await self.get(project_id)
+
+    async def delete(self, project_id: str) -> None:
+        """Delete a project and everything in it. `default` always exists: deleting it empties it."""
+        async with self.db.transaction() as conn:
+            if project_id == DEFAULT_PROJECT:
+                await repo.recreate_empty(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
+            elif not await repo.delete_one(conn, project_id):
+                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+
+    async def require(self, project_id: str) -> None:
+        """Raise 404 unless the project exists."""
+        async with self.db.connect() as conn:
+            if not await repo.exists(conn, project_id):
+                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+
+    async def overrides(self, project_id: str) -> EffectiveSettings:
+        async with self.db.connect() as conn:
+            row = await repo.get(conn, project_id)
+        if row is None:
+            raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+        return effective_settings(self.settings, row["settings"])

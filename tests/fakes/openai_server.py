@@ -1,0 +1,315 @@
+"""A real HTTP server on loopback speaking the OpenAI chat-completions and embeddings protocols.
+
+The service's real `openai` client talks to it. Its default answers are deterministic and derived
+from the prompt, so the whole pipeline runs end to end:
+- extraction ("extract"): capitalised names in the chunk become entities, names in one sentence are
+  related, in the official record format; gleaning ("glean") finds nothing new by default;
+- "keywords": JSON with capitalised names as low-level and long words as high-level keywords;
+- "summary", "query", "bypass": short deterministic texts;
+- embeddings: hashed bag of words, so texts sharing words are close in cosine space.
+The operation is read from the `X-LightRAG-Operation` header the service sends.
+Tests can override any operation with `handlers[op] = fn(messages) -> str`, inject HTTP failures
+with `fail_next`, add latency, and inspect every call in `calls`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import math
+import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+TUPLE = "<|#|>"
+COMPLETE = "<|COMPLETE|>"
+
+_NAME = re.compile(r"\b[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+_STOP = {
+    "The", "A", "An", "In", "On", "It", "He", "She", "They", "This", "That", "And", "But", "When", "After",
+    "Before", "His", "Her", "Their", "Its", "We", "I", "At", "As", "For", "With", "By", "From", "To", "Of",
+    "Then", "There", "What", "Who", "How", "Why", "Where", "Which", "Is", "Are", "Was", "Tell", "Describe",
+    "Summarise", "Summarize", "Explain", "Did", "Does", "Do", "If", "Our", "My", "Your", "Some", "All",
+}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+
+
+@dataclass
+class Call:
+    operation: str
+    messages: list[dict]
+    response: str
+    prompt_tokens: int
+    completion_tokens: int
+    stream: bool = False
+    json_mode: bool = False
+
+
+@dataclass
+class _Failure:
+    status: int
+    operation: str | None
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def names_in(text: str) -> list[str]:
+    found: list[str] = []
+    for match in _NAME.findall(text):
+        parts = match.split()
+        while parts and parts[0] in _STOP:
+            parts = parts[1:]
+        name = " ".join(parts)
+        if len(name) >= 2 and name not in found:
+            found.append(name)
+    return found
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def chunk_text(messages: list[dict]) -> str:
+    """The text under extraction: the last fenced block of the last user message (or all of it)."""
+    user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", user, re.DOTALL)
+    return blocks[-1] if blocks else user
+
+
+def default_extract(messages: list[dict]) -> str:
+    lines: list[str] = []
+    relations: list[str] = []
+    seen: set[str] = set()
+    for sentence in sentences(chunk_text(messages)):
+        names = names_in(sentence)
+        for name in names:
+            if name not in seen:
+                seen.add(name)
+                lines.append(f"entity{TUPLE}{name}{TUPLE}concept{TUPLE}{sentence}")
+        long_words = [w.lower() for w in words(sentence) if len(w) > 6 and w[0].islower()][:3]
+        keywords = ", ".join(long_words) or "related"
+        for a, b in zip(names, names[1:], strict=False):
+            relations.append(f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}{keywords}{TUPLE}{sentence}")
+    return "\n".join(lines + relations + [COMPLETE])
+
+
+def default_keywords(messages: list[dict]) -> str:
+    text = messages[-1]["content"]
+    query = text.rsplit("Query:", 1)[-1] if "Query:" in text else text
+    low = names_in(query)
+    high = [w.lower() for w in words(query) if len(w) > 5 and w[0].islower()]
+    return json.dumps({"high_level_keywords": high, "low_level_keywords": low})
+
+
+def default_summary(messages: list[dict]) -> str:
+    return "Summary: " + " ".join(words(messages[-1]["content"])[-80:])
+
+
+def default_query(messages: list[dict]) -> str:
+    user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    return f"Answer to '{user[:200]}' from the provided context."
+
+
+def default_bypass(messages: list[dict]) -> str:
+    return f"Direct answer to '{messages[-1]['content'][:200]}'."
+
+
+DEFAULT_HANDLERS: dict[str, Callable[[list[dict]], str]] = {
+    "extract": default_extract,
+    "glean": lambda messages: COMPLETE,
+    "keywords": default_keywords,
+    "summary": default_summary,
+    "query": default_query,
+    "bypass": default_bypass,
+}
+
+
+def fake_embedding(text: str, dim: int) -> list[float]:
+    vec = [0.0] * dim
+    for word in words(text.lower()) or [text]:
+        digest = hashlib.md5(word.encode()).digest()
+        index = int.from_bytes(digest[:4], "little") % dim
+        vec[index] += 1.0 if digest[4] % 2 == 0 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+@dataclass
+class FakeOpenAI:
+    dim: int = 64
+    latency: float = 0.0
+    embedding_latency: float = 0.0
+    handlers: dict[str, Callable[[list[dict]], str]] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    embedding_inputs: list[str] = field(default_factory=list)
+    fixed_usage: tuple[int, int] | None = None
+    omit_usage: bool = False
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    _failures: list[_Failure] = field(default_factory=list)
+    _embedding_failures: list[int] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: uvicorn.Server | None = None
+    _thread: threading.Thread | None = None
+    port: int = 0
+
+    # ----- control -----
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.latency = 0.0
+            self.embedding_latency = 0.0
+            self.handlers.clear()
+            self.calls.clear()
+            self.embedding_inputs.clear()
+            self.fixed_usage = None
+            self.omit_usage = False
+            self._failures.clear()
+            self._embedding_failures.clear()
+            self.peak_in_flight = 0
+
+    def fail_next(self, count: int = 1, status: int = 500, operation: str | None = None) -> None:
+        """The next `count` chat calls (of `operation`, or any) answer HTTP `status`."""
+        with self._lock:
+            self._failures.extend(_Failure(status, operation) for _ in range(count))
+
+    def fail_next_embeddings(self, count: int = 1, status: int = 500) -> None:
+        with self._lock:
+            self._embedding_failures.extend([status] * count)
+
+    def calls_of(self, operation: str) -> list[Call]:
+        return [c for c in self.calls if c.operation == operation]
+
+    # ----- protocol -----
+    def _take_failure(self, operation: str) -> int | None:
+        with self._lock:
+            for i, failure in enumerate(self._failures):
+                if failure.operation in (None, operation):
+                    del self._failures[i]
+                    return failure.status
+        return None
+
+    def _usage(self, messages: list[dict], text: str) -> tuple[int, int]:
+        if self.fixed_usage is not None:
+            return self.fixed_usage
+        prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+        return prompt, len(text.split())
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        operation = request.headers.get("x-lightrag-operation", "unknown")
+        status = self._take_failure(operation)
+        if status is not None:
+            return JSONResponse({"error": {"message": f"injected {status}", "type": "server_error"}},
+                                status_code=status)
+        messages = body["messages"]
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            handler = self.handlers.get(operation) or DEFAULT_HANDLERS.get(operation, default_query)
+            text = handler(messages)
+            if asyncio.iscoroutine(text):
+                text = await text
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        prompt_tokens, completion_tokens = self._usage(messages, text)
+        json_mode = (body.get("response_format") or {}).get("type") == "json_object"
+        with self._lock:
+            self.calls.append(Call(operation, messages, text, prompt_tokens, completion_tokens,
+                                   bool(body.get("stream")), json_mode))
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                 "total_tokens": prompt_tokens + completion_tokens}
+        if body.get("stream"):
+            return StreamingResponse(self._stream(body["model"], text, usage), media_type="text/event-stream")
+        payload: dict[str, Any] = {
+            "id": f"chatcmpl-{len(self.calls)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+        }
+        if not self.omit_usage:
+            payload["usage"] = usage
+        return JSONResponse(payload)
+
+    async def _stream(self, model: str, text: str, usage: dict):
+        pieces = re.findall(r"\S+\s*|\s+", text) or [""]
+        for piece in pieces:
+            chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
+                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+            yield f"data: {json.dumps(chunk)}\n\n"
+        final = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
+                 "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        yield f"data: {json.dumps(final)}\n\n"
+        if not self.omit_usage:
+            yield f"data: {json.dumps({**final, 'choices': [], 'usage': usage})}\n\n"
+        yield "data: [DONE]\n\n"
+
+    async def embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            status = self._embedding_failures.pop(0) if self._embedding_failures else None
+        if status is not None:
+            return JSONResponse({"error": {"message": f"injected {status}"}}, status_code=status)
+        if self.embedding_latency:
+            await asyncio.sleep(self.embedding_latency)
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        with self._lock:
+            self.embedding_inputs.extend(inputs)
+        data = []
+        for i, text in enumerate(inputs):
+            vector = fake_embedding(text, self.dim)
+            if body.get("encoding_format") == "base64":
+                encoded: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            else:
+                encoded = vector
+            data.append({"object": "embedding", "index": i, "embedding": encoded})
+        tokens = sum(len(t.split()) for t in inputs)
+        return JSONResponse({"object": "list", "data": data, "model": body["model"],
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+    # ----- lifecycle -----
+    def start(self) -> FakeOpenAI:
+        app = Starlette(routes=[
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+        ])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.time() + 10
+        while not self._server.started and time.time() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,53 @@
+"""Migrations: up from an empty database, and the schema agrees with the table definitions."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
+
+from app.db.engine import Database, async_url
+from app.db.migrate import head_revision, upgrade_to_head
+from app.db.tables import metadata
+
+
+async def test_upgrade_from_empty_database(pg_cluster):
+    conn = await pg_cluster.admin()
+    await conn.execute('DROP DATABASE IF EXISTS "empty_mig"')
+    await conn.execute('CREATE DATABASE "empty_mig"')
+    await conn.close()
+    db = Database(async_url(pg_cluster.url("empty_mig")))
+    try:
+        await upgrade_to_head(db, 64)
+        await upgrade_to_head(db, 64)  # idempotent
+        async with db.connect() as c:
+            version = await c.scalar(text("SELECT version_num FROM alembic_version"))
+            tables = set((await c.execute(text(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))).scalars())
+            indexes = set((await c.execute(text(
+                "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%hnsw%'"))).scalars())
+            default = await c.scalar(text("SELECT id FROM projects WHERE id = 'default'"))
+            diff = await c.run_sync(lambda sync: compare_metadata(MigrationContext.configure(sync), metadata))
+        assert version == head_revision()
+        assert {"projects", "documents", "chunks", "entities", "relations", "entity_sources",
+                "relation_sources", "llm_cache"} <= tables
+        assert indexes == {"ix_chunks_embedding_hnsw", "ix_entities_embedding_hnsw", "ix_relations_embedding_hnsw"}
+        assert default == "default"
+        significant = [d for d in diff if d[0] not in ("add_index", "remove_index")]
+        assert significant == []
+    finally:
+        await db.close()
+        conn = await pg_cluster.admin()
+        await conn.execute('DROP DATABASE IF EXISTS "empty_mig" WITH (FORCE)')
+        await conn.close()
+
+
+async def test_degree_trigger_tracks_relations(app_client):
+    async with app_client.container.db.transaction() as c:
+        await c.execute(text("INSERT INTO entities (project_id, key, name) VALUES "
+                             "('default','a','A'),('default','b','B'),('default','c','C')"))
+        await c.execute(text("INSERT INTO relations (project_id, src_key, tgt_key) VALUES "
+                             "('default','a','b'),('default','a','c')"))
+        await c.execute(text("DELETE FROM relations WHERE src_key='a' AND tgt_key='c'"))
+        degrees = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
+    assert degrees == {"a": 1, "b": 1, "c": 0}
