@@ -1,0 +1,1 @@
+"""Pure domain logic shared by the services: no I/O here."""
