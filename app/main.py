@@ -6,8 +6,9 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
+from app.auth import authenticate, parse_api_keys
 from app.config import Settings, get_settings
 from app.container import Container
 from app.db.engine import Database
@@ -66,6 +67,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         configure_logging(settings.log_level)
         container = await build_container(settings)
         app.state.container = container
+        if not app.state.api_keys:
+            log.warning("API_KEYS is empty: the API is open to anyone who can reach it")
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
         try:
@@ -78,7 +81,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=API_VERSION,
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
+        dependencies=[Depends(authenticate)],
     )
+    app.state.api_keys = parse_api_keys(settings.api_keys)
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_request_bytes)
     for module in (projects, documents, query, entities, export, ops):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path, Request, Response
 
+from app.auth import principal_of
 from app.deps import PROJECT_ID_PATTERN, ContainerDep
 from app.schemas.projects import ProjectCreate, ProjectList, ProjectOut, ProjectUpdate
 from app.services.projects import ProjectService
@@ -25,8 +26,8 @@ async def create_project(body: ProjectCreate, c: ContainerDep) -> ProjectOut:
 
 
 @router.get("", response_model=ProjectList)
-async def list_projects(c: ContainerDep) -> ProjectList:
-    return ProjectList(projects=await _service(c).list())
+async def list_projects(c: ContainerDep, request: Request) -> ProjectList:
+    return ProjectList(projects=await _service(c).list(principal_of(request).allowed_projects))
 
 
 @router.get("/{project_id}", response_model=ProjectOut, responses={404: {"description": "Unknown project"}})
