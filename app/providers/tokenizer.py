@@ -45,6 +45,10 @@ class Tokenizer:
     def decode(self, tokens: list[int]) -> str:
         return self._enc.decode(tokens)
 
+    def token_bytes(self, tokens: list[int]) -> list[bytes]:
+        """The raw bytes of each token (a token may hold part of a multi-byte character)."""
+        return self._enc.decode_tokens_bytes(tokens)
+
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
