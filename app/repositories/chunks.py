@@ -1,0 +1,78 @@
+"""SQL for chunks: bulk upsert (keeping embeddings of unchanged content), extraction cache links, vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, case, delete, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.tables import chunks
+
+_BATCH = 2000
+
+
+async def replace_for_document(
+    conn: AsyncConnection, project_id: str, document_id: str, rows: Sequence[dict[str, Any]]
+) -> None:
+    """Store a document's chunks (id, order_index, tokens, start_token, end_token, content, file_path).
+
+    Re-chunking a retried document keeps the embedding (and cache links) of chunks whose content did not
+    change, and drops chunks that no longer exist.
+    """
+    ids = [r["id"] for r in rows]
+    await conn.execute(
+        delete(chunks).where(chunks.c.project_id == project_id, chunks.c.document_id == document_id,
+                             chunks.c.id.not_in(ids))
+    )
+    values = [{"project_id": project_id, "document_id": document_id, **r} for r in rows]
+    for start in range(0, len(values), _BATCH):
+        stmt = pg_insert(chunks).values(values[start:start + _BATCH])
+        same = chunks.c.content == stmt.excluded.content
+        await conn.execute(stmt.on_conflict_do_update(
+            index_elements=["project_id", "id"],
+            set_={
+                "order_index": stmt.excluded.order_index, "tokens": stmt.excluded.tokens,
+                "start_token": stmt.excluded.start_token, "end_token": stmt.excluded.end_token,
+                "content": stmt.excluded.content, "file_path": stmt.excluded.file_path,
+                "embedding": case((same, chunks.c.embedding), else_=None),
+                "extraction_cache_keys": case((same, chunks.c.extraction_cache_keys), else_=[]),
+            },
+        ))
+
+
+async def list_for_document(conn: AsyncConnection, project_id: str, document_id: str) -> list[dict]:
+    cols = [c for c in chunks.c if c.name != "embedding"]
+    rows = await conn.execute(
+        select(*cols, chunks.c.embedding.is_not(None).label("embedded"))
+        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id)
+        .order_by(chunks.c.order_index)
+    )
+    return [dict(r) for r in rows.mappings()]
+
+
+async def set_extraction_keys(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[str]]]
+) -> None:
+    """(chunk_id, ordered llm_cache keys of its extraction passes)."""
+    if not rows:
+        return
+    stmt = (
+        update(chunks)
+        .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
+        .values(extraction_cache_keys=bindparam("keys", type_=chunks.c.extraction_cache_keys.type))
+    )
+    await conn.execute(stmt, [{"cid": c, "keys": k} for c, k in rows])
+
+
+async def set_embeddings(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[float]]]) -> None:
+    if not rows:
+        return
+    stmt = (
+        update(chunks)
+        .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
+        .values(embedding=bindparam("v", type_=chunks.c.embedding.type))
+    )
+    await conn.execute(stmt, [{"cid": c, "v": v} for c, v in rows])

@@ -1,0 +1,199 @@
+"""SQL for documents, which are also the work queue (claimed with FOR UPDATE SKIP LOCKED)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, text, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.tables import documents
+from app.usage import Usage
+
+STATUSES = ("pending", "processing", "processed", "failed")
+_SUMMARY = func.left(documents.c.content, 250).label("content_summary")
+_LISTED = [c for c in documents.c if c.name != "content"]
+
+
+async def find_existing(
+    conn: AsyncConnection, project_id: str, ids: Sequence[str], hashes: Sequence[str]
+) -> list[dict]:
+    """Documents of the project having one of these ids or content hashes."""
+    rows = await conn.execute(
+        select(documents.c.id, documents.c.content_hash, documents.c.status)
+        .where(documents.c.project_id == project_id,
+               or_(documents.c.id.in_(list(ids)), documents.c.content_hash.in_(list(hashes))))
+    )
+    return [dict(r) for r in rows.mappings()]
+
+
+async def insert_new(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> set[str]:
+    """Insert pending documents; ids that collide (same id or content hash, e.g. a concurrent request)
+    are skipped. Returns the ids actually inserted."""
+    if not rows:
+        return set()
+    stmt = pg_insert(documents).values([{"project_id": project_id, **r} for r in rows])
+    result = await conn.execute(stmt.on_conflict_do_nothing().returning(documents.c.id))
+    return {r[0] for r in result}
+
+
+async def get(conn: AsyncConnection, project_id: str, document_id: str, *, content: bool = False) -> dict | None:
+    cols = list(documents.c) if content else [*_LISTED, _SUMMARY]
+    row = (await conn.execute(
+        select(*cols).where(documents.c.project_id == project_id, documents.c.id == document_id)
+    )).mappings().first()
+    return dict(row) if row else None
+
+
+async def list_page(
+    conn: AsyncConnection, project_id: str, status: str | None, limit: int, offset: int
+) -> tuple[list[dict], int]:
+    where = [documents.c.project_id == project_id]
+    if status:
+        where.append(documents.c.status == status)
+    total = await conn.scalar(select(func.count()).select_from(documents).where(*where))
+    rows = await conn.execute(
+        select(*_LISTED, _SUMMARY).where(*where)
+        .order_by(documents.c.created_at.desc(), documents.c.id).limit(limit).offset(offset)
+    )
+    return [dict(r) for r in rows.mappings()], int(total or 0)
+
+
+async def count_by_status(conn: AsyncConnection, project_id: str | None = None) -> dict[str, int]:
+    query = select(documents.c.status, func.count()).group_by(documents.c.status)
+    if project_id is not None:
+        query = query.where(documents.c.project_id == project_id)
+    counts = dict.fromkeys(STATUSES, 0)
+    counts.update({status: int(n) for status, n in (await conn.execute(query)).all()})
+    return counts
+
+
+async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -> dict[str, dict]:
+    rows = await conn.execute(
+        select(documents.c.id, documents.c.status, documents.c.error, documents.c.llm_prompt_tokens,
+               documents.c.llm_completion_tokens)
+        .where(documents.c.project_id == project_id, documents.c.id.in_(list(ids)))
+    )
+    return {r["id"]: dict(r) for r in rows.mappings()}
+
+
+async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
+    rows = await conn.execute(
+        select(documents.c.id, documents.c.claimed_by, documents.c.heartbeat_at, documents.c.started_at,
+               documents.c.attempts)
+        .where(documents.c.project_id == project_id, documents.c.status == "processing")
+        .order_by(documents.c.started_at)
+    )
+    return [dict(r) for r in rows.mappings()]
+
+
+async def claim_next(
+    conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int
+) -> dict | None:
+    """Take the oldest pending document (or one whose worker stopped heartbeating) for `worker_id`."""
+    row = (await conn.execute(
+        text(
+            "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
+            " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL"
+            " WHERE (project_id, id) = ("
+            "  SELECT project_id, id FROM documents"
+            "  WHERE status = 'pending' OR (status = 'processing'"
+            "        AND heartbeat_at < now() - make_interval(secs => :timeout) AND attempts < :max_attempts)"
+            "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
+            " RETURNING project_id, id, attempts, graph_merged"
+        ),
+        {"worker": worker_id, "timeout": claim_timeout, "max_attempts": max_attempts},
+    )).mappings().first()
+    return dict(row) if row else None
+
+
+async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> int:
+    """Stale claims that already used every attempt become failed instead of being retaken forever."""
+    result = await conn.execute(
+        text(
+            "UPDATE documents SET status = 'failed', claimed_by = NULL, finished_at = now(), updated_at = now(),"
+            " error = 'abandoned: its worker stopped ' || attempts || ' time(s) while processing it'"
+            " WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => :timeout)"
+            " AND attempts >= :max_attempts"
+        ),
+        {"timeout": claim_timeout, "max_attempts": max_attempts},
+    )
+    return result.rowcount or 0
+
+
+async def heartbeat(conn: AsyncConnection, worker_id: str) -> None:
+    await conn.execute(
+        update(documents).where(documents.c.claimed_by == worker_id, documents.c.status == "processing")
+        .values(heartbeat_at=func.now())
+    )
+
+
+async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict | None:
+    """Inside a transaction: lock the document row if `worker_id` still holds its claim."""
+    row = (await conn.execute(
+        select(documents.c.id, documents.c.graph_merged)
+        .where(documents.c.project_id == project_id, documents.c.id == document_id,
+               documents.c.status == "processing", documents.c.claimed_by == worker_id)
+        .with_for_update()
+    )).mappings().first()
+    return dict(row) if row else None
+
+
+async def set_fields(conn: AsyncConnection, project_id: str, document_id: str, **values: Any) -> None:
+    await conn.execute(
+        update(documents).where(documents.c.project_id == project_id, documents.c.id == document_id)
+        .values(updated_at=func.now(), **values)
+    )
+
+
+async def finish(
+    conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, status: str,
+    error: str | None, usage: Usage,
+) -> bool:
+    """Final status plus the token usage of this attempt, only while the claim is still ours."""
+    c = documents.c
+    result = await conn.execute(
+        update(documents)
+        .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
+        .values(status=status, error=error, claimed_by=None, finished_at=func.now(), updated_at=func.now(),
+                llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
+                llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
+                llm_calls=c.llm_calls + usage.llm_calls,
+                embedding_tokens=c.embedding_tokens + usage.embedding_tokens)
+    )
+    return bool(result.rowcount)
+
+
+async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]] | None = None) -> int:
+    """Give claimed documents back to the queue (graceful shutdown): not counted as an attempt."""
+    c = documents.c
+    where = [c.claimed_by == worker_id, c.status == "processing"]
+    if keys is not None:
+        if not keys:
+            return 0
+        where.append(tuple_(c.project_id, c.id).in_(list(keys)))
+    result = await conn.execute(
+        update(documents).where(and_(*where))
+        .values(status="pending", claimed_by=None, heartbeat_at=None,
+                attempts=func.greatest(c.attempts - 1, 0), updated_at=func.now())
+    )
+    return result.rowcount or 0
+
+
+async def retry(conn: AsyncConnection, project_id: str, document_id: str) -> bool:
+    """failed → pending with a fresh attempt budget."""
+    c = documents.c
+    result = await conn.execute(
+        update(documents).where(c.project_id == project_id, c.id == document_id, c.status == "failed")
+        .values(status="pending", error=None, attempts=0, claimed_by=None, finished_at=None,
+                updated_at=func.now())
+    )
+    return bool(result.rowcount)
+
+
+async def queue_depth(conn: AsyncConnection) -> int:
+    return int(await conn.scalar(
+        select(func.count()).select_from(documents).where(documents.c.status.in_(("pending", "processing")))
+    ) or 0)

@@ -1,0 +1,253 @@
+"""SQL for entities, relations and their provenance: locks, set-based reads, bulk upserts.
+
+Generic on purpose: ingestion merge, deletion rebuild and curation all read and write through these.
+Entities are keyed by (project_id, key); relations by (project_id, src_key, tgt_key) with src_key < tgt_key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, select, text, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.tables import entities, entity_sources, relation_sources, relations
+
+Pair = tuple[str, str]
+_BATCH = 1000  # rows per multi-row statement (asyncpg allows 32767 bind parameters)
+
+
+def _batches(values: list, size: int = _BATCH) -> list[list]:
+    return [values[i:i + size] for i in range(0, len(values), size)]
+
+_ENTITY_FIELDS = ("name", "entity_type", "description", "source_ids", "file_paths", "truncate")
+_RELATION_FIELDS = ("keywords", "description", "weight", "source_ids", "file_paths", "truncate")
+
+
+async def lock_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str]) -> None:
+    """Transaction-scoped advisory locks on entity keys, taken in one global order (no deadlocks).
+
+    Relations are protected by locking both endpoint keys. Callers must pass every key they will write.
+    """
+    unique = sorted(set(keys))
+    if not unique:
+        return
+    await conn.execute(
+        text(
+            "SELECT pg_advisory_xact_lock(h) FROM ("
+            " SELECT DISTINCT hashtext(:project_id || ':' || k) AS h FROM unnest(CAST(:keys AS text[])) AS k"
+            " ORDER BY h OFFSET 0) AS ordered"
+        ),
+        {"project_id": project_id, "keys": unique},
+    )
+
+
+async def fetch_entities(
+    conn: AsyncConnection, project_id: str, keys: Sequence[str], *, with_sources: bool = True
+) -> dict[str, dict]:
+    """Entity rows by key (without the embedding), each with `sources`: its full provenance in insertion order."""
+    if not keys:
+        return {}
+    cols = [c for c in entities.c if c.name != "embedding"]
+    rows = (await conn.execute(
+        select(*cols).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
+    )).mappings().all()
+    out = {r["key"]: {**dict(r), "sources": []} for r in rows}
+    if out and with_sources:
+        for key, chunk_id in (await conn.execute(
+            select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
+            .where(entity_sources.c.project_id == project_id, entity_sources.c.entity_key.in_(list(out)))
+            .order_by(entity_sources.c.entity_key, entity_sources.c.seq)
+        )).all():
+            out[key]["sources"].append(chunk_id)
+    return out
+
+
+async def fetch_relations(
+    conn: AsyncConnection, project_id: str, pairs: Sequence[Pair], *, with_sources: bool = True
+) -> dict[Pair, dict]:
+    """Relation rows by sorted pair (without the embedding), with the endpoints' display names
+    (`src_name`, `tgt_name`) and `sources`: full provenance in insertion order."""
+    if not pairs:
+        return {}
+    src, tgt = entities.alias("src"), entities.alias("tgt")
+    cols = [c for c in relations.c if c.name != "embedding"]
+    wanted = list(set(pairs))
+    query = (
+        select(*cols, src.c.name.label("src_name"), tgt.c.name.label("tgt_name"))
+        .join(src, and_(src.c.project_id == relations.c.project_id, src.c.key == relations.c.src_key))
+        .join(tgt, and_(tgt.c.project_id == relations.c.project_id, tgt.c.key == relations.c.tgt_key))
+        .where(relations.c.project_id == project_id,
+               tuple_(relations.c.src_key, relations.c.tgt_key).in_(wanted))
+    )
+    out = {(r["src_key"], r["tgt_key"]): {**dict(r), "sources": []}
+           for r in (await conn.execute(query)).mappings().all()}
+    if out and with_sources:
+        rs = relation_sources.c
+        for s, t, chunk_id in (await conn.execute(
+            select(rs.src_key, rs.tgt_key, rs.chunk_id)
+            .where(rs.project_id == project_id, tuple_(rs.src_key, rs.tgt_key).in_(list(out)))
+            .order_by(rs.src_key, rs.tgt_key, rs.seq)
+        )).all():
+            out[(s, t)]["sources"].append(chunk_id)
+    return out
+
+
+async def existing_entity_keys(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> set[str]:
+    if not keys:
+        return set()
+    rows = await conn.execute(
+        select(entities.c.key).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
+    )
+    return {r[0] for r in rows}
+
+
+async def upsert_entities(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert or update entities by key. Each row: key plus any of name, entity_type, description,
+    source_ids, file_paths, truncate. An existing entity keeps its first-seen display name."""
+    if not rows:
+        return
+    values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: r["key"])]
+    for batch in _batches(values):
+        stmt = pg_insert(entities).values(batch)
+        present = [f for f in _ENTITY_FIELDS if f in batch[0] and f != "name"]
+        updates = {f: stmt.excluded[f] for f in present}
+        updates["updated_at"] = func.now()
+        await conn.execute(stmt.on_conflict_do_update(index_elements=["project_id", "key"], set_=updates))
+
+
+async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert or update relations by sorted pair. Each row: src_key, tgt_key (src_key < tgt_key) plus any
+    of keywords, description, weight, source_ids, file_paths, truncate. Both endpoints must exist."""
+    if not rows:
+        return
+    values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: (r["src_key"], r["tgt_key"]))]
+    for batch in _batches(values):
+        stmt = pg_insert(relations).values(batch)
+        present = [f for f in _RELATION_FIELDS if f in batch[0]]
+        updates = {f: stmt.excluded[f] for f in present}
+        updates["updated_at"] = func.now()
+        await conn.execute(
+            stmt.on_conflict_do_update(index_elements=["project_id", "src_key", "tgt_key"], set_=updates)
+        )
+
+
+async def add_entity_sources(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]
+) -> None:
+    """Provenance rows (entity_key, chunk_id, document_id), in the given order; existing ones are kept."""
+    if not rows:
+        return
+    values = [{"project_id": project_id, "entity_key": k, "chunk_id": c, "document_id": d} for k, c, d in rows]
+    for batch in _batches(values, 5000):
+        await conn.execute(pg_insert(entity_sources).values(batch).on_conflict_do_nothing())
+
+
+async def add_relation_sources(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str, str]]
+) -> None:
+    """Provenance rows (src_key, tgt_key, chunk_id, document_id), in the given order; existing ones are kept."""
+    if not rows:
+        return
+    values = [{"project_id": project_id, "src_key": s, "tgt_key": t, "chunk_id": c, "document_id": d}
+              for s, t, c, d in rows]
+    for batch in _batches(values, 5000):
+        await conn.execute(pg_insert(relation_sources).values(batch).on_conflict_do_nothing())
+
+
+async def keys_of_document(conn: AsyncConnection, project_id: str, document_id: str) -> tuple[list[str], list[Pair]]:
+    """Entity keys and relation pairs that have provenance in the document (sorted)."""
+    ents = await conn.execute(
+        select(entity_sources.c.entity_key).distinct()
+        .where(entity_sources.c.project_id == project_id, entity_sources.c.document_id == document_id)
+        .order_by(entity_sources.c.entity_key)
+    )
+    rels = await conn.execute(
+        select(relation_sources.c.src_key, relation_sources.c.tgt_key).distinct()
+        .where(relation_sources.c.project_id == project_id, relation_sources.c.document_id == document_id)
+        .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key)
+    )
+    return [r[0] for r in ents], [(r[0], r[1]) for r in rels]
+
+
+async def set_entity_descriptions(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]
+) -> int:
+    """Compare-and-set (key, expected_description, new_description): rows changed since are left alone."""
+    if not rows:
+        return 0
+    stmt = (
+        update(entities)
+        .where(entities.c.project_id == project_id, entities.c.key == bindparam("k"),
+               entities.c.description == bindparam("expected"))
+        .values(description=bindparam("new"), updated_at=func.now())
+    )
+    result = await conn.execute(stmt, [{"k": k, "expected": e, "new": n} for k, e, n in rows])
+    return result.rowcount or 0
+
+
+async def set_relation_descriptions(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str, str]]
+) -> int:
+    """Compare-and-set (src_key, tgt_key, expected_description, new_description)."""
+    if not rows:
+        return 0
+    stmt = (
+        update(relations)
+        .where(relations.c.project_id == project_id, relations.c.src_key == bindparam("s"),
+               relations.c.tgt_key == bindparam("t"), relations.c.description == bindparam("expected"))
+        .values(description=bindparam("new"), updated_at=func.now())
+    )
+    result = await conn.execute(stmt, [{"s": s, "t": t, "expected": e, "new": n} for s, t, e, n in rows])
+    return result.rowcount or 0
+
+
+async def set_entity_embeddings(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, list[float], str]]
+) -> None:
+    """(key, description_embedded, vector, text_hash): stored only if the description is still the embedded one."""
+    if not rows:
+        return
+    stmt = (
+        update(entities)
+        .where(entities.c.project_id == project_id, entities.c.key == bindparam("k"),
+               entities.c.description == bindparam("d"))
+        .values(embedding=bindparam("v", type_=entities.c.embedding.type), embedded_hash=bindparam("h"))
+    )
+    await conn.execute(stmt, [{"k": k, "d": d, "v": v, "h": h} for k, d, v, h in rows])
+
+
+async def set_relation_embeddings(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str, str, list[float], str]]
+) -> None:
+    """(src_key, tgt_key, description, keywords, vector, text_hash): compare-and-set on description+keywords."""
+    if not rows:
+        return
+    stmt = (
+        update(relations)
+        .where(relations.c.project_id == project_id, relations.c.src_key == bindparam("s"),
+               relations.c.tgt_key == bindparam("t"), relations.c.description == bindparam("d"),
+               relations.c.keywords == bindparam("kw"))
+        .values(embedding=bindparam("v", type_=relations.c.embedding.type), embedded_hash=bindparam("h"))
+    )
+    await conn.execute(stmt, [{"s": s, "t": t, "d": d, "kw": kw, "v": v, "h": h} for s, t, d, kw, v, h in rows])
+
+
+async def document_graph_counts(
+    conn: AsyncConnection, project_id: str, document_ids: Sequence[str]
+) -> dict[str, tuple[int, int]]:
+    """document_id → (distinct entities, distinct relations) it contributed to."""
+    if not document_ids:
+        return {}
+    es, rs = entity_sources.c, relation_sources.c
+    ent = dict((await conn.execute(
+        select(es.document_id, func.count(func.distinct(es.entity_key)))
+        .where(es.project_id == project_id, es.document_id.in_(list(document_ids))).group_by(es.document_id)
+    )).all())
+    rel = dict((await conn.execute(
+        select(rs.document_id, func.count(func.distinct(func.concat(rs.src_key, "\x1f", rs.tgt_key))))
+        .where(rs.project_id == project_id, rs.document_id.in_(list(document_ids))).group_by(rs.document_id)
+    )).all())
+    return {d: (int(ent.get(d, 0)), int(rel.get(d, 0))) for d in document_ids}
