@@ -1,0 +1,116 @@
+"""Request/response models for documents and the pipeline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.deps import PROJECT_ID_PATTERN
+
+DocumentStatus = Literal["pending", "processing", "processed", "failed"]
+DOCUMENT_ID_PATTERN = r"^[^/\x00-\x1f\x7f]{1,256}$"
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="Document text; sanitised (trimmed, control characters removed) before hashing.")
+    id: str | None = Field(None, pattern=DOCUMENT_ID_PATTERN, description="Defaults to `doc-` + md5(text).")
+    file_path: str | None = Field(None, max_length=1024, description="Source name; stored as its basename.")
+    metadata: dict[str, Any] | None = None
+
+
+class IngestRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
+    documents: list[DocumentIn] = Field(min_length=1)
+    wait: bool = False
+
+
+class IngestItem(BaseModel):
+    id: str | None
+    status: Literal["pending", "duplicate", "processing", "processed", "failed", "rejected"]
+    error: str | None = Field(None, description="Why this item was rejected (nothing stored for it).")
+    file_path: str | None = None
+
+
+class IngestResponse(BaseModel):
+    documents: list[IngestItem]
+
+
+class DocumentSummary(BaseModel):
+    id: str
+    status: DocumentStatus
+    error: str | None
+    file_path: str | None
+    content_summary: str
+    content_length: int
+    chunks_count: int
+    entities_count: int
+    relations_count: int
+    attempts: int
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class DocumentOut(DocumentSummary):
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    llm_calls: int
+    embedding_tokens: int
+
+
+class StatusCounts(BaseModel):
+    pending: int = 0
+    processing: int = 0
+    processed: int = 0
+    failed: int = 0
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentSummary]
+    total: int = Field(description="Documents matching the status filter.")
+    counts: StatusCounts = Field(description="All documents of the project by status.")
+
+
+class ChunkOut(BaseModel):
+    id: str
+    order: int
+    tokens: int
+    start_token: int
+    end_token: int
+    content: str
+
+
+class ChunkList(BaseModel):
+    document_id: str
+    chunks: list[ChunkOut]
+
+
+class InFlight(BaseModel):
+    id: str
+    claimed_by: str | None
+    heartbeat_at: datetime | None
+    started_at: datetime | None
+    attempts: int
+
+
+class PipelineStatus(BaseModel):
+    project_id: str
+    queue_depth: int = Field(description="pending + processing documents of the project.")
+    global_queue_depth: int = Field(description="pending + processing documents of all projects (shared workers).")
+    by_status: StatusCounts
+    in_flight: list[InFlight]
+    local_worker: dict[str, Any] | None = Field(None, description="This process's worker, if it runs one.")
+
+
+class RetryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)

@@ -1,0 +1,285 @@
+"""Enqueueing documents (texts and uploaded files), waiting for them, and reading their state.
+
+Ids are `doc-` + md5(sanitised text) unless given; a text whose id or content hash already exists in the
+project (or earlier in the same request) is reported as `duplicate` with the existing id and does no work.
+Invalid items get a per-item error while the others are taken; if none is valid the request is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import UploadFile
+
+from app.container import Container
+from app.errors import AppError, Conflict, InvalidInput, NotFound, PayloadTooLarge
+from app.repositories import chunks as chunks_repo
+from app.repositories import documents as docs_repo
+from app.repositories import graph as graph_repo
+from app.schemas.documents import (
+    ChunkList,
+    ChunkOut,
+    DocumentList,
+    DocumentOut,
+    DocumentSummary,
+    InFlight,
+    IngestItem,
+    PipelineStatus,
+    StatusCounts,
+)
+from app.services.projects import ProjectService
+from app.usage import current_usage
+
+# Upper bound of a `wait=true` request; past it the request answers 202 with the statuses so far.
+WAIT_LIMIT_SECONDS = 600.0
+TERMINAL = ("processed", "failed")
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def sanitize_text(text: str) -> str:
+    """Trim and remove control characters (keeping tab, newline, carriage return) and lone surrogates."""
+    return _CONTROL.sub("", text.strip()).strip()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def canonical_path(file_path: str | None) -> str | None:
+    if not file_path or not file_path.strip():
+        return None
+    return posixpath.basename(file_path.strip().replace("\\", "/")) or None
+
+
+@dataclass
+class Submission:
+    """One item to ingest (from JSON or an uploaded file); `error` set when it was rejected early."""
+
+    text: str = ""
+    id: str | None = None
+    file_path: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    too_large: bool = False
+
+
+@dataclass
+class _Candidate:
+    index: int
+    id: str
+    text: str
+    hash: str
+    file_path: str | None
+    metadata: dict[str, Any]
+
+
+class IngestionService:
+    def __init__(self, c: Container) -> None:
+        self.c = c
+        self.settings = c.settings
+
+    # ----- enqueue -----
+    async def enqueue(self, project_id: str, items: list[Submission], wait: bool) -> tuple[list[IngestItem], bool]:
+        """Store new documents as pending. Returns per-item results and whether all listed work is finished."""
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        results: list[IngestItem | None] = [None] * len(items)
+        candidates = self._validate(items, results)
+        if not candidates:
+            reasons = "; ".join(f"#{i}: {r.error}" for i, r in enumerate(results) if r is not None)
+            if all(item.too_large for item in items):
+                raise PayloadTooLarge(f"No document was accepted: {reasons}", code="document_too_large")
+            raise InvalidInput(f"No document was accepted: {reasons}", code="invalid_documents")
+
+        fresh: list[_Candidate] = []
+        batch_ids: set[str] = set()
+        batch_hashes: dict[str, str] = {}
+        for cand in candidates:
+            original = cand.id if cand.id in batch_ids else batch_hashes.get(cand.hash)
+            if original is not None:
+                results[cand.index] = IngestItem(id=original, status="duplicate", file_path=cand.file_path)
+                continue
+            batch_ids.add(cand.id)
+            batch_hashes[cand.hash] = cand.id
+            fresh.append(cand)
+
+        new_ids: list[str] = []
+        async with self.c.db.transaction() as conn:
+            inserted = await self._insert(conn, project_id, fresh)
+            leftovers = [c for c in fresh if c.id not in inserted]
+            existing = await docs_repo.find_existing(
+                conn, project_id, [c.id for c in leftovers], [c.hash for c in leftovers]
+            ) if leftovers else []
+        by_id = {row["id"]: row["id"] for row in existing}
+        by_hash = {row["content_hash"]: row["id"] for row in existing}
+        for cand in fresh:
+            if cand.id in inserted:
+                new_ids.append(cand.id)
+                results[cand.index] = IngestItem(id=cand.id, status="pending", file_path=cand.file_path)
+            else:
+                original = by_id.get(cand.id) or by_hash.get(cand.hash) or cand.id
+                results[cand.index] = IngestItem(id=original, status="duplicate", file_path=cand.file_path)
+        worker = self.c.extras.get("worker")
+        if worker is not None and new_ids:
+            worker.notify()
+
+        final = [r for r in results if r is not None]
+        if not wait:
+            return final, False
+        listed = sorted({r.id for r in final if r.id and r.status in ("pending", "duplicate")})
+        done, states = await self.wait_until_done(project_id, listed)
+        self._charge_request(states, new_ids)
+        for r in final:
+            state = states.get(r.id or "")
+            if state is not None and r.status == "pending":
+                r.status = state["status"]
+                r.error = state["error"]
+        return final, done
+
+    def _validate(self, items: list[Submission], results: list[IngestItem | None]) -> list[_Candidate]:
+        out: list[_Candidate] = []
+        limit = self.settings.max_document_chars
+        for index, item in enumerate(items):
+            path = canonical_path(item.file_path)
+            text = sanitize_text(item.text) if item.error is None else ""
+            error = item.error
+            if error is None and not text:
+                error = "empty or whitespace-only text"
+            elif error is None and len(text) > limit:
+                item.too_large = True
+                error = f"text has {len(text)} characters, above the limit of {limit}"
+            if error is not None:
+                results[index] = IngestItem(id=item.id, status="rejected", error=error, file_path=path)
+                continue
+            digest = content_hash(text)
+            out.append(_Candidate(index, item.id or f"doc-{digest}", text, digest, path, item.metadata or {}))
+        return out
+
+    async def _insert(self, conn, project_id: str, fresh: list[_Candidate]) -> set[str]:
+        rows = [{"id": c.id, "status": "pending", "content": c.text, "content_hash": c.hash,
+                 "content_length": len(c.text), "file_path": c.file_path, "metadata": c.metadata}
+                for c in fresh]
+        return await docs_repo.insert_new(conn, project_id, rows)
+
+    async def wait_until_done(
+        self, project_id: str, ids: list[str], limit: float | None = None
+    ) -> tuple[bool, dict[str, dict]]:
+        """Poll (woken early by the in-process worker) until every listed document is processed or failed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (WAIT_LIMIT_SECONDS if limit is None else limit)
+        worker = self.c.extras.get("worker")
+        while True:
+            async with self.c.db.connect() as conn:
+                states = await docs_repo.statuses(conn, project_id, ids)
+            if all(s["status"] in TERMINAL for s in states.values()):
+                return True, states
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False, states
+            pause = min(remaining, self.settings.worker_poll_interval)
+            if worker is not None:
+                await worker.wait_for_change(pause)
+            else:
+                await asyncio.sleep(pause)
+
+    @staticmethod
+    def _charge_request(states: dict[str, dict], new_ids: list[str]) -> None:
+        """The tokens spent processing the request's new documents count for this request's headers."""
+        usage = current_usage()
+        if usage is None:
+            return
+        for doc_id in new_ids:
+            state = states.get(doc_id)
+            if state is not None:
+                usage.prompt_tokens += int(state["llm_prompt_tokens"])
+                usage.completion_tokens += int(state["llm_completion_tokens"])
+
+    async def from_uploads(self, files: list[UploadFile]) -> list[Submission]:
+        """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
+        from app.services.file_parsing import extract_text  # noqa: PLC0415 (parsers load only when used)
+
+        limit = self.settings.max_upload_bytes
+        out: list[Submission] = []
+        for upload in files:
+            name = canonical_path(upload.filename) or "upload"
+            data = await upload.read(limit + 1)
+            if len(data) > limit:
+                out.append(Submission(file_path=name, too_large=True,
+                                      error=f"file is larger than the limit of {limit} bytes"))
+                continue
+            try:
+                text = await asyncio.to_thread(extract_text, name, data)
+            except AppError as exc:
+                out.append(Submission(file_path=name, error=exc.detail))
+                continue
+            out.append(Submission(text=text, file_path=name))
+        return out
+
+    # ----- reads -----
+    async def get(self, project_id: str, document_id: str) -> DocumentOut:
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.connect() as conn:
+            row = await docs_repo.get(conn, project_id, document_id)
+            if row is None:
+                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            counts = await graph_repo.document_graph_counts(conn, project_id, [document_id])
+        entities, relations = counts[document_id]
+        return DocumentOut(**row, entities_count=entities, relations_count=relations)
+
+    async def list_documents(self, project_id: str, status: str | None, limit: int, offset: int) -> DocumentList:
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.connect() as conn:
+            rows, total = await docs_repo.list_page(conn, project_id, status, limit, offset)
+            counts = await graph_repo.document_graph_counts(conn, project_id, [r["id"] for r in rows])
+            by_status = await docs_repo.count_by_status(conn, project_id)
+        docs = [DocumentSummary(**r, entities_count=counts[r["id"]][0], relations_count=counts[r["id"]][1])
+                for r in rows]
+        return DocumentList(documents=docs, total=total, counts=StatusCounts(**by_status))
+
+    async def chunks(self, project_id: str, document_id: str) -> ChunkList:
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.connect() as conn:
+            if await docs_repo.get(conn, project_id, document_id) is None:
+                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            rows = await chunks_repo.list_for_document(conn, project_id, document_id)
+        return ChunkList(document_id=document_id, chunks=[
+            ChunkOut(id=r["id"], order=r["order_index"], tokens=r["tokens"], start_token=r["start_token"],
+                     end_token=r["end_token"], content=r["content"]) for r in rows
+        ])
+
+    async def pipeline(self, project_id: str) -> PipelineStatus:
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.connect() as conn:
+            by_status = await docs_repo.count_by_status(conn, project_id)
+            flying = await docs_repo.in_flight(conn, project_id)
+            global_depth = await docs_repo.queue_depth(conn)
+        worker = self.c.extras.get("worker")
+        local = None
+        if worker is not None:
+            local = {"id": worker.id, "in_flight": len(worker.in_flight),
+                     "max_parallel": self.settings.max_parallel_insert, "finished": worker.processed}
+        return PipelineStatus(
+            project_id=project_id, queue_depth=by_status["pending"] + by_status["processing"],
+            global_queue_depth=global_depth, by_status=StatusCounts(**by_status),
+            in_flight=[InFlight(**r) for r in flying], local_worker=local,
+        )
+
+    # ----- retry -----
+    async def retry(self, project_id: str, document_id: str) -> IngestItem:
+        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.transaction() as conn:
+            row = await docs_repo.get(conn, project_id, document_id)
+            if row is None:
+                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            if not await docs_repo.retry(conn, project_id, document_id):
+                raise Conflict(f"Document '{document_id}' is {row['status']}; only failed documents can be retried",
+                               code="document_not_failed")
+        worker = self.c.extras.get("worker")
+        if worker is not None:
+            worker.notify()
+        return IngestItem(id=document_id, status="pending", file_path=row["file_path"])
