@@ -1,7 +1,62 @@
-"""Query routes."""
+"""Query routes: JSON answers, or Server-Sent Events when streaming."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
+
 from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from app.deps import ContainerDep
+from app.errors import AppError
+from app.schemas.query import QueryRequest, QueryResponse
+from app.services.query import QueryService
 
 router = APIRouter(tags=["query"])
+
+_SSE_DOC = {
+    200: {
+        "description": "JSON answer, or (stream=true) Server-Sent Events: `data: {\"type\": \"chunk\", \"text\": …}` "
+                       "events, then one `data: {\"type\": \"done\", \"mode\", \"keywords\", \"context\", "
+                       "\"references\", \"prompt\", \"usage\"}` event (`{\"type\": \"error\", …}` if the LLM fails "
+                       "mid-stream).",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    },
+    404: {"description": "Unknown project"},
+    422: {"description": "Invalid mode, non-positive or too large limits, oversized query or history"},
+    503: {"description": "LLM or embedding provider unavailable"},
+}
+
+
+def _event(payload: dict) -> str:
+    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+async def _sse(service: QueryService, body: QueryRequest) -> StreamingResponse:
+    prepared, deltas = await service.stream(body)
+
+    async def events() -> AsyncIterator[str]:
+        try:
+            async for delta in deltas:
+                yield _event({"type": "chunk", "text": delta})
+        except AppError as exc:  # headers are already sent: report in-band
+            yield _event({"type": "error", "detail": exc.detail, "code": exc.code})
+            return
+        yield _event({"type": "done", **service.final_event(prepared)})
+
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post("/query", response_model=QueryResponse, responses=_SSE_DOC)
+async def query(body: QueryRequest, c: ContainerDep) -> QueryResponse | StreamingResponse:
+    service = QueryService(c)
+    if body.stream:
+        return await _sse(service, body)
+    return await service.query(body)
+
+
+@router.post("/query/stream", response_class=StreamingResponse, responses=_SSE_DOC)
+async def query_stream(body: QueryRequest, c: ContainerDep) -> StreamingResponse:
+    return await _sse(QueryService(c), body)

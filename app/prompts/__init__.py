@@ -1,0 +1,1 @@
+"""Prompt texts, one module per LLM task."""

@@ -1,0 +1,219 @@
+"""All SQL of query-time retrieval: vector searches, graph neighbourhoods, provenance, chunk rows.
+
+Every statement is set-based and filtered by project. Vector searches run in a transaction that sets
+`hnsw.iterative_scan = relaxed_order` and `hnsw.ef_search` locally, so the HNSW index (shared by all
+projects) keeps scanning until enough rows of *this* project are found (reference weakness 17). The
+distance threshold is applied outside a materialized CTE, as pgvector recommends for iterative scans.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.types import Text
+
+_VEC = Vector()
+_TEXTS = ARRAY(Text)
+
+
+async def prepare_vector_search(conn: AsyncConnection, ef_search: int) -> None:
+    """Must run inside the transaction of the searches (the settings are transaction-local)."""
+    await conn.execute(
+        text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+             "set_config('hnsw.ef_search', :ef, true)"),
+        {"ef": str(max(1, min(ef_search, 1000)))},
+    )
+
+
+_ENTITY_SEARCH = text("""
+WITH nearest AS MATERIALIZED (
+    SELECT key, name, entity_type, description, degree, file_paths, embedding <=> :vec AS distance
+    FROM entities
+    WHERE project_id = :project_id AND embedding IS NOT NULL
+    ORDER BY embedding <=> :vec
+    LIMIT :limit
+)
+SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, key
+""").bindparams(bindparam("vec", type_=_VEC))
+
+_RELATION_SEARCH = text("""
+WITH nearest AS MATERIALIZED (
+    SELECT src_key, tgt_key, keywords, description, weight, file_paths, embedding <=> :vec AS distance
+    FROM relations
+    WHERE project_id = :project_id AND embedding IS NOT NULL
+    ORDER BY embedding <=> :vec
+    LIMIT :limit
+)
+SELECT n.*, s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree
+FROM nearest n
+JOIN entities s ON s.project_id = :project_id AND s.key = n.src_key
+JOIN entities t ON t.project_id = :project_id AND t.key = n.tgt_key
+WHERE n.distance < :max_distance
+ORDER BY n.distance, n.src_key, n.tgt_key
+""").bindparams(bindparam("vec", type_=_VEC))
+
+_CHUNK_SEARCH = text("""
+WITH nearest AS MATERIALIZED (
+    SELECT id, document_id, content, file_path, embedding <=> :vec AS distance
+    FROM chunks
+    WHERE project_id = :project_id AND embedding IS NOT NULL
+    ORDER BY embedding <=> :vec
+    LIMIT :limit
+)
+SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, id
+""").bindparams(bindparam("vec", type_=_VEC))
+
+
+async def _rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
+    return [dict(r) for r in (await conn.execute(statement, params)).mappings()]
+
+
+async def search_entities(
+    conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
+) -> list[dict]:
+    return await _rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+                                              "max_distance": 1.0 - min_similarity})
+
+
+async def search_relations(
+    conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
+) -> list[dict]:
+    return await _rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+                                                "max_distance": 1.0 - min_similarity})
+
+
+async def search_chunks(
+    conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
+) -> list[dict]:
+    return await _rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+                                             "max_distance": 1.0 - min_similarity})
+
+
+_RELATIONS_OF_ENTITIES = text("""
+WITH picked AS (
+    SELECT k.key, k.pos FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+),
+edges AS (
+    SELECT r.src_key, r.tgt_key FROM relations r JOIN picked p ON r.src_key = p.key
+    WHERE r.project_id = :project_id
+    UNION
+    SELECT r.src_key, r.tgt_key FROM relations r JOIN picked p ON r.tgt_key = p.key
+    WHERE r.project_id = :project_id
+)
+SELECT r.src_key, r.tgt_key, r.keywords, r.description, r.weight, r.file_paths,
+       s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree,
+       LEAST(COALESCE(ps.pos, 2147483647), COALESCE(pt.pos, 2147483647)) AS first_pos
+FROM edges e
+JOIN relations r ON r.project_id = :project_id AND r.src_key = e.src_key AND r.tgt_key = e.tgt_key
+JOIN entities s ON s.project_id = :project_id AND s.key = r.src_key
+JOIN entities t ON t.project_id = :project_id AND t.key = r.tgt_key
+LEFT JOIN picked ps ON ps.key = r.src_key
+LEFT JOIN picked pt ON pt.key = r.tgt_key
+ORDER BY edge_degree DESC, r.weight DESC, first_pos, r.src_key, r.tgt_key
+LIMIT :limit
+""")
+
+
+async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int) -> list[dict]:
+    """Edges touching any of `keys`, ranked by (deg(a) + deg(b), weight), ties in the entities' order.
+    Ranked and limited in SQL, so hub entities never pull thousands of rows (reference weakness 15)."""
+    if not keys:
+        return []
+    return await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})
+
+
+_ENTITIES_BY_KEYS = text("""
+SELECT e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths
+FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+JOIN entities e ON e.project_id = :project_id AND e.key = k.key
+ORDER BY k.pos
+""")
+
+
+async def entities_by_keys(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[dict]:
+    if not keys:
+        return []
+    return await _rows(conn, _ENTITIES_BY_KEYS, {"project_id": project_id, "keys": keys})
+
+
+# Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
+# the chunks it keeps are used, as the official implementation reads its capped source_id field.
+_ENTITY_SOURCES = text("""
+SELECT es.entity_key AS key, es.chunk_id
+FROM entity_sources es
+JOIN entities e ON e.project_id = es.project_id AND e.key = es.entity_key
+WHERE es.project_id = :project_id AND es.entity_key = ANY(CAST(:keys AS text[]))
+  AND (cardinality(e.source_ids) = 0 OR es.chunk_id = ANY(e.source_ids))
+ORDER BY es.entity_key, es.seq, es.chunk_id
+""")
+
+_RELATION_SOURCES = text("""
+SELECT rs.src_key, rs.tgt_key, rs.chunk_id
+FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
+JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
+JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
+WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
+ORDER BY rs.src_key, rs.tgt_key, rs.seq, rs.chunk_id
+""")
+
+
+async def entity_chunk_ids(conn: AsyncConnection, project_id: str, keys: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {key: [] for key in keys}
+    if keys:
+        for row in (await conn.execute(_ENTITY_SOURCES, {"project_id": project_id, "keys": keys})).all():
+            out[row.key].append(row.chunk_id)
+    return out
+
+
+async def relation_chunk_ids(
+    conn: AsyncConnection, project_id: str, pairs: list[tuple[str, str]]
+) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
+    if pairs:
+        params = {"project_id": project_id, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
+        for row in (await conn.execute(_RELATION_SOURCES, params)).all():
+            out[(row.src_key, row.tgt_key)].append(row.chunk_id)
+    return out
+
+
+_CHUNKS_BY_IDS = text("""
+SELECT c.id, c.document_id, c.content, c.file_path, c.order_index
+FROM chunks c
+WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[]))
+""")
+
+_CHUNK_SIMILARITY = text("""
+SELECT c.id, c.embedding <=> :vec AS distance
+FROM chunks c
+WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND c.embedding IS NOT NULL
+""").bindparams(bindparam("vec", type_=_VEC))
+
+
+async def chunks_by_ids(conn: AsyncConnection, project_id: str, ids: list[str]) -> dict[str, dict]:
+    if not ids:
+        return {}
+    rows = await _rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": ids})
+    return {row["id"]: row for row in rows}
+
+
+async def chunk_distances(conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float]) -> dict[str, float]:
+    """Cosine distance of the query vector to each stored chunk embedding (chunks without one are absent).
+    Computed in the database, so candidate vectors never travel to the application."""
+    if not ids:
+        return {}
+    result = await conn.execute(_CHUNK_SIMILARITY, {"project_id": project_id, "ids": ids, "vec": vec})
+    return {row.id: float(row.distance) for row in result}
+
+
+_HAS_CONTENT = text("""
+SELECT EXISTS (SELECT 1 FROM chunks WHERE project_id = :project_id)
+    OR EXISTS (SELECT 1 FROM entities WHERE project_id = :project_id)
+""")
+
+
+async def project_has_content(conn: AsyncConnection, project_id: str) -> bool:
+    return bool(await conn.scalar(_HAS_CONTENT, {"project_id": project_id}))

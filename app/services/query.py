@@ -1,0 +1,184 @@
+"""Query orchestration: validate, extract keywords, retrieve per mode, budget and render the context,
+then answer (cached per project), stream, or hand back the context/prompt only.
+
+Everything sent to the answer LLM — system prompt with context, history and question — is kept within
+`max_total_tokens` (checked on the final messages, not estimated).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from app.container import Container
+from app.domain.texts import readable
+from app.errors import InvalidInput
+from app.prompts.answer import NO_CONTEXT_ANSWER
+from app.providers.llm import PRIORITY_QUERY, Message
+from app.schemas.query import (
+    ContextChunk,
+    ContextEntity,
+    ContextRelation,
+    Keywords,
+    QueryContext,
+    QueryRequest,
+    QueryResponse,
+    Reference,
+)
+from app.services.context import trim_history
+from app.services.keywords import KeywordExtractor
+from app.services.projects import ProjectService
+from app.services.query_context import ContextBuilder, PreparedContext
+from app.services.query_llm_cache import cached_chat
+from app.services.rerank import get_reranker
+from app.usage import current_usage
+
+log = logging.getLogger(__name__)
+
+SHORT_QUERY_CHARS = 50  # both keyword lists empty: a query shorter than this is used as the low-level keyword
+
+
+@dataclass
+class Prepared:
+    request: QueryRequest
+    history: list[Message]
+    keywords: Keywords = field(default_factory=Keywords)
+    context: PreparedContext | None = None
+    messages: list[Message] = field(default_factory=list)  # what the answer call would send
+    prompt: str | None = None
+
+    @property
+    def nothing_found(self) -> bool:
+        return self.request.mode != "bypass" and (self.context is None or self.context.empty)
+
+
+class QueryService:
+    def __init__(self, c: Container) -> None:
+        self.c = c
+        self.settings = c.settings
+
+    # ----- validation against the service's configured caps -----
+    def _validate(self, req: QueryRequest) -> None:
+        s = self.settings
+        problems: list[str] = []
+        if len(req.query) > s.max_query_chars:
+            problems.append(f"query is longer than {s.max_query_chars} characters")
+        for name in ("top_k", "chunk_top_k"):
+            if getattr(req, name) > s.max_top_k:
+                problems.append(f"{name} must be at most {s.max_top_k}")
+        for name in ("max_entity_tokens", "max_relation_tokens", "max_total_tokens"):
+            if getattr(req, name) > s.max_token_limit:
+                problems.append(f"{name} must be at most {s.max_token_limit}")
+        if len(req.conversation_history) > s.max_history_messages:
+            problems.append(f"conversation_history has more than {s.max_history_messages} messages")
+        if any(len(m.content) > s.max_history_message_chars for m in req.conversation_history):
+            problems.append(f"a conversation_history message is longer than {s.max_history_message_chars} characters")
+        if problems:
+            raise InvalidInput("; ".join(problems), code="query_limits")
+
+    # ----- preparation shared by /query and /query/stream -----
+    async def prepare(self, req: QueryRequest) -> Prepared:
+        self._validate(req)
+        effective = await ProjectService(self.c.db, self.settings).overrides(req.project_id)  # 404 if unknown
+        history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
+        prepared = Prepared(req, history)
+        builder = ContextBuilder(self.c, get_reranker(self.c.extras, self.settings))
+        if req.mode == "bypass":
+            prepared.messages = builder.bypass_messages(req, history)
+            return prepared
+        if not await builder.has_content(req.project_id):
+            return prepared
+        if req.mode != "naive":
+            prepared.keywords = await self._keywords(req, history, effective.language)
+        prepared.context = await builder.build(req, history, prepared.keywords)
+        prepared.messages = prepared.context.messages
+        if req.only_need_prompt:
+            prepared.prompt = prepared.context.prompt_text
+        return prepared
+
+    async def _keywords(self, req: QueryRequest, history: list[Message], language: str) -> Keywords:
+        if req.hl_keywords or req.ll_keywords:
+            return Keywords(high_level=req.hl_keywords, low_level=req.ll_keywords)
+        extractor = KeywordExtractor(self.c.db, self.c.llm, cache_enabled=self.settings.enable_llm_cache)
+        found = await extractor.extract(req.project_id, req.query, history, language)
+        keywords = Keywords(high_level=found.high_level, low_level=found.low_level)
+        if found.empty:
+            log.warning("no keywords extracted for the query")
+            if len(req.query) < SHORT_QUERY_CHARS:
+                keywords.low_level = [req.query.strip()]
+        return keywords
+
+    # ----- answers -----
+    async def query(self, req: QueryRequest) -> QueryResponse:
+        prepared = await self.prepare(req)
+        return self._response(prepared, await self._answer(prepared))
+
+    async def _answer(self, p: Prepared) -> str | None:
+        req = p.request
+        if req.only_need_context or req.only_need_prompt:
+            return None
+        if p.nothing_found:
+            return NO_CONTEXT_ANSWER
+        if req.mode == "bypass":
+            result = await self.c.llm.chat(p.messages, operation="bypass", priority=PRIORITY_QUERY)
+            return result.text
+        cached = await cached_chat(
+            self.c.db, self.c.llm, req.project_id, "query", p.messages, operation="query",
+            priority=PRIORITY_QUERY, enabled=self.settings.enable_llm_cache and not p.history,
+        )
+        return cached.text
+
+    async def stream(self, req: QueryRequest) -> tuple[Prepared, AsyncIterator[str]]:
+        """Prepare eagerly (so 4xx/404/503 happen before the stream starts), then yield text deltas."""
+        prepared = await self.prepare(req)
+
+        async def deltas() -> AsyncIterator[str]:
+            if req.only_need_context or req.only_need_prompt:
+                return
+            if prepared.nothing_found:
+                yield NO_CONTEXT_ANSWER
+                return
+            operation = "bypass" if req.mode == "bypass" else "query"
+            async for delta in self.c.llm.stream(prepared.messages, operation=operation, priority=PRIORITY_QUERY):
+                yield delta
+
+        return prepared, deltas()
+
+    def _response(self, p: Prepared, answer: str | None) -> QueryResponse:
+        ctx = p.context
+        return QueryResponse(
+            response=answer,
+            mode=p.request.mode,
+            keywords=p.keywords,
+            context=to_query_context(ctx),
+            references=[Reference(reference_id=r.reference_id, document_id=r.document_id, file_path=r.file_path)
+                        for r in (ctx.references if ctx else [])],
+            prompt=p.prompt,
+        )
+
+    def final_event(self, p: Prepared) -> dict:
+        """The last SSE event: everything of the JSON response except the answer text, plus token usage."""
+        body = self._response(p, None).model_dump(exclude={"response"})
+        usage = current_usage()
+        body["usage"] = {"prompt_tokens": usage.prompt_tokens if usage else 0,
+                         "completion_tokens": usage.completion_tokens if usage else 0}
+        return body
+
+
+def to_query_context(ctx: PreparedContext | None) -> QueryContext:
+    if ctx is None:
+        return QueryContext()
+    ref_of = {r.document_id: r.reference_id for r in ctx.references}
+    return QueryContext(
+        entities=[ContextEntity(name=e.name, type=e.entity_type, description=readable(e.description),
+                                degree=e.degree, source_chunk_ids=e.chunk_ids, file_paths=e.file_paths)
+                  for e in ctx.entities],
+        relations=[ContextRelation(source=r.src_name, target=r.tgt_name, keywords=r.keywords,
+                                   description=readable(r.description), weight=r.weight,
+                                   source_chunk_ids=r.chunk_ids, file_paths=r.file_paths)
+                   for r in ctx.relations],
+        chunks=[ContextChunk(id=c.id, document_id=c.document_id, content=c.content, file_path=c.file_path,
+                             reference_id=ref_of.get(c.document_id, ""), source=c.source, rerank_score=c.rerank_score)
+                for c in ctx.chunks],
+    )

@@ -1,0 +1,145 @@
+"""Graph and vector retrieval per mode (reference 8.3), on one read transaction.
+
+local  — entities by the low-level keyword vector, then their edges ranked by (edge degree, weight);
+global — relations by the high-level keyword vector, then the entities at their ends;
+hybrid — both, merged round-robin without duplicates; mix adds chunk vector search; naive is chunks only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.repositories import retrieval as repo
+from app.services.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
+
+
+@dataclass
+class EntityHit:
+    key: str
+    name: str
+    entity_type: str
+    description: str
+    degree: int
+    file_paths: list[str]
+    chunk_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RelationHit:
+    src_key: str
+    tgt_key: str
+    src_name: str
+    tgt_name: str
+    keywords: str
+    description: str
+    weight: float
+    file_paths: list[str]
+    chunk_ids: list[str] = field(default_factory=list)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.src_key, self.tgt_key)
+
+
+@dataclass
+class ChunkHit:
+    id: str
+    document_id: str
+    content: str
+    file_path: str | None
+    source: str  # "vector" | "entity" | "relation"
+    rerank_score: float | None = None
+
+
+@dataclass
+class GraphHits:
+    entities: list[EntityHit] = field(default_factory=list)
+    relations: list[RelationHit] = field(default_factory=list)
+
+
+def _entity(row: dict) -> EntityHit:
+    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
+                     list(row["file_paths"] or []))
+
+
+def _relation(row: dict) -> RelationHit:
+    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
+                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
+
+
+class Retriever:
+    """Stateless helpers bound to one connection (inside a transaction) and one project."""
+
+    def __init__(self, conn: AsyncConnection, project_id: str, *, min_similarity: float) -> None:
+        self.conn = conn
+        self.project_id = project_id
+        self.min_similarity = min_similarity
+
+    async def local(self, ll_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
+        rows = await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.min_similarity)
+        entities = [_entity(r) for r in rows]
+        edges = await repo.relations_of_entities(self.conn, self.project_id, [e.key for e in entities],
+                                                 relation_limit)
+        return GraphHits(entities, [_relation(r) for r in edges])
+
+    async def global_(self, hl_vec: list[float], top_k: int) -> GraphHits:
+        rows = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.min_similarity)
+        relations = [_relation(r) for r in rows]
+        ends = list(dict.fromkeys(k for r in relations for k in (r.src_key, r.tgt_key)))
+        entities = await repo.entities_by_keys(self.conn, self.project_id, ends)
+        return GraphHits([_entity(r) for r in entities], relations)
+
+    async def vector_chunks(self, query_vec: list[float], limit: int) -> list[ChunkHit]:
+        rows = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.min_similarity)
+        return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
+
+    async def attach_sources(self, hits: GraphHits) -> None:
+        by_entity = await repo.entity_chunk_ids(self.conn, self.project_id, [e.key for e in hits.entities])
+        by_pair = await repo.relation_chunk_ids(self.conn, self.project_id, [r.pair for r in hits.relations])
+        for e in hits.entities:
+            e.chunk_ids = by_entity.get(e.key, [])
+        for r in hits.relations:
+            r.chunk_ids = by_pair.get(r.pair, [])
+
+    async def graph_chunks(
+        self, hits: GraphHits, method: str, related: int, query_vec: list[float] | None
+    ) -> tuple[list[ChunkHit], list[ChunkHit]]:
+        """Chunks picked from the entities, then from the relations (minus those already picked)."""
+        entity_lists = candidate_lists([e.chunk_ids for e in hits.entities])
+        entity_ids = await self._pick(entity_lists, method, related, query_vec)
+        relation_lists = candidate_lists([r.chunk_ids for r in hits.relations], exclude=entity_ids)
+        relation_ids = await self._pick(relation_lists, method, related, query_vec)
+        rows = await repo.chunks_by_ids(self.conn, self.project_id, entity_ids + relation_ids)
+
+        def hits_of(ids: list[str], source: str) -> list[ChunkHit]:
+            return [ChunkHit(i, rows[i]["document_id"], rows[i]["content"], rows[i]["file_path"], source)
+                    for i in ids if i in rows]
+
+        return hits_of(entity_ids, "entity"), hits_of(relation_ids, "relation")
+
+    async def _pick(
+        self, lists: list[list[str]], method: str, related: int, query_vec: list[float] | None
+    ) -> list[str]:
+        if not any(lists):
+            return []
+        if method == "vector" and query_vec is not None:
+            candidates = list(dict.fromkeys(c for items in lists for c in items))
+            distances = await repo.chunk_distances(self.conn, self.project_id, candidates, query_vec)
+            picked = pick_by_vector(lists, distances, related)
+            if picked:
+                return picked
+        return pick_by_weighted_polling(lists, related)
+
+
+def merge_graph_hits(local: GraphHits, global_: GraphHits) -> GraphHits:
+    """Hybrid: local[i] then global[i], entities deduplicated by key and relations by pair."""
+    return GraphHits(
+        round_robin(local.entities, global_.entities, key=lambda e: e.key),
+        round_robin(local.relations, global_.relations, key=lambda r: r.pair),
+    )
+
+
+def merge_chunks(vector: list[ChunkHit], entity: list[ChunkHit], relation: list[ChunkHit]) -> list[ChunkHit]:
+    return round_robin(vector, entity, relation, key=lambda c: c.id)
