@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import re
-import socket
 import struct
 import threading
 import time
@@ -28,11 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.live_server import LiveServer, serve_in_thread
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -164,8 +164,7 @@ class FakeOpenAI:
     _failures: list[_Failure] = field(default_factory=list)
     _embedding_failures: list[int] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
+    _live: LiveServer | None = None
     port: int = 0
 
     # ----- control -----
@@ -295,21 +294,10 @@ class FakeOpenAI:
             Route("/v1/chat/completions", self.chat, methods=["POST"]),
             Route("/v1/embeddings", self.embeddings, methods=["POST"]),
         ])
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.time() + 10
-        while not self._server.started and time.time() < deadline:
-            time.sleep(0.01)
+        self._live = serve_in_thread(app, lifespan="off")
+        self.port = self._live.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._live is not None:
+            self._live.stop()
