@@ -1,0 +1,172 @@
+"""Request/response models for entities, relations, merge and the graph view."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.deps import PROJECT_ID_PATTERN
+
+ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
+NameField = Field(min_length=1, max_length=1000)
+Keywords = str | list[str]
+MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----- entities -----
+
+class EntityOut(BaseModel):
+    name: str
+    entity_type: str
+    description: str
+    degree: int
+    file_paths: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class EntityList(BaseModel):
+    entities: list[EntityOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class SourceChunk(BaseModel):
+    chunk_id: str
+    document_id: str
+    file_path: str | None
+
+
+class RelationOut(BaseModel):
+    source: str
+    target: str
+    keywords: str
+    description: str
+    weight: float
+    file_paths: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class EntityDetail(EntityOut):
+    source_ids: list[str]
+    source_chunks: list[SourceChunk]
+    relations: list[RelationOut]
+    relations_total: int
+
+
+class EntityCreate(_Body):
+    project_id: str = ProjectField
+    name: str = NameField
+    description: str = Field(min_length=1, max_length=200_000)
+    entity_type: str | None = Field(None, max_length=200, description="Defaults to `unknown`.")
+
+
+class EntityUpdate(_Body):
+    project_id: str = ProjectField
+    new_name: str | None = Field(None, min_length=1, max_length=1000,
+                                 description="Rename; every relation follows. An existing other entity → 409.")
+    description: str | None = Field(None, min_length=1, max_length=200_000)
+    entity_type: str | None = Field(None, min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> EntityUpdate:
+        if self.new_name is None and self.description is None and self.entity_type is None:
+            raise ValueError("give at least one of new_name, description, entity_type")
+        return self
+
+
+class EntityDeleted(BaseModel):
+    name: str
+    relations_deleted: int
+
+
+# ----- relations -----
+
+class RelationList(BaseModel):
+    relations: list[RelationOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class RelationCreate(_Body):
+    project_id: str = ProjectField
+    source: str = NameField
+    target: str = NameField
+    description: str = Field(min_length=1, max_length=200_000)
+    keywords: Keywords = Field("", description="Comma-separated string or list of strings.")
+    weight: float = Field(1.0, gt=0, le=1_000_000)
+
+
+class RelationUpdate(_Body):
+    project_id: str = ProjectField
+    source: str = NameField
+    target: str = NameField
+    description: str | None = Field(None, min_length=1, max_length=200_000)
+    keywords: Keywords | None = None
+    weight: float | None = Field(None, gt=0, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> RelationUpdate:
+        if self.description is None and self.keywords is None and self.weight is None:
+            raise ValueError("give at least one of description, keywords, weight")
+        return self
+
+
+class RelationDeleted(BaseModel):
+    source: str
+    target: str
+
+
+# ----- merge -----
+
+class TargetEntityData(_Body):
+    description: str | None = Field(None, min_length=1, max_length=200_000)
+    entity_type: str | None = Field(None, min_length=1, max_length=200)
+
+
+class MergeRequest(_Body):
+    project_id: str = ProjectField
+    source_entities: list[str] = Field(min_length=1, max_length=1000)
+    target_entity: str = NameField
+    strategy: MergeStrategy = "concatenate"
+    target_entity_data: TargetEntityData | None = None
+
+
+class MergeReport(BaseModel):
+    target: str
+    merged_sources: list[str]
+    relations_redirected: int
+    relations_merged: int
+    self_loops_dropped: int
+
+
+# ----- graph view -----
+
+class GraphNode(BaseModel):
+    id: str
+    entity_type: str
+    description: str
+    degree: int
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    weight: float
+    keywords: str
+    description: str
+
+
+class GraphOut(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    is_truncated: bool

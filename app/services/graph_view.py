@@ -1,0 +1,56 @@
+"""Subgraph for display: breadth-first from one entity (or the highest-degree entities for `*`), bounded
+by depth and node count. Each depth is one set-based query that prefers high-degree neighbours, so the
+whole graph is never loaded (official weakness 19: `*` sorted every node in memory)."""
+
+from __future__ import annotations
+
+from app.container import Container
+from app.domain.names import lookup_key
+from app.repositories import curation as repo
+from app.schemas.entities import GraphEdge, GraphNode, GraphOut
+from app.services.curation import not_found, require_project
+
+
+class GraphViewService:
+    def __init__(self, c: Container) -> None:
+        self.c = c
+
+    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> GraphOut:
+        async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
+            if label.strip() == "*":
+                nodes = await repo.top_nodes(conn, project_id, max_nodes + 1)
+                truncated = len(nodes) > max_nodes
+                nodes = nodes[:max_nodes]
+            else:
+                key = lookup_key(label, self.c.settings.entity_name_max_length)
+                start = await repo.get_entity(conn, project_id, key) if key else None
+                if start is None:
+                    raise not_found(label)
+                nodes, truncated = await self._expand(conn, project_id, start, max_depth, max_nodes)
+            edges = await repo.edges_among(conn, project_id, [n["key"] for n in nodes])
+        names = {n["key"]: n["name"] for n in nodes}
+        return GraphOut(
+            nodes=[GraphNode(id=n["name"], entity_type=n["entity_type"], description=n["description"],
+                             degree=n["degree"]) for n in nodes],
+            edges=[GraphEdge(source=names[e["src_key"]], target=names[e["tgt_key"]], weight=e["weight"],
+                             keywords=e["keywords"], description=e["description"]) for e in edges],
+            is_truncated=truncated,
+        )
+
+    @staticmethod
+    async def _expand(conn, project_id: str, start: dict, max_depth: int, max_nodes: int) -> tuple[list[dict], bool]:
+        nodes = [start]
+        visited = [start["key"]]
+        frontier = [start["key"]]
+        for _ in range(max_depth):
+            room = max_nodes - len(nodes)
+            found = await repo.neighbour_nodes(conn, project_id, frontier, visited, room + 1)
+            if len(found) > room:
+                return nodes + found[:room], True
+            if not found:
+                break
+            nodes.extend(found)
+            frontier = [n["key"] for n in found]
+            visited.extend(frontier)
+        return nodes, False
