@@ -33,6 +33,8 @@ from app.services.retrieval import (
     merge_graph_hits,
 )
 
+HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
+
 
 @dataclass
 class PreparedContext:
@@ -69,12 +71,17 @@ class ContextBuilder:
         async with self.c.db.connect() as conn:
             return await repo.project_has_content(conn, project_id)
 
-    def _fit_fixed(self, req: QueryRequest, system: str | None, history: list[Message]) -> list[Message]:
+    def _fit_fixed(
+        self, req: QueryRequest, system: str | None, history: list[Message], history_share: float = 1.0
+    ) -> list[Message]:
+        """The most recent history that fits next to the system prompt and the query, using at most
+        `history_share` of the tokens they leave free."""
         fixed: list[Message] = [{"role": "system", "content": system}] if system else []
         fixed_tokens = messages_tokens(self.tok, [*fixed, {"role": "user", "content": req.query}])
         if fixed_tokens > req.max_total_tokens:
             raise _too_small(req.max_total_tokens, fixed_tokens)
-        return fit_history(history, fixed_tokens, req.max_total_tokens, self.tok)
+        limit = fixed_tokens + int((req.max_total_tokens - fixed_tokens) * history_share)
+        return fit_history(history, fixed_tokens, limit, self.tok)
 
     def bypass_messages(self, req: QueryRequest, history: list[Message]) -> list[Message]:
         system = (req.user_prompt or "").strip() or None
@@ -91,7 +98,8 @@ class ContextBuilder:
         use_global = kg and bool(hl) and (mode in ("global", "hybrid", "mix") or (mode == "local" and not ll))
         need_query_vec = mode in ("mix", "naive") or (method == "vector" and (use_local or use_global))
 
-        history = self._fit_fixed(req, system_prompt("", req.response_type, req.user_prompt), history)
+        history = self._fit_fixed(req, system_prompt("", req.response_type, req.user_prompt), history,
+                                  history_share=HISTORY_SHARE)
         fixed = messages_tokens(self.tok, [{"role": "system", "content": system_prompt("", req.response_type,
                                                                                          req.user_prompt)},
                                            {"role": "user", "content": req.query}])
