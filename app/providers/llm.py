@@ -50,6 +50,7 @@ class LLMResult:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    finish_reason: str | None = None  # "length" = cut by the output-token limit (never cached)
 
 
 class LLMClient:
@@ -134,7 +135,7 @@ class LLMClient:
         prompt_tokens = usage.prompt_tokens if usage else self._count_prompt(messages)
         completion_tokens = usage.completion_tokens if usage else self.tokenizer.count(raw)
         self._record(operation, prompt_tokens, completion_tokens, started)
-        return LLMResult(strip_think(raw), prompt_tokens, completion_tokens)
+        return LLMResult(strip_think(raw), prompt_tokens, completion_tokens, response.choices[0].finish_reason)
 
     async def stream(
         self, messages: list[Message], *, operation: str, priority: int = PRIORITY_QUERY

@@ -159,6 +159,7 @@ class FakeOpenAI:
     embedding_inputs: list[str] = field(default_factory=list)
     fixed_usage: tuple[int, int] | None = None
     omit_usage: bool = False
+    finish_reason: str = "stop"  # "length" simulates an answer cut by the output-token limit
     in_flight: int = 0
     peak_in_flight: int = 0
     _failures: list[_Failure] = field(default_factory=list)
@@ -181,6 +182,7 @@ class FakeOpenAI:
             self.embedding_inputs.clear()
             self.fixed_usage = None
             self.omit_usage = False
+            self.finish_reason = "stop"
             self._failures.clear()
             self._embedding_failures.clear()
             self.peak_in_flight = 0
@@ -245,7 +247,7 @@ class FakeOpenAI:
         payload: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.calls)}", "object": "chat.completion", "created": int(time.time()),
             "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": self.finish_reason,
                          "message": {"role": "assistant", "content": text}}],
         }
         if not self.omit_usage:

@@ -1,0 +1,68 @@
+"""SQL for the LLM response cache. Only answers are stored, never prompts (official weakness 20)."""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, delete, exists, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.tables import chunks, llm_cache
+
+
+async def get(conn: AsyncConnection, project_id: str, key: str) -> dict | None:
+    row = (await conn.execute(
+        select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key == key)
+    )).mappings().first()
+    return dict(row) if row else None
+
+
+async def get_many(conn: AsyncConnection, project_id: str, keys: list[str]) -> dict[str, dict]:
+    if not keys:
+        return {}
+    rows = (await conn.execute(
+        select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key.in_(set(keys)))
+    )).mappings()
+    return {row["key"]: dict(row) for row in rows}
+
+
+async def put(
+    conn: AsyncConnection,
+    project_id: str,
+    key: str,
+    cache_type: str,
+    model: str | None,
+    response: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+) -> None:
+    """Insert or replace; a row that already holds the same answer is left untouched."""
+    stmt = pg_insert(llm_cache).values(
+        project_id=project_id, key=key, cache_type=cache_type, model=model, response=response,
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+    )
+    excluded = stmt.excluded
+    await conn.execute(stmt.on_conflict_do_update(
+        index_elements=[llm_cache.c.project_id, llm_cache.c.key],
+        set_={"cache_type": excluded.cache_type, "model": excluded.model, "response": excluded.response,
+              "prompt_tokens": excluded.prompt_tokens, "completion_tokens": excluded.completion_tokens,
+              "created_at": func.now()},
+        where=llm_cache.c.response.is_distinct_from(excluded.response)
+        | llm_cache.c.cache_type.is_distinct_from(excluded.cache_type)
+        | llm_cache.c.model.is_distinct_from(excluded.model),
+    ))
+
+
+async def delete_unreferenced(conn: AsyncConnection, project_id: str, keys: list[str]) -> int:
+    """Delete those of `keys` that no remaining chunk of the project lists in its extraction_cache_keys."""
+    if not keys:
+        return 0
+    referenced = exists().where(and_(
+        chunks.c.project_id == project_id,
+        chunks.c.extraction_cache_keys.any(llm_cache.c.key),
+    ))
+    result = await conn.execute(
+        delete(llm_cache).where(
+            llm_cache.c.project_id == project_id, llm_cache.c.key.in_(set(keys)), ~referenced,
+        )
+    )
+    return result.rowcount

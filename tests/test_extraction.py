@@ -1,0 +1,225 @@
+"""Chunk extraction against the fake LLM through the real openai client and a real PostgreSQL cache."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client import REGISTRY
+from sqlalchemy import insert, select
+
+from app.db.tables import chunks, documents, llm_cache
+from app.errors import ProviderError
+from app.repositories import llm_cache as cache_repo
+from app.repositories import projects as projects_repo
+from app.services.extraction import Extractor, extraction_from_cached
+from app.services.extraction_parser import parse_extraction
+from app.services.llm_cache import cache_key, cached_chat
+
+D = "<|#|>"
+C = "<|COMPLETE|>"
+TEXT = "Alice Walker founded Acme Robotics in Oslo. Bob Stone joined Acme Robotics later."
+TYPES = ["Person", "Organization", "Location"]
+
+
+def _flat(result):
+    return ([(e.key, e.entity_type, e.description) for e in result.entities]
+            + [(r.src_key, r.tgt_key, tuple(r.keywords), r.description) for r in result.relations])
+
+
+def _extractor(app):
+    c = app.container
+    return Extractor(c.db, c.llm, c.settings)
+
+
+async def _extract(ext, content=TEXT, chunk="doc-1-chunk-000", project="default", gleaning=1):
+    return await ext.extract_chunk(project, chunk, content, "a.txt", entity_types=TYPES, language="English",
+                                   max_gleaning=gleaning)
+
+
+async def _cache_rows(app, project="default"):
+    async with app.container.db.connect() as conn:
+        rows = (await conn.execute(select(llm_cache).where(llm_cache.c.project_id == project))).mappings()
+        return {r["key"]: dict(r) for r in rows}
+
+
+async def test_first_pass_and_gleaning_adds_missed_entities(app_client, fake_llm):
+    fake_llm.handlers["glean"] = lambda messages: (
+        f"entity{D}Oslo Fjord{D}Location{D}A fjord near Oslo.\n"
+        f"relation{D}Oslo Fjord{D}Acme Robotics{D}location{D}Acme Robotics tests robots on the Oslo Fjord.\n{C}")
+    result, keys = await _extract(_extractor(app_client))
+    names = [e.name for e in result.entities]
+    assert names == ["Alice Walker", "Acme Robotics", "Oslo", "Bob Stone", "Oslo Fjord"]
+    assert ("acme robotics", "oslo fjord") in [(r.src_key, r.tgt_key) for r in result.relations]
+    assert all(r.chunk_id == "doc-1-chunk-000" and r.file_path == "a.txt" for r in result.entities)
+    assert [c.operation for c in fake_llm.calls] == ["extract", "glean"]
+    assert len(keys) == 2 and len(set(keys)) == 2
+    assert result.malformed == 0
+
+
+async def test_gleaning_that_repeats_the_first_pass_changes_nothing(app_client, fake_llm):
+    fake_llm.handlers["glean"] = lambda messages: messages[-2]["content"]  # the first answer, verbatim
+    result, keys = await _extract(_extractor(app_client))
+    first = parse_extraction(fake_llm.calls_of("extract")[0].response, "doc-1-chunk-000", "a.txt")
+    assert _flat(result) == _flat(first)
+    assert len(result.entities) == 4 and len(keys) == 2
+
+
+async def test_gleaning_conversation_carries_the_first_pass_and_chunk_comes_last(app_client, fake_llm):
+    await _extract(_extractor(app_client))
+    first, glean = fake_llm.calls_of("extract")[0], fake_llm.calls_of("glean")[0]
+    assert [m["role"] for m in first.messages] == ["system", "user"]
+    assert TEXT not in first.messages[0]["content"]
+    assert first.messages[-1]["content"].rstrip().endswith(f"```text\n{TEXT}\n```")
+    assert glean.messages[:2] == first.messages
+    assert glean.messages[2] == {"role": "assistant", "content": first.response}
+    assert glean.messages[3]["role"] == "user" and "missing" in glean.messages[3]["content"]
+    assert TEXT not in glean.messages[3]["content"]
+
+
+async def test_system_prompt_is_identical_across_chunks(app_client, fake_llm):
+    ext = _extractor(app_client)
+    await _extract(ext, "Carol Kim lives in Rome.", "d-chunk-000", gleaning=0)
+    await _extract(ext, "Dan Brown visits Paris.", "d-chunk-001", gleaning=0)
+    first, second = fake_llm.calls_of("extract")
+    assert first.messages[0] == second.messages[0]
+    assert "Person, Organization, Location" in first.messages[0]["content"]
+    assert "English" in first.messages[0]["content"]
+
+
+async def test_identical_content_hits_the_cache_and_makes_no_llm_call(app_client, fake_llm):
+    ext = _extractor(app_client)
+    hits_before = REGISTRY.get_sample_value("llm_cache_events_total", {"cache_type": "extract", "result": "hit"}) or 0
+    first, keys1 = await _extract(ext, chunk="doc-1-chunk-000")
+    calls = len(fake_llm.calls)
+    second, keys2 = await _extract(ext, chunk="doc-2-chunk-004")
+    assert len(fake_llm.calls) == calls == 2
+    assert keys1 == keys2
+    assert _flat(first) == _flat(second)
+    assert {e.chunk_id for e in second.entities} == {"doc-2-chunk-004"}
+    hits_after = REGISTRY.get_sample_value("llm_cache_events_total", {"cache_type": "extract", "result": "hit"})
+    assert hits_after - hits_before == 2
+
+
+async def test_cache_is_per_project(app_client, fake_llm):
+    ext = _extractor(app_client)
+    async with app_client.container.db.transaction() as conn:
+        await projects_repo.ensure(conn, "other", "Other")
+    await _extract(ext, gleaning=0)
+    await _extract(ext, gleaning=0, project="other")
+    assert len(fake_llm.calls_of("extract")) == 2
+    assert len(await _cache_rows(app_client, "other")) == 1
+
+
+async def test_cache_keys_in_pass_order_and_every_pass_is_stored(start_app, make_settings, fake_llm):
+    app = await start_app(make_settings())
+    answers = iter([f"entity{D}Extra One{D}Concept{D}First gleaning find.\n{C}",
+                    f"entity{D}Extra Two{D}Concept{D}Second gleaning find.\n{C}"])
+    fake_llm.handlers["glean"] = lambda messages: next(answers)
+    result, keys = await _extract(_extractor(app), gleaning=2)
+    assert [c.operation for c in fake_llm.calls] == ["extract", "glean", "glean"]
+    rows = await _cache_rows(app)
+    assert [rows[k]["response"] for k in keys] == [c.response for c in fake_llm.calls]
+    assert all(rows[k]["cache_type"] == "extract" and rows[k]["model"] == "fake-llm" for k in keys)
+    assert all(rows[k]["prompt_tokens"] > 0 for k in keys)
+    assert {"extra one", "extra two"} <= {e.key for e in result.entities}
+    # the second gleaning continues the whole conversation
+    assert len(fake_llm.calls[2].messages) == 6
+    assert fake_llm.calls[2].messages[4] == {"role": "assistant", "content": fake_llm.calls[1].response}
+
+
+async def test_gleaning_stops_when_a_pass_finds_nothing(app_client, fake_llm):
+    _, keys = await _extract(_extractor(app_client), gleaning=3)  # the fake's default gleaning finds nothing
+    assert [c.operation for c in fake_llm.calls] == ["extract", "glean"]
+    assert len(keys) == 2
+
+
+async def test_gleaning_skipped_when_conversation_exceeds_the_input_limit(start_app, make_settings, fake_llm):
+    app = await start_app(make_settings(max_extract_input_tokens=500))  # the system prompt alone is larger
+    result, keys = await _extract(_extractor(app), gleaning=1)
+    assert [c.operation for c in fake_llm.calls] == ["extract"]
+    assert len(keys) == 1 and result.entities
+
+
+async def test_rebuild_from_cache_matches_extraction_without_llm(app_client, fake_llm):
+    fake_llm.handlers["glean"] = lambda messages: (
+        f"entity{D}Alice Walker{D}Person{D}Alice Walker is the founder of Acme Robotics, based in Oslo.\n"
+        f"entity{D}Zed{D}Person{D}Zed is new.\n{C}")
+    result, keys = await _extract(_extractor(app_client))
+    async with app_client.container.db.connect() as conn:
+        rows = await cache_repo.get_many(conn, "default", keys)
+    calls = len(fake_llm.calls)
+    rebuilt = extraction_from_cached([rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt")
+    assert len(fake_llm.calls) == calls
+    assert _flat(rebuilt) == _flat(result)
+    alice = next(e for e in rebuilt.entities if e.key == "alice walker")
+    assert alice.description.startswith("Alice Walker is the founder")  # the longer gleaning record won
+
+
+async def test_truncated_answers_are_not_cached(app_client, fake_llm):
+    c = app_client.container
+    fake_llm.finish_reason = "length"
+    messages = [{"role": "user", "content": "say something long"}]
+    first = await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
+    assert first.truncated and not first.hit
+    assert await _cache_rows(app_client) == {}
+    fake_llm.finish_reason = "stop"
+    await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
+    again = await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
+    assert again.hit and again.text == first.text
+    assert len(fake_llm.calls) == 2
+
+
+async def test_disabled_cache_neither_reads_nor_writes(app_client, fake_llm):
+    c = app_client.container
+    messages = [{"role": "user", "content": "hello"}]
+    for _ in range(2):
+        result = await cached_chat(c.db, c.llm, "default", "keywords", messages, operation="keywords",
+                                   json_mode=True, enabled=False)
+        assert not result.hit
+    assert len(fake_llm.calls) == 2 and fake_llm.calls[0].json_mode
+    assert await _cache_rows(app_client) == {}
+
+
+async def test_llm_failure_raises_and_caches_nothing(app_client, fake_llm):
+    fake_llm.fail_next(10, status=500)
+    with pytest.raises(ProviderError):
+        await _extract(_extractor(app_client))
+    assert await _cache_rows(app_client) == {}
+
+
+def test_cache_key_is_length_prefixed_and_model_specific():
+    assert cache_key("extract", "m", "ab", "c") != cache_key("extract", "m", "a", "bc")
+    assert cache_key("extract", "m1", "x") != cache_key("extract", "m2", "x")
+    assert cache_key("extract", "m", "x") != cache_key("summary", "m", "x")
+    assert cache_key("extract", "m", "x") == cache_key("extract", "m", "x")
+    assert cache_key("extract", "m", "x").startswith("extract:")
+
+
+async def test_put_is_a_no_op_when_identical_and_replaces_otherwise(app_client):
+    db = app_client.container.db
+    async with db.transaction() as conn:
+        await cache_repo.put(conn, "default", "k1", "summary", "m", "answer", 10, 2)
+    first = (await _cache_rows(app_client))["k1"]
+    async with db.transaction() as conn:
+        await cache_repo.put(conn, "default", "k1", "summary", "m", "answer", 99, 99)
+    assert (await _cache_rows(app_client))["k1"] == first
+    async with db.transaction() as conn:
+        await cache_repo.put(conn, "default", "k1", "summary", "m", "other answer", 11, 3)
+        assert (await cache_repo.get(conn, "default", "k1"))["response"] == "other answer"
+        assert await cache_repo.get(conn, "default", "missing") is None
+        assert await cache_repo.get_many(conn, "default", []) == {}
+
+
+async def test_delete_unreferenced_keeps_keys_a_chunk_still_lists(app_client):
+    db = app_client.container.db
+    async with db.transaction() as conn:
+        for key in ("kept", "orphan", "foreign"):
+            await cache_repo.put(conn, "default", key, "extract", "m", key, 1, 1)
+        await conn.execute(insert(documents).values(project_id="default", id="doc-1", content="x",
+                                                    content_hash="h", content_length=1))
+        await conn.execute(insert(chunks).values(project_id="default", id="doc-1-chunk-000", document_id="doc-1",
+                                                 order_index=0, tokens=1, start_token=0, end_token=1, content="x",
+                                                 extraction_cache_keys=["kept"]))
+        deleted = await cache_repo.delete_unreferenced(conn, "default", ["kept", "orphan", "absent"])
+        assert deleted == 1
+        assert await cache_repo.delete_unreferenced(conn, "default", []) == 0
+    assert set(await _cache_rows(app_client)) == {"kept", "foreign"}
