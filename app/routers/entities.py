@@ -14,6 +14,7 @@ from app.schemas.entities import (
     EntityList,
     EntityOut,
     EntityUpdate,
+    ErrorBody,
     GraphOut,
     MergeReport,
     MergeRequest,
@@ -32,8 +33,9 @@ router = APIRouter(tags=["entities"])
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0, le=10_000_000)]
 NameQuery = Annotated[str, Query(min_length=1, max_length=1000)]
-_404 = {404: {"description": "Unknown project or entity"}}
-_409 = {409: {"description": "Already exists"}}
+_422 = {422: {"model": ErrorBody, "description": "Invalid input"}}
+_404 = {404: {"model": ErrorBody, "description": "Unknown project or entity"}, **_422}
+_409 = {409: {"model": ErrorBody, "description": "Already exists"}}
 
 
 @router.get("/entities", response_model=EntityList, responses=_404)
@@ -61,7 +63,8 @@ async def get_entity(name: str, c: ContainerDep, project_id: ProjectQuery = "def
 
 
 @router.patch("/entities/{name:path}", response_model=EntityOut,
-              responses={**_404, 409: {"description": "Rename target exists (use /entities/merge)"}})
+              responses={**_404, 409: {"model": ErrorBody,
+                                         "description": "Rename target exists (use /entities/merge)"}})
 async def update_entity(name: str, body: EntityUpdate, c: ContainerDep) -> EntityOut:
     return await CurationService(c).update_entity(name, body)
 

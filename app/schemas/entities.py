@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -13,6 +13,13 @@ ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project
 NameField = Field(min_length=1, max_length=1000)
 Keywords = str | list[str]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
+
+
+class ErrorBody(BaseModel):
+    """The app-wide error shape: a message (or, for request validation, the list of field errors) and a code."""
+
+    detail: str | list[dict[str, Any]]
+    code: str
 
 
 class _Body(BaseModel):

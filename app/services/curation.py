@@ -16,6 +16,7 @@ from app.domain.names import (
     normalize_description,
     normalize_name,
     normalize_type,
+    sanitize,
     sorted_pair,
 )
 from app.errors import Conflict, InvalidInput, NotFound
@@ -65,7 +66,7 @@ def clean_description(raw: str) -> str:
 
 def keyword_list(value: Keywords | str) -> list[str]:
     values = [value] if isinstance(value, str) else value
-    parts = [p for v in values for p in _KEYWORD_SPLIT.split(v)]
+    parts = [p for v in values for p in _KEYWORD_SPLIT.split(sanitize(v))]
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -106,7 +107,7 @@ class CurationService:
         self.max_name = c.settings.entity_name_max_length
 
     def _key(self, name: str) -> str:
-        key = lookup_key(name, self.max_name)
+        key = lookup_key(sanitize(name), self.max_name)
         if not key:
             raise InvalidInput(f"'{name}' is not a usable entity name", code="invalid_entity_name")
         return key
@@ -121,7 +122,7 @@ class CurationService:
 
     async def list_entities(self, project_id: str, q: str | None, entity_type: str | None,
                             limit: int, offset: int) -> EntityList:
-        needle = entity_key(q) if q and q.strip() else None
+        needle = entity_key(sanitize(q)) if q and sanitize(q) else None
         type_filter = normalize_type(entity_type) if entity_type and entity_type.strip() else None
         async with self.db.connect() as conn:
             await require_project(conn, project_id)

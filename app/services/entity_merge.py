@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.config import Settings
 from app.container import Container
-from app.domain.names import entity_key, lookup_key, normalize_type, sorted_pair
+from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
 from app.domain.texts import fragments, join_fragments
 from app.errors import InvalidInput, NotFound
 from app.repositories import curation as repo
@@ -62,7 +62,7 @@ class EntityMergeService:
         tkey = entity_key(target_name)
         raw_by_key: dict[str, str] = {}
         for raw in body.source_entities:
-            key = lookup_key(raw, s.entity_name_max_length)
+            key = lookup_key(sanitize(raw), s.entity_name_max_length)
             if not key:
                 raise InvalidInput(f"'{raw}' is not a usable entity name", code="invalid_entity_name")
             raw_by_key.setdefault(key, raw)
@@ -82,7 +82,7 @@ class EntityMergeService:
             rows = [found[k] for k in involved if k in found]  # sources in request order, then the target
             merged_keys = [k for k in source_keys if k != tkey]
 
-            description = (data.description.strip() if data and data.description else None) or await self._combine(
+            description = (sanitize(data.description) if data and data.description else None) or await self._combine(
                 body.strategy, "entity", target_name, [r["description"] for r in rows], language, pid)
             entity_type = (normalize_type(data.entity_type) if data and data.entity_type
                            else first_known_type([r["entity_type"] for r in rows]))

@@ -5,7 +5,7 @@ whole graph is never loaded (official weakness 19: `*` sorted every node in memo
 from __future__ import annotations
 
 from app.container import Container
-from app.domain.names import lookup_key
+from app.domain.names import lookup_key, sanitize
 from app.repositories import curation as repo
 from app.schemas.entities import GraphEdge, GraphNode, GraphOut
 from app.services.curation import not_found, require_project
@@ -23,7 +23,7 @@ class GraphViewService:
                 truncated = len(nodes) > max_nodes
                 nodes = nodes[:max_nodes]
             else:
-                key = lookup_key(label, self.c.settings.entity_name_max_length)
+                key = lookup_key(sanitize(label), self.c.settings.entity_name_max_length)
                 start = await repo.get_entity(conn, project_id, key) if key else None
                 if start is None:
                     raise not_found(label)
