@@ -175,6 +175,15 @@ def test_long_names_are_truncated_to_the_limit():
         == "N" * 64
 
 
+def test_pathological_decoration_parses_in_linear_time():
+    import time
+
+    for text in ['"' * 20000, "*" * 20000 + D, "(" * 20000 + D, f"entity{D}A{D}t{D}" + ' "a' * 20000]:
+        started = time.perf_counter()
+        parse_extraction(text, "c", None)
+        assert time.perf_counter() - started < 2  # was 16 s per case with a backtracking record-start pattern
+
+
 def test_never_raises_on_garbage():
     for text in ["<|#|>" * 50, "entity" + D * 30, "(((((" + D, "\x00\ud800" + D + "entity", "<|>##<|>"]:
         result = parse_extraction(text, "c", None)

@@ -52,8 +52,9 @@ _HEADER_LINE = re.compile(
     r"^(#+(\s.*)?|\*\*[^*]+\*\*:?|(entities|entity|relations|relationships|relation|records|output)\s*:?|"
     r"[-=_*]{3,})$", re.IGNORECASE)
 _KEYWORD_WORDS = r"entity|entities|relation|relations|relationship|relationships|content_keywords"
-_LEAD = r"[\s\-*\u2022>#(\[{\"'`]*(?:\d{1,4}[.)]\s*)?[\s(\[{\"'`*]*"
-_TRAIL = r"[\s\"'`*)\]}]*"
+# atomic groups: decoration is consumed once, so a long run of quotes or stars cannot backtrack quadratically
+_LEAD = r"(?>[\s\-*\u2022>#(\[{\"'`]*)(?:\d{1,4}[.)]\s*)?(?>[\s(\[{\"'`*]*)"
+_TRAIL = r"(?>[\s\"'`*)\]}]*)"
 # A line starting a record: optional list marker / quote / bracket, the keyword, then the delimiter.
 _RECORD_START = re.compile(rf"^{_LEAD}(?:{_KEYWORD_WORDS}){_TRAIL}" + re.escape(D), re.IGNORECASE)
 # The same inside a line of prose ("Here they are: entity<|#|>…").
