@@ -17,7 +17,7 @@ import json_repair
 from app.db.engine import Database
 from app.prompts.keywords import keyword_messages
 from app.providers.llm import PRIORITY_QUERY, LLMClient, Message
-from app.services.query_llm_cache import cached_chat
+from app.services.llm_cache import cached_chat
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from app.schemas.query import (
 )
 from app.services.context import trim_history
 from app.services.keywords import KeywordExtractor
+from app.services.llm_cache import cached_chat
 from app.services.projects import ProjectService
 from app.services.query_context import ContextBuilder, PreparedContext
-from app.services.query_llm_cache import cached_chat
 from app.services.rerank import get_reranker
 from app.usage import current_usage
 
