@@ -71,9 +71,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log.warning("API_KEYS is empty: the API is open to anyone who can reach it")
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
+        if settings.worker_enabled:
+            from app.worker import Worker  # noqa: PLC0415 (the worker imports this module's factory)
+
+            container.extras["worker"] = Worker(container)
+            await container.extras["worker"].start()
         try:
             yield
         finally:
+            if "worker" in container.extras:
+                await container.extras["worker"].stop()
             await close_container(container)
 
     app = FastAPI(

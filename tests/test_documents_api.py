@@ -11,7 +11,7 @@ from app.db.tables import chunks, documents
 
 
 @pytest.fixture
-async def idle_client(start_app, make_settings):
+async def idle_client(make_settings, start_app):
     """The API without a worker: documents stay pending, so enqueue behaviour is observable."""
     app = await start_app(make_settings(worker_enabled=False))
     return app

@@ -1,0 +1,277 @@
+"""Processing of one claimed document: chunk → store → embed chunks ∥ extract → merge → summarise → embed.
+
+The merge is one transaction (advisory locks on every touched entity key, sorted), so a crash leaves the
+document's contribution either complete or absent; `graph_merged` marks it, and a retried document that
+already merged goes straight to finalisation. Summaries and embeddings are written compare-and-set, so
+a concurrent document's newer merge is never overwritten (that document finalises it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from app import metrics
+from app.container import Container
+from app.domain.merge import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
+from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
+from app.domain.texts import entity_embedding_text, fragments, relation_embedding_text, text_hash
+from app.errors import AppError
+from app.repositories import chunks as chunks_repo
+from app.repositories import documents as docs_repo
+from app.repositories import graph as graph_repo
+from app.services.chunking import chunk_id, chunk_text
+from app.services.extraction import Extractor
+from app.services.projects import ProjectService
+from app.services.summarize import Summarizer
+from app.usage import Usage, track_usage
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_SOURCE = "unknown_source"
+
+
+class ClaimLost(Exception):
+    """Another worker took the document over (our heartbeat went stale) or it was deleted."""
+
+
+@contextmanager
+def stage(name: str, timings: dict[str, float] | None = None) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - started
+        metrics.PIPELINE_STAGE_SECONDS.labels(name).inc(elapsed)
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + elapsed
+
+
+def error_text(exc: BaseException) -> str:
+    detail = exc.detail if isinstance(exc, AppError) else str(exc)
+    return f"{type(exc).__name__}: {detail}"[:2000]
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    """The first real failure inside (possibly nested) exception groups."""
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+class DocumentPipeline:
+    def __init__(self, c: Container) -> None:
+        self.c = c
+        self.settings = c.settings
+        self.extractor = Extractor(c.db, c.llm, c.settings)
+        self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
+        self.timings: dict[str, float] = {}
+
+    async def process(self, project_id: str, document_id: str, worker_id: str) -> str:
+        """Run the document to `processed` or `failed`; returns the final status ("lost" if taken over)."""
+        usage = Usage()
+        status, error = "processed", None
+        try:
+            with track_usage(usage):
+                await self._run(project_id, document_id, worker_id)
+        except ClaimLost:
+            log.warning("document %s/%s: claim lost, leaving it to its new owner", project_id, document_id)
+            return "lost"
+        except Exception as exc:  # any failure ends the attempt with the reason kept
+            status, error = "failed", error_text(exc)
+            log.warning("document %s/%s failed: %s", project_id, document_id, error)
+        async with self.c.db.transaction() as conn:
+            if not await docs_repo.finish(conn, project_id, document_id, worker_id, status, error, usage):
+                return "lost"
+        metrics.PIPELINE_PROCESSED.labels(status).inc()
+        return status
+
+    async def _run(self, project_id: str, document_id: str, worker_id: str) -> None:
+        async with self.c.db.connect() as conn:
+            doc = await docs_repo.get(conn, project_id, document_id, content=True)
+        if doc is None:
+            raise ClaimLost(document_id)
+        file_path = doc["file_path"] or UNKNOWN_SOURCE
+        project = await ProjectService(self.c.db, self.settings).overrides(project_id)
+        if not doc["graph_merged"]:
+            with stage("chunk", self.timings):
+                pieces = await asyncio.to_thread(
+                    chunk_text, self.c.tokenizer, doc["content"], size=project.chunk_size,
+                    overlap=project.chunk_overlap_size, split_by=project.chunk_split_by_character,
+                    split_only=project.chunk_split_by_character_only,
+                )
+                rows = [{"id": chunk_id(document_id, p.order_index), "order_index": p.order_index,
+                         "tokens": p.tokens, "start_token": p.start_token, "end_token": p.end_token,
+                         "content": p.content, "file_path": doc["file_path"]} for p in pieces]
+                async with self.c.db.transaction() as conn:
+                    await self._require_claim(conn, project_id, document_id, worker_id)
+                    await chunks_repo.replace_for_document(conn, project_id, document_id, rows)
+                    await docs_repo.set_fields(conn, project_id, document_id, chunks_count=len(rows))
+            try:
+                async with asyncio.TaskGroup() as group:
+                    group.create_task(self._embed_chunks(project_id, document_id))
+                    extracting = group.create_task(self._extract_all(project_id, rows, file_path, project))
+            except* Exception as errors:
+                raise _first(errors) from None
+            with stage("merge", self.timings):
+                await self._merge(project_id, document_id, worker_id, extracting.result())
+        await self._finalise(project_id, document_id, project.language)
+
+    async def _require_claim(self, conn, project_id: str, document_id: str, worker_id: str) -> dict:
+        claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
+        if claim is None:
+            raise ClaimLost(document_id)
+        return claim
+
+    # ----- extraction -----
+    async def _extract_all(self, project_id: str, rows: list[dict], file_path: str, project) -> list[ChunkExtraction]:
+        with stage("extract", self.timings):
+            results = await asyncio.gather(*(
+                self.extractor.extract_chunk(
+                    project_id, row["id"], row["content"], file_path, entity_types=project.entity_types,
+                    language=project.language, max_gleaning=project.max_gleaning,
+                )
+                for row in rows
+            ))
+            async with self.c.db.transaction() as conn:
+                await chunks_repo.set_extraction_keys(
+                    conn, project_id, [(row["id"], keys) for row, (_, keys) in zip(rows, results, strict=True)]
+                )
+        return [extraction for extraction, _ in results]
+
+    # ----- merge -----
+    async def _merge(
+        self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
+    ) -> None:
+        entity_records: dict[str, list[EntityRecord]] = {}
+        relation_records: dict[tuple[str, str], list[RelationRecord]] = {}
+        endpoint_sources: dict[str, list[str]] = {}
+        all_relations: list[RelationRecord] = []
+        for extraction in extractions:  # chunk order
+            for ent in extraction.entities:
+                entity_records.setdefault(ent.key, []).append(ent)
+            for rel in extraction.relations:
+                if rel.src_key == rel.tgt_key:
+                    continue
+                relation_records.setdefault((rel.src_key, rel.tgt_key), []).append(rel)
+                all_relations.append(rel)
+                for key in (rel.src_key, rel.tgt_key):
+                    endpoint_sources.setdefault(key, []).append(rel.chunk_id)
+        keys = set(entity_records) | set(endpoint_sources)
+
+        async with self.c.db.transaction() as conn:
+            claim = await self._require_claim(conn, project_id, document_id, worker_id)
+            if claim["graph_merged"]:
+                return
+            await graph_repo.lock_keys(conn, project_id, keys)
+            existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
+            existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
+            missing = keys - set(existing) - set(entity_records)
+            for key, records in endpoint_records(all_relations, missing).items():
+                entity_records[key] = records
+
+            entity_merges: list[EntityMerge] = []
+            for key in sorted(keys):
+                row = existing.get(key)
+                entity_merges.append(merge_entity(
+                    row, entity_records.get(key, []), row["sources"] if row else [], self.settings,
+                    extra_sources=endpoint_sources.get(key, ()),
+                ))
+            relation_merges: list[RelationMerge] = []
+            for pair in sorted(relation_records):
+                row = existing_rel.get(pair)
+                relation_merges.append(
+                    merge_relation(row, relation_records[pair], row["sources"] if row else [], self.settings)
+                )
+
+            await graph_repo.upsert_entities(conn, project_id, [m.row() for m in entity_merges if not m.skipped])
+            await graph_repo.upsert_relations(
+                conn, project_id, [m.row() for m in relation_merges if not m.skipped]
+            )
+            await graph_repo.add_entity_sources(
+                conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
+            )
+            await graph_repo.add_relation_sources(
+                conn, project_id,
+                [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
+            )
+            await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
+
+    # ----- finalisation: summaries and embeddings -----
+    async def _finalise(self, project_id: str, document_id: str, language: str) -> None:
+        async with self.c.db.connect() as conn:
+            keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
+            ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+            rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
+        with stage("summarise", self.timings):
+            await self._summarise(project_id, ents, rels, language)
+        await self._embed_chunks(project_id, document_id)
+        with stage("embed", self.timings):
+            async with self.c.db.connect() as conn:
+                ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+                rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
+            await self._embed_graph(project_id, ents, rels)
+
+    async def _summarise(self, project_id: str, ents: dict, rels: dict, language: str) -> None:
+        s = self.summarizer
+        ent_todo = [e for e in ents.values() if s.needs_llm(fragments(e["description"]))]
+        rel_todo = [r for r in rels.values() if s.needs_llm(fragments(r["description"]))]
+        if not ent_todo and not rel_todo:
+            return
+        ent_new, rel_new = await asyncio.gather(
+            asyncio.gather(*(s.summarize("entity", e["name"], fragments(e["description"]), language,
+                                         project_id=project_id) for e in ent_todo)),
+            asyncio.gather(*(s.summarize("relation", f"({r['src_name']}, {r['tgt_name']})",
+                                         fragments(r["description"]), language, project_id=project_id)
+                             for r in rel_todo)),
+        )
+        async with self.c.db.transaction() as conn:
+            await graph_repo.set_entity_descriptions(
+                conn, project_id, [(e["key"], e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)
+                                   if new and new != e["description"]],
+            )
+            await graph_repo.set_relation_descriptions(
+                conn, project_id, [(r["src_key"], r["tgt_key"], r["description"], new)
+                                   for r, new in zip(rel_todo, rel_new, strict=True)
+                                   if new and new != r["description"]],
+            )
+
+    async def _embed_graph(self, project_id: str, ents: dict, rels: dict) -> None:
+        ent_items = []
+        for e in ents.values():
+            body = entity_embedding_text(e["name"], e["description"])
+            if e["embedded_hash"] != text_hash(body):
+                ent_items.append((e, body))
+        rel_items = []
+        for r in rels.values():
+            body = relation_embedding_text(r["src_name"], r["tgt_name"], r["keywords"], r["description"])
+            if r["embedded_hash"] != text_hash(body):
+                rel_items.append((r, body))
+        if not ent_items and not rel_items:
+            return
+        vectors = await self.c.embedder.embed([body for _, body in ent_items] + [body for _, body in rel_items])
+        ent_vectors, rel_vectors = vectors[:len(ent_items)], vectors[len(ent_items):]
+        async with self.c.db.transaction() as conn:
+            await graph_repo.set_entity_embeddings(conn, project_id, [
+                (e["key"], e["description"], v, text_hash(body))
+                for (e, body), v in zip(ent_items, ent_vectors, strict=True)
+            ])
+            await graph_repo.set_relation_embeddings(conn, project_id, [
+                (r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(body))
+                for (r, body), v in zip(rel_items, rel_vectors, strict=True)
+            ])
+
+    async def _embed_chunks(self, project_id: str, document_id: str) -> None:
+        async with self.c.db.connect() as conn:
+            pending = [r for r in await chunks_repo.list_for_document(conn, project_id, document_id)
+                       if not r["embedded"]]
+        if not pending:
+            return
+        with stage("embed", self.timings):
+            vectors = await self.c.embedder.embed([r["content"] for r in pending])
+            async with self.c.db.transaction() as conn:
+                await chunks_repo.set_embeddings(
+                    conn, project_id, [(r["id"], v) for r, v in zip(pending, vectors, strict=True)]
+                )

@@ -1,0 +1,124 @@
+"""Description summarisation with map-reduce (reference §5), without ever dropping a fragment.
+
+Below the thresholds (fewer than FORCE_LLM_SUMMARY_ON_MERGE fragments and under SUMMARY_MAX_TOKENS)
+the fragments are joined with SEP and no LLM is called. Otherwise one LLM call summarises them, or,
+when they exceed SUMMARY_CONTEXT_SIZE, they are packed into groups that fit, each group summarised,
+and the results reduced again. Unlike the official implementation (weakness 9), oversize fragments
+are split into pieces instead of being cut off, so every group fits the context and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Literal
+
+from app.config import Settings
+from app.db.engine import Database
+from app.domain.texts import SEP, join_fragments
+from app.prompts.summary import summary_messages
+from app.providers.llm import PRIORITY_SUMMARY, LLMClient
+from app.providers.tokenizer import Tokenizer
+from app.services.llm_cache import cached_chat
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["entity", "relation"]
+
+
+class Summarizer:
+    def __init__(self, db: Database, llm: LLMClient, tokenizer: Tokenizer, settings: Settings) -> None:
+        self.db = db
+        self.llm = llm
+        self.tokenizer = tokenizer
+        self.settings = settings
+
+    def needs_llm(self, fragments: list[str]) -> bool:
+        """Whether `summarize` would call the LLM for these fragments (cheap pre-check for callers)."""
+        items = [f.strip() for f in fragments if f and f.strip()]
+        if len(items) <= 1:
+            return False
+        if len(items) >= self.settings.force_llm_summary_on_merge:
+            return True
+        return sum(map(self.tokenizer.count, items)) >= self.settings.summary_max_tokens
+
+    async def summarize(
+        self, kind: Kind, name: str, fragments: list[str], language: str, *, project_id: str = "default"
+    ) -> str:
+        """The description to store: SEP-joined fragments below the thresholds, else an LLM summary."""
+        items = [f.strip() for f in fragments if f and f.strip()]
+        if len(items) <= 1:
+            return items[0] if items else ""
+        s = self.settings
+        counts = [self.tokenizer.count(f) for f in items]
+        for round_ in range(s.summary_max_iterations):
+            total = sum(counts)
+            if total <= s.summary_context_size:
+                # after a reduce round the partial summaries are always folded into one (the official code
+                # may stop with several partial summaries joined by SEP)
+                if round_ == 0 and len(items) < s.force_llm_summary_on_merge and total < s.summary_max_tokens:
+                    return join_fragments(items)
+                return await self._summarize_once(kind, name, items, language, project_id)
+            items, counts = self._split_oversize(items, counts)
+            groups = self._pack(items, counts)
+            items = list(await asyncio.gather(*(
+                self._summarize_once(kind, name, group, language, project_id) if len(group) > 1
+                else asyncio.sleep(0, group[0])
+                for group in groups
+            )))
+            if len(items) == 1:
+                return items[0]
+            counts = [self.tokenizer.count(f) for f in items]
+        log.warning("summary of %s %r still has %d parts after %d rounds; keeping them joined",
+                    kind, name, len(items), s.summary_max_iterations)
+        return join_fragments(items)
+
+    def _split_oversize(self, items: list[str], counts: list[int]) -> tuple[list[str], list[int]]:
+        """Cut fragments above half the context into pieces, so any two of them fit one call."""
+        limit = max(1, self.settings.summary_context_size // 2)
+        out_items: list[str] = []
+        out_counts: list[int] = []
+        for item, count in zip(items, counts, strict=True):
+            if count <= limit:
+                out_items.append(item)
+                out_counts.append(count)
+                continue
+            tokens = self.tokenizer.encode(item)
+            for start in range(0, len(tokens), limit):
+                piece = self.tokenizer.decode(tokens[start:start + limit]).strip()
+                if piece:
+                    out_items.append(piece)
+                    out_counts.append(self.tokenizer.count(piece))
+        return out_items, out_counts
+
+    def _pack(self, items: list[str], counts: list[int]) -> list[list[str]]:
+        """Greedy, in order: close a group when the next fragment would not fit (at least two per group)."""
+        budget = self.settings.summary_context_size
+        groups: list[list[str]] = []
+        current: list[str] = []
+        used = 0
+        for item, count in zip(items, counts, strict=True):
+            if current and used + count > budget:
+                if len(current) == 1:
+                    groups.append([*current, item])
+                    current, used = [], 0
+                    continue
+                groups.append(current)
+                current, used = [], 0
+            current.append(item)
+            used += count
+        if current:
+            groups.append(current)
+        return groups
+
+    async def _summarize_once(self, kind: Kind, name: str, items: list[str], language: str, project_id: str) -> str:
+        messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
+        result = await cached_chat(
+            self.db, self.llm, project_id, "summary", messages,
+            operation="summary", priority=PRIORITY_SUMMARY, enabled=self.settings.enable_llm_cache_for_extract,
+        )
+        text = result.text.replace(SEP, " ").strip()
+        if not text:
+            log.warning("empty summary for %s %r; keeping the fragments", kind, name)
+            return " ".join(items)
+        return text

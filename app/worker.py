@@ -1,0 +1,146 @@
+"""Queue worker: claims documents (FOR UPDATE SKIP LOCKED), runs up to MAX_PARALLEL_INSERT at once,
+heartbeats its claims, and gives unfinished work back to the queue on shutdown.
+
+Runs inside the API process (settings.worker_enabled) or standalone: `python -m app.worker`. Any number
+of workers may share one database; a worker that dies leaves claims whose heartbeat goes stale, and
+those are retaken (up to WORKER_MAX_ATTEMPTS claims, then the document is marked failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import uuid
+
+from app import metrics
+from app.container import Container
+from app.repositories import documents as docs_repo
+from app.services.pipeline import DocumentPipeline
+
+log = logging.getLogger(__name__)
+
+
+class Worker:
+    def __init__(self, container: Container, worker_id: str | None = None) -> None:
+        self.c = container
+        self.settings = container.settings
+        self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.pipeline = DocumentPipeline(container)
+        self.processed = 0
+        self._tasks: dict[tuple[str, str], asyncio.Task] = {}
+        self._wake = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._stopping = False
+        self._loops: list[asyncio.Task] = []
+
+    # ----- public -----
+    def notify(self) -> None:
+        """New work was enqueued: look for it now rather than at the next poll."""
+        self._wake.set()
+
+    async def wait_for_change(self, seconds: float) -> None:
+        """Return when a document handled by this worker finished, or after `seconds`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), seconds)
+
+    @property
+    def in_flight(self) -> list[tuple[str, str]]:
+        return list(self._tasks)
+
+    async def start(self) -> None:
+        self._loops = [asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
+                       asyncio.create_task(self._heartbeat_loop(), name=f"worker-heartbeat-{self.id}")]
+        log.info("worker %s started (max %d documents at once)", self.id, self.settings.max_parallel_insert)
+
+    async def stop(self) -> None:
+        """Graceful shutdown: stop claiming, cancel in-flight documents, hand them back as pending."""
+        self._stopping = True
+        self._wake.set()
+        for task in [*self._loops, *self._tasks.values()]:
+            task.cancel()
+        await asyncio.gather(*self._loops, *self._tasks.values(), return_exceptions=True)
+        try:
+            async with self.c.db.transaction() as conn:
+                released = await docs_repo.release(conn, self.id)
+            if released:
+                log.info("worker %s returned %d document(s) to the queue", self.id, released)
+        except Exception:
+            log.exception("worker %s could not release its claims; they will expire", self.id)
+
+    # ----- loops -----
+    async def _claim_loop(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                await self._fill()
+            except Exception:
+                log.exception("worker %s: claiming failed; retrying", self.id)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_interval)
+
+    async def _fill(self) -> None:
+        s = self.settings
+        while not self._stopping and len(self._tasks) < s.max_parallel_insert:
+            async with self.c.db.transaction() as conn:
+                row = await docs_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
+            if row is None:
+                return
+            key = (row["project_id"], row["id"])
+            self._tasks[key] = asyncio.create_task(self._run_one(key), name=f"document-{key[1]}")
+
+    async def _run_one(self, key: tuple[str, str]) -> None:
+        try:
+            status = await self.pipeline.process(key[0], key[1], self.id)
+            self.processed += status in ("processed", "failed")
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("worker %s: unexpected error on %s/%s", self.id, *key)
+        finally:
+            self._tasks.pop(key, None)
+            self._wake.set()
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def _heartbeat_loop(self) -> None:
+        s = self.settings
+        while not self._stopping:
+            await asyncio.sleep(min(s.worker_heartbeat_interval, s.worker_claim_timeout / 3))
+            try:
+                async with self.c.db.transaction() as conn:
+                    await docs_repo.heartbeat(conn, self.id)
+                    await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
+                async with self.c.db.connect() as conn:
+                    for status, count in (await docs_repo.count_by_status(conn)).items():
+                        metrics.PIPELINE_DOCUMENTS.labels(status).set(count)
+            except Exception:
+                log.exception("worker %s: heartbeat failed", self.id)
+
+
+async def _main() -> None:
+    from app.config import get_settings
+    from app.logging_setup import configure_logging
+    from app.main import build_container, close_container
+
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    container = await build_container(settings)
+    worker = Worker(container)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await worker.start()
+    try:
+        await stop.wait()
+    finally:
+        await worker.stop()
+        await close_container(container)
+
+
+if __name__ == "__main__":
+    asyncio.run(_main())
