@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from app.deps import PROJECT_ID_PATTERN, ContainerDep, ProjectQuery
 from app.errors import InvalidInput
+from app.schemas.deletion import DocumentDeletion
 from app.schemas.documents import (
     DOCUMENT_ID_PATTERN,
     ChunkList,
@@ -21,6 +22,7 @@ from app.schemas.documents import (
     PipelineStatus,
     RetryRequest,
 )
+from app.services.deletion import DeletionService
 from app.services.ingestion import IngestionService, Submission
 
 router = APIRouter(tags=["documents"])
@@ -87,6 +89,15 @@ async def get_document_chunks(
     document_id: DocumentPath, c: ContainerDep, project_id: ProjectQuery = "default"
 ) -> ChunkList:
     return await _service(c).chunks(project_id, document_id)
+
+
+@router.delete("/documents/{document_id}", response_model=DocumentDeletion,
+               responses={404: {"description": "Unknown project or document"},
+                          409: {"description": "Still processing"}})
+async def delete_document(
+    document_id: DocumentPath, c: ContainerDep, project_id: ProjectQuery = "default"
+) -> DocumentDeletion:
+    return await DeletionService(c).delete_document(project_id, document_id)
 
 
 @router.post("/documents/{document_id}/retry", response_model=IngestItem,

@@ -1,0 +1,187 @@
+"""DELETE /documents/{id}: remove a document and repair the graph, in one transaction.
+
+Affected entities and relations are found through the provenance indexes (never a project scan) and
+locked with the pipeline's advisory-lock scheme. Items left without provenance are deleted; the others
+are rebuilt from the cached extraction answers of their remaining chunks with the ingestion merge rules,
+summarised when the thresholds say so and re-embedded — no extraction LLM call. Everything, including
+the document's cache entries, commits or rolls back together, so a failure midway leaves the old state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.container import Container
+from app.domain.merge import EntityMerge, RelationMerge, limit_sources, truncate_note
+from app.domain.records import ChunkExtraction
+from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
+from app.errors import Conflict, NotFound
+from app.repositories import curation as curation_repo
+from app.repositories import deletion as repo
+from app.repositories import graph as graph_repo
+from app.repositories import llm_cache as cache_repo
+from app.repositories import projects as projects_repo
+from app.schemas.deletion import DocumentDeletion, LLMCalls
+from app.services.curation import require_project
+from app.services.extraction import extraction_from_cached
+from app.services.projects import effective_settings
+from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild
+from app.services.summarize import Summarizer
+from app.usage import current_usage, track_usage
+
+log = logging.getLogger(__name__)
+UNKNOWN_SOURCE = "unknown_source"
+
+
+@contextmanager
+def llm_call_counter() -> Iterator[Callable[[], dict[str, int]]]:
+    """Calls by operation made inside the block, without hiding them from the request's token headers."""
+    outer = current_usage()
+    if outer is None:
+        with track_usage() as usage:
+            yield lambda: dict(usage.calls_by_operation)
+        return
+    before = dict(outer.calls_by_operation)
+    yield lambda: {op: n - before.get(op, 0) for op, n in outer.calls_by_operation.items()}
+
+
+class DeletionService:
+    def __init__(self, c: Container) -> None:
+        self.c = c
+        self.settings = c.settings
+        self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
+
+    async def delete_document(self, project_id: str, document_id: str) -> DocumentDeletion:
+        with llm_call_counter() as calls:
+            async with self.c.db.transaction() as conn:
+                report = await self._delete(conn, project_id, document_id)
+            counted = calls()
+        report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
+                                    summary=counted.get("summary", 0))
+        return report
+
+    async def _delete(self, conn: AsyncConnection, pid: str, document_id: str) -> DocumentDeletion:
+        await require_project(conn, pid)
+        doc = await repo.lock_document(conn, pid, document_id)
+        if doc is None:
+            raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+        if doc["status"] == "processing":
+            raise Conflict(f"Document '{document_id}' is still processing; delete it when it has finished",
+                           code="document_processing")
+
+        keys, pairs = await graph_repo.keys_of_document(conn, pid, document_id)
+        await graph_repo.lock_keys(conn, pid, {*keys, *(k for p in pairs for k in p)})
+        doc_chunks = await repo.chunks_of_document(conn, pid, document_id)
+        gone = {c["id"] for c in doc_chunks}
+        ents = await graph_repo.fetch_entities(conn, pid, keys)
+        rels = await graph_repo.fetch_relations(conn, pid, pairs)
+        extractions = await self._cached_extractions(conn, pid, chunks_needed(ents, rels, gone, self.settings))
+        plan = plan_rebuild(ents, rels, gone, extractions, self.settings)
+        language = await self._language(conn, pid)
+        ent_rows, rel_rows = await self._summarised_rows(pid, plan, ents, rels, language)
+        vectors = await self._embeddings(ents, rels, ent_rows, rel_rows)
+
+        cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
+        await repo.delete_document(conn, pid, document_id)
+        await curation_repo.delete_relations(conn, pid, plan.delete_relations)
+        await curation_repo.delete_entities(conn, pid, plan.delete_entities)
+        await graph_repo.upsert_entities(conn, pid, ent_rows)
+        await graph_repo.upsert_relations(conn, pid, rel_rows)
+        await graph_repo.set_entity_embeddings(conn, pid, vectors[0])
+        await graph_repo.set_relation_embeddings(conn, pid, vectors[1])
+        await cache_repo.delete_unreferenced(conn, pid, [k for c in doc_chunks for k in c["extraction_cache_keys"]])
+
+        return DocumentDeletion(
+            document_id=document_id, chunks_deleted=len(doc_chunks),
+            entities_deleted=len(plan.delete_entities), entities_rebuilt=len(ent_rows),
+            relations_deleted=len(set(plan.delete_relations) | set(cascaded)), relations_rebuilt=len(rel_rows),
+            llm_calls=LLMCalls(extract=0, summary=0),
+        )
+
+    async def _cached_extractions(self, conn: AsyncConnection, pid: str,
+                                  chunk_ids: list[str]) -> dict[str, ChunkExtraction]:
+        """Re-parse the cached pass answers (first pass, then gleanings) of the given chunks."""
+        inputs = await repo.chunk_cache_inputs(conn, pid, chunk_ids)
+        cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c["extraction_cache_keys"]])
+        out: dict[str, ChunkExtraction] = {}
+        for chunk_id, chunk in inputs.items():
+            answers = [cached[k]["response"] for k in chunk["extraction_cache_keys"] if k in cached]
+            if len(answers) != len(chunk["extraction_cache_keys"]) or not answers:
+                log.warning("chunk %s: cached extraction missing; its items keep their current text", chunk_id)
+                if not answers:
+                    continue
+            out[chunk_id] = extraction_from_cached(answers, chunk_id, chunk["file_path"] or UNKNOWN_SOURCE,
+                                                   self.settings.entity_name_max_length)
+        return out
+
+    async def _language(self, conn: AsyncConnection, pid: str) -> str:
+        row = await projects_repo.get(conn, pid)
+        return effective_settings(self.settings, row["settings"] if row else None).language
+
+    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict, rels: dict,
+                               language: str) -> tuple[list[dict], list[dict]]:
+        """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
+        and, for items without cached records, their current text with the shrunk source lists."""
+        s = self.summarizer
+
+        async def entity_text(m: EntityMerge) -> str:
+            if not s.needs_llm(m.fragments):
+                return m.description
+            return await s.summarize("entity", m.name, m.fragments, language, project_id=pid)
+
+        async def relation_text(m: RelationMerge) -> str:
+            if not s.needs_llm(m.fragments):
+                return m.description
+            return await s.summarize("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language,
+                                     project_id=pid)
+
+        ent_texts, rel_texts = await asyncio.gather(
+            asyncio.gather(*(entity_text(m) for m in plan.entities)),
+            asyncio.gather(*(relation_text(m) for m in plan.relations)),
+        )
+        ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
+        rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
+        ent_rows += [self._stale_row(ents[k], remaining, self.settings.max_source_ids_per_entity)
+                     for k, remaining in plan.stale_entities.items()]
+        rel_rows += [self._stale_row(rels[p], remaining, self.settings.max_source_ids_per_relation)
+                     for p, remaining in plan.stale_relations.items()]
+        return ent_rows, rel_rows
+
+    def _stale_row(self, row: dict, remaining: list[str], cap: int) -> dict:
+        method = "FIFO" if str(self.settings.source_ids_limit_method).upper() == "FIFO" else "KEEP"
+        limited = limit_sources(remaining, cap, method)
+        fields = ("name", "entity_type", "description", "file_paths") if "key" in row else (
+            "keywords", "description", "weight", "file_paths")
+        ident = {"key": row["key"]} if "key" in row else {"src_key": row["src_key"], "tgt_key": row["tgt_key"]}
+        return {**ident, **{f: row[f] for f in fields}, "source_ids": limited,
+                "truncate": truncate_note(len(remaining), len(limited), method)}
+
+    async def _embeddings(self, ents: dict, rels: dict, ent_rows: list[dict],
+                          rel_rows: list[dict]) -> tuple[list[tuple], list[tuple]]:
+        """Vectors for rebuilt items whose embedded text changed, in the graph repository's row formats."""
+        ent_todo, rel_todo = [], []
+        for row in ent_rows:
+            old = ents[row["key"]]
+            body = entity_embedding_text(old["name"], row["description"])
+            if old["embedded_hash"] != text_hash(body):
+                ent_todo.append((row, body))
+        for row in rel_rows:
+            old = rels[(row["src_key"], row["tgt_key"])]
+            body = relation_embedding_text(old["src_name"], old["tgt_name"], row["keywords"], row["description"])
+            if old["embedded_hash"] != text_hash(body):
+                rel_todo.append((row, body))
+        if not ent_todo and not rel_todo:
+            return [], []
+        vectors = await self.c.embedder.embed([b for _, b in ent_todo] + [b for _, b in rel_todo])
+        ent_vecs, rel_vecs = vectors[:len(ent_todo)], vectors[len(ent_todo):]
+        return (
+            [(r["key"], r["description"], v, text_hash(b)) for (r, b), v in zip(ent_todo, ent_vecs, strict=True)],
+            [(r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(b))
+             for (r, b), v in zip(rel_todo, rel_vecs, strict=True)],
+        )
+

@@ -1,0 +1,176 @@
+"""DELETE /documents/{id}: graph rebuilt from cached extractions through the real pipeline (fake LLM)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select, update
+
+from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
+from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
+from app.repositories import graph as graph_repo
+from app.services.deletion import DeletionService
+
+DOC_A = "Alice met Bob in Paris. Zed builds Widgets."
+DOC_B = "Bob visited Paris with Carol."
+DOC_C = "Carol met Alice in Rome."
+
+
+async def ingest(app, text: str, project_id: str = "default") -> str:
+    body = {"project_id": project_id, "documents": [{"text": text, "file_path": f"{text[:5]}.txt"}], "wait": True}
+    response = await app.http.post("/documents", json=body)
+    assert response.status_code == 200, response.text
+    [item] = response.json()["documents"]
+    return item["id"]
+
+
+async def query(app, stmt) -> list[dict]:
+    async with app.container.db.connect() as conn:
+        return [dict(r) for r in (await conn.execute(stmt)).mappings()]
+
+
+async def graph_state(app, project_id: str = "default") -> dict:
+    """Everything a rebuild must get right, keyed by identity (embeddings reduced to their text hash)."""
+    ents = await query(app, select(entities.c.key, entities.c.name, entities.c.entity_type, entities.c.description,
+                                   entities.c.source_ids, entities.c.file_paths, entities.c.degree,
+                                   entities.c.embedded_hash)
+                       .where(entities.c.project_id == project_id).order_by(entities.c.key))
+    rels = await query(app, select(relations.c.src_key, relations.c.tgt_key, relations.c.keywords,
+                                   relations.c.description, relations.c.weight, relations.c.source_ids,
+                                   relations.c.file_paths, relations.c.embedded_hash)
+                       .where(relations.c.project_id == project_id)
+                       .order_by(relations.c.src_key, relations.c.tgt_key))
+    es = await query(app, select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
+                     .where(entity_sources.c.project_id == project_id)
+                     .order_by(entity_sources.c.entity_key, entity_sources.c.seq))
+    rs = await query(app, select(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.chunk_id)
+                     .where(relation_sources.c.project_id == project_id)
+                     .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.seq))
+    cache = await query(app, select(llm_cache.c.key).where(llm_cache.c.project_id == project_id)
+                        .order_by(llm_cache.c.key))
+    return {"entities": ents, "relations": rels, "entity_sources": es, "relation_sources": rs, "cache": cache}
+
+
+@pytest.fixture
+async def three_docs(app_client):
+    ids = [await ingest(app_client, text) for text in (DOC_A, DOC_B, DOC_C)]
+    return app_client, ids
+
+
+async def test_delete_one_document_rebuilds_shared_items_without_extraction(three_docs, fake_llm):
+    app, (doc_a, doc_b, doc_c) = three_docs
+    a_cache_keys = (await query(app, select(chunks.c.extraction_cache_keys)
+                                .where(chunks.c.document_id == doc_a)))[0]["extraction_cache_keys"]
+    assert a_cache_keys
+    fake_llm.calls.clear()
+
+    response = await app.http.delete(f"/documents/{doc_a}")
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "document_id": doc_a, "chunks_deleted": 1,
+        "entities_deleted": 2, "entities_rebuilt": 3,      # Zed, Widgets gone; Alice, Bob, Paris rebuilt
+        "relations_deleted": 2, "relations_rebuilt": 1,    # Alice–Bob, Zed–Widgets gone; Bob–Paris rebuilt
+        "llm_calls": {"extract": 0, "summary": 0},
+    }
+    assert not fake_llm.calls_of("extract") and not fake_llm.calls_of("glean")
+
+    state = await graph_state(app)
+    by_key = {e["key"]: e for e in state["entities"]}
+    assert set(by_key) == {"alice", "bob", "carol", "paris", "rome"}
+    assert by_key["alice"]["description"] == "Carol met Alice in Rome."
+    assert by_key["bob"]["description"] == "Bob visited Paris with Carol."
+    for row in state["entities"]:
+        assert "Alice met Bob" not in row["description"] and "Zed" not in row["description"]
+        assert row["embedded_hash"] == text_hash(entity_embedding_text(row["name"], row["description"]))
+    bob_paris = next(r for r in state["relations"] if (r["src_key"], r["tgt_key"]) == ("bob", "paris"))
+    assert bob_paris["description"] == "Bob visited Paris with Carol." and bob_paris["weight"] == 1.0
+    assert bob_paris["embedded_hash"] == text_hash(
+        relation_embedding_text("Bob", "Paris", bob_paris["keywords"], bob_paris["description"]))
+    assert ("alice", "bob") not in {(r["src_key"], r["tgt_key"]) for r in state["relations"]}
+
+    remaining_chunks = {r["id"] for r in await query(app, select(chunks.c.id))}
+    assert all(r["chunk_id"] in remaining_chunks for r in state["entity_sources"] + state["relation_sources"])
+    assert all(c.startswith((doc_b, doc_c)) for e in state["entities"] for c in e["source_ids"])
+    assert {k["key"] for k in state["cache"]}.isdisjoint(a_cache_keys)
+    assert (await app.http.get(f"/documents/{doc_a}")).status_code == 404
+    assert (await app.http.get("/entities/Zed")).status_code == 404
+
+
+async def test_rebuilt_graph_equals_ingesting_only_the_remaining_documents(three_docs, start_app, make_settings):
+    app, (doc_a, _, _) = three_docs
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+    await app.http.post("/projects", json={"id": "fresh"})
+    for text in (DOC_B, DOC_C):
+        await ingest(app, text, project_id="fresh")
+    rebuilt, fresh = await graph_state(app), await graph_state(app, "fresh")
+    for part in ("entities", "relations", "entity_sources", "relation_sources"):
+        assert rebuilt[part] == fresh[part], part
+
+
+async def test_delete_all_documents_leaves_an_empty_graph_but_hand_made_entities(three_docs):
+    app, ids = three_docs
+    created = await app.http.post("/entities", json={"name": "Manual", "description": "Curated by hand."})
+    assert created.status_code == 201
+    assert (await app.http.post("/relations", json={"source": "Manual", "target": "Bob",
+                                                    "description": "Hand-made link."})).status_code == 201
+    for doc_id in ids:
+        response = await app.http.delete(f"/documents/{doc_id}")
+        assert response.status_code == 200, response.text
+        assert response.json()["llm_calls"]["extract"] == 0
+    state = await graph_state(app)
+    assert [e["key"] for e in state["entities"]] == ["manual"]
+    assert state["entities"][0]["degree"] == 0  # its relation went with Bob
+    assert state["relations"] == [] and state["entity_sources"] == [] and state["relation_sources"] == []
+    extract_cache = await query(app, select(llm_cache.c.key).where(llm_cache.c.cache_type != "summary"))
+    assert extract_cache == []
+    assert await query(app, select(chunks.c.id)) == [] and await query(app, select(documents.c.id)) == []
+
+
+async def test_summary_calls_are_counted_and_cached_summaries_reused(start_app, make_settings, fake_llm):
+    app = await start_app(make_settings(force_llm_summary_on_merge=2))
+    texts = ["Alice is a painter.", "Alice lives near the sea.", "Alice sings at night."]
+    ids = [await ingest(app, t) for t in texts]
+    fake_llm.calls.clear()
+    # Without the last document Alice has the two fragments ingestion already summarised: a cache hit.
+    first = (await app.http.delete(f"/documents/{ids[2]}")).json()
+    assert first["llm_calls"] == {"extract": 0, "summary": 0} and first["entities_rebuilt"] == 1
+    assert not fake_llm.calls
+    alice = (await app.http.get("/entities/Alice")).json()
+    assert alice["description"].startswith("Summary:")
+    # Put the third back (ingestion hits its own summary cache), then drop the first: the remaining pair
+    # (second, third) was never summarised, so exactly one real summary call.
+    assert await ingest(app, texts[2]) == ids[2]
+    fake_llm.calls.clear()
+    second = await app.http.delete(f"/documents/{ids[0]}")
+    assert second.json()["llm_calls"] == {"extract": 0, "summary": 1}
+    assert len(fake_llm.calls_of("summary")) == 1 and not fake_llm.calls_of("extract")
+    assert second.headers["X-Token-Input"] != "0"  # the summary's tokens reach the request's usage headers
+    assert (await app.http.get("/entities/Alice")).json()["description"] == fake_llm.calls_of("summary")[0].response
+
+
+async def test_fault_midway_leaves_previous_state_intact(three_docs, monkeypatch):
+    app, (doc_a, _, _) = three_docs
+    before = await graph_state(app)
+
+    async def boom(*args, **kwargs):
+        raise RuntimeError("injected fault after the document rows were deleted")
+
+    monkeypatch.setattr(graph_repo, "upsert_relations", boom)
+    with pytest.raises(RuntimeError, match="injected fault"):
+        await DeletionService(app.container).delete_document("default", doc_a)
+    monkeypatch.undo()
+    assert await graph_state(app) == before
+    assert (await app.http.get(f"/documents/{doc_a}")).status_code == 200
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200  # and it can be retried
+
+
+async def test_unknown_and_processing_documents(three_docs):
+    app, (doc_a, _, _) = three_docs
+    missing = await app.http.delete("/documents/doc-nope")
+    assert missing.status_code == 404 and missing.json()["code"] == "document_not_found"
+    assert (await app.http.delete(f"/documents/{doc_a}", params={"project_id": "nope"})).status_code == 404
+    async with app.container.db.transaction() as conn:
+        await conn.execute(update(documents).where(documents.c.id == doc_a).values(status="processing"))
+    busy = await app.http.delete(f"/documents/{doc_a}")
+    assert busy.status_code == 409 and busy.json()["code"] == "document_processing"
+    count = await query(app, select(func.count().label("n")).select_from(entities))
+    assert count[0]["n"] == 7  # nothing was deleted
