@@ -150,3 +150,37 @@ async def test_chunks_of_unprocessed_document_is_empty_list(idle_client):
     response = await idle_client.http.get(f"/documents/{doc_id}/chunks")
     assert response.json() == {"document_id": doc_id, "chunks": []}
     assert await _count(idle_client, chunks) == 0
+
+
+async def test_upload_files_mixed_valid_and_invalid(idle_client):
+    files = [
+        ("files", ("notes.txt", b"Uploaded text about Alice.", "text/plain")),
+        ("files", ("readme.md", "# Title\n\nMarkdown about Bob.".encode(), "text/markdown")),
+        ("files", ("page.html", b"<html><script>x()</script><p>Carol in HTML.</p></html>", "text/html")),
+        ("files", ("program.exe", b"MZ\x00\x01", "application/octet-stream")),
+        ("files", ("empty.txt", b"   ", "text/plain")),
+    ]
+    response = await idle_client.http.post("/documents/upload", files=files, data={"project_id": "default"})
+    assert response.status_code == 202
+    items = response.json()["documents"]
+    assert [i["status"] for i in items] == ["pending", "pending", "pending", "rejected", "rejected"]
+    assert [i["file_path"] for i in items] == ["notes.txt", "readme.md", "page.html", "program.exe", "empty.txt"]
+    assert "unsupported" in items[3]["error"] and "empty" in items[4]["error"]
+    html = (await idle_client.http.get(f"/documents/{items[2]['id']}")).json()
+    assert "Carol in HTML." in html["content_summary"] and "x()" not in html["content_summary"]
+    assert html["file_path"] == "page.html"
+    assert await _count(idle_client, documents) == 3
+
+
+async def test_upload_all_invalid_is_4xx(idle_client, make_settings, start_app):
+    bad = await idle_client.http.post("/documents/upload", files=[("files", ("a.bin", b"\x00\x01", "x/y"))])
+    assert bad.status_code == 422 and bad.json()["code"] == "invalid_documents"
+    small = await start_app(make_settings(worker_enabled=False, max_upload_bytes=1024))
+    big = await small.http.post("/documents/upload", files=[("files", ("big.txt", b"a" * 2000, "text/plain"))])
+    assert big.status_code == 413
+    missing = await idle_client.http.post("/documents/upload", data={"project_id": "default"})
+    assert missing.status_code == 422
+    unknown = await idle_client.http.post("/documents/upload", data={"project_id": "nope"},
+                                          files=[("files", ("a.txt", b"text", "text/plain"))])
+    assert unknown.status_code == 404
+    assert await _count(idle_client, documents) == 0

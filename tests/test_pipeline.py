@@ -263,3 +263,12 @@ async def test_async_default_then_processed(app, fake_llm):
     pipeline = (await app.http.get("/pipeline")).json()
     assert pipeline["by_status"]["processed"] == 1 and pipeline["queue_depth"] == 0
     assert pipeline["local_worker"]["max_parallel"] == 3
+
+
+async def test_upload_with_wait_processes_file(app, fake_llm):
+    files = [("files", ("story.md", b"# Story\n\nUrsula met Victor in Oslo.", "text/markdown"))]
+    response = await app.http.post("/documents/upload", files=files, data={"wait": "true"})
+    assert response.status_code == 200
+    [item] = response.json()["documents"]
+    assert item["status"] == "processed" and item["file_path"] == "story.md"
+    assert (await entity(app, "ursula"))["file_paths"] == ["story.md"]

@@ -11,8 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks
 
-_BATCH = 2000
-
 
 async def replace_for_document(
     conn: AsyncConnection, project_id: str, document_id: str, rows: Sequence[dict[str, Any]]
@@ -28,19 +26,20 @@ async def replace_for_document(
                              chunks.c.id.not_in(ids))
     )
     values = [{"project_id": project_id, "document_id": document_id, **r} for r in rows]
-    for start in range(0, len(values), _BATCH):
-        stmt = pg_insert(chunks).values(values[start:start + _BATCH])
-        same = chunks.c.content == stmt.excluded.content
-        await conn.execute(stmt.on_conflict_do_update(
-            index_elements=["project_id", "id"],
-            set_={
-                "order_index": stmt.excluded.order_index, "tokens": stmt.excluded.tokens,
-                "start_token": stmt.excluded.start_token, "end_token": stmt.excluded.end_token,
-                "content": stmt.excluded.content, "file_path": stmt.excluded.file_path,
-                "embedding": case((same, chunks.c.embedding), else_=None),
-                "extraction_cache_keys": case((same, chunks.c.extraction_cache_keys), else_=[]),
-            },
-        ))
+    if not values:
+        return
+    stmt = pg_insert(chunks)
+    same = chunks.c.content == stmt.excluded.content
+    await conn.execute(stmt.on_conflict_do_update(
+        index_elements=["project_id", "id"],
+        set_={
+            "order_index": stmt.excluded.order_index, "tokens": stmt.excluded.tokens,
+            "start_token": stmt.excluded.start_token, "end_token": stmt.excluded.end_token,
+            "content": stmt.excluded.content, "file_path": stmt.excluded.file_path,
+            "embedding": case((same, chunks.c.embedding), else_=None),
+            "extraction_cache_keys": case((same, chunks.c.extraction_cache_keys), else_=[]),
+        },
+    ), values)
 
 
 async def list_for_document(conn: AsyncConnection, project_id: str, document_id: str) -> list[dict]:

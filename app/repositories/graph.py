@@ -16,11 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import entities, entity_sources, relation_sources, relations
 
 Pair = tuple[str, str]
-_BATCH = 1000  # rows per multi-row statement (asyncpg allows 32767 bind parameters)
-
-
-def _batches(values: list, size: int = _BATCH) -> list[list]:
-    return [values[i:i + size] for i in range(0, len(values), size)]
 
 _ENTITY_FIELDS = ("name", "entity_type", "description", "source_ids", "file_paths", "truncate")
 _RELATION_FIELDS = ("keywords", "description", "weight", "source_ids", "file_paths", "truncate")
@@ -110,12 +105,12 @@ async def upsert_entities(conn: AsyncConnection, project_id: str, rows: Sequence
     if not rows:
         return
     values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: r["key"])]
-    for batch in _batches(values):
-        stmt = pg_insert(entities).values(batch)
-        present = [f for f in _ENTITY_FIELDS if f in batch[0] and f != "name"]
-        updates = {f: stmt.excluded[f] for f in present}
-        updates["updated_at"] = func.now()
-        await conn.execute(stmt.on_conflict_do_update(index_elements=["project_id", "key"], set_=updates))
+    stmt = pg_insert(entities)
+    present = [f for f in _ENTITY_FIELDS if f in values[0] and f != "name"]
+    updates = {f: stmt.excluded[f] for f in present}
+    updates["updated_at"] = func.now()
+    # executemany: SQLAlchemy batches the rows into multi-row statements with one cached compilation
+    await conn.execute(stmt.on_conflict_do_update(index_elements=["project_id", "key"], set_=updates), values)
 
 
 async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -124,14 +119,13 @@ async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequenc
     if not rows:
         return
     values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: (r["src_key"], r["tgt_key"]))]
-    for batch in _batches(values):
-        stmt = pg_insert(relations).values(batch)
-        present = [f for f in _RELATION_FIELDS if f in batch[0]]
-        updates = {f: stmt.excluded[f] for f in present}
-        updates["updated_at"] = func.now()
-        await conn.execute(
-            stmt.on_conflict_do_update(index_elements=["project_id", "src_key", "tgt_key"], set_=updates)
-        )
+    stmt = pg_insert(relations)
+    present = [f for f in _RELATION_FIELDS if f in values[0]]
+    updates = {f: stmt.excluded[f] for f in present}
+    updates["updated_at"] = func.now()
+    await conn.execute(
+        stmt.on_conflict_do_update(index_elements=["project_id", "src_key", "tgt_key"], set_=updates), values
+    )
 
 
 async def add_entity_sources(
@@ -141,8 +135,7 @@ async def add_entity_sources(
     if not rows:
         return
     values = [{"project_id": project_id, "entity_key": k, "chunk_id": c, "document_id": d} for k, c, d in rows]
-    for batch in _batches(values, 5000):
-        await conn.execute(pg_insert(entity_sources).values(batch).on_conflict_do_nothing())
+    await conn.execute(pg_insert(entity_sources).on_conflict_do_nothing(), values)
 
 
 async def add_relation_sources(
@@ -153,8 +146,7 @@ async def add_relation_sources(
         return
     values = [{"project_id": project_id, "src_key": s, "tgt_key": t, "chunk_id": c, "document_id": d}
               for s, t, c, d in rows]
-    for batch in _batches(values, 5000):
-        await conn.execute(pg_insert(relation_sources).values(batch).on_conflict_do_nothing())
+    await conn.execute(pg_insert(relation_sources).on_conflict_do_nothing(), values)
 
 
 async def keys_of_document(conn: AsyncConnection, project_id: str, document_id: str) -> tuple[list[str], list[Pair]]:
