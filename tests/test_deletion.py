@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import func, select, update
 
@@ -174,3 +176,15 @@ async def test_unknown_and_processing_documents(three_docs):
     assert busy.status_code == 409 and busy.json()["code"] == "document_processing"
     count = await query(app, select(func.count().label("n")).select_from(entities))
     assert count[0]["n"] == 7  # nothing was deleted
+
+
+async def test_deletion_waits_for_the_pipeline_lock_on_shared_keys(three_docs):
+    """A merge holding the advisory lock of a shared entity (here: Bob) holds the deletion back until it commits."""
+    app, (doc_a, _, _) = three_docs
+    async with app.container.db.transaction() as conn:
+        await graph_repo.lock_keys(conn, "default", ["bob"])
+        task = asyncio.create_task(app.http.delete(f"/documents/{doc_a}"))
+        done, _ = await asyncio.wait({task}, timeout=0.5)
+        assert not done  # blocked on the lock, nothing written yet
+    response = await task
+    assert response.status_code == 200 and response.json()["entities_deleted"] == 2

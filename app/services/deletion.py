@@ -108,16 +108,21 @@ class DeletionService:
         """Re-parse the cached pass answers (first pass, then gleanings) of the given chunks."""
         inputs = await repo.chunk_cache_inputs(conn, pid, chunk_ids)
         cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c["extraction_cache_keys"]])
-        out: dict[str, ChunkExtraction] = {}
+        work: list[tuple[str, list[str], str]] = []
         for chunk_id, chunk in inputs.items():
             answers = [cached[k]["response"] for k in chunk["extraction_cache_keys"] if k in cached]
             if len(answers) != len(chunk["extraction_cache_keys"]) or not answers:
-                log.warning("chunk %s: cached extraction missing; its items keep their current text", chunk_id)
-                if not answers:
-                    continue
-            out[chunk_id] = extraction_from_cached(answers, chunk_id, chunk["file_path"] or UNKNOWN_SOURCE,
-                                                   self.settings.entity_name_max_length)
-        return out
+                log.warning("chunk %s: cached extraction incomplete; items found nowhere else keep their text",
+                            chunk_id)
+            if answers:
+                work.append((chunk_id, answers, chunk["file_path"] or UNKNOWN_SOURCE))
+        limit = self.settings.entity_name_max_length
+
+        def parse_all() -> dict[str, ChunkExtraction]:
+            return {cid: extraction_from_cached(answers, cid, path, limit) for cid, answers, path in work}
+
+        # Hub entities can pull in hundreds of chunks: parse off the event loop.
+        return await asyncio.to_thread(parse_all)
 
     async def _language(self, conn: AsyncConnection, pid: str) -> str:
         row = await projects_repo.get(conn, pid)
