@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import insert, select
@@ -10,6 +12,7 @@ from app.db.tables import chunks, documents, llm_cache
 from app.errors import ProviderError
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
+from app.services import llm_cache as llm_cache_service
 from app.services.extraction import Extractor, extraction_from_cached
 from app.services.extraction_parser import parse_extraction
 from app.services.llm_cache import cache_key, cached_chat
@@ -223,3 +226,35 @@ async def test_delete_unreferenced_keeps_keys_a_chunk_still_lists(app_client):
         assert deleted == 1
         assert await cache_repo.delete_unreferenced(conn, "default", []) == 0
     assert set(await _cache_rows(app_client)) == {"kept", "foreign"}
+
+
+async def test_identical_chunks_extracted_concurrently_share_one_llm_call(app_client, fake_llm):
+    fake_llm.latency = 0.05
+    ext = _extractor(app_client)
+    (first, keys1), (second, keys2) = await asyncio.gather(
+        _extract(ext, chunk="doc-1-chunk-000", gleaning=0), _extract(ext, chunk="doc-1-chunk-007", gleaning=0))
+    assert len(fake_llm.calls_of("extract")) == 1
+    assert keys1 == keys2 and _flat(first) == _flat(second)
+    assert {e.chunk_id for e in second.entities} == {"doc-1-chunk-007"}
+
+
+async def test_waiters_ask_again_when_the_shared_call_is_cancelled(app_client, fake_llm):
+    c = app_client.container
+    fake_llm.latency = 0.1
+    messages = [{"role": "user", "content": "shared question"}]
+    leader = asyncio.create_task(cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary"))
+    for _ in range(1000):  # yield until the leader has registered its call
+        if llm_cache_service._IN_FLIGHT:
+            break
+        await asyncio.sleep(0)
+    assert llm_cache_service._IN_FLIGHT
+    follower = asyncio.create_task(cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary"))
+    for _ in range(50):  # let the follower reach the shared call
+        await asyncio.sleep(0)
+    leader.cancel()
+    result = await follower
+    assert result.text.startswith("Summary:")
+    assert not result.hit  # it made its own call after the shared one was cancelled
+    assert leader.cancelled()
+    assert not llm_cache_service._IN_FLIGHT
+    assert (await _cache_rows(app_client))[result.key]["response"] == result.text
