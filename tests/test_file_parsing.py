@@ -111,6 +111,14 @@ def test_bad_files_are_invalid_input(name, data, code):
     assert name in err.value.detail or code == "unsupported_file_type"
 
 
+def test_control_characters_and_surrogates_are_removed():
+    assert extract_text("c.txt", b"tab\tkept\x07 bell\x1b gone") == "tab\tkept bell gone"
+    html = b"<p>a\x01b</p><p>&#xD800;c</p>"
+    assert extract_text("c.html", html) == "ab\n\n\ufffdc"  # html.parser maps the surrogate reference to U+FFFD
+    latin1 = '<html><head><meta charset="iso-8859-1"></head><body><p>caf\u00e9</p></body></html>'
+    assert extract_text("l.html", latin1.encode("latin-1")) == "caf\u00e9"
+
+
 def test_truncated_pdf_is_invalid_input():
     data = make_pdf(["Some text here."])
     with pytest.raises(InvalidInput) as err:

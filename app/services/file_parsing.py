@@ -6,6 +6,7 @@ Every failure is a 422 with a clear message; a corrupt or unsupported file never
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import logging
 import re
@@ -17,15 +18,21 @@ from app.errors import InvalidInput
 log = logging.getLogger(__name__)
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+# Control characters and lone surrogates: PostgreSQL text cannot hold NUL, and none of them is content.
+_JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _BOMS = [
     (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: they share a prefix
     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
 ]
 
 
+def _bom_encoding(data: bytes) -> str | None:
+    return next((name for bom, name in _BOMS if data.startswith(bom)), None)
+
+
 def decode_text(filename: str, data: bytes) -> str:
     """UTF-8 (with or without BOM) or UTF-16/32 with a BOM; anything else is refused, not guessed."""
-    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    encoding = _bom_encoding(data) or "utf-8"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -77,8 +84,11 @@ _HTML_BLOCKS = ["p", "div", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5"
 def _html(filename: str, data: bytes) -> str:
     from bs4 import BeautifulSoup
 
+    markup: str | bytes = data  # legacy encodings: bs4 reads the <meta charset> and detects the rest
+    with contextlib.suppress(UnicodeDecodeError):  # bs4's own guess misreads UTF-8 holding control bytes
+        markup = data.decode(_bom_encoding(data) or "utf-8")
     try:
-        soup = BeautifulSoup(data, "html.parser")
+        soup = BeautifulSoup(markup, "html.parser")
     except Exception as exc:  # bs4 parsers are lenient; this is for truly undecodable input
         raise InvalidInput(f"{filename}: not readable HTML ({type(exc).__name__})", code="invalid_file") from exc
     for tag in soup(["script", "style", "noscript", "template"]):
@@ -114,7 +124,7 @@ def extract_text(filename: str, data: bytes) -> str:
             f"supported: {', '.join(SUPPORTED_EXTENSIONS)}",
             code="unsupported_file_type",
         )
-    text = parser(filename, data).replace("\r\n", "\n").replace("\r", "\n")
+    text = _JUNK.sub("", parser(filename, data).replace("\r\n", "\n").replace("\r", "\n"))
     text = _BLANK_RUNS.sub("\n\n", text).strip()
     if not text:
         raise InvalidInput(f"{filename}: no text could be extracted", code="empty_document")
