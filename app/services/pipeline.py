@@ -227,16 +227,16 @@ class DocumentPipeline:
                                          fragments(r["description"]), language, project_id=project_id)
                              for r in rel_todo)),
         )
+        ent_rows = sorted((e["key"], e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)
+                          if new and new != e["description"])
+        rel_rows = sorted((r["src_key"], r["tgt_key"], r["description"], new)
+                          for r, new in zip(rel_todo, rel_new, strict=True) if new and new != r["description"])
         async with self.c.db.transaction() as conn:
-            await graph_repo.set_entity_descriptions(
-                conn, project_id, [(e["key"], e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)
-                                   if new and new != e["description"]],
-            )
-            await graph_repo.set_relation_descriptions(
-                conn, project_id, [(r["src_key"], r["tgt_key"], r["description"], new)
-                                   for r, new in zip(rel_todo, rel_new, strict=True)
-                                   if new and new != r["description"]],
-            )
+            # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
+            await graph_repo.lock_keys(conn, project_id, [k for k, *_ in ent_rows] + [k for r in rel_rows
+                                                                                     for k in r[:2]])
+            await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
+            await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
 
     async def _embed_graph(self, project_id: str, ents: dict, rels: dict) -> None:
         ent_items = []
@@ -253,15 +253,15 @@ class DocumentPipeline:
             return
         vectors = await self.c.embedder.embed([body for _, body in ent_items] + [body for _, body in rel_items])
         ent_vectors, rel_vectors = vectors[:len(ent_items)], vectors[len(ent_items):]
+        ent_rows = sorted(((e["key"], e["description"], v, text_hash(body))
+                           for (e, body), v in zip(ent_items, ent_vectors, strict=True)), key=lambda r: r[0])
+        rel_rows = sorted(((r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(body))
+                           for (r, body), v in zip(rel_items, rel_vectors, strict=True)), key=lambda r: r[:2])
         async with self.c.db.transaction() as conn:
-            await graph_repo.set_entity_embeddings(conn, project_id, [
-                (e["key"], e["description"], v, text_hash(body))
-                for (e, body), v in zip(ent_items, ent_vectors, strict=True)
-            ])
-            await graph_repo.set_relation_embeddings(conn, project_id, [
-                (r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(body))
-                for (r, body), v in zip(rel_items, rel_vectors, strict=True)
-            ])
+            await graph_repo.lock_keys(conn, project_id, [r[0] for r in ent_rows] + [k for r in rel_rows
+                                                                                    for k in r[:2]])
+            await graph_repo.set_entity_embeddings(conn, project_id, ent_rows)
+            await graph_repo.set_relation_embeddings(conn, project_id, rel_rows)
 
     async def _embed_chunks(self, project_id: str, document_id: str) -> None:
         async with self.c.db.connect() as conn:
