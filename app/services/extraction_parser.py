@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.domain.names import entity_key, normalize_description, normalize_name, normalize_type
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.prompts.extraction import TUPLE_DELIMITER as D
 from app.providers.llm import strip_think
+
+_R = TypeVar("_R", EntityRecord, RelationRecord)
 
 _ENTITY = "entity"
 _RELATION = "relation"
@@ -310,11 +314,11 @@ def merge_gleaning(first: ChunkExtraction, glean: ChunkExtraction) -> ChunkExtra
                            malformed=first.malformed + glean.malformed)
 
 
-def _merge_groups(first: list, glean: list, key_of) -> list:
-    groups: dict = {}
+def _merge_groups(first: list[_R], glean: list[_R], key_of: Callable[[_R], Hashable]) -> list[_R]:
+    groups: dict[Hashable, list[_R]] = {}
     for record in first:
         groups.setdefault(key_of(record), []).append(record)
-    extra: dict = {}
+    extra: dict[Hashable, list[_R]] = {}
     for record in glean:
         extra.setdefault(key_of(record), []).append(record)
     for key, records in extra.items():
