@@ -184,3 +184,10 @@ async def test_upload_all_invalid_is_4xx(idle_client, make_settings, start_app):
                                           files=[("files", ("a.txt", b"text", "text/plain"))])
     assert unknown.status_code == 404
     assert await _count(idle_client, documents) == 0
+
+
+async def test_ingest_without_llm_is_503_nothing_stored(make_settings, start_app):
+    app = await start_app(make_settings(llm_model=None, llm_base_url=None, worker_enabled=False))
+    response = await app.http.post("/documents", json={"documents": [{"text": "Needs a model."}]})
+    assert response.status_code == 503 and response.json()["code"] == "llm_not_configured"
+    assert await _count(app, documents) == 0

@@ -16,8 +16,17 @@ from typing import Any
 
 from fastapi import UploadFile
 
+from app import metrics
 from app.container import Container
-from app.errors import AppError, Conflict, InvalidInput, NotFound, PayloadTooLarge
+from app.errors import (
+    AppError,
+    Conflict,
+    EmbeddingNotConfigured,
+    InvalidInput,
+    LLMNotConfigured,
+    NotFound,
+    PayloadTooLarge,
+)
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
@@ -88,6 +97,10 @@ class IngestionService:
     async def enqueue(self, project_id: str, items: list[Submission], wait: bool) -> tuple[list[IngestItem], bool]:
         """Store new documents as pending. Returns per-item results and whether all listed work is finished."""
         await ProjectService(self.c.db, self.settings).require(project_id)
+        if not self.c.llm.configured:  # every document would fail: say so now, store nothing
+            raise LLMNotConfigured()
+        if not self.c.embedder.configured:
+            raise EmbeddingNotConfigured()
         results: list[IngestItem | None] = [None] * len(items)
         candidates = self._validate(items, results)
         if not candidates:
@@ -258,6 +271,8 @@ class IngestionService:
             by_status = await docs_repo.count_by_status(conn, project_id)
             flying = await docs_repo.in_flight(conn, project_id)
             global_depth = await docs_repo.queue_depth(conn)
+            for status, count in (await docs_repo.count_by_status(conn)).items():
+                metrics.PIPELINE_DOCUMENTS.labels(status).set(count)
         worker = self.c.extras.get("worker")
         local = None
         if worker is not None:
