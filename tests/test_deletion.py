@@ -97,15 +97,51 @@ async def test_delete_one_document_rebuilds_shared_items_without_extraction(thre
     assert (await app.http.get("/entities/Zed")).status_code == 404
 
 
-async def test_rebuilt_graph_equals_ingesting_only_the_remaining_documents(three_docs, start_app, make_settings):
-    app, (doc_a, _, _) = three_docs
-    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+OVERLAPPING = [
+    "Alice met Bob in Paris.",
+    "Alice met Bob in Rome. Carol knows Alice.",
+    "Alice met Bob in Paris again.",
+    "Bob met Alice at noon. Paris welcomed Bob.",
+]
+
+
+@pytest.mark.parametrize(("texts", "deleted"), [([DOC_A, DOC_B, DOC_C], 0), (OVERLAPPING, 1), (OVERLAPPING, 3)])
+async def test_rebuilt_graph_equals_ingesting_only_the_remaining_documents(app_client, texts, deleted):
+    """Descriptions, types, keywords, weights, source ids, file paths, degrees, embeddings and provenance
+    after a deletion are exactly what ingesting the other documents (in the same order) produces."""
+    app = app_client
+    ids = [await ingest(app, text) for text in texts]
+    assert (await app.http.delete(f"/documents/{ids[deleted]}")).status_code == 200
     await app.http.post("/projects", json={"id": "fresh"})
-    for text in (DOC_B, DOC_C):
-        await ingest(app, text, project_id="fresh")
+    for i, text in enumerate(texts):
+        if i != deleted:
+            await ingest(app, text, project_id="fresh")
     rebuilt, fresh = await graph_state(app), await graph_state(app, "fresh")
     for part in ("entities", "relations", "entity_sources", "relation_sources"):
         assert rebuilt[part] == fresh[part], part
+    assert rebuilt["relations"], "the scenario must leave relations to compare"
+
+
+async def test_cache_entries_shared_with_another_document_are_kept(start_app, make_settings, fake_llm):
+    app = await start_app(make_settings())
+    created = await app.http.post("/projects", json={"id": "p", "settings": {
+        "chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}})
+    assert created.status_code == 201
+    first = await ingest(app, "Alice met Bob.\n\nCarol sings.", project_id="p")
+    second = await ingest(app, "Alice met Bob.\n\nDave dances.", project_id="p")
+    shared_key = (await query(app, select(chunks.c.extraction_cache_keys)
+                              .where(chunks.c.id == f"{second}-chunk-000")))[0]["extraction_cache_keys"][0]
+    first_only = (await query(app, select(chunks.c.extraction_cache_keys)
+                              .where(chunks.c.id == f"{first}-chunk-001")))[0]["extraction_cache_keys"][0]
+    fake_llm.calls.clear()
+    report = (await app.http.delete(f"/documents/{first}", params={"project_id": "p"})).json()
+    assert report["entities_deleted"] == 1 and report["llm_calls"]["extract"] == 0  # Carol
+    cache = {r["key"] for r in (await graph_state(app, "p"))["cache"]}
+    assert shared_key in cache and first_only not in cache
+    alice = (await app.http.get("/entities/Alice", params={"project_id": "p"})).json()
+    assert [s["document_id"] for s in alice["source_chunks"]] == [second]
+    assert alice["description"] == "Alice met Bob."
+    assert not fake_llm.calls
 
 
 async def test_delete_all_documents_leaves_an_empty_graph_but_hand_made_entities(three_docs):
