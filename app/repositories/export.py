@@ -77,19 +77,20 @@ def entity_batches(
 def relation_batches(
     conn: AsyncConnection, project_id: str, *, vectors: bool, batch_size: int = BATCH_SIZE
 ) -> AsyncIterator[list[RowMapping]]:
-    """Each undirected relation once (stored sorted), with both endpoints' display names."""
+    """Each undirected relation once (stored sorted), with both endpoints' display names.
+
+    The names come from correlated lookups evaluated only for the rows of the page: a join would let the
+    planner merge-join the whole entity index from its start on every page (quadratic over the export)."""
     r = relations.c
-    src, tgt = entities.alias("src"), entities.alias("tgt")
-    cols = [r.src_key, r.tgt_key, src.c.name.label("source"), tgt.c.name.label("target"), r.keywords,
+
+    def name_of(key: Any, label: str) -> Any:
+        e = entities.alias()
+        return (select(e.c.name).where(e.c.project_id == r.project_id, e.c.key == key)
+                .scalar_subquery().label(label))
+
+    cols = [r.src_key, r.tgt_key, name_of(r.src_key, "source"), name_of(r.tgt_key, "target"), r.keywords,
             r.description, r.weight, r.source_ids, r.file_paths]
-    query = (
-        select(*cols, *([_vector(r.embedding)] if vectors else []))
-        .select_from(
-            relations.join(src, (src.c.project_id == r.project_id) & (src.c.key == r.src_key))
-            .join(tgt, (tgt.c.project_id == r.project_id) & (tgt.c.key == r.tgt_key))
-        )
-        .where(r.project_id == project_id)
-    )
+    query = select(*cols, *([_vector(r.embedding)] if vectors else [])).where(r.project_id == project_id)
     return _keyset(conn, query, [r.src_key, r.tgt_key], lambda row: (row["src_key"], row["tgt_key"]), batch_size)
 
 

@@ -14,11 +14,15 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from app.services.export.cells import neutralise
 from app.services.export.model import Column, GraphExport, Kind, Row, joined
+
+# Fastest deflate: several times quicker than the default level for a few percent more bytes
+# (vectors, the bulk of a large export, hardly compress at any level).
+COMPRESS_LEVEL = 1
 
 
 class _Sink(io.RawIOBase):
@@ -50,23 +54,26 @@ def _cell(column: Column, value: Any) -> Any:
     return value
 
 
+def _encode(records: Iterable[list[Any]]) -> bytes:
+    """One batch as CSV bytes: compressing a batch at a time is far cheaper than a row at a time."""
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerows(records)
+    return text.getvalue().encode("utf-8")
+
+
 def _record(columns: tuple[Column, ...], row: Row) -> list[Any]:
     return [_cell(c, v) for c, v in zip(columns, row, strict=True)]
 
 
 async def write_csv(export: GraphExport) -> AsyncIterator[bytes]:
     sink = _Sink()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL) as archive:
         for section in export.sections:
             with archive.open(f"{section.name}.csv", "w", force_zip64=True) as member:
-                text = io.TextIOWrapper(member, encoding="utf-8", newline="", write_through=True)
-                writer = csv.writer(text, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-                writer.writerow([c.name for c in section.columns])
+                member.write(_encode([[c.name for c in section.columns]]))
                 async for batch in section.batches:
-                    writer.writerows(_record(section.columns, row) for row in batch)
+                    member.write(_encode(_record(section.columns, row) for row in batch))
                     if data := sink.drain():
                         yield data
-                text.flush()
-                text.detach()
             yield sink.drain()
     yield sink.drain()

@@ -10,16 +10,17 @@ from typing import Any
 
 from app.services.export.model import GraphExport, Kind, Row, Section
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
 
 def _object(section: Section, row: Row) -> str:
-    parts = []
-    for column, value in zip(section.columns, row, strict=True):
-        if column.kind is Kind.VECTOR:
-            encoded = value if value is not None else "null"
-        else:
-            encoded = json.dumps(value, ensure_ascii=False)
-        parts.append(f'"{column.name}": {encoded}')
-    return "{" + ", ".join(parts) + "}"
+    """One row as a JSON object: one C-accelerated encode per row; the vector is spliced in as the JSON
+    array text the database produced."""
+    columns = section.columns
+    if columns[-1].kind is not Kind.VECTOR:
+        return _ENCODER.encode(dict(zip((c.name for c in columns), row, strict=True)))
+    head = _ENCODER.encode(dict(zip((c.name for c in columns[:-1]), row[:-1], strict=True)))
+    return f'{head[:-1]}, "{columns[-1].name}": {row[-1] if row[-1] is not None else "null"}}}'
 
 
 def _head(export: GraphExport) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def _head(export: GraphExport) -> dict[str, Any]:
 
 
 async def write_json(export: GraphExport) -> AsyncIterator[bytes]:
-    head = json.dumps(_head(export), ensure_ascii=False)
+    head = _ENCODER.encode(_head(export))
     yield head[:-1].encode()  # leave the object open
     for section in export.sections:
         yield f', "{section.name}": ['.encode()

@@ -13,12 +13,16 @@ from typing import Any
 
 from app.services.export.model import Column, GraphExport, Kind
 
-_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_SPECIAL = re.compile(r"[\\|&<>\r\n]")
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 def escape_cell(text: str) -> str:
-    return _NEWLINES.sub("<br>", text.translate(_ESCAPES))
+    if _SPECIAL.search(text) is None:  # most cells (names, numbers, vectors): nothing to do
+        return text
+    # Backslash first, so the escapes added for `|` are not escaped again; `&` before the entities.
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("&", "&amp;").replace("<", "&lt;")
+    return _NEWLINES.sub("<br>", text.replace(">", "&gt;"))
 
 
 def _cell(column: Column, value: Any) -> str:
