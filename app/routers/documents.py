@@ -72,7 +72,7 @@ async def list_documents(
     project_id: ProjectQuery = "default",
     status: DocumentStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
 ) -> DocumentList:
     return await _service(c).list_documents(project_id, status, limit, offset)
 

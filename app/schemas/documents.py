@@ -5,12 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import json
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.deps import PROJECT_ID_PATTERN
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed"]
 DOCUMENT_ID_PATTERN = r"^[^/\x00-\x1f\x7f]{1,256}$"
+_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _storable(value: str | None, what: str) -> str | None:
+    if value is not None and _UNSTORABLE.search(value):
+        raise ValueError(f"{what} must not contain control characters or lone surrogates")
+    return value
 
 
 class DocumentIn(BaseModel):
@@ -20,6 +30,30 @@ class DocumentIn(BaseModel):
     id: str | None = Field(None, pattern=DOCUMENT_ID_PATTERN, description="Defaults to `doc-` + md5(text).")
     file_path: str | None = Field(None, max_length=1024, description="Source name; stored as its basename.")
     metadata: dict[str, Any] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_storable(cls, value: str | None) -> str | None:
+        return _storable(value, "id")
+
+    @field_validator("file_path")
+    @classmethod
+    def _path_storable(cls, value: str | None) -> str | None:
+        return _storable(value, "file_path")
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_storable(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        try:
+            encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            encoded.encode("utf-8")
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise ValueError("metadata must be plain JSON without lone surrogates or NaN/Infinity") from exc
+        if "\\u0000" in encoded:
+            raise ValueError("metadata must not contain NUL characters")
+        return value
 
 
 class IngestRequest(BaseModel):

@@ -61,9 +61,8 @@ def content_hash(text: str) -> str:
 
 
 def canonical_path(file_path: str | None) -> str | None:
-    if not file_path or not file_path.strip():
-        return None
-    return posixpath.basename(file_path.strip().replace("\\", "/")) or None
+    cleaned = _CONTROL.sub("", re.sub(r"[\x00-\x1f]", "", file_path or "")).strip()
+    return posixpath.basename(cleaned.replace("\\", "/")) or None
 
 
 @dataclass
