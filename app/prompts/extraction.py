@@ -133,6 +133,20 @@ ONLY those missing or broken records, corrected, in the same format. Do not repe
 already correct. If nothing is missing, write only {complete}. Finish with {complete}."""
 
 _BACKTICKS = re.compile(r"`{3,}")
+# Runs of marker characters in the chunk ("<|#|>", "<|COMPLETE|>", "<|>"…) are shown to the model with
+# look-alike characters, so a description quoting the text cannot smuggle a delimiter into the answer.
+_MARKER_RUN = re.compile(r"[<>|#\\\uff1c\uff1e\uff5c]{2,}")
+_LOOKALIKE = str.maketrans({"<": "\u2039", ">": "\u203a", "|": "\u00a6",
+                            "\uff1c": "\u2039", "\uff1e": "\u203a", "\uff5c": "\u00a6"})
+
+
+def neutralize_markers(text: str) -> str:
+    def swap(match: re.Match[str]) -> str:
+        run = match.group(0)
+        marker = "|" in run or "\uff5c" in run or ("#" in run and any(c in run for c in "<>\uff1c\uff1e"))
+        return run.translate(_LOOKALIKE) if marker else run
+
+    return _MARKER_RUN.sub(swap, text)
 
 
 def _fence(text: str) -> str:
@@ -156,6 +170,7 @@ def system_prompt(entity_types: list[str], language: str, *, max_entities: int =
 
 
 def extraction_messages(chunk: str, entity_types: list[str], language: str) -> list[Message]:
+    chunk = neutralize_markers(chunk)
     user = _USER.format(language=language, complete=COMPLETION_DELIMITER, fence=_fence(chunk), chunk=chunk)
     return [
         {"role": "system", "content": system_prompt(entity_types, language)},
