@@ -224,3 +224,31 @@ async def test_deletion_waits_for_the_pipeline_lock_on_shared_keys(three_docs):
         assert not done  # blocked on the lock, nothing written yet
     response = await task
     assert response.status_code == 200 and response.json()["entities_deleted"] == 2
+
+
+async def test_ingestion_while_deletion_plans_is_not_lost(three_docs, monkeypatch):
+    """A document merged between the lock-free planning phase and the write phase changes a shared entity:
+    the deletion notices under the locks, plans again, and keeps the newcomer's contribution."""
+    app, (doc_a, _, _) = three_docs
+    newcomer = "Bob sailed to Lisbon."
+    original = DeletionService._prepare
+    calls = []
+
+    async def prepare_then_ingest(self, *args):
+        prepared = await original(self, *args)
+        calls.append(1)
+        if len(calls) == 1:
+            await ingest(app, newcomer)
+        return prepared
+
+    monkeypatch.setattr(DeletionService, "_prepare", prepare_then_ingest)
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+    assert len(calls) == 2
+    bob = (await app.http.get("/entities/Bob")).json()
+    assert "Bob sailed to Lisbon." in bob["description"] and "Alice met Bob" not in bob["description"]
+    await app.http.post("/projects", json={"id": "fresh"})
+    for text in (DOC_B, DOC_C, newcomer):
+        await ingest(app, text, project_id="fresh")
+    rebuilt, fresh = await graph_state(app), await graph_state(app, "fresh")
+    for part in ("entities", "relations", "entity_sources", "relation_sources"):
+        assert rebuilt[part] == fresh[part], part

@@ -13,13 +13,12 @@ from app.db.tables import chunks, documents, relations
 Pair = tuple[str, str]
 
 
-async def lock_document(conn: AsyncConnection, project_id: str, document_id: str) -> dict | None:
-    """The document's status row, locked until the transaction ends (a worker cannot claim it meanwhile)."""
-    row = (await conn.execute(
-        select(documents.c.id, documents.c.status, documents.c.file_path)
-        .where(documents.c.project_id == project_id, documents.c.id == document_id)
-        .with_for_update()
-    )).mappings().first()
+async def lock_document(conn: AsyncConnection, project_id: str, document_id: str, *,
+                        lock: bool = True) -> dict | None:
+    """The document's status row; with `lock`, locked until the transaction ends (no worker can claim it)."""
+    query = (select(documents.c.id, documents.c.status, documents.c.file_path)
+             .where(documents.c.project_id == project_id, documents.c.id == document_id))
+    row = (await conn.execute(query.with_for_update() if lock else query)).mappings().first()
     return dict(row) if row else None
 
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -50,6 +51,26 @@ def llm_call_counter() -> Iterator[Callable[[], dict[str, int]]]:
     yield lambda: {op: n - before.get(op, 0) for op, n in outer.calls_by_operation.items()}
 
 
+@dataclass
+class Snapshot:
+    doc_chunks: list[dict]
+    entities: dict[str, dict]          # affected entities with their full ordered provenance
+    relations: dict[tuple[str, str], dict]
+
+    @property
+    def gone(self) -> set[str]:
+        return {c["id"] for c in self.doc_chunks}
+
+
+@dataclass
+class Prepared:
+    snapshot: Snapshot
+    plan: RebuildPlan
+    ent_rows: list[dict]
+    rel_rows: list[dict]
+    vectors: tuple[list[tuple], list[tuple]]
+
+
 class DeletionService:
     def __init__(self, c: Container) -> None:
         self.c = c
@@ -57,49 +78,73 @@ class DeletionService:
         self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
 
     async def delete_document(self, project_id: str, document_id: str) -> DocumentDeletion:
+        """Plan first without holding any lock (re-parsing, summaries and embeddings can take a while), then
+        in one transaction take the document row lock and the pipeline's key locks, check that nothing the
+        plan was computed from has changed (else plan again, under the locks) and write it."""
         with llm_call_counter() as calls:
+            async with self.c.db.connect() as conn:
+                snapshot = await self._snapshot(conn, project_id, document_id, lock=False)
+                inputs = await self._inputs(conn, project_id, snapshot)
+            prepared = await self._prepare(project_id, snapshot, *inputs)
             async with self.c.db.transaction() as conn:
-                report = await self._delete(conn, project_id, document_id)
+                current = await self._snapshot(conn, project_id, document_id, lock=True)
+                if current != snapshot:
+                    log.info("document %s/%s: graph changed while planning its deletion; planning again",
+                             project_id, document_id)
+                    prepared = await self._prepare(project_id, current, *await self._inputs(conn, project_id, current))
+                report = await self._apply(conn, project_id, document_id, prepared)
             counted = calls()
         report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
                                     summary=counted.get("summary", 0))
         return report
 
-    async def _delete(self, conn: AsyncConnection, pid: str, document_id: str) -> DocumentDeletion:
+    async def _snapshot(self, conn: AsyncConnection, pid: str, document_id: str, *, lock: bool) -> Snapshot:
+        """Everything the rebuild depends on. With `lock`, the document row and the affected keys are locked
+        first (the keys with the pipeline's advisory-lock scheme), so the snapshot stays true until commit."""
         await require_project(conn, pid)
-        doc = await repo.lock_document(conn, pid, document_id)
+        doc = await repo.lock_document(conn, pid, document_id, lock=lock)
         if doc is None:
             raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
         if doc["status"] == "processing":
             raise Conflict(f"Document '{document_id}' is still processing; delete it when it has finished",
                            code="document_processing")
-
         keys, pairs = await graph_repo.keys_of_document(conn, pid, document_id)
-        await graph_repo.lock_keys(conn, pid, {*keys, *(k for p in pairs for k in p)})
-        doc_chunks = await repo.chunks_of_document(conn, pid, document_id)
-        gone = {c["id"] for c in doc_chunks}
-        ents = await graph_repo.fetch_entities(conn, pid, keys)
-        rels = await graph_repo.fetch_relations(conn, pid, pairs)
-        extractions = await self._cached_extractions(conn, pid, chunks_needed(ents, rels, gone, self.settings))
-        plan = plan_rebuild(ents, rels, gone, extractions, self.settings)
-        language = await self._language(conn, pid)
-        ent_rows, rel_rows = await self._summarised_rows(pid, plan, ents, rels, language)
-        vectors = await self._embeddings(ents, rels, ent_rows, rel_rows)
+        if lock:
+            await graph_repo.lock_keys(conn, pid, {*keys, *(k for p in pairs for k in p)})
+        return Snapshot(
+            doc_chunks=await repo.chunks_of_document(conn, pid, document_id),
+            entities=await graph_repo.fetch_entities(conn, pid, keys),
+            relations=await graph_repo.fetch_relations(conn, pid, pairs),
+        )
 
+    async def _inputs(self, conn: AsyncConnection, pid: str,
+                      snap: Snapshot) -> tuple[dict[str, ChunkExtraction], str]:
+        needed = chunks_needed(snap.entities, snap.relations, snap.gone, self.settings)
+        return await self._cached_extractions(conn, pid, needed), await self._language(conn, pid)
+
+    async def _prepare(self, pid: str, snap: Snapshot, extractions: dict[str, ChunkExtraction],
+                       language: str) -> Prepared:
+        plan = plan_rebuild(snap.entities, snap.relations, snap.gone, extractions, self.settings)
+        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, language)
+        vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
+        return Prepared(snap, plan, ent_rows, rel_rows, vectors)
+
+    async def _apply(self, conn: AsyncConnection, pid: str, document_id: str, p: Prepared) -> DocumentDeletion:
+        plan = p.plan
         cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
         await repo.delete_document(conn, pid, document_id)
         await curation_repo.delete_relations(conn, pid, plan.delete_relations)
         await curation_repo.delete_entities(conn, pid, plan.delete_entities)
-        await graph_repo.upsert_entities(conn, pid, ent_rows)
-        await graph_repo.upsert_relations(conn, pid, rel_rows)
-        await graph_repo.set_entity_embeddings(conn, pid, vectors[0])
-        await graph_repo.set_relation_embeddings(conn, pid, vectors[1])
-        await cache_repo.delete_unreferenced(conn, pid, [k for c in doc_chunks for k in c["extraction_cache_keys"]])
-
+        await graph_repo.upsert_entities(conn, pid, p.ent_rows)
+        await graph_repo.upsert_relations(conn, pid, p.rel_rows)
+        await graph_repo.set_entity_embeddings(conn, pid, p.vectors[0])
+        await graph_repo.set_relation_embeddings(conn, pid, p.vectors[1])
+        await cache_repo.delete_unreferenced(
+            conn, pid, [k for c in p.snapshot.doc_chunks for k in c["extraction_cache_keys"]])
         return DocumentDeletion(
-            document_id=document_id, chunks_deleted=len(doc_chunks),
-            entities_deleted=len(plan.delete_entities), entities_rebuilt=len(ent_rows),
-            relations_deleted=len(set(plan.delete_relations) | set(cascaded)), relations_rebuilt=len(rel_rows),
+            document_id=document_id, chunks_deleted=len(p.snapshot.doc_chunks),
+            entities_deleted=len(plan.delete_entities), entities_rebuilt=len(p.ent_rows),
+            relations_deleted=len(set(plan.delete_relations) | set(cascaded)), relations_rebuilt=len(p.rel_rows),
             llm_calls=LLMCalls(extract=0, summary=0),
         )
 
