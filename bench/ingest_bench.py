@@ -31,8 +31,8 @@ NAMES = [f"{first} {last}" for first in ("Ada", "Boris", "Clara", "Dmitri", "Ele
          for last in ("Novak", "Ortega", "Petrov", "Quinn", "Rossi")]
 PLACES = ["Lisbon", "Oslo", "Kyoto", "Nairobi", "Lima", "Tallinn", "Quebec", "Hanoi"]
 VERBS = ["met", "wrote to", "argued with", "hired", "visited", "funded", "trained", "interviewed"]
-FILLER = ("the committee reviewed the quarterly figures and discussed several alternative proposals before "
-          "reaching a cautious agreement on the next steps").split()
+FILLER = ["the", "committee", "reviewed", "quarterly", "figures", "and", "discussed", "several", "alternative",
+          "proposals", "before", "reaching", "a", "cautious", "agreement", "on", "next", "steps"]
 
 
 def corpus(docs: int, paragraphs: int, seed: int = 5) -> list[str]:
@@ -63,7 +63,7 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def run(server: Any, fake: FakeOpenAI, name: str, texts: list[str], **overrides: Any) -> dict:
+async def run(server: Any, fake: FakeOpenAI, name: str, texts: list[str], latency: float, **overrides: Any) -> dict:
     database = f"bench_{name}"
     server.psql(f"CREATE DATABASE {database}")
     socket_dir = server.get_postmaster_info().socket_dir
@@ -73,6 +73,7 @@ async def run(server: Any, fake: FakeOpenAI, name: str, texts: list[str], **over
         embedding_dim=fake.dim, worker_poll_interval=0.05, log_level="WARNING", **overrides,
     )
     fake.reset()
+    fake.latency = latency
     app = create_app(settings)
     lifespan = app.router.lifespan_context(app)
     await lifespan.__aenter__()
@@ -130,17 +131,14 @@ async def main() -> None:
     fake = FakeOpenAI(dim=64).start()
     try:
         texts = corpus(args.docs, args.paragraphs)
-        fake.latency = args.latency
-        base = await run(server, fake, "baseline", texts, max_parallel_insert=1, llm_max_async=1)
-        fake.latency = args.latency
-        default = await run(server, fake, "default", texts)
+        base = await run(server, fake, "baseline", texts, args.latency, max_parallel_insert=1, llm_max_async=1)
+        default = await run(server, fake, "default", texts, args.latency)
         show(base)
         show(default)
         print(f"speed-up of default over baseline: {default['chunks_per_s'] / base['chunks_per_s']:.2f}x")
         if args.big_tokens:
             big = big_document(args.big_tokens, get_tokenizer())
-            fake.latency = args.latency
-            result = await run(server, fake, "big", [big])
+            result = await run(server, fake, "big", [big], args.latency)
             show(result)
             print(f"    one document of {args.big_tokens} tokens ({len(big)} characters)")
     finally:
