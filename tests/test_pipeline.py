@@ -272,3 +272,29 @@ async def test_upload_with_wait_processes_file(app, fake_llm):
     [item] = response.json()["documents"]
     assert item["status"] == "processed" and item["file_path"] == "story.md"
     assert (await entity(app, "ursula"))["file_paths"] == ["story.md"]
+
+
+async def test_gleaning_repeating_first_pass_changes_nothing(app, fake_llm):
+    from tests.fakes.openai_server import default_extract
+
+    fake_llm.handlers["glean"] = default_extract
+    await ingest(app, ["Abe met Bea. Bea met Cy."])
+    assert (await entity(app, "bea"))["description"] == "Abe met Bea."
+    rel = (await rows(app, select(relations).where(relations.c.src_key == "abe")))[0]
+    assert rel["weight"] == 1.0 and rel["description"] == "Abe met Bea."
+
+
+async def test_long_names_and_hostile_output(app, fake_llm):
+    long_name = "N" + "x" * 700
+    fake_llm.handlers["extract"] = lambda messages: "\n".join([
+        "```", entity_line(long_name, "thing", "A very long name."),
+        f"entity{TUPLE}Eve{TUPLE}person{TUPLE}Eve says {TUPLE}relation{TUPLE} inside her text.",
+        "garbage line without delimiters", f"relation{TUPLE}Eve{TUPLE}Eve{TUPLE}self{TUPLE}Self loop.",
+        f"ENTITY{TUPLE}Fay{TUPLE}person{TUPLE}Fay is fine.", "```", COMPLETE])
+    [doc] = await ingest(app, ["Hostile output test."])
+    assert doc["status"] == "processed"
+    keys = {r["key"] for r in await rows(app, select(entities.c.key))}
+    assert "fay" in keys and "eve" in keys
+    long_key = next(k for k in keys if k.startswith("nxxx"))
+    assert len((await entity(app, long_key))["name"]) == 500
+    assert await scalar(app, select(func.count()).select_from(relations)) == 0  # self-relation dropped
