@@ -8,6 +8,7 @@ from app.prompts.keywords import keyword_messages
 from app.providers.tokenizer import get_tokenizer
 from app.services.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
 from app.services.context import (
+    TokenLedger,
     build_references,
     entity_line,
     render_context,
@@ -76,10 +77,10 @@ def test_truncation_keeps_whole_items_within_budget():
     tok = get_tokenizer()
     items = [EntityHit(f"k{i}", f"Entity {i}", "thing", "word " * 200, 1, []) for i in range(10)]
     for budget in (1, 50, 300, 1000, 2500):
-        kept = truncate_by_tokens(items, entity_line, budget, tok)
+        kept = truncate_by_tokens(items, entity_line, budget, TokenLedger(tok))
         assert tok.count("\n".join(entity_line(e) for e in kept)) <= budget
         assert len(kept) == 0 or kept == items[:len(kept)]
-    assert len(truncate_by_tokens(items, entity_line, 1000, tok)) == 4
+    assert len(truncate_by_tokens(items, entity_line, 1000, TokenLedger(tok))) == 4
 
 
 def test_references_by_citation_count_then_first_appearance_and_readable_descriptions():
@@ -87,9 +88,35 @@ def test_references_by_citation_count_then_first_appearance_and_readable_descrip
               ChunkHit("c3", "d2", "z", None, "entity")]
     refs = build_references(chunks)
     assert [(r.reference_id, r.document_id, r.label) for r in refs] == [("1", "d2", "d2"), ("2", "d1", "a.txt")]
-    text, _ = render_context([EntityHit("k", "A", "t", "one<SEP>two", 1, [])], [], chunks)
+    segments, _ = render_context([EntityHit("k", "A", "t", "one<SEP>two", 1, [])], [], chunks,
+                                 TokenLedger(get_tokenizer()))
+    text = "".join(segments)
     assert "<SEP>" not in text and "one\\ntwo" in text
     assert "[1] d2" in text and '"reference_id": "2", "content": "x"' in text
+
+
+TRICKY = ["plain words", "  leading spaces", "trailing newline\n", "tabs\tand\r\ncrlf", "unicode: naïve café 東京 🚀",
+          "// slashes /path", "```fenced```", '"quotes" and {braces}', "1234567 digits 42", "", "\n\n", "x" * 3000]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_ledger_counts_are_exact_for_rendered_contexts(encoding):
+    """The budget arithmetic relies on segment counts adding up exactly; check it on awkward content."""
+    from app.providers.tokenizer import Tokenizer
+    from app.services.retrieval import RelationHit
+
+    tok = Tokenizer(encoding)
+    ledger = TokenLedger(tok)
+    entities = [EntityHit(f"k{i}", f"Ent {t[:20]}", "t", f"{t}<SEP>{t}", 1, []) for i, t in enumerate(TRICKY)]
+    relations = [RelationHit("a", "b", t[:10] or "x", "B", t, t, 1.0, []) for t in TRICKY]
+    chunks = [ChunkHit(f"c{i}", f"d{i % 13}", t, f"file {t[:15]}.txt" if i % 2 else None, "vector")
+              for i, t in enumerate(TRICKY * 2)]
+    for ents, rels in ((entities, relations), (None, None), ([], [])):
+        segments, refs = render_context(ents, rels, chunks, ledger)
+        assert len(refs) == 13  # two-digit reference ids included
+        assert ledger.joined(segments) == tok.count("".join(segments))
+    head = "Instructions ending with a blank line\n\n"
+    assert ledger.joined([head, *segments]) == tok.count(head + "".join(segments))
 
 
 def test_history_turns():

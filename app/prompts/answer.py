@@ -24,7 +24,7 @@ Additional instructions: {user_prompt}
 
 ---Context---
 
-{context}"""
+"""
 
 NO_CONTEXT_ANSWER = (
     "I could not find anything in this project's knowledge base that relates to your question, "
@@ -34,9 +34,13 @@ NO_CONTEXT_ANSWER = (
 PROMPT_QUERY_SEPARATOR = "\n\n---User Query---\n\n"
 
 
+def system_head(response_type: str, user_prompt: str | None) -> str:
+    """The instructions; the context follows directly (the head ends with a blank line)."""
+    return _SYSTEM.format(response_type=response_type, user_prompt=(user_prompt or "").strip() or "n/a")
+
+
 def system_prompt(context: str, response_type: str, user_prompt: str | None) -> str:
-    return _SYSTEM.format(response_type=response_type, user_prompt=(user_prompt or "").strip() or "n/a",
-                          context=context)
+    return system_head(response_type, user_prompt) + context
 
 
 ENTITY_SECTION = "Knowledge graph entities (one JSON object per line):"

@@ -97,25 +97,30 @@ _RELATIONS_OF_ENTITIES = text("""
 WITH picked AS (
     SELECT k.key, k.pos FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
 ),
-edges AS (
-    SELECT r.src_key, r.tgt_key FROM relations r JOIN picked p ON r.src_key = p.key
-    WHERE r.project_id = :project_id
-    UNION
-    SELECT r.src_key, r.tgt_key FROM relations r JOIN picked p ON r.tgt_key = p.key
-    WHERE r.project_id = :project_id
+touching AS (
+    SELECT r.src_key, r.tgt_key, r.weight, p.pos FROM picked p
+    JOIN relations r ON r.project_id = :project_id AND r.src_key = p.key
+    UNION ALL
+    SELECT r.src_key, r.tgt_key, r.weight, p.pos FROM picked p
+    JOIN relations r ON r.project_id = :project_id AND r.tgt_key = p.key
+),
+top AS (
+    SELECT e.src_key, e.tgt_key, e.weight, min(e.pos) AS first_pos, s.name AS src_name, t.name AS tgt_name,
+           s.degree + t.degree AS edge_degree
+    FROM touching e
+    JOIN entities s ON s.project_id = :project_id AND s.key = e.src_key
+    JOIN entities t ON t.project_id = :project_id AND t.key = e.tgt_key
+    GROUP BY e.src_key, e.tgt_key, e.weight, s.name, t.name, s.degree, t.degree
+    ORDER BY edge_degree DESC, e.weight DESC, first_pos, e.src_key, e.tgt_key
+    LIMIT :limit
 )
-SELECT r.src_key, r.tgt_key, r.keywords, r.description, r.weight, r.file_paths,
-       s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree,
-       LEAST(COALESCE(ps.pos, 2147483647), COALESCE(pt.pos, 2147483647)) AS first_pos
-FROM edges e
-JOIN relations r ON r.project_id = :project_id AND r.src_key = e.src_key AND r.tgt_key = e.tgt_key
-JOIN entities s ON s.project_id = :project_id AND s.key = r.src_key
-JOIN entities t ON t.project_id = :project_id AND t.key = r.tgt_key
-LEFT JOIN picked ps ON ps.key = r.src_key
-LEFT JOIN picked pt ON pt.key = r.tgt_key
-ORDER BY edge_degree DESC, r.weight DESC, first_pos, r.src_key, r.tgt_key
-LIMIT :limit
+SELECT t.src_key, t.tgt_key, t.src_name, t.tgt_name, t.edge_degree, t.first_pos,
+       r.keywords, r.description, r.weight, r.file_paths
+FROM top t
+JOIN relations r ON r.project_id = :project_id AND r.src_key = t.src_key AND r.tgt_key = t.tgt_key
+ORDER BY t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
 """)
+
 
 
 async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int) -> list[dict]:

@@ -4,14 +4,21 @@ Entity and relation lists are cut to their token budgets (whole items). The chun
 of max_total_tokens after the system prompt, the query, the conversation history (which the official
 implementation forgets — weakness 8) and the graph context. Descriptions are shown with `readable()`,
 fragments on separate lines, never raw `<SEP>` (weakness 10).
+
+Counting is exact but cheap: the context is built from segments that each end with a newline and are
+followed by a segment starting with a non-space character. tiktoken's pre-tokenizer never lets a piece
+cross such a boundary, so the token count of the whole equals the sum of the segments' counts, and each
+segment (an entity, relation or chunk line) is encoded once per request however often budgets are checked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from app.domain.texts import readable
@@ -25,6 +32,7 @@ T = TypeVar("T")
 MESSAGE_OVERHEAD = 4   # chat-format tokens around each message
 REPLY_OVERHEAD = 3     # tokens priming the assistant reply
 CHUNK_MARGIN = 200     # official safety margin kept free when sizing the chunk list
+_FENCE_END = "```\n\n"
 
 
 def _json(obj: dict) -> str:
@@ -44,23 +52,93 @@ def chunk_line(reference_id: str, c: ChunkHit) -> str:
     return _json({"reference_id": reference_id, "content": c.content})
 
 
-def messages_tokens(tokenizer: Tokenizer, messages: Sequence[Message]) -> int:
-    """What a request with these messages costs, counted the way budgets are checked."""
-    return sum(tokenizer.count(m["content"]) + MESSAGE_OVERHEAD for m in messages) + REPLY_OVERHEAD
+@lru_cache
+def _digits_single_tokens(tok: Tokenizer) -> bool:
+    return all(len(tok.encode(str(n))) == 1 for n in range(1000))
 
 
-def truncate_by_tokens(items: Sequence[T], line: Callable[[T], str], max_tokens: int, tok: Tokenizer) -> list[T]:
-    """Longest prefix whose lines joined by newlines fit `max_tokens`, verified by re-encoding."""
+def _hard_boundary(left: str, right: str) -> bool:
+    return left.endswith("\n") and bool(right) and not right[0].isspace() and right[0] != "/"
+
+
+class _CountCache:
+    """Process-wide LRU of token counts keyed by a digest of the text: the same chunk or entity line is
+    encoded once, not on every query that retrieves it (counts are exact; only the work is saved)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[bytes, int] = OrderedDict()
+
+    def get(self, tok: Tokenizer, text: str) -> int:
+        key = hashlib.blake2b(f"{tok.name}\0{text}".encode(), digest_size=16).digest()
+        found = self._data.get(key)
+        if found is None:
+            found = self._data[key] = tok.count(text)
+            if len(self._data) > self.size:
+                self._data.popitem(last=False)
+        else:
+            self._data.move_to_end(key)
+        return found
+
+
+_SHARED_COUNTS = _CountCache(50_000)
+_SHORT = 256  # shorter texts are encoded directly; hashing them would cost about as much
+
+
+class TokenLedger:
+    """Per-request token counts, cached by text, with exact sums over hard segment boundaries."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.tok = tok
+        self._counts: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        found = self._counts.get(text)
+        if found is None:
+            found = self.tok.count(text) if len(text) < _SHORT else _SHARED_COUNTS.get(self.tok, text)
+            self._counts[text] = found
+        return found
+
+    def joined(self, segments: Sequence[str]) -> int:
+        """Exact token count of "".join(segments)."""
+        if all(_hard_boundary(a, b) for a, b in zip(segments, segments[1:], strict=False)):
+            return sum(self.count(s) for s in segments)
+        return self.tok.count("".join(segments))
+
+    def chunk_segment(self, reference_id: str, c: ChunkHit) -> str:
+        """The chunk's context line; its count is taken from the line with reference "1" when every 1-3 digit
+        number is one token (the digits are then a piece of their own), so a chunk is encoded only once."""
+        segment = chunk_line(reference_id, c) + "\n"
+        if segment not in self._counts and len(reference_id) <= 3 and _digits_single_tokens(self.tok):
+            self._counts[segment] = self.count(chunk_line("1", c) + "\n")
+        return segment
+
+    def messages(self, messages: Sequence[Message], system_segments: Sequence[str] | None = None) -> int:
+        """What a request costs, counted the way budgets are checked; `system_segments` = the first
+        message's content as segments (so its context lines come from the cache)."""
+        total = REPLY_OVERHEAD
+        for i, m in enumerate(messages):
+            if i == 0 and system_segments is not None:
+                total += self.joined(system_segments) + MESSAGE_OVERHEAD
+            else:
+                total += self.count(m["content"]) + MESSAGE_OVERHEAD
+        return total
+
+
+def messages_tokens(tok: Tokenizer, messages: Sequence[Message]) -> int:
+    """Exact cost of a request's messages (used by tests to check what was really sent)."""
+    return sum(tok.count(m["content"]) + MESSAGE_OVERHEAD for m in messages) + REPLY_OVERHEAD
+
+
+def truncate_by_tokens(items: Sequence[T], line: Callable[[T], str], max_tokens: int, ledger: TokenLedger) -> list[T]:
+    """Longest prefix whose newline-terminated lines fit `max_tokens` (whole items only)."""
     kept: list[T] = []
     total = 0
     for item in items:
-        cost = tok.count(line(item)) + 1
-        if total + cost > max_tokens:
+        total += ledger.count(line(item) + "\n")
+        if total > max_tokens:
             break
         kept.append(item)
-        total += cost
-    while kept and tok.count("\n".join(line(i) for i in kept)) > max_tokens:
-        kept.pop()
     return kept
 
 
@@ -85,39 +163,42 @@ def build_references(chunks: Sequence[ChunkHit]) -> list[ReferenceEntry]:
     return [ReferenceEntry(str(i + 1), d, first[d].file_path) for i, d in enumerate(order)]
 
 
-def _fenced(label: str, lines: list[str], lang: str = "json") -> str:
-    body = "\n".join(lines)
-    return f"{label}\n\n```{lang}\n{body}\n```"
+def _section(label: str, lines: list[str], lang: str = "json") -> list[str]:
+    return [f"{label}\n\n```{lang}\n", *lines]
 
 
 def render_context(
     entities: Sequence[EntityHit] | None,
     relations: Sequence[RelationHit] | None,
     chunks: Sequence[ChunkHit],
-) -> tuple[str, list[ReferenceEntry]]:
-    """The context block. `entities`/`relations` None → naive layout (chunks and references only)."""
+    ledger: TokenLedger,
+) -> tuple[list[str], list[ReferenceEntry]]:
+    """The context block as segments ("".join them). `entities`/`relations` None → naive layout."""
     references = build_references(chunks)
     ref_of = {r.document_id: r.reference_id for r in references}
-    sections: list[str] = []
+    parts: list[list[str]] = []
     if entities is not None:
-        sections.append(_fenced(ENTITY_SECTION, [entity_line(e) for e in entities]))
+        parts.append(_section(ENTITY_SECTION, [entity_line(e) + "\n" for e in entities]))
     if relations is not None:
-        sections.append(_fenced(RELATION_SECTION, [relation_line(r) for r in relations]))
-    sections.append(_fenced(CHUNK_SECTION, [chunk_line(ref_of[c.document_id], c) for c in chunks]))
-    sections.append(_fenced(REFERENCE_SECTION, [f"[{r.reference_id}] {r.label}" for r in references], ""))
-    return "\n\n".join(sections), references
+        parts.append(_section(RELATION_SECTION, [relation_line(r) + "\n" for r in relations]))
+    parts.append(_section(CHUNK_SECTION, [ledger.chunk_segment(ref_of[c.document_id], c) for c in chunks]))
+    parts.append(_section(REFERENCE_SECTION, [f"[{r.reference_id}] {r.label}\n" for r in references], ""))
+    segments: list[str] = []
+    for i, part in enumerate(parts):
+        segments += part
+        segments.append(_FENCE_END if i < len(parts) - 1 else "```")
+    return segments, references
 
 
-def fit_chunks(chunks: Sequence[ChunkHit], budget: int, tok: Tokenizer) -> list[ChunkHit]:
-    """Longest prefix of chunks whose rendered chunk + reference sections fit `budget` tokens."""
+def fit_chunks(chunks: Sequence[ChunkHit], budget: int, ledger: TokenLedger) -> list[ChunkHit]:
+    """Longest prefix of chunks whose lines (and a reference-list line each) fit `budget` tokens."""
     kept: list[ChunkHit] = []
     total = 0
     for c in chunks:
-        cost = tok.count(chunk_line("99", c)) + 12  # line + a possible reference-list line
-        if total + cost > budget:
+        total += ledger.count(ledger.chunk_segment("1", c)) + 12  # + a possible reference-list line
+        if total > budget:
             break
         kept.append(c)
-        total += cost
     return kept
 
 
@@ -133,10 +214,10 @@ def trim_history(history: list[Message], turns: int | None) -> list[Message]:
     return history[user_positions[-turns]:]
 
 
-def fit_history(history: list[Message], fixed_tokens: int, max_total: int, tok: Tokenizer) -> list[Message]:
+def fit_history(history: list[Message], fixed_tokens: int, max_total: int, ledger: TokenLedger) -> list[Message]:
     """Drop the oldest messages until fixed parts + history fit `max_total`."""
     kept = list(history)
-    costs = [tok.count(m["content"]) + MESSAGE_OVERHEAD for m in kept]
+    costs = [ledger.count(m["content"]) + MESSAGE_OVERHEAD for m in kept]
     total = fixed_tokens + sum(costs)
     while kept and total > max_total:
         total -= costs.pop(0)

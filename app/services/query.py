@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 from app.container import Container
 from app.domain.texts import readable
-from app.errors import InvalidInput
+from app.errors import InvalidInput, NotFound
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY, Message
+from app.repositories import projects as projects_repo
+from app.repositories import retrieval as retrieval_repo
 from app.schemas.query import (
     ContextChunk,
     ContextEntity,
@@ -29,7 +31,7 @@ from app.schemas.query import (
 from app.services.context import trim_history
 from app.services.keywords import KeywordExtractor
 from app.services.llm_cache import cached_chat
-from app.services.projects import ProjectService
+from app.services.projects import effective_settings
 from app.services.query_context import ContextBuilder, PreparedContext
 from app.services.rerank import get_reranker
 from app.usage import current_usage
@@ -80,14 +82,19 @@ class QueryService:
     # ----- preparation shared by /query and /query/stream -----
     async def prepare(self, req: QueryRequest) -> Prepared:
         self._validate(req)
-        effective = await ProjectService(self.c.db, self.settings).overrides(req.project_id)  # 404 if unknown
+        async with self.c.db.connect() as conn:  # one round trip set for the project and its emptiness
+            project = await projects_repo.get(conn, req.project_id)
+            if project is None:
+                raise NotFound(f"Project '{req.project_id}' not found", code="project_not_found")
+            has_content = req.mode == "bypass" or await retrieval_repo.project_has_content(conn, req.project_id)
+        effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
         prepared = Prepared(req, history)
         builder = ContextBuilder(self.c, get_reranker(self.c.extras, self.settings))
         if req.mode == "bypass":
             prepared.messages = builder.bypass_messages(req, history)
             return prepared
-        if not await builder.has_content(req.project_id):
+        if not has_content:
             return prepared
         if req.mode != "naive":
             prepared.keywords = await self._keywords(req, history, effective.language)

@@ -6,18 +6,17 @@ from dataclasses import dataclass, field, replace
 
 from app.container import Container
 from app.errors import InvalidInput
-from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_prompt
+from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.providers.llm import Message
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
 from app.services.context import (
     CHUNK_MARGIN,
-    MESSAGE_OVERHEAD,
     ReferenceEntry,
+    TokenLedger,
     entity_line,
     fit_chunks,
     fit_history,
-    messages_tokens,
     relation_line,
     render_context,
     truncate_by_tokens,
@@ -29,7 +28,6 @@ from app.services.retrieval import (
     GraphHits,
     RelationHit,
     Retriever,
-    merge_chunks,
     merge_graph_hits,
 )
 
@@ -62,14 +60,10 @@ class ContextBuilder:
     def __init__(self, c: Container, reranker: RerankService) -> None:
         self.c = c
         self.settings = c.settings
-        self.tok = c.tokenizer
+        self.ledger = TokenLedger(c.tokenizer)
         self.reranker = reranker
         empty_relation = RelationHit("", "", "", "", "", "", 0.0, [])
-        self._min_relation_tokens = self.tok.count(relation_line(empty_relation)) + 1
-
-    async def has_content(self, project_id: str) -> bool:
-        async with self.c.db.connect() as conn:
-            return await repo.project_has_content(conn, project_id)
+        self._min_relation_tokens = self.ledger.count(relation_line(empty_relation) + "\n")
 
     def _fit_fixed(
         self, req: QueryRequest, system: str | None, history: list[Message], history_share: float = 1.0
@@ -77,11 +71,11 @@ class ContextBuilder:
         """The most recent history that fits next to the system prompt and the query, using at most
         `history_share` of the tokens they leave free."""
         fixed: list[Message] = [{"role": "system", "content": system}] if system else []
-        fixed_tokens = messages_tokens(self.tok, [*fixed, {"role": "user", "content": req.query}])
+        fixed_tokens = self.ledger.messages([*fixed, {"role": "user", "content": req.query}])
         if fixed_tokens > req.max_total_tokens:
             raise _too_small(req.max_total_tokens, fixed_tokens)
         limit = fixed_tokens + int((req.max_total_tokens - fixed_tokens) * history_share)
-        return fit_history(history, fixed_tokens, limit, self.tok)
+        return fit_history(history, fixed_tokens, limit, self.ledger)
 
     def bypass_messages(self, req: QueryRequest, history: list[Message]) -> list[Message]:
         system = (req.user_prompt or "").strip() or None
@@ -98,13 +92,11 @@ class ContextBuilder:
         use_global = kg and bool(hl) and (mode in ("global", "hybrid", "mix") or (mode == "local" and not ll))
         need_query_vec = mode in ("mix", "naive") or (method == "vector" and (use_local or use_global))
 
-        history = self._fit_fixed(req, system_prompt("", req.response_type, req.user_prompt), history,
-                                  history_share=HISTORY_SHARE)
-        fixed = messages_tokens(self.tok, [{"role": "system", "content": system_prompt("", req.response_type,
-                                                                                         req.user_prompt)},
-                                           {"role": "user", "content": req.query}])
-        remaining = req.max_total_tokens - fixed - sum(self.tok.count(m["content"]) + MESSAGE_OVERHEAD
-                                                       for m in history)
+        head = system_head(req.response_type, req.user_prompt)
+        history = self._fit_fixed(req, head, history, history_share=HISTORY_SHARE)
+        used = self.ledger.messages([{"role": "system", "content": head}, *history,
+                                     {"role": "user", "content": req.query}])
+        remaining = req.max_total_tokens - used
 
         texts = ([req.query] if need_query_vec else []) + ([", ".join(ll)] if use_local else []) \
             + ([", ".join(hl)] if use_global else [])
@@ -115,8 +107,8 @@ class ContextBuilder:
 
         ctx = PreparedContext(kg=kg)
         vector_chunks: list[ChunkHit] = []
-        entity_chunks: list[ChunkHit] = []
-        relation_chunks: list[ChunkHit] = []
+        entity_ids: list[str] = []
+        relation_ids: list[str] = []
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         async with self.c.db.transaction() as conn:
             await repo.prepare_vector_search(conn, ef)
@@ -129,16 +121,18 @@ class ContextBuilder:
                 glob = await r.global_(hl_vec, req.top_k) if hl_vec is not None else GraphHits()
                 hits = merge_graph_hits(local, glob)
                 ctx.entities = truncate_by_tokens(hits.entities, entity_line,
-                                                  max(0, min(req.max_entity_tokens, remaining)), self.tok)
-                used = self.tok.count("\n".join(entity_line(e) for e in ctx.entities))
+                                                  min(req.max_entity_tokens, remaining), self.ledger)
+                spent = sum(self.ledger.count(entity_line(e) + "\n") for e in ctx.entities)
                 ctx.relations = truncate_by_tokens(hits.relations, relation_line,
-                                                   max(0, min(req.max_relation_tokens, remaining - used)), self.tok)
+                                                   min(req.max_relation_tokens, remaining - spent), self.ledger)
                 kept = GraphHits(ctx.entities, ctx.relations)
                 await r.attach_sources(kept)
-                entity_chunks, relation_chunks = await r.graph_chunks(
+                entity_ids, relation_ids = await r.graph_chunk_ids(
                     kept, method, self.settings.related_chunk_number, query_vec
                 )
-        chunks = merge_chunks(vector_chunks, entity_chunks, relation_chunks)
+            rerank = req.enable_rerank and self.reranker.enabled
+            chunks = await r.merged_chunks(vector_chunks, entity_ids, relation_ids,
+                                           None if rerank else req.chunk_top_k)
         chunks = (await self._rerank(req, chunks))[:req.chunk_top_k]
         ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
         self._finalise(req, ctx, history)
@@ -152,29 +146,30 @@ class ContextBuilder:
             return chunks
         return [replace(chunks[i], rerank_score=score) for i, score in outcome.order]
 
-    def _messages(self, req: QueryRequest, ctx: PreparedContext, history: list[Message]) -> list[Message]:
-        context_text, ctx.references = render_context(
-            ctx.entities if ctx.kg else None, ctx.relations if ctx.kg else None, ctx.chunks
+    def _render(self, req: QueryRequest, ctx: PreparedContext, history: list[Message]) -> int:
+        """Build the final messages into `ctx` and return their exact token cost."""
+        segments, ctx.references = render_context(
+            ctx.entities if ctx.kg else None, ctx.relations if ctx.kg else None, ctx.chunks, self.ledger
         )
-        system = system_prompt(context_text, req.response_type, req.user_prompt)
+        system_segments = [system_head(req.response_type, req.user_prompt), *segments]
+        system = "".join(system_segments)
         ctx.prompt_text = system + PROMPT_QUERY_SEPARATOR + req.query
-        return [{"role": "system", "content": system}, *history, {"role": "user", "content": req.query}]
+        ctx.messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": req.query}]
+        return self.ledger.messages(ctx.messages, system_segments)
 
     def _fit_chunks(
         self, req: QueryRequest, ctx: PreparedContext, history: list[Message], chunks: list[ChunkHit]
     ) -> list[ChunkHit]:
-        without_chunks = messages_tokens(self.tok, self._messages(req, ctx, history))
+        without_chunks = self._render(req, ctx, history)
         budget = req.max_total_tokens - without_chunks - CHUNK_MARGIN
-        return fit_chunks(chunks, budget, self.tok) if budget > 0 else []
+        return fit_chunks(chunks, budget, self.ledger) if budget > 0 else []
 
     def _finalise(self, req: QueryRequest, ctx: PreparedContext, history: list[Message]) -> None:
-        """Render the final messages; if (rarely, through tokenizer merges) they exceed the budget, drop
-        chunks, then relations, then entities, then the oldest history until they fit."""
+        """Render the final messages; should they exceed the budget (reference-list lines are estimated while
+        fitting), drop chunks, then relations, then entities, then the oldest history until they fit."""
         while True:
-            messages = self._messages(req, ctx, history)
-            total = messages_tokens(self.tok, messages)
+            total = self._render(req, ctx, history)
             if total <= req.max_total_tokens:
-                ctx.messages = messages
                 return
             for items in (ctx.chunks, ctx.relations, ctx.entities, history):
                 if items:

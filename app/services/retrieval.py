@@ -103,21 +103,35 @@ class Retriever:
         for r in hits.relations:
             r.chunk_ids = by_pair.get(r.pair, [])
 
-    async def graph_chunks(
+    async def graph_chunk_ids(
         self, hits: GraphHits, method: str, related: int, query_vec: list[float] | None
-    ) -> tuple[list[ChunkHit], list[ChunkHit]]:
-        """Chunks picked from the entities, then from the relations (minus those already picked)."""
+    ) -> tuple[list[str], list[str]]:
+        """Chunk ids picked from the entities, then from the relations (minus those already picked)."""
         entity_lists = candidate_lists([e.chunk_ids for e in hits.entities])
         entity_ids = await self._pick(entity_lists, method, related, query_vec)
         relation_lists = candidate_lists([r.chunk_ids for r in hits.relations], exclude=entity_ids)
         relation_ids = await self._pick(relation_lists, method, related, query_vec)
-        rows = await repo.chunks_by_ids(self.conn, self.project_id, entity_ids + relation_ids)
+        return entity_ids, relation_ids
 
-        def hits_of(ids: list[str], source: str) -> list[ChunkHit]:
-            return [ChunkHit(i, rows[i]["document_id"], rows[i]["content"], rows[i]["file_path"], source)
-                    for i in ids if i in rows]
-
-        return hits_of(entity_ids, "entity"), hits_of(relation_ids, "relation")
+    async def merged_chunks(
+        self, vector: list[ChunkHit], entity_ids: list[str], relation_ids: list[str], limit: int | None
+    ) -> list[ChunkHit]:
+        """Round-robin merge (vector, entity, relation; reference 8.6); only the first `limit` chunks
+        (None = all, e.g. for rerank) are loaded, so unused chunk texts never leave the database."""
+        tagged = round_robin([(c.id, "vector") for c in vector], [(i, "entity") for i in entity_ids],
+                             [(i, "relation") for i in relation_ids], key=lambda item: item[0])
+        if limit is not None:
+            tagged = tagged[:limit]
+        by_id = {c.id: c for c in vector}
+        rows = await repo.chunks_by_ids(self.conn, self.project_id, [i for i, _ in tagged if i not in by_id])
+        out: list[ChunkHit] = []
+        for chunk_id, source in tagged:
+            if chunk_id in by_id:
+                out.append(by_id[chunk_id])
+            elif chunk_id in rows:
+                row = rows[chunk_id]
+                out.append(ChunkHit(chunk_id, row["document_id"], row["content"], row["file_path"], source))
+        return out
 
     async def _pick(
         self, lists: list[list[str]], method: str, related: int, query_vec: list[float] | None
@@ -139,7 +153,3 @@ def merge_graph_hits(local: GraphHits, global_: GraphHits) -> GraphHits:
         round_robin(local.entities, global_.entities, key=lambda e: e.key),
         round_robin(local.relations, global_.relations, key=lambda r: r.pair),
     )
-
-
-def merge_chunks(vector: list[ChunkHit], entity: list[ChunkHit], relation: list[ChunkHit]) -> list[ChunkHit]:
-    return round_robin(vector, entity, relation, key=lambda c: c.id)
