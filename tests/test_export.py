@@ -417,6 +417,17 @@ async def test_projects_are_isolated(app_client):
     assert body["entities"] == [] and body["relations"] == [] and body["chunks"] == []
 
 
+async def test_scoped_api_key_cannot_export_another_project(start_app, make_settings):
+    app = await start_app(make_settings(api_keys=["scoped:gx"]))
+    await seed(app.container.db)
+    auth = {"Authorization": "Bearer scoped"}
+    assert (await app.http.get("/export", params={"project_id": "gx", "format": "json"}, headers=auth)
+            ).status_code == 200
+    denied = await app.http.get("/export", params={"project_id": "default", "format": "json"}, headers=auth)
+    assert denied.status_code == 403
+    assert (await app.http.get("/export", params={"project_id": "gx"})).status_code == 401
+
+
 # ---------------------------------------------------------------- streaming behaviour (service level)
 
 async def test_small_batches_page_through_everything_from_one_snapshot(app_client):
