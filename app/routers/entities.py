@@ -27,6 +27,7 @@ from app.schemas.entities import (
 from app.services.curation import CurationService
 from app.services.entity_merge import EntityMergeService
 from app.services.graph_view import GraphViewService
+from app.services.relation_curation import RelationCurationService
 
 router = APIRouter(tags=["entities"])
 
@@ -78,23 +79,23 @@ async def delete_entity(name: str, c: ContainerDep, project_id: ProjectQuery = "
 async def list_relations(c: ContainerDep, project_id: ProjectQuery = "default",
                          entity: Annotated[str | None, Query(min_length=1, max_length=1000)] = None,
                          limit: Limit = 100, offset: Offset = 0) -> RelationList:
-    return await CurationService(c).list_relations(project_id, entity, limit, offset)
+    return await RelationCurationService(c).list_relations(project_id, entity, limit, offset)
 
 
 @router.post("/relations", status_code=201, response_model=RelationOut, responses={**_404, **_409})
 async def create_relation(body: RelationCreate, c: ContainerDep) -> RelationOut:
-    return await CurationService(c).create_relation(body)
+    return await RelationCurationService(c).create_relation(body)
 
 
 @router.patch("/relations", response_model=RelationOut, responses=_404)
 async def update_relation(body: RelationUpdate, c: ContainerDep) -> RelationOut:
-    return await CurationService(c).update_relation(body)
+    return await RelationCurationService(c).update_relation(body)
 
 
 @router.delete("/relations", response_model=RelationDeleted, responses=_404)
 async def delete_relation(source: NameQuery, target: NameQuery, c: ContainerDep,
                           project_id: ProjectQuery = "default") -> RelationDeleted:
-    return await CurationService(c).delete_relation(project_id, source, target)
+    return await RelationCurationService(c).delete_relation(project_id, source, target)
 
 
 @router.get("/graph", response_model=GraphOut, responses=_404)

@@ -1,27 +1,16 @@
-"""Hand curation of the graph: list/read/create/edit/rename/delete entities and relations.
+"""Hand curation of entities: list/search, read with provenance and relations, create, edit, rename, delete.
 
 Every write is one transaction holding the pipeline's advisory locks on the keys it touches, and
 re-embeds whatever text it changed before committing, so the stored vectors always match."""
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
-from app.domain.names import (
-    entity_key,
-    lookup_key,
-    normalize_description,
-    normalize_name,
-    normalize_type,
-    sanitize,
-    sorted_pair,
-)
-from app.errors import Conflict, InvalidInput, NotFound
+from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
+from app.errors import Conflict
 from app.repositories import curation as repo
-from app.repositories import projects as projects_repo
 from app.schemas.entities import (
     EntityCreate,
     EntityDeleted,
@@ -29,75 +18,20 @@ from app.schemas.entities import (
     EntityList,
     EntityOut,
     EntityUpdate,
-    Keywords,
-    RelationCreate,
-    RelationDeleted,
-    RelationList,
-    RelationOut,
-    RelationUpdate,
     SourceChunk,
+)
+from app.services.curation_common import (
+    clean_description,
+    display_name,
+    entity_out,
+    name_key,
+    not_found,
+    relation_out,
+    require_project,
 )
 from app.services.reembed import reembed
 
-_KEYWORD_SPLIT = re.compile(r"[,\uff0c]")
 MAX_DETAIL_SOURCES = 1000
-
-
-# ----- shared helpers (also used by merge and graph view) -----
-
-async def require_project(conn: AsyncConnection, project_id: str) -> None:
-    if not await projects_repo.exists(conn, project_id):
-        raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
-
-
-def display_name(raw: str, max_length: int) -> str:
-    name = normalize_name(raw, max_length)
-    if not name:
-        raise InvalidInput(f"'{raw}' is not a usable entity name", code="invalid_entity_name")
-    return name
-
-
-def clean_description(raw: str) -> str:
-    text = normalize_description(raw)
-    if not text:
-        raise InvalidInput("description must not be empty", code="invalid_description")
-    return text
-
-
-def keyword_list(value: Keywords | str) -> list[str]:
-    values = [value] if isinstance(value, str) else value
-    parts = [p for v in values for p in _KEYWORD_SPLIT.split(sanitize(v))]
-    return [p.strip() for p in parts if p.strip()]
-
-
-def join_keywords(*values: Keywords | str) -> str:
-    """Sorted, de-duplicated union joined by "," (the ingestion format)."""
-    return ",".join(sorted({k for v in values for k in keyword_list(v)}))
-
-
-def entity_out(row: dict) -> EntityOut:
-    return EntityOut(name=row["name"], entity_type=row["entity_type"], description=row["description"],
-                     degree=row["degree"], file_paths=list(row["file_paths"] or []),
-                     created_at=row["created_at"], updated_at=row["updated_at"])
-
-
-def relation_out(row: dict) -> RelationOut:
-    return RelationOut(source=row["src_name"], target=row["tgt_name"], keywords=row["keywords"],
-                       description=row["description"], weight=row["weight"],
-                       file_paths=list(row["file_paths"] or []),
-                       created_at=row["created_at"], updated_at=row["updated_at"])
-
-
-def ordered_union(*lists: list[str] | None) -> list[str]:
-    seen: dict[str, None] = {}
-    for items in lists:
-        for item in items or []:
-            seen.setdefault(item, None)
-    return list(seen)
-
-
-def not_found(name: str) -> NotFound:
-    return NotFound(f"Entity '{name}' not found", code="entity_not_found")
 
 
 class CurationService:
@@ -107,16 +41,7 @@ class CurationService:
         self.max_name = c.settings.entity_name_max_length
 
     def _key(self, name: str) -> str:
-        key = lookup_key(sanitize(name), self.max_name)
-        if not key:
-            raise InvalidInput(f"'{name}' is not a usable entity name", code="invalid_entity_name")
-        return key
-
-    def _pair(self, source: str, target: str) -> tuple[str, str]:
-        a, b = self._key(source), self._key(target)
-        if a == b:
-            raise InvalidInput("A relation needs two different entities", code="self_relation")
-        return sorted_pair(a, b)
+        return name_key(name, self.max_name)
 
     # ----- entities: reads -----
 
@@ -224,79 +149,3 @@ class CurationService:
             relations = await repo.count_relations(conn, project_id, [key])
             await repo.delete_entities(conn, project_id, [key])
         return EntityDeleted(name=row["name"], relations_deleted=relations)
-
-    # ----- relations -----
-
-    async def list_relations(self, project_id: str, entity: str | None, limit: int, offset: int) -> RelationList:
-        async with self.db.connect() as conn:
-            await require_project(conn, project_id)
-            if entity is None:
-                rows = await repo.list_relations(conn, project_id, limit=limit, offset=offset)
-                total = await repo.count_relations(conn, project_id)
-            else:
-                key = self._key(entity)
-                if await repo.get_entity(conn, project_id, key) is None:
-                    raise not_found(entity)
-                rows = await repo.relations_touching(conn, project_id, [key], limit=limit, offset=offset)
-                total = await repo.count_relations(conn, project_id, [key])
-        return RelationList(relations=[relation_out(r) for r in rows], total=total, limit=limit, offset=offset)
-
-    async def create_relation(self, body: RelationCreate) -> RelationOut:
-        pid = body.project_id
-        pair = self._pair(body.source, body.target)
-        description = clean_description(body.description)
-        async with self.db.transaction() as conn:
-            await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, pair)
-            found = await repo.get_entities(conn, pid, pair)
-            for raw in (body.source, body.target):
-                if self._key(raw) not in found:
-                    raise not_found(raw)
-            if await repo.get_relation(conn, pid, pair) is not None:
-                raise Conflict(f"Relation between '{body.source}' and '{body.target}' already exists",
-                               code="relation_exists")
-            await repo.insert_relations(conn, pid, [{
-                "src_key": pair[0], "tgt_key": pair[1], "description": description,
-                "keywords": join_keywords(body.keywords), "weight": body.weight,
-            }])
-            await reembed(conn, self.c.embedder, pid, pairs=[pair])
-            row = await repo.get_relation(conn, pid, pair)
-        assert row is not None
-        return relation_out(row)
-
-    async def update_relation(self, body: RelationUpdate) -> RelationOut:
-        pid = body.project_id
-        pair = self._pair(body.source, body.target)
-        values: dict = {}
-        if body.description is not None:
-            values["description"] = clean_description(body.description)
-        if body.keywords is not None:
-            values["keywords"] = join_keywords(body.keywords)
-        if body.weight is not None:
-            values["weight"] = body.weight
-        async with self.db.transaction() as conn:
-            await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, pair)
-            if await repo.get_relation(conn, pid, pair) is None:
-                raise self._relation_missing(body.source, body.target)
-            await repo.update_relation(conn, pid, pair, values)
-            await reembed(conn, self.c.embedder, pid, pairs=[pair])
-            row = await repo.get_relation(conn, pid, pair)
-        assert row is not None
-        return relation_out(row)
-
-    async def delete_relation(self, project_id: str, source: str, target: str) -> RelationDeleted:
-        pair = self._pair(source, target)
-        async with self.db.transaction() as conn:
-            await require_project(conn, project_id)
-            await repo.lock_keys(conn, project_id, pair)
-            row = await repo.get_relation(conn, project_id, pair)
-            if row is None:
-                raise self._relation_missing(source, target)
-            await repo.delete_relations(conn, project_id, [pair])
-        return RelationDeleted(source=row["src_name"], target=row["tgt_name"])
-
-    @staticmethod
-    def _relation_missing(source: str, target: str) -> NotFound:
-        return NotFound(f"No relation between '{source}' and '{target}'", code="relation_not_found")
-

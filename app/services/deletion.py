@@ -28,7 +28,7 @@ from app.repositories import graph as graph_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.schemas.deletion import DocumentDeletion, LLMCalls
-from app.services.curation import require_project
+from app.services.curation_common import require_project
 from app.services.extraction import extraction_from_cached
 from app.services.projects import effective_settings
 from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild

@@ -18,7 +18,7 @@ from app.errors import InvalidInput, NotFound
 from app.repositories import curation as repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
-from app.services.curation import display_name, join_keywords, ordered_union, require_project
+from app.services.curation_common import display_name, join_keywords, ordered_union, require_project
 from app.services.projects import effective_settings
 from app.services.reembed import reembed
 

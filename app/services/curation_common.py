@@ -1,0 +1,89 @@
+"""Helpers shared by the curation services (entities, relations, merge, graph view, deletion): input
+normalisation with clear 4xx errors, the project check, and row → response mapping."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
+from app.errors import InvalidInput, NotFound
+from app.repositories import projects as projects_repo
+from app.schemas.entities import EntityOut, Keywords, RelationOut
+
+_KEYWORD_SPLIT = re.compile(r"[,\uff0c]")
+
+
+async def require_project(conn: AsyncConnection, project_id: str) -> None:
+    if not await projects_repo.exists(conn, project_id):
+        raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+
+
+def display_name(raw: str, max_length: int) -> str:
+    name = normalize_name(raw, max_length)
+    if not name:
+        raise InvalidInput(f"'{raw}' is not a usable entity name", code="invalid_entity_name")
+    return name
+
+
+def clean_description(raw: str) -> str:
+    text = normalize_description(raw)
+    if not text:
+        raise InvalidInput("description must not be empty", code="invalid_description")
+    return text
+
+
+def keyword_list(value: Keywords | str) -> list[str]:
+    values = [value] if isinstance(value, str) else value
+    parts = [p for v in values for p in _KEYWORD_SPLIT.split(sanitize(v))]
+    return [p.strip() for p in parts if p.strip()]
+
+
+def join_keywords(*values: Keywords | str) -> str:
+    """Sorted, de-duplicated union joined by "," (the ingestion format)."""
+    return ",".join(sorted({k for v in values for k in keyword_list(v)}))
+
+
+def entity_out(row: dict) -> EntityOut:
+    return EntityOut(name=row["name"], entity_type=row["entity_type"], description=row["description"],
+                     degree=row["degree"], file_paths=list(row["file_paths"] or []),
+                     created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def relation_out(row: dict) -> RelationOut:
+    return RelationOut(source=row["src_name"], target=row["tgt_name"], keywords=row["keywords"],
+                       description=row["description"], weight=row["weight"],
+                       file_paths=list(row["file_paths"] or []),
+                       created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def ordered_union(*lists: list[str] | None) -> list[str]:
+    seen: dict[str, None] = {}
+    for items in lists:
+        for item in items or []:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
+def not_found(name: str) -> NotFound:
+    return NotFound(f"Entity '{name}' not found", code="entity_not_found")
+
+
+def name_key(name: str, max_length: int) -> str:
+    """The entity key a user-supplied name refers to (the extraction normalisation, then case folding)."""
+    key = lookup_key(sanitize(name), max_length)
+    if not key:
+        raise InvalidInput(f"'{name}' is not a usable entity name", code="invalid_entity_name")
+    return key
+
+
+def pair_key(source: str, target: str, max_length: int) -> tuple[str, str]:
+    a, b = name_key(source, max_length), name_key(target, max_length)
+    if a == b:
+        raise InvalidInput("A relation needs two different entities", code="self_relation")
+    return sorted_pair(a, b)
+
+
+def relation_missing(source: str, target: str) -> NotFound:
+    return NotFound(f"No relation between '{source}' and '{target}'", code="relation_not_found")
