@@ -417,6 +417,18 @@ async def test_projects_are_isolated(app_client):
     assert body["entities"] == [] and body["relations"] == [] and body["chunks"] == []
 
 
+async def test_items_not_embedded_yet_export_a_null_vector(app_client):
+    async with app_client.container.db.transaction() as conn:
+        await conn.execute(insert(projects).values(id="nv", name="nv"))
+        await conn.execute(insert(entities).values(project_id="nv", key="a", name="A", description="d"))
+    body = (await get_export(app_client.http, "json", "nv", include_vectors=True)).json()
+    assert body["entities"] == [{"name": "A", "type": "UNKNOWN", "description": "d", "source_ids": [],
+                                 "file_paths": [], "degree": 0, "vector": None}]
+    response = await get_export(app_client.http, "csv", "nv", include_vectors=True)
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert read_csv_member(archive, "entities.csv")[0]["vector"] == ""
+
+
 async def test_scoped_api_key_cannot_export_another_project(start_app, make_settings):
     app = await start_app(make_settings(api_keys=["scoped:gx"]))
     await seed(app.container.db)
