@@ -21,7 +21,11 @@ _SSE_DOC = {
                        "events, then one `data: {\"type\": \"done\", \"mode\", \"keywords\", \"context\", "
                        "\"references\", \"prompt\", \"usage\"}` event (`{\"type\": \"error\", …}` if the LLM fails "
                        "mid-stream).",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "content": {"text/event-stream": {"itemSchema": {
+            "type": "object", "required": ["data"],
+            "properties": {"data": {"type": "string", "contentMediaType": "application/json"},
+                           "event": {"type": "string"}, "id": {"type": "string"}},
+        }}},
     },
     404: {"description": "Unknown project"},
     422: {"description": "Invalid mode, non-positive or too large limits, oversized query or history"},
