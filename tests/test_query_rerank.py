@@ -129,3 +129,10 @@ async def test_query_survives_a_failing_reranker_with_original_order(rerank_app,
     metrics = (await rerank_app.http.get("/metrics")).text
     assert 'rerank_fallbacks_total{reason="error"}' in metrics
     assert 'rerank_circuit_breaker_state{provider="cohere"}' in metrics
+
+
+async def test_breaker_state_is_exported_from_start_up(start_app, make_settings, fake_rerank):
+    app = await start_app(make_settings(rerank_binding="jina", rerank_binding_host=fake_rerank.url))
+    assert app.container.extras["reranker"].enabled
+    metrics = (await app.http.get("/metrics")).text
+    assert 'rerank_circuit_breaker_state{provider="jina"} 0.0' in metrics
