@@ -178,3 +178,17 @@ async def test_projects_are_isolated(qc):
     await qc.http.post("/projects", json={"id": "other"})
     body = await ask(qc, project_id="other", query=WEATHER_QUERY, mode="mix", ll_keywords=LL, hl_keywords=HL)
     assert body["context"] == {"entities": [], "relations": [], "chunks": []}
+
+
+async def test_local_with_only_high_level_keywords_falls_back_to_them(qc):
+    body = await ask(qc, query="love?", mode="local", hl_keywords=HL, only_need_context=True)
+    assert pairs(body) == [("Alice Kinnian", "Charlie Gordon")]
+
+
+async def test_history_turns_keeps_only_the_last_turns(qc, fake_llm):
+    history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one"},
+               {"role": "user", "content": "second"}, {"role": "assistant", "content": "two"}]
+    await ask(qc, query="Who is Charlie Gordon?", mode="local", ll_keywords=LL, conversation_history=history,
+              history_turns=1)
+    [call] = fake_llm.calls_of("query")
+    assert [m["content"] for m in call.messages[1:]] == ["second", "two", "Who is Charlie Gordon?"]
