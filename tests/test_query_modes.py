@@ -146,6 +146,8 @@ async def test_empty_keywords_long_query_returns_no_context_without_error(qc, fa
     assert body["response"] == NO_CONTEXT_ANSWER
     assert body["context"] == {"entities": [], "relations": [], "chunks": []}
     assert fake_llm.calls_of("query") == []
+    await ask(qc, query=query, mode="hybrid")
+    assert len(fake_llm.calls_of("keywords")) == 2  # empty keyword answers are not cached
 
 
 async def test_only_need_prompt_returns_the_prompt_without_answer_call(qc, fake_llm):

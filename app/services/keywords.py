@@ -17,6 +17,7 @@ import json_repair
 from app.db.engine import Database
 from app.prompts.keywords import keyword_messages
 from app.providers.llm import PRIORITY_QUERY, LLMClient, Message
+from app.repositories import llm_cache as llm_cache_repo
 from app.services.llm_cache import cached_chat
 
 log = logging.getLogger(__name__)
@@ -99,4 +100,8 @@ class KeywordExtractor:
         )
         keywords = parse_keywords(result.text)
         keywords.cached = result.hit
+        if keywords.empty and self.cache_enabled and not result.hit:
+            # Like the official cache, keep only useful answers: an empty one may be a transient model failure.
+            async with self.db.transaction() as conn:
+                await llm_cache_repo.delete_unreferenced(conn, project_id, [result.key])
         return keywords
