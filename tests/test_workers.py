@@ -53,7 +53,7 @@ async def test_stale_claim_is_retaken(make_settings, start_app, fake_llm):
     done, states = await IngestionService(worker_app.container).wait_until_done("default", [doc_id], limit=30)
     assert done and states[doc_id]["status"] == "processed"
     [doc] = await _docs(app)
-    assert doc["attempts"] == 2 and doc["claimed_by"] is None
+    assert doc["attempts"] == 2 and doc["claimed_by"] == worker_app.container.extras["worker"].id
 
 
 async def test_fresh_claim_of_another_worker_is_left_alone(make_settings, start_app, fake_llm):
@@ -109,22 +109,28 @@ async def test_startup_resumes_pending_work(make_settings, start_app, fake_llm):
     assert done and {s["status"] for s in states.values()} == {"processed"}
 
 
-def _spawn_worker(database_url: str, fake_url: str, name: str) -> subprocess.Popen:
+def _spawn_worker(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake_url, "LLM_MODEL": "fake-llm",
            "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64",
-           "WORKER_POLL_INTERVAL": "0.05", "MAX_PARALLEL_INSERT": "2", "LOG_LEVEL": "WARNING",
-           "WORKER_NAME_HINT": name}
-    return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+           "WORKER_POLL_INTERVAL": "0.05", "MAX_PARALLEL_INSERT": "2", "LOG_LEVEL": "INFO"}
+    with log.open("wb") as sink:
+        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=sink)
 
 
-async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake_llm, database_url):
+async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake_llm, database_url, tmp_path):
     app = await start_app(make_settings(worker_enabled=False))
-    texts = [f"Olga met Pete at event {i}. Pete told Quincy about Rosa {i}." for i in range(12)]
-    ids = await _add_docs(app, texts)
-    fake_llm.latency = 0.01
-    procs = [_spawn_worker(database_url, fake_llm.url, f"w{i}") for i in range(2)]
+    fake_llm.latency = 0.05
+    logs = [tmp_path / f"worker{i}.log" for i in range(2)]
+    procs = [_spawn_worker(database_url, fake_llm.url, log) for log in logs]
     try:
+        async def started() -> bool:
+            return all("started" in log.read_text(errors="replace") for log in logs)
+
+        await _until(started, limit=60)  # both claim loops run before any work exists
+        texts = [f"Olga met Pete at event {i}. Pete told Quincy about Rosa {i}." for i in range(12)]
+        ids = await _add_docs(app, texts)
+
         async def all_done() -> bool:
             return all(d["status"] in ("processed", "failed") for d in await _docs(app))
 
@@ -132,12 +138,14 @@ async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
-        errors = [proc.communicate(timeout=30)[1].decode() for proc in procs]
-    assert [p.returncode for p in procs] == [0, 0], errors
+        for proc in procs:
+            proc.wait(timeout=30)
+    assert [p.returncode for p in procs] == [0, 0], [log.read_text()[-2000:] for log in logs]
 
     docs = await _docs(app)
     assert {d["status"] for d in docs} == {"processed"}
     assert all(d["attempts"] == 1 for d in docs)  # every document claimed exactly once
+    assert len({d["claimed_by"] for d in docs}) == 2  # and both processes took part
     extract_chunks = [c for c in fake_llm.calls_of("extract")]
     assert len(extract_chunks) == len(ids)  # one chunk each, extracted once
     assert sum(d["llm_calls"] for d in docs) == len(fake_llm.calls)

@@ -152,12 +152,14 @@ async def finish(
     conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, status: str,
     error: str | None, usage: Usage,
 ) -> bool:
-    """Final status plus the token usage of this attempt, only while the claim is still ours."""
+    """Final status plus the token usage of this attempt, only while the claim is still ours.
+
+    `claimed_by` stays set: on a finished document it names the worker that finished it."""
     c = documents.c
     result = await conn.execute(
         update(documents)
         .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
-        .values(status=status, error=error, claimed_by=None, finished_at=func.now(), updated_at=func.now(),
+        .values(status=status, error=error, finished_at=func.now(), updated_at=func.now(),
                 llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
                 llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
                 llm_calls=c.llm_calls + usage.llm_calls,
