@@ -155,7 +155,7 @@ async def test_chunks_of_unprocessed_document_is_empty_list(idle_client):
 async def test_upload_files_mixed_valid_and_invalid(idle_client):
     files = [
         ("files", ("notes.txt", b"Uploaded text about Alice.", "text/plain")),
-        ("files", ("readme.md", "# Title\n\nMarkdown about Bob.".encode(), "text/markdown")),
+        ("files", ("readme.md", b"# Title\n\nMarkdown about Bob.", "text/markdown")),
         ("files", ("page.html", b"<html><script>x()</script><p>Carol in HTML.</p></html>", "text/html")),
         ("files", ("program.exe", b"MZ\x00\x01", "application/octet-stream")),
         ("files", ("empty.txt", b"   ", "text/plain")),

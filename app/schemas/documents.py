@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
-
 import json
 import re
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
