@@ -252,3 +252,36 @@ async def test_ingestion_while_deletion_plans_is_not_lost(three_docs, monkeypatc
     rebuilt, fresh = await graph_state(app), await graph_state(app, "fresh")
     for part in ("entities", "relations", "entity_sources", "relation_sources"):
         assert rebuilt[part] == fresh[part], part
+
+
+async def test_hand_edited_items_keep_their_text_when_rebuilt(three_docs):
+    """Official weakness 7: a rebuild recomputes descriptions and discards manual edits. Here curated text
+    stays while provenance, source ids and file paths still drop the deleted document."""
+    app, (doc_a, doc_b, _) = three_docs
+    edited = await app.http.patch("/entities/Bob", json={"description": "Bob, as the curator describes him."})
+    assert edited.status_code == 200 and edited.json()["curated"] is True
+    assert (await app.http.patch("/relations", json={"source": "Paris", "target": "Bob",
+                                                     "description": "Curated link."})).status_code == 200
+    report = (await app.http.delete(f"/documents/{doc_a}")).json()
+    assert report["entities_rebuilt"] == 3 and report["relations_rebuilt"] == 1
+    bob = (await app.http.get("/entities/Bob")).json()
+    assert bob["description"] == "Bob, as the curator describes him." and bob["curated"] is True
+    assert [s["document_id"] for s in bob["source_chunks"]] == [doc_b]
+    assert bob["source_ids"] == [f"{doc_b}-chunk-000"] and bob["file_paths"] == ["Bob v.txt"]
+    [link] = [r for r in bob["relations"] if r["target"] == "Paris"]
+    assert link["description"] == "Curated link." and link["file_paths"] == ["Bob v.txt"]
+    alice = (await app.http.get("/entities/Alice")).json()  # not curated: rebuilt from the cache
+    assert alice["description"] == "Carol met Alice in Rome." and alice["curated"] is False
+
+
+async def test_merged_entity_survives_deletion_of_one_of_its_documents(three_docs):
+    app, (doc_a, doc_b, doc_c) = three_docs
+    merged = await app.http.post("/entities/merge", json={"source_entities": ["Bob"], "target_entity": "Carol"})
+    assert merged.status_code == 200
+    before = (await app.http.get("/entities/Carol")).json()["description"]
+    assert "Alice met Bob in Paris." in before
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+    carol = (await app.http.get("/entities/Carol")).json()
+    assert carol["description"] == before  # the merge's text is kept, not recomputed from caches naming Bob
+    assert {s["document_id"] for s in carol["source_chunks"]} == {doc_b, doc_c}
+    assert (await app.http.get("/entities/Bob")).status_code == 404

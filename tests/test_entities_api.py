@@ -76,7 +76,7 @@ async def test_get_entity_with_provenance_and_relations(seeded):
     response = await seeded.http.get("/entities/  ALPHA ")
     assert response.status_code == 200
     body = response.json()
-    assert body["name"] == "Alpha"
+    assert body["name"] == "Alpha" and body["curated"] is False  # extracted, never edited by hand
     assert body["description"] == "Alpha leads the team."
     assert body["degree"] == 2 and body["relations_total"] == 2
     assert [s["chunk_id"] for s in body["source_chunks"]] == ["c1", "c3"]
@@ -102,6 +102,7 @@ async def test_create_entity_is_embedded_without_provenance(seeded):
     assert response.status_code == 201
     body = response.json()
     assert body["name"] == "Gamma Ray" and body["entity_type"] == "unknown" and body["degree"] == 0
+    assert body["curated"] is True
     async with seeded.container.db.connect() as conn:
         row = await entity_row(conn, "gamma ray")
         assert _embedded(row, entity_embedding_text("Gamma Ray", "A ray."))

@@ -117,6 +117,8 @@ entities = Table(
     Column("degree", Integer, nullable=False, server_default="0"),
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
+    # Text written or edited by hand (migration 0002): deletion rebuilds keep it instead of recomputing it.
+    Column("curated", Boolean, nullable=False, server_default=text("false")),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
 )
@@ -135,6 +137,7 @@ relations = Table(
     Column("truncate", Text, nullable=False, server_default=""),
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
+    Column("curated", Boolean, nullable=False, server_default=text("false")),  # see entities.curated
     *_timestamps(),
     ForeignKeyConstraint(["project_id", "src_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
     ForeignKeyConstraint(["project_id", "tgt_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),

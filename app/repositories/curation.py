@@ -33,7 +33,7 @@ E, R = entities, relations
 _SRC, _TGT = entities.alias("src_entity"), entities.alias("tgt_entity")
 
 ENTITY_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.source_ids, E.c.file_paths,
-                  E.c.degree, E.c.embedded_hash, E.c.created_at, E.c.updated_at)
+                  E.c.degree, E.c.embedded_hash, E.c.curated, E.c.created_at, E.c.updated_at)
 Pair = tuple[str, str]
 
 
@@ -129,7 +129,7 @@ def _relation_select() -> Any:
     return (
         select(R.c.src_key, R.c.tgt_key, _SRC.c.name.label("src_name"), _TGT.c.name.label("tgt_name"),
                R.c.keywords, R.c.description, R.c.weight, R.c.source_ids, R.c.file_paths, R.c.embedded_hash,
-               R.c.created_at, R.c.updated_at)
+               R.c.curated, R.c.created_at, R.c.updated_at)
         .join(_SRC, and_(_SRC.c.project_id == R.c.project_id, _SRC.c.key == R.c.src_key))
         .join(_TGT, and_(_TGT.c.project_id == R.c.project_id, _TGT.c.key == R.c.tgt_key))
     )
@@ -206,7 +206,7 @@ async def rekey_relations(conn: AsyncConnection, project_id: str,
         return
     columns = list(zip(*moves, strict=True))
     await conn.execute(
-        text("UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, updated_at = now() "
+        text("UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, curated = true, updated_at = now() "
              "FROM unnest(CAST(:os AS text[]), CAST(:ot AS text[]), CAST(:ns AS text[]), CAST(:nt AS text[])) "
              "AS m(os, ot, ns, nt) WHERE r.project_id = :pid AND r.src_key = m.os AND r.tgt_key = m.ot"),
         {"pid": project_id, "os": list(columns[0]), "ot": list(columns[1]), "ns": list(columns[2]),

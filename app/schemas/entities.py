@@ -34,6 +34,7 @@ class EntityOut(BaseModel):
     description: str
     degree: int
     file_paths: list[str]
+    curated: bool = Field(description="Text written or edited by hand; kept when a document deletion rebuilds it")
     created_at: datetime
     updated_at: datetime
 
@@ -58,6 +59,7 @@ class RelationOut(BaseModel):
     description: str
     weight: float
     file_paths: list[str]
+    curated: bool
     created_at: datetime
     updated_at: datetime
 

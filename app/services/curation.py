@@ -74,7 +74,7 @@ class CurationService:
         name = display_name(body.name, self.max_name)
         key = entity_key(name)
         values = {"key": key, "name": name, "description": clean_description(body.description),
-                  "entity_type": normalize_type(body.entity_type or "unknown")}
+                  "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
         async with self.db.transaction() as conn:
             await require_project(conn, body.project_id)
             await repo.lock_keys(conn, body.project_id, [key])
@@ -95,6 +95,8 @@ class CurationService:
             values["description"] = clean_description(body.description)
         if body.entity_type is not None:
             values["entity_type"] = normalize_type(body.entity_type)
+        if values:
+            values["curated"] = True  # a deletion rebuild keeps hand-written text (see migration 0002)
         new_name = display_name(body.new_name, self.max_name) if body.new_name is not None else None
         new_key = entity_key(new_name) if new_name else key
         async with self.db.transaction() as conn:
@@ -128,6 +130,7 @@ class CurationService:
             "entity_type": values.get("entity_type", row["entity_type"]),
             "description": values.get("description", row["description"]),
             "source_ids": row["source_ids"], "file_paths": row["file_paths"],
+            "curated": True,  # cached extractions know it by its old name only
         })
         moves = []
         for rel in await repo.relations_touching(conn, pid, [old_key]):

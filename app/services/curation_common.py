@@ -47,14 +47,14 @@ def join_keywords(*values: Keywords | str) -> str:
 
 def entity_out(row: dict) -> EntityOut:
     return EntityOut(name=row["name"], entity_type=row["entity_type"], description=row["description"],
-                     degree=row["degree"], file_paths=list(row["file_paths"] or []),
+                     degree=row["degree"], file_paths=list(row["file_paths"] or []), curated=row["curated"],
                      created_at=row["created_at"], updated_at=row["updated_at"])
 
 
 def relation_out(row: dict) -> RelationOut:
     return RelationOut(source=row["src_name"], target=row["tgt_name"], keywords=row["keywords"],
                        description=row["description"], weight=row["weight"],
-                       file_paths=list(row["file_paths"] or []),
+                       file_paths=list(row["file_paths"] or []), curated=row["curated"],
                        created_at=row["created_at"], updated_at=row["updated_at"])
 
 

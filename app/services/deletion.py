@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
-from app.domain.merge import EntityMerge, RelationMerge, limit_sources, truncate_note
+from app.domain.merge import EntityMerge, RelationMerge, limit_sources, merge_file_paths, truncate_note
 from app.domain.records import ChunkExtraction
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.errors import Conflict, NotFound
@@ -91,7 +91,8 @@ class DeletionService:
                 if current != snapshot:
                     log.info("document %s/%s: graph changed while planning its deletion; planning again",
                              project_id, document_id)
-                    prepared = await self._prepare(project_id, current, *await self._inputs(conn, project_id, current))
+                    inputs = await self._inputs(conn, project_id, current)
+                    prepared = await self._prepare(project_id, current, *inputs)
                 report = await self._apply(conn, project_id, document_id, prepared)
             counted = calls()
         report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
@@ -118,14 +119,17 @@ class DeletionService:
         )
 
     async def _inputs(self, conn: AsyncConnection, pid: str,
-                      snap: Snapshot) -> tuple[dict[str, ChunkExtraction], str]:
+                      snap: Snapshot) -> tuple[dict[str, ChunkExtraction], dict[str, str], str]:
         needed = chunks_needed(snap.entities, snap.relations, snap.gone, self.settings)
-        return await self._cached_extractions(conn, pid, needed), await self._language(conn, pid)
+        inputs = await repo.chunk_cache_inputs(conn, pid, needed)
+        paths = {cid: c["file_path"] or UNKNOWN_SOURCE for cid, c in inputs.items()}
+        return await self._cached_extractions(conn, pid, inputs), paths, await self._language(conn, pid)
 
     async def _prepare(self, pid: str, snap: Snapshot, extractions: dict[str, ChunkExtraction],
-                       language: str) -> Prepared:
+                       paths: dict[str, str], language: str) -> Prepared:
         plan = plan_rebuild(snap.entities, snap.relations, snap.gone, extractions, self.settings)
-        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, language)
+        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, paths,
+                                                         language)
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors)
 
@@ -149,9 +153,8 @@ class DeletionService:
         )
 
     async def _cached_extractions(self, conn: AsyncConnection, pid: str,
-                                  chunk_ids: list[str]) -> dict[str, ChunkExtraction]:
+                                  inputs: dict[str, dict]) -> dict[str, ChunkExtraction]:
         """Re-parse the cached pass answers (first pass, then gleanings) of the given chunks."""
-        inputs = await repo.chunk_cache_inputs(conn, pid, chunk_ids)
         cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c["extraction_cache_keys"]])
         work: list[tuple[str, list[str], str]] = []
         for chunk_id, chunk in inputs.items():
@@ -173,7 +176,7 @@ class DeletionService:
         row = await projects_repo.get(conn, pid)
         return effective_settings(self.settings, row["settings"] if row else None).language
 
-    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict, rels: dict,
+    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict, rels: dict, paths: dict[str, str],
                                language: str) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
         and, for items without cached records, their current text with the shrunk source lists."""
@@ -196,19 +199,20 @@ class DeletionService:
         )
         ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
         rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
-        ent_rows += [self._stale_row(ents[k], remaining, self.settings.max_source_ids_per_entity)
+        ent_rows += [self._kept_text_row(ents[k], remaining, self.settings.max_source_ids_per_entity, paths)
                      for k, remaining in plan.stale_entities.items()]
-        rel_rows += [self._stale_row(rels[p], remaining, self.settings.max_source_ids_per_relation)
+        rel_rows += [self._kept_text_row(rels[p], remaining, self.settings.max_source_ids_per_relation, paths)
                      for p, remaining in plan.stale_relations.items()]
         return ent_rows, rel_rows
 
-    def _stale_row(self, row: dict, remaining: list[str], cap: int) -> dict:
+    def _kept_text_row(self, row: dict, remaining: list[str], cap: int, paths: dict[str, str]) -> dict:
+        """The item's current text with its provenance-derived fields (source ids, file paths) recomputed."""
         method = "FIFO" if str(self.settings.source_ids_limit_method).upper() == "FIFO" else "KEEP"
         limited = limit_sources(remaining, cap, method)
-        fields = ("name", "entity_type", "description", "file_paths") if "key" in row else (
-            "keywords", "description", "weight", "file_paths")
+        fields = ("name", "entity_type", "description") if "key" in row else ("keywords", "description", "weight")
         ident = {"key": row["key"]} if "key" in row else {"src_key": row["src_key"], "tgt_key": row["tgt_key"]}
-        return {**ident, **{f: row[f] for f in fields}, "source_ids": limited,
+        file_paths = merge_file_paths([], [paths.get(c) for c in limited], self.settings.max_file_paths, method)
+        return {**ident, **{f: row[f] for f in fields}, "source_ids": limited, "file_paths": file_paths,
                 "truncate": truncate_note(len(remaining), len(limited), method)}
 
     async def _embeddings(self, ents: dict, rels: dict, ent_rows: list[dict],

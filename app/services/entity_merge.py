@@ -87,7 +87,7 @@ class EntityMergeService:
             entity_type = (normalize_type(data.entity_type) if data and data.entity_type
                            else first_known_type([r["entity_type"] for r in rows]))
             values = {
-                "name": target_name, "entity_type": entity_type, "description": description,
+                "name": target_name, "entity_type": entity_type, "description": description, "curated": True,
                 "source_ids": limit_ids(ordered_union(*[r["source_ids"] for r in rows]),
                                         s.max_source_ids_per_entity, s.source_ids_limit_method),
                 "file_paths": self._paths(*[r["file_paths"] for r in rows]),
@@ -152,7 +152,7 @@ class EntityMergeService:
                 "description": await self._combine(strategy, "relation", label,
                                                    [m["description"] for m in members], language, pid),
                 "keywords": join_keywords(*[m["keywords"] for m in members]),
-                "weight": sum(float(m["weight"]) for m in members),
+                "weight": sum(float(m["weight"]) for m in members), "curated": True,
                 "source_ids": limit_ids(ordered_union(*[m["source_ids"] for m in members]),
                                         s.max_source_ids_per_relation, s.source_ids_limit_method),
                 "file_paths": self._paths(*[m["file_paths"] for m in members]),

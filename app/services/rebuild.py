@@ -36,7 +36,8 @@ class RebuildPlan:
     delete_relations: list[Pair] = field(default_factory=list)
     entities: list[EntityMerge] = field(default_factory=list)
     relations: list[RelationMerge] = field(default_factory=list)
-    # Items with remaining provenance but no parseable cached record: their text is kept, only sources updated.
+    # Items keeping their text while their provenance shrinks: curated by hand (weakness 7: the official
+    # rebuild discards manual edits), or no parseable cached record explains them.
     stale_entities: dict[str, list[str]] = field(default_factory=dict)
     stale_relations: dict[Pair, list[str]] = field(default_factory=dict)
 
@@ -100,6 +101,8 @@ def plan_rebuild(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
         remaining = remaining_sources(ents[key]["sources"], gone)
         if not remaining:
             plan.delete_entities.append(key)
+        elif ents[key].get("curated"):
+            plan.stale_entities[key] = remaining
         elif (merged := rebuild_entity(ents[key], remaining, extractions, settings)) is not None:
             plan.entities.append(merged)
         else:
@@ -109,6 +112,8 @@ def plan_rebuild(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
         remaining = remaining_sources(rels[pair]["sources"], gone)
         if not remaining or pair[0] in dropped or pair[1] in dropped:
             plan.delete_relations.append(pair)
+        elif rels[pair].get("curated"):
+            plan.stale_relations[pair] = remaining
         elif (merged := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
             plan.relations.append(merged)
         else:

@@ -64,7 +64,7 @@ class RelationCurationService:
                                code="relation_exists")
             await repo.insert_relations(conn, pid, [{
                 "src_key": pair[0], "tgt_key": pair[1], "description": description,
-                "keywords": join_keywords(body.keywords), "weight": body.weight,
+                "keywords": join_keywords(body.keywords), "weight": body.weight, "curated": True,
             }])
             await reembed(conn, self.c.embedder, pid, pairs=[pair])
             row = await repo.get_relation(conn, pid, pair)
@@ -81,6 +81,7 @@ class RelationCurationService:
             values["keywords"] = join_keywords(body.keywords)
         if body.weight is not None:
             values["weight"] = body.weight
+        values["curated"] = True
         async with self.db.transaction() as conn:
             await require_project(conn, pid)
             await repo.lock_keys(conn, pid, pair)
