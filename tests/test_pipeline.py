@@ -298,3 +298,12 @@ async def test_long_names_and_hostile_output(app, fake_llm):
     long_key = next(k for k in keys if k.startswith("nxxx"))
     assert len((await entity(app, long_key))["name"]) == 500
     assert await scalar(app, select(func.count()).select_from(relations)) == 0  # self-relation dropped
+
+
+def test_fold_summary_keeps_fragments_merged_meanwhile():
+    from app.services.pipeline import fold_summary
+
+    assert fold_summary(f"a{SEP}b", f"a{SEP}b", "S") == "S"
+    assert fold_summary(f"a{SEP}b{SEP}c", f"a{SEP}b", "S") == f"S{SEP}c"  # c arrived during the LLM call
+    assert fold_summary(f"x{SEP}c", f"a{SEP}b", "S") is None  # rewritten meanwhile: summary dropped
+    assert fold_summary("S", f"a{SEP}b", "S") is None and fold_summary(f"a{SEP}b", f"a{SEP}b", "") is None

@@ -18,7 +18,7 @@ from app import metrics
 from app.container import Container
 from app.domain.merge import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.domain.texts import entity_embedding_text, fragments, relation_embedding_text, text_hash
+from app.domain.texts import entity_embedding_text, fragments, join_fragments, relation_embedding_text, text_hash
 from app.errors import AppError
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
@@ -59,6 +59,20 @@ def _first(group: BaseExceptionGroup) -> BaseException:
     """The first real failure inside (possibly nested) exception groups."""
     first = group.exceptions[0]
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def fold_summary(current: str, summarised: str, summary: str) -> str | None:
+    """The description after writing `summary` of `summarised`, or None when there is nothing to write.
+
+    A document merged meanwhile only appends fragments, so `current` usually starts with the summarised
+    ones: the summary replaces that prefix and the newer fragments stay (no summary call is wasted and
+    nothing of the newer merge is lost). If the prefix is gone, the summary is dropped.
+    """
+    done, now = fragments(summarised), fragments(current)
+    if not summary or now[:len(done)] != done:
+        return None
+    folded = join_fragments([summary, *now[len(done):]])
+    return folded if folded != current else None
 
 
 class DocumentPipeline:
@@ -227,14 +241,18 @@ class DocumentPipeline:
                                          fragments(r["description"]), language, project_id=project_id)
                              for r in rel_todo)),
         )
-        ent_rows = sorted((e["key"], e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)
-                          if new and new != e["description"])
-        rel_rows = sorted((r["src_key"], r["tgt_key"], r["description"], new)
-                          for r, new in zip(rel_todo, rel_new, strict=True) if new and new != r["description"])
+        ent_done = {e["key"]: (e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)}
+        rel_done = {(r["src_key"], r["tgt_key"]): (r["description"], new)
+                    for r, new in zip(rel_todo, rel_new, strict=True)}
         async with self.c.db.transaction() as conn:
             # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
-            await graph_repo.lock_keys(conn, project_id, [k for k, *_ in ent_rows] + [k for r in rel_rows
-                                                                                     for k in r[:2]])
+            await graph_repo.lock_keys(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)])
+            current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
+            current_r = await graph_repo.fetch_relations(conn, project_id, list(rel_done), with_sources=False)
+            ent_rows = [(key, row["description"], text) for key, row in sorted(current_e.items())
+                        if (text := fold_summary(row["description"], *ent_done[key])) is not None]
+            rel_rows = [(*pair, row["description"], text) for pair, row in sorted(current_r.items())
+                        if (text := fold_summary(row["description"], *rel_done[pair])) is not None]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
 
