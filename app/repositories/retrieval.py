@@ -48,7 +48,11 @@ WITH nearest AS MATERIALIZED (
     ORDER BY embedding <=> :vec
     LIMIT :limit
 )
-SELECT n.*, s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree
+SELECT n.*, s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree,
+       s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
+       s.file_paths AS src_file_paths,
+       t.entity_type AS tgt_type, t.description AS tgt_description, t.degree AS tgt_degree,
+       t.file_paths AS tgt_file_paths
 FROM nearest n
 JOIN entities s ON s.project_id = :project_id AND s.key = n.src_key
 JOIN entities t ON t.project_id = :project_id AND t.key = n.tgt_key
@@ -131,58 +135,40 @@ async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: li
     return await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})
 
 
-_ENTITIES_BY_KEYS = text("""
-SELECT e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths
-FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
-JOIN entities e ON e.project_id = :project_id AND e.key = k.key
-ORDER BY k.pos
-""")
-
-
-async def entities_by_keys(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[dict]:
-    if not keys:
-        return []
-    return await _rows(conn, _ENTITIES_BY_KEYS, {"project_id": project_id, "keys": keys})
-
-
 # Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
 # the chunks it keeps are used, as the official implementation reads its capped source_id field.
-_ENTITY_SOURCES = text("""
-SELECT es.entity_key AS key, es.chunk_id
+# Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
+_SOURCES = text("""
+SELECT 'e' AS kind, es.entity_key AS src_key, '' AS tgt_key, es.chunk_id, es.seq
 FROM entity_sources es
 JOIN entities e ON e.project_id = es.project_id AND e.key = es.entity_key
 WHERE es.project_id = :project_id AND es.entity_key = ANY(CAST(:keys AS text[]))
   AND (cardinality(e.source_ids) = 0 OR es.chunk_id = ANY(e.source_ids))
-ORDER BY es.entity_key, es.seq, es.chunk_id
-""")
-
-_RELATION_SOURCES = text("""
-SELECT rs.src_key, rs.tgt_key, rs.chunk_id
+UNION ALL
+SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
 FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
 JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
 JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
 WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
-ORDER BY rs.src_key, rs.tgt_key, rs.seq, rs.chunk_id
+ORDER BY 1, 2, 3, 5, 4
 """)
 
 
-async def entity_chunk_ids(conn: AsyncConnection, project_id: str, keys: list[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {key: [] for key in keys}
-    if keys:
-        for row in (await conn.execute(_ENTITY_SOURCES, {"project_id": project_id, "keys": keys})).all():
-            out[row.key].append(row.chunk_id)
-    return out
-
-
-async def relation_chunk_ids(
-    conn: AsyncConnection, project_id: str, pairs: list[tuple[str, str]]
-) -> dict[tuple[str, str], list[str]]:
-    out: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
-    if pairs:
-        params = {"project_id": project_id, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
-        for row in (await conn.execute(_RELATION_SOURCES, params)).all():
-            out[(row.src_key, row.tgt_key)].append(row.chunk_id)
-    return out
+async def source_chunk_ids(
+    conn: AsyncConnection, project_id: str, keys: list[str], pairs: list[tuple[str, str]]
+) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
+    """Chunk ids (insertion order) of each entity key and each relation pair."""
+    by_entity: dict[str, list[str]] = {key: [] for key in keys}
+    by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
+    if keys or pairs:
+        params = {"project_id": project_id, "keys": keys, "srcs": [p[0] for p in pairs],
+                  "tgts": [p[1] for p in pairs]}
+        for row in (await conn.execute(_SOURCES, params)).all():
+            if row.kind == "e":
+                by_entity[row.src_key].append(row.chunk_id)
+            else:
+                by_pair[(row.src_key, row.tgt_key)].append(row.chunk_id)
+    return by_entity, by_pair
 
 
 _CHUNKS_BY_IDS = text("""
@@ -214,11 +200,15 @@ async def chunk_distances(conn: AsyncConnection, project_id: str, ids: list[str]
     return {row.id: float(row.distance) for row in result}
 
 
-_HAS_CONTENT = text("""
-SELECT EXISTS (SELECT 1 FROM chunks WHERE project_id = :project_id)
-    OR EXISTS (SELECT 1 FROM entities WHERE project_id = :project_id)
+_PROJECT = text("""
+SELECT p.settings,
+       EXISTS (SELECT 1 FROM chunks WHERE project_id = :project_id)
+       OR EXISTS (SELECT 1 FROM entities WHERE project_id = :project_id) AS has_content
+FROM projects p WHERE p.id = :project_id
 """)
 
 
-async def project_has_content(conn: AsyncConnection, project_id: str) -> bool:
-    return bool(await conn.scalar(_HAS_CONTENT, {"project_id": project_id}))
+async def project_for_query(conn: AsyncConnection, project_id: str) -> dict | None:
+    """The project's settings overrides and whether it holds anything to retrieve; None if unknown."""
+    row = (await conn.execute(_PROJECT, {"project_id": project_id})).mappings().first()
+    return dict(row) if row else None

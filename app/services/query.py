@@ -16,7 +16,6 @@ from app.domain.texts import readable
 from app.errors import InvalidInput, NotFound
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY, Message
-from app.repositories import projects as projects_repo
 from app.repositories import retrieval as retrieval_repo
 from app.schemas.query import (
     ContextChunk,
@@ -82,11 +81,11 @@ class QueryService:
     # ----- preparation shared by /query and /query/stream -----
     async def prepare(self, req: QueryRequest) -> Prepared:
         self._validate(req)
-        async with self.c.db.connect() as conn:  # one round trip set for the project and its emptiness
-            project = await projects_repo.get(conn, req.project_id)
-            if project is None:
-                raise NotFound(f"Project '{req.project_id}' not found", code="project_not_found")
-            has_content = req.mode == "bypass" or await retrieval_repo.project_has_content(conn, req.project_id)
+        async with self.c.db.connect() as conn:
+            project = await retrieval_repo.project_for_query(conn, req.project_id)
+        if project is None:
+            raise NotFound(f"Project '{req.project_id}' not found", code="project_not_found")
+        has_content = req.mode == "bypass" or project["has_content"]
         effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
         prepared = Prepared(req, history)

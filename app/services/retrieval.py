@@ -86,18 +86,23 @@ class Retriever:
 
     async def global_(self, hl_vec: list[float], top_k: int) -> GraphHits:
         rows = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.min_similarity)
-        relations = [_relation(r) for r in rows]
-        ends = list(dict.fromkeys(k for r in relations for k in (r.src_key, r.tgt_key)))
-        entities = await repo.entities_by_keys(self.conn, self.project_id, ends)
-        return GraphHits([_entity(r) for r in entities], relations)
+        entities: dict[str, EntityHit] = {}
+        for row in rows:  # the ends, in order of appearance (source, then target)
+            for side, key in (("src", row["src_key"]), ("tgt", row["tgt_key"])):
+                if key not in entities:
+                    entities[key] = EntityHit(key, row[f"{side}_name"], row[f"{side}_type"],
+                                              row[f"{side}_description"], row[f"{side}_degree"],
+                                              list(row[f"{side}_file_paths"] or []))
+        return GraphHits(list(entities.values()), [_relation(r) for r in rows])
 
     async def vector_chunks(self, query_vec: list[float], limit: int) -> list[ChunkHit]:
         rows = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.min_similarity)
         return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
     async def attach_sources(self, hits: GraphHits) -> None:
-        by_entity = await repo.entity_chunk_ids(self.conn, self.project_id, [e.key for e in hits.entities])
-        by_pair = await repo.relation_chunk_ids(self.conn, self.project_id, [r.pair for r in hits.relations])
+        by_entity, by_pair = await repo.source_chunk_ids(
+            self.conn, self.project_id, [e.key for e in hits.entities], [r.pair for r in hits.relations]
+        )
         for e in hits.entities:
             e.chunk_ids = by_entity.get(e.key, [])
         for r in hits.relations:
@@ -107,11 +112,13 @@ class Retriever:
         self, hits: GraphHits, method: str, related: int, query_vec: list[float] | None
     ) -> tuple[list[str], list[str]]:
         """Chunk ids picked from the entities, then from the relations (minus those already picked)."""
-        entity_lists = candidate_lists([e.chunk_ids for e in hits.entities])
-        entity_ids = await self._pick(entity_lists, method, related, query_vec)
+        distances: dict[str, float] | None = None
+        if method == "vector" and query_vec is not None:
+            every = list(dict.fromkeys(c for item in (*hits.entities, *hits.relations) for c in item.chunk_ids))
+            distances = await repo.chunk_distances(self.conn, self.project_id, every, query_vec)
+        entity_ids = _pick(candidate_lists([e.chunk_ids for e in hits.entities]), related, distances)
         relation_lists = candidate_lists([r.chunk_ids for r in hits.relations], exclude=entity_ids)
-        relation_ids = await self._pick(relation_lists, method, related, query_vec)
-        return entity_ids, relation_ids
+        return entity_ids, _pick(relation_lists, related, distances)
 
     async def merged_chunks(
         self, vector: list[ChunkHit], entity_ids: list[str], relation_ids: list[str], limit: int | None
@@ -133,18 +140,16 @@ class Retriever:
                 out.append(ChunkHit(chunk_id, row["document_id"], row["content"], row["file_path"], source))
         return out
 
-    async def _pick(
-        self, lists: list[list[str]], method: str, related: int, query_vec: list[float] | None
-    ) -> list[str]:
-        if not any(lists):
-            return []
-        if method == "vector" and query_vec is not None:
-            candidates = list(dict.fromkeys(c for items in lists for c in items))
-            distances = await repo.chunk_distances(self.conn, self.project_id, candidates, query_vec)
-            picked = pick_by_vector(lists, distances, related)
-            if picked:
-                return picked
-        return pick_by_weighted_polling(lists, related)
+
+def _pick(lists: list[list[str]], related: int, distances: dict[str, float] | None) -> list[str]:
+    """VECTOR when distances are given (falls back to WEIGHT if a candidate has no vector), else WEIGHT."""
+    if not any(lists):
+        return []
+    if distances is not None:
+        picked = pick_by_vector(lists, distances, related)
+        if picked:
+            return picked
+    return pick_by_weighted_polling(lists, related)
 
 
 def merge_graph_hits(local: GraphHits, global_: GraphHits) -> GraphHits:
