@@ -51,3 +51,19 @@ async def test_degree_trigger_tracks_relations(app_client):
         await c.execute(text("DELETE FROM relations WHERE src_key='a' AND tgt_key='c'"))
         degrees = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
     assert degrees == {"a": 1, "b": 1, "c": 0}
+
+
+
+async def test_key_columns_use_byte_order_collation(app_client):
+    """Relation pairs are sorted in Python (code point order) and checked by the database; every key
+    column must compare the same way whatever the server's locale, so they are declared COLLATE "C"
+    (this machine's PostgreSQL has no other locale to demonstrate a disagreement with)."""
+    async with app_client.container.db.connect() as c:
+        rows = (await c.execute(text(
+            "SELECT table_name || '.' || column_name, collation_name FROM information_schema.columns "
+            "WHERE column_name IN ('key', 'entity_key', 'src_key', 'tgt_key') AND table_schema = 'public' "
+            "AND table_name <> 'llm_cache'"
+        ))).all()
+    assert dict(rows) == {name: "C" for name in (
+        "entities.key", "relations.src_key", "relations.tgt_key", "entity_sources.entity_key",
+        "relation_sources.src_key", "relation_sources.tgt_key")}

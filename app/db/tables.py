@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    ARRAY,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -25,7 +24,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -36,6 +35,8 @@ NAMING = {
 }
 
 metadata = MetaData(naming_convention=NAMING)
+
+KEY = Text(collation="C")  # byte order = Python's str order, which sorts relation pairs
 
 
 def _timestamps() -> list[Column]:
@@ -107,7 +108,7 @@ entities = Table(
     "entities",
     metadata,
     Column("project_id", Text, primary_key=True),
-    Column("key", Text, primary_key=True),
+    Column("key", KEY, primary_key=True),
     Column("name", Text, nullable=False),
     Column("entity_type", Text, nullable=False, server_default="UNKNOWN"),
     Column("description", Text, nullable=False, server_default=""),
@@ -127,8 +128,8 @@ relations = Table(
     "relations",
     metadata,
     Column("project_id", Text, primary_key=True),
-    Column("src_key", Text, primary_key=True),
-    Column("tgt_key", Text, primary_key=True),
+    Column("src_key", KEY, primary_key=True),
+    Column("tgt_key", KEY, primary_key=True),
     Column("keywords", Text, nullable=False, server_default=""),
     Column("description", Text, nullable=False, server_default=""),
     Column("weight", Float, nullable=False, server_default="1.0"),
@@ -148,7 +149,7 @@ entity_sources = Table(
     "entity_sources",
     metadata,
     Column("project_id", Text, primary_key=True),
-    Column("entity_key", Text, primary_key=True),
+    Column("entity_key", KEY, primary_key=True),
     Column("chunk_id", Text, primary_key=True),
     Column("document_id", Text, nullable=False),
     Column("seq", BigInteger, nullable=False, server_default=text("nextval('provenance_seq')")),
@@ -163,8 +164,8 @@ relation_sources = Table(
     "relation_sources",
     metadata,
     Column("project_id", Text, primary_key=True),
-    Column("src_key", Text, primary_key=True),
-    Column("tgt_key", Text, primary_key=True),
+    Column("src_key", KEY, primary_key=True),
+    Column("tgt_key", KEY, primary_key=True),
     Column("chunk_id", Text, primary_key=True),
     Column("document_id", Text, nullable=False),
     Column("seq", BigInteger, nullable=False, server_default=text("nextval('provenance_seq')")),
@@ -180,7 +181,7 @@ llm_cache = Table(
     "llm_cache",
     metadata,
     Column("project_id", Text, primary_key=True),
-    Column("key", Text, primary_key=True),
+    Column("key", KEY, primary_key=True),
     Column("cache_type", Text, nullable=False),
     Column("model", Text),
     Column("response", Text, nullable=False),

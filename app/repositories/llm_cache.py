@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import and_, delete, exists, func, select
+from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -58,7 +59,7 @@ async def delete_unreferenced(conn: AsyncConnection, project_id: str, keys: list
         return 0
     referenced = exists().where(and_(
         chunks.c.project_id == project_id,
-        chunks.c.extraction_cache_keys.any(llm_cache.c.key),
+        chunks.c.extraction_cache_keys.overlap(array([llm_cache.c.key])),  # GIN-indexed
     ))
     result = await conn.execute(
         delete(llm_cache).where(

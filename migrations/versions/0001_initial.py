@@ -18,6 +18,9 @@ branch_labels = None
 depends_on = None
 
 EMPTY_JSON = sa.text("'{}'::jsonb")
+# Entity keys compare in byte (= code point) order, exactly like Python's str ordering that sorts
+# relation pairs; the database locale's collation would disagree and break the sorted-pair check.
+KEY = sa.Text(collation="C")
 EMPTY_TEXTS = sa.text("'{}'::text[]")
 
 
@@ -118,12 +121,14 @@ def upgrade() -> None:
         ),
     )
     op.create_index("ix_chunks_project_id_document_id", "chunks", ["project_id", "document_id"])
+    # "is this cache entry still used by another chunk?" (deletion) as an indexed && lookup
+    op.execute("CREATE INDEX ix_chunks_extraction_cache_keys ON chunks USING gin (extraction_cache_keys)")
     _hnsw("chunks")
 
     op.create_table(
         "entities",
         sa.Column("project_id", sa.Text, nullable=False),
-        sa.Column("key", sa.Text, nullable=False),
+        sa.Column("key", KEY, nullable=False),
         sa.Column("name", sa.Text, nullable=False),
         sa.Column("entity_type", sa.Text, nullable=False, server_default="UNKNOWN"),
         sa.Column("description", sa.Text, nullable=False, server_default=""),
@@ -145,8 +150,8 @@ def upgrade() -> None:
     op.create_table(
         "relations",
         sa.Column("project_id", sa.Text, nullable=False),
-        sa.Column("src_key", sa.Text, nullable=False),
-        sa.Column("tgt_key", sa.Text, nullable=False),
+        sa.Column("src_key", KEY, nullable=False),
+        sa.Column("tgt_key", KEY, nullable=False),
         sa.Column("keywords", sa.Text, nullable=False, server_default=""),
         sa.Column("description", sa.Text, nullable=False, server_default=""),
         sa.Column("weight", sa.Float, nullable=False, server_default="1.0"),
@@ -177,7 +182,7 @@ def upgrade() -> None:
         op.create_table(
             table,
             sa.Column("project_id", sa.Text, nullable=False),
-            *[sa.Column(c, sa.Text, nullable=False) for c in key_cols],
+            *[sa.Column(c, KEY, nullable=False) for c in key_cols],
             sa.Column("chunk_id", sa.Text, nullable=False),
             sa.Column("document_id", sa.Text, nullable=False),
             sa.Column("seq", sa.BigInteger, nullable=False, server_default=sa.text("nextval('provenance_seq')")),
