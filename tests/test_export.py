@@ -85,7 +85,8 @@ async def seed(db, project_id: str = PROJECT) -> None:
     async with db.transaction() as conn:
         await conn.execute(insert(projects).values(id=project_id, name=project_id))
         await conn.execute(insert(documents).values(
-            project_id=project_id, id="doc-1", content="x", content_hash="h", content_length=1, file_path="a.txt"))
+            project_id=project_id, id="doc-1", status="processed", content="x", content_hash="h", content_length=1,
+            file_path="a.txt"))
         await conn.execute(insert(chunks), [
             {"project_id": project_id, "id": cid, "document_id": "doc-1", "order_index": order, "tokens": 7,
              "start_token": 0, "end_token": 7, "content": content, "file_path": "a.txt",

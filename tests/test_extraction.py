@@ -218,7 +218,7 @@ async def test_delete_unreferenced_keeps_keys_a_chunk_still_lists(app_client):
     async with db.transaction() as conn:
         for key in ("kept", "orphan", "foreign"):
             await cache_repo.put(conn, "default", key, "extract", "m", key, 1, 1)
-        await conn.execute(insert(documents).values(project_id="default", id="doc-1", content="x",
+        await conn.execute(insert(documents).values(project_id="default", id="doc-1", status="processed", content="x",
                                                     content_hash="h", content_length=1))
         await conn.execute(insert(chunks).values(project_id="default", id="doc-1-chunk-000", document_id="doc-1",
                                                  order_index=0, tokens=1, start_token=0, end_token=1, content="x",

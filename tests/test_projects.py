@@ -76,7 +76,7 @@ async def test_counts_and_isolation(app_client, client):
     await client.post("/projects", json={"id": "two"})
     async with app_client.container.db.transaction() as conn:
         await conn.execute(insert(documents).values(
-            project_id="one", id="doc-1", content="hello", content_hash="h", content_length=5))
+            project_id="one", id="doc-1", status="processed", content="hello", content_hash="h", content_length=5))
     one = (await client.get("/projects/one")).json()
     two = (await client.get("/projects/two")).json()
     assert one["counts"]["documents"] == 1
@@ -89,7 +89,7 @@ async def test_counts_and_isolation(app_client, client):
 async def test_deleting_default_empties_it_but_keeps_it(app_client, client):
     async with app_client.container.db.transaction() as conn:
         await conn.execute(insert(documents).values(
-            project_id="default", id="doc-1", content="hello", content_hash="h", content_length=5))
+            project_id="default", id="doc-1", status="processed", content="hello", content_hash="h", content_length=5))
     assert (await client.delete("/projects/default")).status_code == 204
     body = (await client.get("/projects/default")).json()
     assert body["counts"]["documents"] == 0
