@@ -91,6 +91,15 @@ class TokenLedger:
     def __init__(self, tok: Tokenizer) -> None:
         self.tok = tok
         self._counts: dict[str, int] = {}
+        self._lines: dict[tuple[int, int], tuple[object, str]] = {}
+
+    def line(self, render: Callable[[T], str], item: T) -> str:
+        """`render(item) + "\n"`, rendered once per item and request (the item is kept, so its id stays valid)."""
+        key = (id(render), id(item))
+        found = self._lines.get(key)
+        if found is None:
+            found = self._lines[key] = (item, render(item) + "\n")
+        return found[1]
 
     def count(self, text: str) -> int:
         found = self._counts.get(text)
@@ -135,7 +144,7 @@ def truncate_by_tokens(items: Sequence[T], line: Callable[[T], str], max_tokens:
     kept: list[T] = []
     total = 0
     for item in items:
-        total += ledger.count(line(item) + "\n")
+        total += ledger.count(ledger.line(line, item))
         if total > max_tokens:
             break
         kept.append(item)
@@ -178,9 +187,9 @@ def render_context(
     ref_of = {r.document_id: r.reference_id for r in references}
     parts: list[list[str]] = []
     if entities is not None:
-        parts.append(_section(ENTITY_SECTION, [entity_line(e) + "\n" for e in entities]))
+        parts.append(_section(ENTITY_SECTION, [ledger.line(entity_line, e) for e in entities]))
     if relations is not None:
-        parts.append(_section(RELATION_SECTION, [relation_line(r) + "\n" for r in relations]))
+        parts.append(_section(RELATION_SECTION, [ledger.line(relation_line, r) for r in relations]))
     parts.append(_section(CHUNK_SECTION, [ledger.chunk_segment(ref_of[c.document_id], c) for c in chunks]))
     parts.append(_section(REFERENCE_SECTION, [f"[{r.reference_id}] {r.label}\n" for r in references], ""))
     segments: list[str] = []

@@ -122,7 +122,7 @@ class ContextBuilder:
                 hits = merge_graph_hits(local, glob)
                 ctx.entities = truncate_by_tokens(hits.entities, entity_line,
                                                   min(req.max_entity_tokens, remaining), self.ledger)
-                spent = sum(self.ledger.count(entity_line(e) + "\n") for e in ctx.entities)
+                spent = sum(self.ledger.count(self.ledger.line(entity_line, e)) for e in ctx.entities)
                 ctx.relations = truncate_by_tokens(hits.relations, relation_line,
                                                    min(req.max_relation_tokens, remaining - spent), self.ledger)
                 kept = GraphHits(ctx.entities, ctx.relations)
