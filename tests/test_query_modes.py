@@ -194,3 +194,12 @@ async def test_history_turns_keeps_only_the_last_turns(qc, fake_llm):
               history_turns=1)
     [call] = fake_llm.calls_of("query")
     assert [m["content"] for m in call.messages[1:]] == ["second", "two", "Who is Charlie Gordon?"]
+
+
+async def test_thematic_question_gets_high_level_keywords_that_reach_relations(qc, fake_llm):
+    body = await ask(qc, query="Is there any mentorship or romance?", mode="global", only_need_context=True)
+    assert body["keywords"] == {"high_level": ["mentorship", "romance"], "low_level": []}
+    assert pairs(body) == [("Alice Kinnian", "Charlie Gordon")]
+    [call] = fake_llm.calls_of("keywords")
+    prompt = call.messages[0]["content"]
+    assert prompt.index("high_level_keywords") < prompt.index("Query: Is there any mentorship")  # examples first
