@@ -9,6 +9,7 @@ import time
 import uuid
 
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
@@ -18,8 +19,12 @@ from app.usage import Usage, track_usage
 log = logging.getLogger(__name__)
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyTooLarge(HTTPException):
+    """An HTTPException so FastAPI's body parsing re-raises it (it turns other errors into a 400) and the
+    app's handler renders it as 413; a route that reads the body itself lets it reach this middleware."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"Request body is larger than the limit of {limit} bytes")
 
 
 def _json_body(status: int, detail: str, code: str) -> bytes:
@@ -59,7 +64,7 @@ class RequestContextMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    raise _BodyTooLarge()
+                    raise _BodyTooLarge(self.max_body_bytes)
             return message
 
         declared = headers.get(b"content-length")
