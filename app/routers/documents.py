@@ -32,7 +32,7 @@ _INGEST_RESPONSES: dict = {
     200: {"model": IngestResponse, "description": "wait=true: every listed document is processed or failed"},
     404: {"description": "Unknown project"},
     413: {"description": "Every item is larger than the limit"},
-    422: {"description": "No valid item"},
+    422: {"description": "No valid item, or more items than MAX_DOCUMENTS_PER_REQUEST"},
 }
 
 
@@ -62,6 +62,9 @@ async def ingest_files(
     project_id: Annotated[str, Form(pattern=PROJECT_ID_PATTERN)] = "default",
     wait: Annotated[bool, Form()] = False,
 ) -> JSONResponse:
+    if len(files) > c.settings.max_documents_per_request:
+        raise InvalidInput(f"At most {c.settings.max_documents_per_request} files per request",
+                           code="too_many_documents")
     service = _service(c)
     return _answer(*await service.enqueue(project_id, await service.from_uploads(files), wait))
 
