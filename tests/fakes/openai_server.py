@@ -9,7 +9,9 @@ from the prompt, so the whole pipeline runs end to end:
 - embeddings: hashed bag of words, so texts sharing words are close in cosine space.
 The operation is read from the `X-LightRAG-Operation` header the service sends.
 Tests can override any operation with `handlers[op] = fn(messages) -> str`, inject HTTP failures
-with `fail_next`, add latency, and inspect every call in `calls`.
+with `fail_next`, add latency, and inspect every call in `calls`. Misbehaviour on purpose: `latency` past the
+client's timeout hangs a call; `cut_stream_after = n` drops the connection after n streamed pieces;
+`fail_next_embeddings` / `embeddings_down` break the embeddings endpoint.
 """
 
 from __future__ import annotations
@@ -160,6 +162,8 @@ class FakeOpenAI:
     fixed_usage: tuple[int, int] | None = None
     omit_usage: bool = False
     finish_reason: str = "stop"  # "length" simulates an answer cut by the output-token limit
+    cut_stream_after: int | None = None  # streamed answers break off (connection dropped) after n pieces
+    embeddings_down: bool = False  # every embeddings call answers 503 until cleared
     in_flight: int = 0
     peak_in_flight: int = 0
     _failures: list[_Failure] = field(default_factory=list)
@@ -183,6 +187,8 @@ class FakeOpenAI:
             self.fixed_usage = None
             self.omit_usage = False
             self.finish_reason = "stop"
+            self.cut_stream_after = None
+            self.embeddings_down = False
             self._failures.clear()
             self._embedding_failures.clear()
             self.peak_in_flight = 0
@@ -256,7 +262,9 @@ class FakeOpenAI:
 
     async def _stream(self, model: str, text: str, usage: dict):
         pieces = re.findall(r"\S+\s*|\s+", text) or [""]
-        for piece in pieces:
+        for index, piece in enumerate(pieces):
+            if self.cut_stream_after is not None and index >= self.cut_stream_after:
+                raise ConnectionAbortedError("fake: stream cut on purpose")
             chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
                      "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
             yield f"data: {json.dumps(chunk)}\n\n"
@@ -271,6 +279,8 @@ class FakeOpenAI:
         body = await request.json()
         with self._lock:
             status = self._embedding_failures.pop(0) if self._embedding_failures else None
+            if status is None and self.embeddings_down:
+                status = 503
         if status is not None:
             return JSONResponse({"error": {"message": f"injected {status}"}}, status_code=status)
         if self.embedding_latency:
