@@ -121,3 +121,15 @@ async def test_weight_and_vector_selection_pick_different_chunks(start_app, make
     # WEIGHT: a single entity gives its first 5 chunks; VECTOR: budget 5*1/2 = 2, closest to the query
     assert [c["id"] for c in weight["context"]["chunks"]] == ids[:5]
     assert sorted(c["id"] for c in vector["context"]["chunks"]) == ids[5:]
+
+
+async def test_scoped_api_key_queries_only_its_projects(start_app, make_settings, fake_llm):
+    app = await start_app(make_settings(api_keys=["admin", "team-key:team"]))
+    await app.http.post("/projects", json={"id": "team"}, headers={"X-API-Key": "admin"})
+    body = {"query": "Who?", "mode": "naive", "only_need_context": True}
+    headers = {"X-API-Key": "team-key"}
+    assert (await app.http.post("/query", json={**body, "project_id": "team"}, headers=headers)).status_code == 200
+    for path in ("/query", "/query/stream"):
+        denied = await app.http.post(path, json=body, headers=headers)  # project "default"
+        assert denied.status_code == 403, path
+    assert (await app.http.post("/query", json=body)).status_code == 401
