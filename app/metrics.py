@@ -18,6 +18,7 @@ EMBEDDING_TOKENS = Counter("embedding_tokens_total", "Embedding input tokens", [
 CACHE_EVENTS = Counter("llm_cache_events_total", "LLM cache lookups", ["cache_type", "result"])
 PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"])
 PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
+EXTRACTION_MALFORMED = Counter("extraction_malformed_records_total", "Extraction records skipped as unparseable")
 PIPELINE_STAGE_SECONDS = Counter("pipeline_stage_seconds_total", "Time spent per pipeline stage", ["stage"])
 RERANK_CALLS = Counter("rerank_calls_total", "Rerank calls", ["provider", "outcome"])
 RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to original order", ["reason"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from app import metrics
 from app.config import Settings
 from app.db.engine import Database
 from app.domain.records import ChunkExtraction
@@ -65,6 +66,9 @@ class Extractor:
             result = merge_gleaning(result, glean)
             if not glean.entities and not glean.relations and not glean.malformed:
                 break  # the model found nothing more; further passes would only repeat that
+        if result.malformed:
+            metrics.EXTRACTION_MALFORMED.inc(result.malformed)
+            log.warning("chunk %s: %d unparseable extraction record(s) skipped", chunk_id, result.malformed)
         return result, keys
 
 
