@@ -50,6 +50,7 @@ class Database:
         self.embedded = embedded
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+            hide_parameters=True,  # SQL errors end up in logs and documents.error: never with document text
         )
 
     @classmethod
