@@ -130,7 +130,7 @@ class LLMClient:
                 metrics.LLM_IN_FLIGHT.dec()
         if not response.choices:
             raise self._fail(operation, ValueError("response has no choices"))
-        raw = response.choices[0].message.content or ""
+        raw = (response.choices[0].message.content or "").replace("\x00", "")  # PostgreSQL text refuses NUL
         usage = response.usage
         prompt_tokens = usage.prompt_tokens if usage else self._count_prompt(messages)
         completion_tokens = usage.completion_tokens if usage else self.tokenizer.count(raw)
@@ -156,7 +156,7 @@ class LLMClient:
                     if chunk.usage is not None:
                         reported = chunk.usage
                     for choice in chunk.choices or []:
-                        delta = choice.delta.content if choice.delta else None
+                        delta = (choice.delta.content or "").replace("\x00", "") if choice.delta else None
                         if delta:
                             parts.append(delta)
                             yield delta
