@@ -69,30 +69,29 @@ def _match(keys: list[ApiKey], presented: str) -> ApiKey | None:
     return found
 
 
-async def _requested_project(request: Request) -> str:
-    """The project a request acts on, wherever the contract lets the client name it."""
+async def _requested_projects(request: Request) -> set[str]:
+    """Every project a request names (path, query, JSON body or form field): all must be in the key's scope,
+    or a request could pass the check with one place and act on another (e.g. ?project_id=a, body b)."""
+    named: set[str] = set()
     if "project_id" in request.path_params:
-        return str(request.path_params["project_id"])
-    if "project_id" in request.query_params:
-        return request.query_params["project_id"]
+        named.add(str(request.path_params["project_id"]))
+    named.update(request.query_params.getlist("project_id"))
     content_type = request.headers.get("content-type", "")
     if request.method in ("POST", "PUT", "PATCH", "DELETE"):
         if content_type.startswith("application/json"):
             try:
                 body = json.loads(await request.body() or b"{}")
             except (ValueError, UnicodeDecodeError):
-                return DEFAULT_PROJECT  # the route's own validation answers 422
+                body = None  # the route's own validation answers 422
             if isinstance(body, dict):
                 if request.url.path == "/projects" and isinstance(body.get("id"), str):
-                    return body["id"]
+                    named.add(body["id"])
                 if isinstance(body.get("project_id"), str):
-                    return body["project_id"]
+                    named.add(body["project_id"])
         elif content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
             form = await request.form()
-            value = form.get("project_id")
-            if isinstance(value, str) and value:
-                return value
-    return DEFAULT_PROJECT
+            named.update(v for v in form.getlist("project_id") if isinstance(v, str) and v)
+    return named or {DEFAULT_PROJECT}
 
 
 async def authenticate(request: Request) -> Principal:
@@ -110,9 +109,9 @@ async def authenticate(request: Request) -> Principal:
             raise Unauthorized("Invalid API key", code="invalid_api_key")
         principal = Principal(key)
         if request.url.path != "/projects" or request.method != "GET":
-            project_id = await _requested_project(request)
-            if not key.allows(project_id):
-                raise Forbidden(f"This API key may not access project '{project_id}'", code="project_forbidden")
+            for project_id in sorted(await _requested_projects(request)):
+                if not key.allows(project_id):
+                    raise Forbidden(f"This API key may not access project '{project_id}'", code="project_forbidden")
     request.state.principal = principal
     return principal
 
