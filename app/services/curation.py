@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.container import Container
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.errors import Conflict
 from app.repositories import curation as repo
@@ -21,10 +20,10 @@ from app.schemas.entities import (
     SourceChunk,
 )
 from app.services.curation_common import (
+    CurationBase,
     clean_description,
     display_name,
     entity_out,
-    name_key,
     not_found,
     relation_out,
     require_project,
@@ -34,15 +33,7 @@ from app.services.reembed import reembed
 MAX_DETAIL_SOURCES = 1000
 
 
-class CurationService:
-    def __init__(self, c: Container) -> None:
-        self.c = c
-        self.db = c.db
-        self.max_name = c.settings.entity_name_max_length
-
-    def _key(self, name: str) -> str:
-        return name_key(name, self.max_name)
-
+class CurationService(CurationBase):
     # ----- entities: reads -----
 
     async def list_entities(self, project_id: str, q: str | None, entity_type: str | None,

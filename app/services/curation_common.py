@@ -7,6 +7,7 @@ import re
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.container import Container
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.errors import InvalidInput, NotFound
 from app.repositories import projects as projects_repo
@@ -87,3 +88,15 @@ def pair_key(source: str, target: str, max_length: int) -> tuple[str, str]:
 
 def relation_missing(source: str, target: str) -> NotFound:
     return NotFound(f"No relation between '{source}' and '{target}'", code="relation_not_found")
+
+
+class CurationBase:
+    """What every curation service holds: the container, its database and the name-length rule."""
+
+    def __init__(self, c: Container) -> None:
+        self.c = c
+        self.db = c.db
+        self.max_name = c.settings.entity_name_max_length
+
+    def _key(self, name: str) -> str:
+        return name_key(name, self.max_name)

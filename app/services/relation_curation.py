@@ -5,14 +5,13 @@ the relation before committing."""
 
 from __future__ import annotations
 
-from app.container import Container
 from app.errors import Conflict
 from app.repositories import curation as repo
 from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
 from app.services.curation_common import (
+    CurationBase,
     clean_description,
     join_keywords,
-    name_key,
     not_found,
     pair_key,
     relation_missing,
@@ -22,15 +21,7 @@ from app.services.curation_common import (
 from app.services.reembed import reembed
 
 
-class RelationCurationService:
-    def __init__(self, c: Container) -> None:
-        self.c = c
-        self.db = c.db
-        self.max_name = c.settings.entity_name_max_length
-
-    def _key(self, name: str) -> str:
-        return name_key(name, self.max_name)
-
+class RelationCurationService(CurationBase):
     def _pair(self, source: str, target: str) -> tuple[str, str]:
         return pair_key(source, target, self.max_name)
 
