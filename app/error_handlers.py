@@ -27,10 +27,30 @@ def _jsonable_errors(exc: RequestValidationError) -> list[dict]:
     return errors
 
 
+# SQLSTATE classes meaning "the server is not there for us right now": connection exceptions (08),
+# shutdown / starting up (57P01-57P03), too many connections (53300).
+_UNAVAILABLE_SQLSTATES = ("08", "57P", "53300")
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    seen: BaseException | None = exc
+    for _ in range(5):  # DBAPIError -> the adapter's error -> asyncpg's error
+        if seen is None:
+            return None
+        state = getattr(seen, "sqlstate", None)
+        if isinstance(state, str):
+            return state
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return None
+
+
 def _is_connection_error(exc: BaseException) -> bool:
     if isinstance(exc, (OperationalError, InterfaceError)):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    state = _sqlstate(exc)
+    if state is not None and state.startswith(_UNAVAILABLE_SQLSTATES):
         return True
     # asyncpg surfaces a refused TCP connection or a missing unix socket as a bare OSError.
     return isinstance(exc, OSError)
