@@ -112,7 +112,7 @@ class Worker:
             await asyncio.sleep(min(s.worker_heartbeat_interval, s.worker_claim_timeout / 3))
             try:
                 async with self.c.db.transaction() as conn:
-                    await docs_repo.heartbeat(conn, self.id)
+                    await docs_repo.heartbeat(conn, self.id, list(self._tasks))
                     await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
                 async with self.c.db.connect() as conn:
                     for status, count in (await docs_repo.count_by_status(conn)).items():

@@ -123,9 +123,14 @@ async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attemp
     return result.rowcount or 0
 
 
-async def heartbeat(conn: AsyncConnection, worker_id: str) -> None:
+async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]]) -> None:
+    """Refresh only the claims the worker is really working on: a document whose task ended without its
+    final write (database down at that moment) must go stale so it is retaken, not stay processing forever."""
+    if not keys:
+        return
     await conn.execute(
-        update(documents).where(documents.c.claimed_by == worker_id, documents.c.status == "processing")
+        update(documents).where(documents.c.claimed_by == worker_id, documents.c.status == "processing",
+                                tuple_(documents.c.project_id, documents.c.id).in_(list(keys)))
         .values(heartbeat_at=func.now())
     )
 
