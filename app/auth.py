@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from app.errors import Forbidden, Unauthorized
+from app.logging_setup import project_var
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ async def _requested_projects(request: Request) -> set[str]:
 async def authenticate(request: Request) -> Principal:
     """App-wide dependency: resolve the caller and enforce its project scope."""
     keys: list[ApiKey] = request.app.state.api_keys
+    if request.url.path not in OPEN_PATHS:  # logs of this request say which project(s) it acts on
+        project_var.set(",".join(sorted(await _requested_projects(request))))
     if not keys or request.url.path in OPEN_PATHS:
         principal = Principal(None)
     else:

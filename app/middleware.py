@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
-from app.logging_setup import request_id_var
+from app.logging_setup import project_var, request_id_var
 from app.usage import Usage, track_usage
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,7 @@ class RequestContextMiddleware:
 
         declared = headers.get(b"content-length")
         rid_token = request_id_var.set(request_id)
+        project_token = project_var.set("-")  # the auth dependency names the project once it is known
         try:
             with track_usage(usage):
                 if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
@@ -87,6 +88,7 @@ class RequestContextMiddleware:
                                   f"Internal server error (request id {request_id})", "internal_error")
         finally:
             request_id_var.reset(rid_token)
+            project_var.reset(project_token)
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "GET")
