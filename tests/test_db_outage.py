@@ -70,7 +70,11 @@ async def test_database_stopped_during_ingestion(own_server, make_settings, star
             await http.post("/query", json={"project_id": "faulty", "query": "Who is Alice Walker?"}),
             await http.get("/entities", params={"project_id": "faulty"}),
             await http.get(f"/documents/{ids[0]}", params={"project_id": "faulty"}),
+            await http.post(f"/documents/{ids[0]}/retry", json={"project_id": "faulty"}),
+            await http.get("/export", params={"project_id": "faulty"}),
         ]
+        health = await http.get("/health")
+        assert health.status_code == 503 and "Traceback" not in health.text
         for response in down:
             assert response.status_code == 503, response.text
             # refused while it shuts down, or its socket is gone: both say "unavailable", never a 500
