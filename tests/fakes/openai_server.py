@@ -233,7 +233,7 @@ class FakeOpenAI:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             if self.latency:
-                await asyncio.sleep(self.latency)
+                await self._delay(self.latency)
             handler = self.handlers.get(operation) or DEFAULT_HANDLERS.get(operation, default_query)
             text = handler(messages)
             if asyncio.iscoroutine(text):
@@ -259,6 +259,13 @@ class FakeOpenAI:
         if not self.omit_usage:
             payload["usage"] = usage
         return JSONResponse(payload)
+
+    async def _delay(self, seconds: float) -> None:
+        """Sleep, but stop early once the latency is set back to 0 (reset() after a test), so a call parked
+        on a long latency does not keep the server from shutting down."""
+        deadline = time.monotonic() + seconds
+        while self.latency and time.monotonic() < deadline:  # noqa: ASYNC110 (set from another thread)
+            await asyncio.sleep(min(0.05, deadline - time.monotonic()))
 
     async def _stream(self, model: str, text: str, usage: dict):
         pieces = re.findall(r"\S+\s*|\s+", text) or [""]
