@@ -120,3 +120,34 @@ async def test_killed_worker_document_is_finished_by_another(
     assert await graph_rows(db, "default") == await graph_rows(db, "clean")
     if stage == "after_merge":
         assert merged_before == await graph_counts(db, "clean")  # the merge was whole before the kill
+
+
+async def test_sigterm_mid_document_hands_it_back(make_settings, start_app, fake_llm, database_url, tmp_path):
+    """The polite counterpart: SIGTERM while extracting returns the document to the queue, untouched."""
+    app = await start_app(make_settings(worker_enabled=False))
+    release = threading.Event()
+
+    async def hanging(messages):
+        await asyncio.to_thread(release.wait, 120)
+        return "unused"
+
+    fake_llm.handlers["extract"] = hanging
+    proc = _spawn(database_url, fake_llm.url, tmp_path / "worker.log")
+    try:
+        await _started(tmp_path / "worker.log")
+        doc_id = await _add(app, "default", TEXTS[1])
+
+        async def extracting() -> bool:
+            return fake_llm.in_flight > 0
+
+        await until(extracting, limit=60)
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 30) == 0
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    doc = (await document_rows(app.container.db, "default"))[doc_id]
+    assert (doc["status"], doc["claimed_by"], doc["attempts"]) == ("pending", None, 0)
+    counts = await graph_counts(app.container.db, "default")
+    assert counts["entity_sources"] == counts["relation_sources"] == 0
