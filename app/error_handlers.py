@@ -44,7 +44,7 @@ def _sqlstate(exc: BaseException) -> str | None:
     return None
 
 
-def _is_connection_error(exc: BaseException) -> bool:
+def is_connection_error(exc: BaseException) -> bool:
     if isinstance(exc, (OperationalError, InterfaceError)):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
@@ -73,7 +73,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def _db(_: Request, exc: DBAPIError) -> JSONResponse:
-        if _is_connection_error(exc):
+        if is_connection_error(exc):
             log.warning("database unavailable: %s", type(exc.orig).__name__ if exc.orig else exc)
             return JSONResponse({"detail": "The database is unavailable; retry shortly.",
                                  "code": "database_unavailable"}, status_code=503)
@@ -81,7 +81,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(OSError)
     async def _os(_: Request, exc: OSError) -> JSONResponse:
-        if _is_connection_error(exc):
+        if is_connection_error(exc):
             log.warning("dependency connection failed: %s", type(exc).__name__)
             return JSONResponse({"detail": "A dependency is unavailable; retry shortly.",
                                  "code": "service_unavailable"}, status_code=503)

@@ -18,6 +18,7 @@ import uuid
 
 from app import metrics
 from app.container import Container
+from app.error_handlers import is_connection_error
 from app.repositories import documents as docs_repo
 from app.services.pipeline import DocumentPipeline
 
@@ -77,8 +78,8 @@ class Worker:
             self._wake.clear()
             try:
                 await self._fill()
-            except Exception:
-                log.exception("worker %s: claiming failed; retrying", self.id)
+            except Exception as exc:
+                self._loop_failed("claiming", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_interval)
 
@@ -117,8 +118,16 @@ class Worker:
                 async with self.c.db.connect() as conn:
                     for status, count in (await docs_repo.count_by_status(conn)).items():
                         metrics.PIPELINE_DOCUMENTS.labels(status).set(count)
-            except Exception:
-                log.exception("worker %s: heartbeat failed", self.id)
+            except Exception as exc:
+                self._loop_failed("heartbeat", exc)
+
+    def _loop_failed(self, what: str, exc: Exception) -> None:
+        """The loops outlive any error; a database outage gets one line per attempt, not a traceback per poll."""
+        if is_connection_error(exc):
+            log.warning("worker %s: %s failed, database unavailable (%s); retrying", self.id, what,
+                        type(exc).__name__)
+        else:
+            log.exception("worker %s: %s failed; retrying", self.id, what)
 
 
 async def _main() -> None:
