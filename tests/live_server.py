@@ -26,7 +26,9 @@ class LiveServer:
 
 
 def serve_in_thread(app, *, lifespan: str = "on", timeout: float = 30.0) -> LiveServer:  # noqa: ANN001
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections: without it every keep-alive
+    # response waits ~40 ms for a delayed ACK (Nagle), which the benchmarks measured as LLM latency
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
