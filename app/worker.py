@@ -33,6 +33,8 @@ class Worker:
         self.pipeline = DocumentPipeline(container)
         self.processed = 0
         self._tasks: dict[tuple[str, str], asyncio.Task] = {}
+        # merged documents only summarise and embed: they leave their extraction slot to the next document
+        self._finalising: set[tuple[str, str]] = set()
         self._wake = asyncio.Event()
         self._changed = asyncio.Event()
         self._stopping = False
@@ -85,7 +87,7 @@ class Worker:
 
     async def _fill(self) -> None:
         s = self.settings
-        while not self._stopping and len(self._tasks) < s.max_parallel_insert:
+        while not self._stopping and self._has_room():
             async with self.c.db.transaction() as conn:
                 row = await docs_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
             if row is None:
@@ -93,9 +95,18 @@ class Worker:
             key = (row["project_id"], row["id"])
             self._tasks[key] = asyncio.create_task(self._run_one(key), name=f"document-{key[1]}")
 
+    def _has_room(self) -> bool:
+        """MAX_PARALLEL_INSERT documents extracting/merging, plus at most as many more finalising."""
+        limit = self.settings.max_parallel_insert
+        return len(self._tasks) - len(self._finalising) < limit and len(self._tasks) < 2 * limit
+
+    def _merged(self, key: tuple[str, str]) -> None:
+        self._finalising.add(key)
+        self._wake.set()
+
     async def _run_one(self, key: tuple[str, str]) -> None:
         try:
-            status = await self.pipeline.process(key[0], key[1], self.id)
+            status = await self.pipeline.process(key[0], key[1], self.id, lambda: self._merged(key))
             self.processed += status in ("processed", "failed")
         except asyncio.CancelledError:
             raise
@@ -103,6 +114,7 @@ class Worker:
             log.exception("worker %s: unexpected error on %s/%s", self.id, *key)
         finally:
             self._tasks.pop(key, None)
+            self._finalising.discard(key)
             self._wake.set()
             self._changed.set()
             self._changed = asyncio.Event()

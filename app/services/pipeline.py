@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app import metrics
@@ -82,14 +82,21 @@ class DocumentPipeline:
         self.extractor = Extractor(c.db, c.llm, c.settings)
         self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
         self.timings: dict[str, float] = {}
+        self._summarising: dict[tuple, asyncio.Event] = {}  # items being summarised by a document of this process
 
-    async def process(self, project_id: str, document_id: str, worker_id: str) -> str:
-        """Run the document to `processed` or `failed`; returns the final status ("lost" if taken over)."""
+    async def process(
+        self, project_id: str, document_id: str, worker_id: str, on_merged: Callable[[], None] | None = None
+    ) -> str:
+        """Run the document to `processed` or `failed`; returns the final status ("lost" if taken over).
+
+        `on_merged` is called once the document's graph merge is committed, before its summaries and
+        embeddings: the worker then lets another document start extracting, so the LLM stays busy.
+        """
         usage = Usage()
         status, error = "processed", None
         try:
             with track_usage(usage):
-                await self._run(project_id, document_id, worker_id)
+                await self._run(project_id, document_id, worker_id, on_merged)
         except ClaimLost:
             log.warning("document %s/%s: claim lost, leaving it to its new owner", project_id, document_id)
             return "lost"
@@ -102,7 +109,9 @@ class DocumentPipeline:
         metrics.PIPELINE_PROCESSED.labels(status).inc()
         return status
 
-    async def _run(self, project_id: str, document_id: str, worker_id: str) -> None:
+    async def _run(
+        self, project_id: str, document_id: str, worker_id: str, on_merged: Callable[[], None] | None
+    ) -> None:
         async with self.c.db.connect() as conn:
             doc = await docs_repo.get(conn, project_id, document_id, content=True)
         if doc is None:
@@ -131,6 +140,8 @@ class DocumentPipeline:
                 raise _first(errors) from None
             with stage("merge", self.timings):
                 await self._merge(project_id, document_id, worker_id, extracting.result())
+        if on_merged is not None:
+            on_merged()
         await self._finalise(project_id, document_id, project.language)
 
     async def _require_claim(self, conn, project_id: str, document_id: str, worker_id: str) -> dict:
@@ -217,10 +228,12 @@ class DocumentPipeline:
     async def _finalise(self, project_id: str, document_id: str, language: str) -> None:
         async with self.c.db.connect() as conn:
             keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
-            ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-            rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
         with stage("summarise", self.timings):
-            await self._summarise(project_id, ents, rels, language)
+            ents, rels = await self._claim_summaries(project_id, keys, pairs)
+            try:
+                await self._summarise(project_id, ents, rels, language)
+            finally:
+                self._release_summaries(project_id, ents, rels)
         await self._embed_chunks(project_id, document_id)
         with stage("embed", self.timings):
             async with self.c.db.connect() as conn:
@@ -228,10 +241,42 @@ class DocumentPipeline:
                 rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
             await self._embed_graph(project_id, ents, rels)
 
-    async def _summarise(self, project_id: str, ents: dict, rels: dict, language: str) -> None:
+    async def _claim_summaries(self, project_id: str, keys: list[str], pairs: list) -> tuple[dict, dict]:
+        """The document's entities and relations whose description needs an LLM summary, claimed in this process.
+
+        Documents sharing an entity finalise concurrently; without this both would summarise it (the second
+        summary wasted). An item another document is summarising is waited for and re-read: once its summary
+        is folded in, it is usually below the threshold again (official trigger semantics unchanged).
+        """
         s = self.summarizer
-        ent_todo = [e for e in ents.values() if s.needs_llm(fragments(e["description"]))]
-        rel_todo = [r for r in rels.values() if s.needs_llm(fragments(r["description"]))]
+        idents = [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
+        while True:
+            busy = {self._summarising[i] for i in idents if i in self._summarising}
+            if busy:
+                await asyncio.gather(*(event.wait() for event in busy))
+                continue
+            async with self.c.db.connect() as conn:
+                ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+                rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
+            ents = {k: e for k, e in ents.items() if s.needs_llm(fragments(e["description"]))}
+            rels = {p: r for p, r in rels.items() if s.needs_llm(fragments(r["description"]))}
+            todo = [("e", project_id, k) for k in ents] + [("r", project_id, tuple(p)) for p in rels]
+            if any(i in self._summarising for i in todo):  # claimed by another document during the read
+                continue
+            for ident in todo:
+                self._summarising[ident] = asyncio.Event()
+            return ents, rels
+
+    def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
+        for ident in [("e", project_id, k) for k in ents] + [("r", project_id, tuple(p)) for p in rels]:
+            event = self._summarising.pop(ident, None)
+            if event is not None:
+                event.set()
+
+    async def _summarise(self, project_id: str, ents: dict, rels: dict, language: str) -> None:
+        """Summarise the given (claimed, over-threshold) items and fold the summaries in."""
+        s = self.summarizer
+        ent_todo, rel_todo = list(ents.values()), list(rels.values())
         if not ent_todo and not rel_todo:
             return
         ent_new, rel_new = await asyncio.gather(
