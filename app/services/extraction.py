@@ -7,6 +7,7 @@ The cache keys of all passes are returned in order so the pipeline can store the
 from __future__ import annotations
 
 import logging
+import time
 
 from app import metrics
 from app.config import Settings
@@ -37,6 +38,14 @@ class Extractor:
             enabled=self.settings.enable_llm_cache_for_extract,
         )
 
+    @staticmethod
+    def _parse(text: str, chunk_id: str, file_path: str | None, name_limit: int) -> ChunkExtraction:
+        started = time.perf_counter()
+        try:
+            return parse_extraction(text, chunk_id, file_path, name_limit)
+        finally:
+            metrics.PIPELINE_STAGE_SECONDS.labels("parse").inc(time.perf_counter() - started)
+
     async def extract_chunk(
         self,
         project_id: str,
@@ -53,7 +62,7 @@ class Extractor:
         messages = extraction_messages(content, entity_types, language)
         answer = await self._pass(project_id, messages, "extract")
         keys = [answer.key]
-        result = parse_extraction(answer.text, chunk_id, file_path, name_limit)
+        result = self._parse(answer.text, chunk_id, file_path, name_limit)
         limit = self.settings.max_extract_input_tokens
         for _ in range(max_gleaning):
             messages = gleaning_messages(messages, answer.text)
@@ -62,7 +71,7 @@ class Extractor:
                 break
             answer = await self._pass(project_id, messages, "glean")
             keys.append(answer.key)
-            glean = parse_extraction(answer.text, chunk_id, file_path, name_limit)
+            glean = self._parse(answer.text, chunk_id, file_path, name_limit)
             result = merge_gleaning(result, glean)
             if not glean.entities and not glean.relations and not glean.malformed:
                 break  # the model found nothing more; further passes would only repeat that

@@ -103,9 +103,10 @@ class DocumentPipeline:
         except Exception as exc:  # any failure ends the attempt with the reason kept
             status, error = "failed", error_text(exc)
             log.warning("document %s/%s failed: %s", project_id, document_id, error)
-        async with self.c.db.transaction() as conn:
-            if not await docs_repo.finish(conn, project_id, document_id, worker_id, status, error, usage):
-                return "lost"
+        with stage("commit", self.timings):
+            async with self.c.db.transaction() as conn:
+                if not await docs_repo.finish(conn, project_id, document_id, worker_id, status, error, usage):
+                    return "lost"
         metrics.PIPELINE_PROCESSED.labels(status).inc()
         return status
 
