@@ -156,7 +156,8 @@ def merge_entity(
     existing_sources = [s for s in existing_sources if s not in NOT_CHUNKS]
     incoming = ordered_unique([r.chunk_id for r in records if r.chunk_id] + list(extra_sources))
     all_sources = ordered_unique(existing_sources + incoming)
-    new_sources = [s for s in all_sources if s not in set(existing_sources)]
+    known = set(existing_sources)  # built once: hub entities have hundreds of sources
+    new_sources = [s for s in all_sources if s not in known]
     limited = limit_sources(all_sources, limit, method)
     kept = _keep_filter(records, limited, existing_sources, method)
 
