@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint openapi worker bench clean
+.PHONY: run test lint openapi worker bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,6 +26,12 @@ lint: $(STAMP)
 
 openapi: $(STAMP)  ## regenerate openapi.yaml from the app
 	$(PY) -m app.openapi_export
+
+bench: $(STAMP)  ## every benchmark of issue 8 (~15 min on 2 cores; `make bench-quick` for a smaller run)
+	$(PY) -m bench.run_all
+
+bench-quick: $(STAMP)
+	$(PY) -m bench.run_all --quick
 
 clean:
 	rm -rf $(VENV)
