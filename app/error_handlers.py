@@ -7,9 +7,10 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.db.errors import is_connection_error
 from app.errors import AppError
 
 log = logging.getLogger(__name__)
@@ -25,35 +26,6 @@ def _jsonable_errors(exc: RequestValidationError) -> list[dict]:
         item = {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
         errors.append(item)
     return errors
-
-
-# SQLSTATE classes meaning "the server is not there for us right now": connection exceptions (08),
-# shutdown / starting up (57P01-57P03), too many connections (53300).
-_UNAVAILABLE_SQLSTATES = ("08", "57P", "53300")
-
-
-def _sqlstate(exc: BaseException) -> str | None:
-    seen: BaseException | None = exc
-    for _ in range(5):  # DBAPIError -> the adapter's error -> asyncpg's error
-        if seen is None:
-            return None
-        state = getattr(seen, "sqlstate", None)
-        if isinstance(state, str):
-            return state
-        seen = getattr(seen, "orig", None) or seen.__cause__
-    return None
-
-
-def is_connection_error(exc: BaseException) -> bool:
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    state = _sqlstate(exc)
-    if state is not None and state.startswith(_UNAVAILABLE_SQLSTATES):
-        return True
-    # asyncpg surfaces a refused TCP connection or a missing unix socket as a bare OSError.
-    return isinstance(exc, OSError)
 
 
 def install_error_handlers(app: FastAPI) -> None:

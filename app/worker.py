@@ -19,7 +19,7 @@ import uuid
 from app import metrics
 from app.config import Settings
 from app.container import Container
-from app.error_handlers import is_connection_error
+from app.db.errors import is_connection_error
 from app.repositories import documents as docs_repo
 from app.services.pipeline import DocumentPipeline
 
