@@ -18,9 +18,16 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
-from app.domain.merge import EntityMerge, RelationMerge, limit_sources, merge_file_paths, truncate_note
+from app.domain.merge import (
+    UNKNOWN_SOURCE,
+    EntityMerge,
+    RelationMerge,
+    limit_method,
+    limit_sources,
+    merge_file_paths,
+    truncate_note,
+)
 from app.domain.records import ChunkExtraction
-from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.errors import Conflict, NotFound
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
@@ -30,13 +37,13 @@ from app.repositories import projects as projects_repo
 from app.schemas.deletion import DocumentDeletion, LLMCalls
 from app.services.curation_common import require_project
 from app.services.extraction import extraction_from_cached
+from app.services.graph_embedding import embed_changed
 from app.services.projects import effective_settings
 from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild
 from app.services.summarize import Summarizer
 from app.usage import current_usage, track_usage
 
 log = logging.getLogger(__name__)
-UNKNOWN_SOURCE = "unknown_source"
 
 
 @contextmanager
@@ -207,7 +214,7 @@ class DeletionService:
 
     def _kept_text_row(self, row: dict, remaining: list[str], cap: int, paths: dict[str, str]) -> dict:
         """The item's current text with its provenance-derived fields (source ids, file paths) recomputed."""
-        method = "FIFO" if str(self.settings.source_ids_limit_method).upper() == "FIFO" else "KEEP"
+        method = limit_method(self.settings)
         limited = limit_sources(remaining, cap, method)
         fields = ("name", "entity_type", "description") if "key" in row else ("keywords", "description", "weight")
         ident = {"key": row["key"]} if "key" in row else {"src_key": row["src_key"], "tgt_key": row["tgt_key"]}
@@ -218,24 +225,18 @@ class DeletionService:
     async def _embeddings(self, ents: dict, rels: dict, ent_rows: list[dict],
                           rel_rows: list[dict]) -> tuple[list[tuple], list[tuple]]:
         """Vectors for rebuilt items whose embedded text changed, in the graph repository's row formats."""
-        ent_todo, rel_todo = [], []
-        for row in ent_rows:
-            old = ents[row["key"]]
-            body = entity_embedding_text(old["name"], row["description"])
-            if old["embedded_hash"] != text_hash(body):
-                ent_todo.append((row, body))
+        # the stored display names and embedded hashes, with the rebuilt text
+        ent_items = [{**row, "name": ents[row["key"]]["name"], "embedded_hash": ents[row["key"]]["embedded_hash"]}
+                     for row in ent_rows]
+        rel_items = []
         for row in rel_rows:
             old = rels[(row["src_key"], row["tgt_key"])]
-            body = relation_embedding_text(old["src_name"], old["tgt_name"], row["keywords"], row["description"])
-            if old["embedded_hash"] != text_hash(body):
-                rel_todo.append((row, body))
-        if not ent_todo and not rel_todo:
-            return [], []
-        vectors = await self.c.embedder.embed([b for _, b in ent_todo] + [b for _, b in rel_todo])
-        ent_vecs, rel_vecs = vectors[:len(ent_todo)], vectors[len(ent_todo):]
+            rel_items.append({**row, "src_name": old["src_name"], "tgt_name": old["tgt_name"],
+                              "embedded_hash": old["embedded_hash"]})
+        ent_done, rel_done = await embed_changed(self.c.embedder, ent_items, rel_items)
         return (
-            [(r["key"], r["description"], v, text_hash(b)) for (r, b), v in zip(ent_todo, ent_vecs, strict=True)],
-            [(r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(b))
-             for (r, b), v in zip(rel_todo, rel_vecs, strict=True)],
+            [(d.item["key"], d.item["description"], d.vector, d.text_hash) for d in ent_done],
+            [(d.item["src_key"], d.item["tgt_key"], d.item["description"], d.item["keywords"], d.vector, d.text_hash)
+             for d in rel_done],
         )
 

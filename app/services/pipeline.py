@@ -11,27 +11,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from app import metrics
 from app.container import Container
-from app.domain.merge import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
+from app.domain.merge import UNKNOWN_SOURCE, EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.domain.texts import entity_embedding_text, fragments, join_fragments, relation_embedding_text, text_hash
+from app.domain.texts import fragments, join_fragments
 from app.errors import AppError
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
 from app.services.chunking import chunk_id, chunk_text
 from app.services.extraction import Extractor
+from app.services.graph_embedding import embed_changed
 from app.services.projects import ProjectService
 from app.services.summarize import Summarizer
 from app.usage import Usage, track_usage
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_SOURCE = "unknown_source"
 
 
 class ClaimLost(Exception):
@@ -73,6 +73,11 @@ def fold_summary(current: str, summarised: str, summary: str) -> str | None:
         return None
     folded = join_fragments([summary, *now[len(done):]])
     return folded if folded != current else None
+
+
+def _summary_idents(project_id: str, keys: Iterable[str], pairs: Iterable[tuple]) -> list[tuple]:
+    """Process-wide names of the entities and relations a document may be summarising."""
+    return [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
 
 
 class DocumentPipeline:
@@ -250,7 +255,7 @@ class DocumentPipeline:
         is folded in, it is usually below the threshold again (official trigger semantics unchanged).
         """
         s = self.summarizer
-        idents = [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
+        idents = _summary_idents(project_id, keys, pairs)
         while True:
             busy = {self._summarising[i] for i in idents if i in self._summarising}
             if busy:
@@ -261,7 +266,7 @@ class DocumentPipeline:
                 rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
             ents = {k: e for k, e in ents.items() if s.needs_llm(fragments(e["description"]))}
             rels = {p: r for p, r in rels.items() if s.needs_llm(fragments(r["description"]))}
-            todo = [("e", project_id, k) for k in ents] + [("r", project_id, tuple(p)) for p in rels]
+            todo = _summary_idents(project_id, ents, rels)
             if any(i in self._summarising for i in todo):  # claimed by another document during the read
                 continue
             for ident in todo:
@@ -269,7 +274,7 @@ class DocumentPipeline:
             return ents, rels
 
     def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
-        for ident in [("e", project_id, k) for k in ents] + [("r", project_id, tuple(p)) for p in rels]:
+        for ident in _summary_idents(project_id, ents, rels):
             event = self._summarising.pop(ident, None)
             if event is not None:
                 event.set()
@@ -303,24 +308,13 @@ class DocumentPipeline:
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
 
     async def _embed_graph(self, project_id: str, ents: dict, rels: dict) -> None:
-        ent_items = []
-        for e in ents.values():
-            body = entity_embedding_text(e["name"], e["description"])
-            if e["embedded_hash"] != text_hash(body):
-                ent_items.append((e, body))
-        rel_items = []
-        for r in rels.values():
-            body = relation_embedding_text(r["src_name"], r["tgt_name"], r["keywords"], r["description"])
-            if r["embedded_hash"] != text_hash(body):
-                rel_items.append((r, body))
-        if not ent_items and not rel_items:
+        ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values())
+        if not ent_done and not rel_done:
             return
-        vectors = await self.c.embedder.embed([body for _, body in ent_items] + [body for _, body in rel_items])
-        ent_vectors, rel_vectors = vectors[:len(ent_items)], vectors[len(ent_items):]
-        ent_rows = sorted(((e["key"], e["description"], v, text_hash(body))
-                           for (e, body), v in zip(ent_items, ent_vectors, strict=True)), key=lambda r: r[0])
-        rel_rows = sorted(((r["src_key"], r["tgt_key"], r["description"], r["keywords"], v, text_hash(body))
-                           for (r, body), v in zip(rel_items, rel_vectors, strict=True)), key=lambda r: r[:2])
+        ent_rows = sorted(((d.item["key"], d.item["description"], d.vector, d.text_hash) for d in ent_done),
+                          key=lambda r: r[0])
+        rel_rows = sorted(((d.item["src_key"], d.item["tgt_key"], d.item["description"], d.item["keywords"],
+                            d.vector, d.text_hash) for d in rel_done), key=lambda r: r[:2])
         async with self.c.db.transaction() as conn:
             await graph_repo.lock_keys(conn, project_id, [r[0] for r in ent_rows] + [k for r in rel_rows
                                                                                     for k in r[:2]])
