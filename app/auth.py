@@ -17,11 +17,11 @@ from fastapi import Request
 
 from app.errors import Forbidden, Unauthorized
 from app.logging_setup import project_var
+from app.services.projects import DEFAULT_PROJECT
 
 log = logging.getLogger(__name__)
 
 OPEN_PATHS = {"/health", "/metrics"}
-DEFAULT_PROJECT = "default"
 
 
 @dataclass(frozen=True)

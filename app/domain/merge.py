@@ -87,7 +87,8 @@ def ordered_unique(items: Iterable[str]) -> list[str]:
     return out
 
 
-def _method(settings: MergeSettings) -> str:
+def limit_method(settings: MergeSettings) -> str:
+    """KEEP or FIFO (unknown values mean KEEP, as officially)."""
     return "FIFO" if str(settings.source_ids_limit_method).upper() == "FIFO" else "KEEP"
 
 
@@ -151,7 +152,7 @@ def merge_entity(
     `existing_sources` is the full ordered provenance of the entity; `extra_sources` are chunk ids that
     mention the entity only as a relation endpoint (they count as provenance but bring no description).
     """
-    method = _method(settings)
+    method = limit_method(settings)
     limit = settings.max_source_ids_per_entity
     existing_sources = [s for s in existing_sources if s not in NOT_CHUNKS]
     incoming = ordered_unique([r.chunk_id for r in records if r.chunk_id] + list(extra_sources))
@@ -204,7 +205,7 @@ def merge_relation(
     `existing` may carry `src_name`/`tgt_name` (display names of the endpoints); otherwise the first
     record's names are used.
     """
-    method = _method(settings)
+    method = limit_method(settings)
     limit = settings.max_source_ids_per_relation
     existing_sources = [s for s in existing_sources if s not in NOT_CHUNKS]
     all_sources = ordered_unique(existing_sources + [r.chunk_id for r in records if r.chunk_id])

@@ -12,6 +12,7 @@ from app.domain.merge import (
     EntityMerge,
     RelationMerge,
     endpoint_records,
+    limit_method,
     limit_sources,
     merge_entity,
     merge_relation,
@@ -20,10 +21,6 @@ from app.domain.merge import (
 from app.domain.records import ChunkExtraction
 
 Pair = tuple[str, str]
-
-
-def _method(settings: Settings) -> str:
-    return "FIFO" if str(settings.source_ids_limit_method).upper() == "FIFO" else "KEEP"
 
 
 def remaining_sources(sources: Iterable[str], gone: set[str]) -> list[str]:
@@ -44,7 +41,7 @@ class RebuildPlan:
 
 def chunks_needed(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str], settings: Settings) -> list[str]:
     """Chunks whose cached extractions the rebuild reads: the source-id-limited remaining lists."""
-    method = _method(settings)
+    method = limit_method(settings)
     needed: dict[str, None] = {}
     for row in ents.values():
         for chunk in limit_sources(remaining_sources(row["sources"], gone), settings.max_source_ids_per_entity, method):
@@ -58,7 +55,7 @@ def chunks_needed(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
 
 def rebuild_entity(row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction],
                    settings: Settings) -> EntityMerge | None:
-    method = _method(settings)
+    method = limit_method(settings)
     key = row["key"]
     limited = limit_sources(remaining, settings.max_source_ids_per_entity, method)
     found = [extractions[c] for c in limited if c in extractions]
@@ -77,7 +74,7 @@ def rebuild_entity(row: dict, remaining: list[str], extractions: dict[str, Chunk
 
 def rebuild_relation(row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction],
                      settings: Settings) -> RelationMerge | None:
-    method = _method(settings)
+    method = limit_method(settings)
     pair = (row["src_key"], row["tgt_key"])
     limited = limit_sources(remaining, settings.max_source_ids_per_relation, method)
     records = [r for c in limited if c in extractions for r in extractions[c].relations
