@@ -30,9 +30,15 @@ _DIGITS = re.compile(r"^\d+$")
 _DIGITS_DOTS = re.compile(r"^[\d.]+$")
 
 
+def strip_control(text: str) -> str:
+    """Drop control characters (tab, newline and carriage return stay), lone surrogates and non-characters:
+    what PostgreSQL cannot store or a reader cannot see."""
+    return _CONTROL.sub("", text)
+
+
 def sanitize(text: str) -> str:
     """Trim, unescape HTML, drop control characters and surrogates."""
-    return _CONTROL.sub("", html.unescape(text or "").strip()).strip()
+    return strip_control(html.unescape(text or "").strip()).strip()
 
 
 def _fullwidth_to_ascii(text: str) -> str:

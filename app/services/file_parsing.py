@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 from pathlib import PurePath
 
+from app.domain.names import strip_control
 from app.errors import InvalidInput
 
 log = logging.getLogger(__name__)
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 # Control characters and lone surrogates: PostgreSQL text cannot hold NUL, and none of them is content.
-_JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _BOMS = [
     (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: they share a prefix
     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
@@ -124,7 +124,7 @@ def extract_text(filename: str, data: bytes) -> str:
             f"supported: {', '.join(SUPPORTED_EXTENSIONS)}",
             code="unsupported_file_type",
         )
-    text = _JUNK.sub("", parser(filename, data).replace("\r\n", "\n").replace("\r", "\n"))
+    text = strip_control(parser(filename, data).replace("\r\n", "\n").replace("\r", "\n"))
     text = _BLANK_RUNS.sub("\n\n", text).strip()
     if not text:
         raise InvalidInput(f"{filename}: no text could be extracted", code="empty_document")

@@ -18,6 +18,7 @@ from fastapi import UploadFile
 
 from app import metrics
 from app.container import Container
+from app.domain.names import strip_control
 from app.errors import (
     AppError,
     Conflict,
@@ -48,12 +49,9 @@ from app.usage import current_usage
 WAIT_LIMIT_SECONDS = 600.0
 TERMINAL = ("processed", "failed")
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-
-
 def sanitize_text(text: str) -> str:
     """Trim and remove control characters (keeping tab, newline, carriage return) and lone surrogates."""
-    return _CONTROL.sub("", text.strip()).strip()
+    return strip_control(text.strip()).strip()
 
 
 def content_hash(text: str) -> str:
@@ -61,7 +59,7 @@ def content_hash(text: str) -> str:
 
 
 def canonical_path(file_path: str | None) -> str | None:
-    cleaned = _CONTROL.sub("", re.sub(r"[\x00-\x1f]", "", file_path or "")).strip()
+    cleaned = strip_control(re.sub(r"[\x00-\x1f]", "", file_path or "")).strip()
     return posixpath.basename(cleaned.replace("\\", "/")) or None
 
 
