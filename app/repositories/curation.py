@@ -3,7 +3,7 @@ embedding updates and the set-based expansion behind the graph view. Every state
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
@@ -27,7 +27,6 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, entities, entity_sources, relation_sources, relations
-from app.repositories import graph as graph_repo
 
 E, R = entities, relations
 _SRC, _TGT = entities.alias("src_entity"), entities.alias("tgt_entity")
@@ -35,11 +34,6 @@ _SRC, _TGT = entities.alias("src_entity"), entities.alias("tgt_entity")
 ENTITY_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.source_ids, E.c.file_paths,
                   E.c.degree, E.c.embedded_hash, E.c.curated, E.c.created_at, E.c.updated_at)
 Pair = tuple[str, str]
-
-
-async def lock_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str]) -> None:
-    """The pipeline's advisory-lock scheme (one shared global order, so curation and ingestion never deadlock)."""
-    await graph_repo.lock_keys(conn, project_id, keys)
 
 
 # ----- entities -----

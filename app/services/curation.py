@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.errors import Conflict
 from app.repositories import curation as repo
+from app.repositories import graph as graph_repo
 from app.schemas.entities import (
     EntityCreate,
     EntityDeleted,
@@ -68,7 +69,7 @@ class CurationService(CurationBase):
                   "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
         async with self.db.transaction() as conn:
             await require_project(conn, body.project_id)
-            await repo.lock_keys(conn, body.project_id, [key])
+            await graph_repo.lock_keys(conn, body.project_id, [key])
             existing = await repo.get_entity(conn, body.project_id, key)
             if existing is not None:
                 raise Conflict(f"Entity '{existing['name']}' already exists", code="entity_exists")
@@ -92,7 +93,7 @@ class CurationService(CurationBase):
         new_key = entity_key(new_name) if new_name else key
         async with self.db.transaction() as conn:
             await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, {key, new_key})
+            await graph_repo.lock_keys(conn, pid, {key, new_key})
             row = await repo.get_entity(conn, pid, key)
             if row is None:
                 raise not_found(name)
@@ -136,7 +137,7 @@ class CurationService(CurationBase):
         key = self._key(name)
         async with self.db.transaction() as conn:
             await require_project(conn, project_id)
-            await repo.lock_keys(conn, project_id, [key])
+            await graph_repo.lock_keys(conn, project_id, [key])
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)

@@ -16,6 +16,7 @@ from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, s
 from app.domain.texts import fragments, join_fragments
 from app.errors import InvalidInput, NotFound
 from app.repositories import curation as repo
+from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
 from app.services.curation_common import display_name, join_keywords, ordered_union, require_project
@@ -72,7 +73,7 @@ class EntityMergeService:
 
         async with self.c.db.transaction() as conn:
             await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, involved)
+            await graph_repo.lock_keys(conn, pid, involved)
             found = await repo.get_entities(conn, pid, involved)
             missing = [raw for key, raw in raw_by_key.items() if key not in found]
             if missing:

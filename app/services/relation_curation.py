@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from app.errors import Conflict
 from app.repositories import curation as repo
+from app.repositories import graph as graph_repo
 from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
 from app.services.curation_common import (
     CurationBase,
@@ -45,7 +46,7 @@ class RelationCurationService(CurationBase):
         description = clean_description(body.description)
         async with self.db.transaction() as conn:
             await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, pair)
+            await graph_repo.lock_keys(conn, pid, pair)
             found = await repo.get_entities(conn, pid, pair)
             for raw in (body.source, body.target):
                 if self._key(raw) not in found:
@@ -75,7 +76,7 @@ class RelationCurationService(CurationBase):
         values["curated"] = True
         async with self.db.transaction() as conn:
             await require_project(conn, pid)
-            await repo.lock_keys(conn, pid, pair)
+            await graph_repo.lock_keys(conn, pid, pair)
             if await repo.get_relation(conn, pid, pair) is None:
                 raise relation_missing(body.source, body.target)
             await repo.update_relation(conn, pid, pair, values)
@@ -88,7 +89,7 @@ class RelationCurationService(CurationBase):
         pair = self._pair(source, target)
         async with self.db.transaction() as conn:
             await require_project(conn, project_id)
-            await repo.lock_keys(conn, project_id, pair)
+            await graph_repo.lock_keys(conn, project_id, pair)
             row = await repo.get_relation(conn, project_id, pair)
             if row is None:
                 raise relation_missing(source, target)
