@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUESTS = Counter("http_requests_total", "HTTP requests", ["method", "route", "status"])
@@ -25,3 +27,9 @@ RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to origin
 RERANK_BREAKER_STATE = Gauge(
     "rerank_circuit_breaker_state", "Rerank breaker state (0 closed, 1 half-open, 2 open)", ["provider"]
 )
+
+
+def set_queue_gauges(counts_by_status: Mapping[str, int]) -> None:
+    """Documents per status across all projects (refreshed by workers, /pipeline and each scrape)."""
+    for status, count in counts_by_status.items():
+        PIPELINE_DOCUMENTS.labels(status).set(count)

@@ -129,8 +129,7 @@ class Worker:
                     await docs_repo.heartbeat(conn, self.id, list(self._tasks))
                     await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
                 async with self.c.db.connect() as conn:
-                    for status, count in (await docs_repo.count_by_status(conn)).items():
-                        metrics.PIPELINE_DOCUMENTS.labels(status).set(count)
+                    metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
             except Exception as exc:
                 self._loop_failed("heartbeat", exc)
 

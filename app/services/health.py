@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 
 from app import metrics
 from app.container import Container
 from app.db.migrate import current_revision, head_revision
-from app.db.tables import documents
+from app.repositories import documents as docs_repo
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +40,8 @@ async def refresh_pipeline_gauges(c: Container) -> None:
     """Set the queue-depth gauges from the database just before a scrape."""
     try:
         async with c.db.connect() as conn:
-            rows = (await conn.execute(
-                select(documents.c.status, func.count()).group_by(documents.c.status)
-            )).all()
+            counts = await docs_repo.count_by_status(conn)
     except Exception as exc:
         log.warning("metrics: cannot read pipeline counts: %s", type(exc).__name__)
         return
-    counts = dict(rows)
-    for status in ("pending", "processing", "processed", "failed"):
-        metrics.PIPELINE_DOCUMENTS.labels(status).set(counts.get(status, 0))
+    metrics.set_queue_gauges(counts)

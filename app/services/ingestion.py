@@ -268,8 +268,7 @@ class IngestionService:
             by_status = await docs_repo.count_by_status(conn, project_id)
             flying = await docs_repo.in_flight(conn, project_id)
             global_depth = await docs_repo.queue_depth(conn)
-            for status, count in (await docs_repo.count_by_status(conn)).items():
-                metrics.PIPELINE_DOCUMENTS.labels(status).set(count)
+            metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
         worker = self.c.extras.get("worker")
         local = None
         if worker is not None:
