@@ -8,7 +8,6 @@ from fastapi import APIRouter, Body, File, Form, Path, Query, UploadFile
 from fastapi.responses import JSONResponse
 
 from app.deps import PROJECT_ID_PATTERN, ContainerDep, ProjectQuery
-from app.errors import InvalidInput
 from app.schemas.deletion import DocumentDeletion
 from app.schemas.documents import (
     DOCUMENT_ID_PATTERN,
@@ -47,12 +46,11 @@ def _answer(items: list[IngestItem], done: bool) -> JSONResponse:
 
 @router.post("/documents", status_code=202, response_model=IngestResponse, responses=_INGEST_RESPONSES)
 async def ingest_texts(body: IngestRequest, c: ContainerDep) -> JSONResponse:
-    if len(body.documents) > c.settings.max_documents_per_request:
-        raise InvalidInput(f"At most {c.settings.max_documents_per_request} documents per request",
-                           code="too_many_documents")
+    service = _service(c)
+    service.require_batch_size(len(body.documents), "documents")
     items = [Submission(text=d.text, id=d.id, file_path=d.file_path, metadata=d.metadata or {})
              for d in body.documents]
-    return _answer(*await _service(c).enqueue(body.project_id, items, body.wait))
+    return _answer(*await service.enqueue(body.project_id, items, body.wait))
 
 
 @router.post("/documents/upload", status_code=202, response_model=IngestResponse, responses=_INGEST_RESPONSES)
@@ -62,10 +60,8 @@ async def ingest_files(
     project_id: Annotated[str, Form(pattern=PROJECT_ID_PATTERN)] = "default",
     wait: Annotated[bool, Form()] = False,
 ) -> JSONResponse:
-    if len(files) > c.settings.max_documents_per_request:
-        raise InvalidInput(f"At most {c.settings.max_documents_per_request} files per request",
-                           code="too_many_documents")
     service = _service(c)
+    service.require_batch_size(len(files), "files")
     return _answer(*await service.enqueue(project_id, await service.from_uploads(files), wait))
 
 

@@ -91,6 +91,12 @@ class IngestionService:
         self.settings = c.settings
 
     # ----- enqueue -----
+    def require_batch_size(self, count: int, what: str) -> None:
+        """Refuse a request listing more items than MAX_DOCUMENTS_PER_REQUEST (before any is read)."""
+        limit = self.settings.max_documents_per_request
+        if count > limit:
+            raise InvalidInput(f"At most {limit} {what} per request", code="too_many_documents")
+
     async def enqueue(self, project_id: str, items: list[Submission], wait: bool) -> tuple[list[IngestItem], bool]:
         """Store new documents as pending. Returns per-item results and whether all listed work is finished."""
         await ProjectService(self.c.db, self.settings).require(project_id)
