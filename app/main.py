@@ -22,7 +22,7 @@ from app.providers.tokenizer import get_tokenizer
 from app.repositories import projects as projects_repo
 from app.routers import documents, entities, export, ops, projects, query
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
-from app.services.rerank import RerankService
+from app.services.rerank import get_reranker
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log.warning("API_KEYS is empty: the API is open to anyone who can reach it")
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
-        container.extras["reranker"] = RerankService(settings)  # one breaker per app; gauge visible from start
+        get_reranker(container.extras, settings)  # built now, so the breaker gauge is in /metrics from start
         if settings.worker_enabled:
             from app.worker import Worker  # noqa: PLC0415 (the worker imports this module's factory)
 
