@@ -55,10 +55,19 @@ async def put(
     completion_tokens: int,
 ) -> None:
     """Insert or replace; a row that already holds the same answer is left untouched."""
-    await conn.execute(_PUT, {
-        "project_id": project_id, "key": key, "cache_type": cache_type, "model": model, "response": response,
+    await put_many(conn, project_id, [{
+        "key": key, "cache_type": cache_type, "model": model, "response": response,
         "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-    })
+    }])
+
+
+async def put_many(conn: AsyncConnection, project_id: str, rows: list[dict]) -> None:
+    """`put` for many rows (key, cache_type, model, response, prompt_tokens, completion_tokens) in one
+    statement, in key order so concurrent writers of overlapping keys lock rows in the same order."""
+    if not rows:
+        return
+    unique = {r["key"]: r for r in rows}  # one statement may not touch a row twice
+    await conn.execute(_PUT, [{"project_id": project_id, **unique[k]} for k in sorted(unique)])
 
 
 async def delete_unreferenced(conn: AsyncConnection, project_id: str, keys: list[str]) -> int:

@@ -16,7 +16,7 @@ from app.domain.records import ChunkExtraction
 from app.prompts.extraction import extraction_messages, gleaning_messages
 from app.providers.llm import PRIORITY_EXTRACT, LLMClient, Message
 from app.services.extraction_parser import merge_gleaning, parse_extraction
-from app.services.llm_cache import cached_chat
+from app.services.llm_cache import CacheBatch, cached_chat, messages_key
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +32,18 @@ class Extractor:
     def _input_tokens(self, messages: list[Message]) -> int:
         return sum(self.llm.tokenizer.count(m["content"]) for m in messages)
 
-    async def _pass(self, project_id: str, messages: list[Message], operation: str):
+    async def _pass(
+        self, project_id: str, messages: list[Message], operation: str, batch: CacheBatch | None,
+        known_absent: bool = False,
+    ):
         return await cached_chat(
             self.db, self.llm, project_id, CACHE_TYPE, messages, operation=operation, priority=PRIORITY_EXTRACT,
-            enabled=self.settings.enable_llm_cache_for_extract,
+            enabled=self.settings.enable_llm_cache_for_extract, batch=batch, known_absent=known_absent,
         )
+
+    def first_pass_key(self, content: str, entity_types: list[str], language: str) -> str:
+        """The cache key of a chunk's first extraction pass (to prefetch a document's answers at once)."""
+        return messages_key(CACHE_TYPE, self.llm.model, extraction_messages(content, entity_types, language))
 
     @staticmethod
     def _parse(text: str, chunk_id: str, file_path: str | None, name_limit: int) -> ChunkExtraction:
@@ -56,11 +63,12 @@ class Extractor:
         entity_types: list[str],
         language: str,
         max_gleaning: int,
+        batch: CacheBatch | None = None,
     ) -> tuple[ChunkExtraction, list[str]]:
         """The chunk's merged extraction and the cache keys of its passes (first pass, then gleanings)."""
         name_limit = self.settings.entity_name_max_length
         messages = extraction_messages(content, entity_types, language)
-        answer = await self._pass(project_id, messages, "extract")
+        answer = await self._pass(project_id, messages, "extract", batch)
         keys = [answer.key]
         result = self._parse(answer.text, chunk_id, file_path, name_limit)
         limit = self.settings.max_extract_input_tokens
@@ -69,7 +77,8 @@ class Extractor:
             if limit and self._input_tokens(messages) > limit:
                 log.info("gleaning skipped for %s: conversation exceeds %d tokens", chunk_id, limit)
                 break
-            answer = await self._pass(project_id, messages, "glean")
+            # a gleaning conversation quotes the previous answer: after a fresh answer it cannot be cached
+            answer = await self._pass(project_id, messages, "glean", batch, known_absent=not answer.hit)
             keys.append(answer.key)
             glean = self._parse(answer.text, chunk_id, file_path, name_limit)
             result = merge_gleaning(result, glean)

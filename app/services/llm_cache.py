@@ -5,6 +5,10 @@ model change misses and identical chunk content in another document hits. A look
 use their own short transaction: an LLM call never runs inside a caller's open transaction.
 Identical requests that miss at the same time in one process share one LLM call (single flight), so
 repeated chunks of a document cost one extraction, not one per copy.
+
+A pipeline stage that makes many calls passes a `CacheBatch`: its lookups are answered from one
+prefetch and its answers are written in one statement by `flush`, inside the stage's own transaction.
+With a fast LLM, a lookup and a write per call were half of all database round trips of ingestion.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
 from app.db.engine import Database
@@ -28,12 +34,53 @@ class CachedResult:
     truncated: bool = False  # cut by the output-token limit: returned but not cached
 
 
+class CacheBatch:
+    """Cache reads and writes of one pipeline stage, batched: `prefetch` the keys the stage will ask
+    for, make the calls with `batch=`, then `flush` the new answers (in the caller's transaction)."""
+
+    def __init__(self, db: Database, project_id: str) -> None:
+        self.db = db
+        self.project_id = project_id
+        self.known: dict[str, str] = {}  # key -> cached answer
+        self.absent: set[str] = set()    # keys known not to be cached
+        self.pending: list[dict] = []    # answers to write
+
+    async def prefetch(self, keys: list[str]) -> None:
+        wanted = [k for k in dict.fromkeys(keys) if k not in self.known and k not in self.absent]
+        if not wanted:
+            return
+        async with self.db.connect() as conn:
+            rows = await repo.get_many(conn, self.project_id, wanted)
+        for key in wanted:
+            if key in rows:
+                self.known[key] = rows[key]["response"]
+            else:
+                self.absent.add(key)
+
+    async def flush(self, conn: AsyncConnection | None = None) -> None:
+        """Write the answers gathered so far: in `conn`'s transaction, else in a short one of its own."""
+        rows, self.pending = self.pending, []
+        if not rows:
+            return
+        try:
+            if conn is not None:
+                await repo.put_many(conn, self.project_id, rows)
+            else:
+                async with self.db.transaction() as own:
+                    await repo.put_many(own, self.project_id, rows)
+        finally:
+            for row in rows:
+                _UNFLUSHED.pop((id(self.db), self.project_id, row["key"]), None)
+
+
 class _LeaderGone(Exception):
     """The call that identical requests were waiting for was cancelled."""
 
 
 # (id(db), project_id, key) -> the answer of the call in progress
 _IN_FLIGHT: dict[tuple[int, str, str], asyncio.Future[CachedResult]] = {}
+# answers held by a CacheBatch until its flush: other callers in this process see them as cached
+_UNFLUSHED: dict[tuple[int, str, str], str] = {}
 
 
 def cache_key(cache_type: str, model: str | None, *parts: str) -> str:
@@ -58,13 +105,24 @@ async def cached_chat(
     priority: int = PRIORITY_EXTRACT,
     json_mode: bool = False,
     enabled: bool = True,
+    batch: CacheBatch | None = None,
+    known_absent: bool = False,
 ) -> CachedResult:
+    """The cached answer, else the LLM's (then cached). `known_absent`: the caller knows the key cannot
+    be cached yet (its messages embed an answer the LLM just gave), so the lookup is skipped."""
     key = messages_key(cache_type, llm.model, messages, json_mode=json_mode)
     if not enabled:
         result = await llm.chat(messages, operation=operation, priority=priority, json_mode=json_mode)
         return CachedResult(result.text, key, False, result.finish_reason == "length")
     flight = (id(db), project_id, key)
-    if flight not in _IN_FLIGHT:
+    known = batch.known.get(key) if batch is not None else None
+    if known is None:
+        known = _UNFLUSHED.get(flight)
+    if known is not None:
+        metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()
+        return CachedResult(known, key, True)
+    skip_lookup = known_absent or (batch is not None and key in batch.absent)
+    if flight not in _IN_FLIGHT and not skip_lookup:
         async with db.connect() as conn:
             row = await repo.get(conn, project_id, key)
         if row is not None:
@@ -75,7 +133,7 @@ async def cached_chat(
             shared = await asyncio.shield(pending)
         except _LeaderGone:  # the caller that was asking was cancelled: ask again ourselves
             return await cached_chat(db, llm, project_id, cache_type, messages, operation=operation,
-                                     priority=priority, json_mode=json_mode)
+                                     priority=priority, json_mode=json_mode, batch=batch)
         metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()
         return CachedResult(shared.text, key, True, shared.truncated)
     metrics.CACHE_EVENTS.labels(cache_type, "miss").inc()
@@ -85,9 +143,15 @@ async def cached_chat(
         result = await llm.chat(messages, operation=operation, priority=priority, json_mode=json_mode)
         answer = CachedResult(result.text, key, False, result.finish_reason == "length")
         if not answer.truncated:
-            async with db.transaction() as conn:
-                await repo.put(conn, project_id, key, cache_type, llm.model, result.text,
-                               result.prompt_tokens, result.completion_tokens)
+            row = {"key": key, "cache_type": cache_type, "model": llm.model, "response": result.text,
+                   "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens}
+            if batch is not None:
+                batch.pending.append(row)
+                batch.known[key] = result.text
+                _UNFLUSHED[flight] = result.text
+            else:
+                async with db.transaction() as conn:
+                    await repo.put_many(conn, project_id, [row])
     except BaseException as exc:
         future.set_exception(exc if isinstance(exc, Exception) else _LeaderGone())
         future.exception()  # mark retrieved: with no follower waiting, asyncio must not log it

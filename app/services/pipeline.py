@@ -9,10 +9,12 @@ a concurrent document's newer merge is never overwritten (that document finalise
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from app import metrics
 from app.container import Container
@@ -26,6 +28,7 @@ from app.repositories import graph as graph_repo
 from app.services.chunking import chunk_id, chunk_text
 from app.services.extraction import Extractor
 from app.services.graph_embedding import embed_changed
+from app.services.llm_cache import CacheBatch
 from app.services.projects import ProjectService
 from app.services.summarize import Summarizer
 from app.usage import Usage, track_usage
@@ -80,6 +83,33 @@ def _summary_idents(project_id: str, keys: Iterable[str], pairs: Iterable[tuple]
     return [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
 
 
+@dataclass
+class Touched:
+    """A document's entities (by key) and relations (by pair) as it last saw them: name(s), description,
+    keywords and embedded_hash, enough to decide summaries and embeddings without reading them back."""
+
+    entities: dict[str, dict]
+    relations: dict[tuple[str, str], dict]
+
+    def replace(self, other: Touched) -> None:
+        self.entities, self.relations = other.entities, other.relations
+
+
+def _touched(entity_merges: list[EntityMerge], relation_merges: list[RelationMerge],
+             existing: dict[str, dict], existing_rel: dict[tuple, dict]) -> Touched:
+    names = {m.key: m.name for m in entity_merges}
+    ents = {m.key: {"key": m.key, "name": m.name, "description": m.description,
+                    "embedded_hash": (existing.get(m.key) or {}).get("embedded_hash")} for m in entity_merges}
+    rels = {}
+    for m in relation_merges:
+        pair = (m.src_key, m.tgt_key)
+        rels[pair] = {"src_key": m.src_key, "tgt_key": m.tgt_key, "src_name": names.get(m.src_key, m.src_name),
+                      "tgt_name": names.get(m.tgt_key, m.tgt_name), "keywords": m.keywords,
+                      "description": m.description,
+                      "embedded_hash": (existing_rel.get(pair) or {}).get("embedded_hash")}
+    return Touched(ents, rels)
+
+
 class DocumentPipeline:
     def __init__(self, c: Container) -> None:
         self.c = c
@@ -124,6 +154,7 @@ class DocumentPipeline:
             raise ClaimLost(document_id)
         file_path = doc["file_path"] or UNKNOWN_SOURCE
         project = await ProjectService(self.c.db, self.settings).overrides(project_id)
+        touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
         if not doc["graph_merged"]:
             with stage("chunk", self.timings):
                 pieces = await asyncio.to_thread(
@@ -145,10 +176,12 @@ class DocumentPipeline:
             except* Exception as errors:
                 raise _first(errors) from None
             with stage("merge", self.timings):
-                await self._merge(project_id, document_id, worker_id, extracting.result())
+                touched = await self._merge(project_id, document_id, worker_id, extracting.result())
         if on_merged is not None:
             on_merged()
-        await self._finalise(project_id, document_id, project.language)
+        await self._finalise(project_id, document_id, project.language, touched)
+        if touched is None:  # an earlier attempt merged: its chunk embeddings may be missing
+            await self._embed_chunks(project_id, document_id)
 
     async def _require_claim(self, conn, project_id: str, document_id: str, worker_id: str) -> dict:
         claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
@@ -159,14 +192,23 @@ class DocumentPipeline:
     # ----- extraction -----
     async def _extract_all(self, project_id: str, rows: list[dict], file_path: str, project) -> list[ChunkExtraction]:
         with stage("extract", self.timings):
-            results = await asyncio.gather(*(
-                self.extractor.extract_chunk(
-                    project_id, row["id"], row["content"], file_path, entity_types=project.entity_types,
-                    language=project.language, max_gleaning=project.max_gleaning,
-                )
-                for row in rows
-            ))
+            batch = CacheBatch(self.c.db, project_id)
+            if self.settings.enable_llm_cache_for_extract:
+                await batch.prefetch([self.extractor.first_pass_key(row["content"], project.entity_types,
+                                                                    project.language) for row in rows])
+            try:
+                async with asyncio.TaskGroup() as group:  # one failure cancels the other chunks
+                    tasks = [group.create_task(self.extractor.extract_chunk(
+                        project_id, row["id"], row["content"], file_path, entity_types=project.entity_types,
+                        language=project.language, max_gleaning=project.max_gleaning, batch=batch,
+                    )) for row in rows]
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await batch.flush()  # the chunks that did finish keep their answers for the retry
+                raise
+            results = [task.result() for task in tasks]
             async with self.c.db.transaction() as conn:
+                await batch.flush(conn)
                 await chunks_repo.set_extraction_keys(
                     conn, project_id, [(row["id"], keys) for row, (_, keys) in zip(rows, results, strict=True)]
                 )
@@ -175,7 +217,9 @@ class DocumentPipeline:
     # ----- merge -----
     async def _merge(
         self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
-    ) -> None:
+    ) -> Touched | None:
+        """Merge the extractions into the graph in one transaction; the items as written (None if an
+        earlier attempt had already merged)."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[tuple[str, str], list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -195,7 +239,7 @@ class DocumentPipeline:
         async with self.c.db.transaction() as conn:
             claim = await self._require_claim(conn, project_id, document_id, worker_id)
             if claim["graph_merged"]:
-                return
+                return None
             await graph_repo.lock_keys(conn, project_id, keys)
             existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
             existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
@@ -229,25 +273,29 @@ class DocumentPipeline:
                 [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
             )
             await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
+        return _touched(entity_merges, relation_merges, existing, existing_rel)
 
     # ----- finalisation: summaries and embeddings -----
-    async def _finalise(self, project_id: str, document_id: str, language: str) -> None:
-        async with self.c.db.connect() as conn:
-            keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
+    async def _finalise(self, project_id: str, document_id: str, language: str, touched: Touched | None) -> None:
+        """Summarise the document's over-threshold items, then embed the items whose text changed."""
+        if touched is None:
+            touched = await self._read_touched(project_id, document_id)
         with stage("summarise", self.timings):
-            ents, rels = await self._claim_summaries(project_id, keys, pairs)
+            ents, rels = await self._claim_summaries(project_id, document_id, touched)
             try:
-                await self._summarise(project_id, ents, rels, language)
+                await self._summarise(project_id, ents, rels, language, touched)
             finally:
                 self._release_summaries(project_id, ents, rels)
-        await self._embed_chunks(project_id, document_id)
         with stage("embed", self.timings):
-            async with self.c.db.connect() as conn:
-                ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-                rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
-            await self._embed_graph(project_id, ents, rels)
+            await self._embed_graph(project_id, touched.entities, touched.relations)
 
-    async def _claim_summaries(self, project_id: str, keys: list[str], pairs: list) -> tuple[dict, dict]:
+    async def _read_touched(self, project_id: str, document_id: str) -> Touched:
+        async with self.c.db.connect() as conn:
+            keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
+            return Touched(await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
+                           await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
+
+    async def _claim_summaries(self, project_id: str, document_id: str, touched: Touched) -> tuple[dict, dict]:
         """The document's entities and relations whose description needs an LLM summary, claimed in this process.
 
         Documents sharing an entity finalise concurrently; without this both would summarise it (the second
@@ -255,21 +303,16 @@ class DocumentPipeline:
         is folded in, it is usually below the threshold again (official trigger semantics unchanged).
         """
         s = self.summarizer
-        idents = _summary_idents(project_id, keys, pairs)
+        idents = _summary_idents(project_id, touched.entities, touched.relations)
         while True:
             busy = {self._summarising[i] for i in idents if i in self._summarising}
             if busy:
                 await asyncio.gather(*(event.wait() for event in busy))
+                touched.replace(await self._read_touched(project_id, document_id))
                 continue
-            async with self.c.db.connect() as conn:
-                ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-                rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
-            ents = {k: e for k, e in ents.items() if s.needs_llm(fragments(e["description"]))}
-            rels = {p: r for p, r in rels.items() if s.needs_llm(fragments(r["description"]))}
-            todo = _summary_idents(project_id, ents, rels)
-            if any(i in self._summarising for i in todo):  # claimed by another document during the read
-                continue
-            for ident in todo:
+            ents = {k: e for k, e in touched.entities.items() if s.needs_llm(fragments(e["description"]))}
+            rels = {p: r for p, r in touched.relations.items() if s.needs_llm(fragments(r["description"]))}
+            for ident in _summary_idents(project_id, ents, rels):
                 self._summarising[ident] = asyncio.Event()
             return ents, rels
 
@@ -279,23 +322,40 @@ class DocumentPipeline:
             if event is not None:
                 event.set()
 
-    async def _summarise(self, project_id: str, ents: dict, rels: dict, language: str) -> None:
-        """Summarise the given (claimed, over-threshold) items and fold the summaries in."""
+    async def _summarise(self, project_id: str, ents: dict, rels: dict, language: str, touched: Touched) -> None:
+        """Summarise the given (claimed, over-threshold) items, fold the summaries in, and update `touched`."""
         s = self.summarizer
         ent_todo, rel_todo = list(ents.values()), list(rels.values())
         if not ent_todo and not rel_todo:
             return
-        ent_new, rel_new = await asyncio.gather(
-            asyncio.gather(*(s.summarize("entity", e["name"], fragments(e["description"]), language,
-                                         project_id=project_id) for e in ent_todo)),
-            asyncio.gather(*(s.summarize("relation", f"({r['src_name']}, {r['tgt_name']})",
-                                         fragments(r["description"]), language, project_id=project_id)
-                             for r in rel_todo)),
-        )
+        ent_names = [e["name"] for e in ent_todo]
+        rel_names = [f"({r['src_name']}, {r['tgt_name']})" for r in rel_todo]
+        batch = CacheBatch(self.c.db, project_id)
+        if self.settings.enable_llm_cache_for_extract:
+            await batch.prefetch([key for key in (
+                *(s.first_call_key("entity", n, fragments(e["description"]), language)
+                  for n, e in zip(ent_names, ent_todo, strict=True)),
+                *(s.first_call_key("relation", n, fragments(r["description"]), language)
+                  for n, r in zip(rel_names, rel_todo, strict=True)),
+            ) if key])
+        try:
+            ent_new, rel_new = await asyncio.gather(
+                asyncio.gather(*(s.summarize("entity", n, fragments(e["description"]), language,
+                                             project_id=project_id, batch=batch)
+                                 for n, e in zip(ent_names, ent_todo, strict=True))),
+                asyncio.gather(*(s.summarize("relation", n, fragments(r["description"]), language,
+                                             project_id=project_id, batch=batch)
+                                 for n, r in zip(rel_names, rel_todo, strict=True))),
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await batch.flush()
+            raise
         ent_done = {e["key"]: (e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)}
         rel_done = {(r["src_key"], r["tgt_key"]): (r["description"], new)
                     for r, new in zip(rel_todo, rel_new, strict=True)}
         async with self.c.db.transaction() as conn:
+            await batch.flush(conn)
             # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
             await graph_repo.lock_keys(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)])
             current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
@@ -306,6 +366,13 @@ class DocumentPipeline:
                         if (text := fold_summary(row["description"], *rel_done[pair])) is not None]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
+        # what the rows hold now (read under the locks, plus our folds): what the embedding must describe
+        touched.entities.update(current_e)
+        touched.relations.update(current_r)
+        for key, _, text in ent_rows:
+            touched.entities[key]["description"] = text
+        for src, tgt, _, text in rel_rows:
+            touched.relations[(src, tgt)]["description"] = text
 
     async def _embed_graph(self, project_id: str, ents: dict, rels: dict) -> None:
         ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values())

@@ -19,7 +19,7 @@ from app.domain.texts import SEP, join_fragments
 from app.prompts.summary import summary_messages
 from app.providers.llm import PRIORITY_SUMMARY, LLMClient
 from app.providers.tokenizer import Tokenizer
-from app.services.llm_cache import cached_chat
+from app.services.llm_cache import CacheBatch, cached_chat, messages_key
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,18 @@ class Summarizer:
             return True
         return sum(map(self.tokenizer.count, items)) >= self.settings.summary_max_tokens
 
+    def first_call_key(self, kind: Kind, name: str, fragments: list[str], language: str) -> str | None:
+        """The cache key of the one LLM call `summarize` makes when the fragments fit one context
+        (None otherwise), so a caller can prefetch the cached summaries of many items at once."""
+        items = [f.strip() for f in fragments if f and f.strip()]
+        if not self.needs_llm(items) or sum(map(self.tokenizer.count, items)) > self.settings.summary_context_size:
+            return None
+        messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
+        return messages_key("summary", self.llm.model, messages)
+
     async def summarize(
-        self, kind: Kind, name: str, fragments: list[str], language: str, *, project_id: str = "default"
+        self, kind: Kind, name: str, fragments: list[str], language: str, *, project_id: str = "default",
+        batch: CacheBatch | None = None,
     ) -> str:
         """The description to store: SEP-joined fragments below the thresholds, else an LLM summary."""
         items = [f.strip() for f in fragments if f and f.strip()]
@@ -58,11 +68,11 @@ class Summarizer:
                 # may stop with several partial summaries joined by SEP)
                 if round_ == 0 and len(items) < s.force_llm_summary_on_merge and total < s.summary_max_tokens:
                     return join_fragments(items)
-                return await self._summarize_once(kind, name, items, language, project_id)
+                return await self._summarize_once(kind, name, items, language, project_id, batch)
             items, counts = self._split_oversize(items, counts)
             groups = self._pack(items, counts)
             items = list(await asyncio.gather(*(
-                self._summarize_once(kind, name, group, language, project_id) if len(group) > 1
+                self._summarize_once(kind, name, group, language, project_id, batch) if len(group) > 1
                 else asyncio.sleep(0, group[0])
                 for group in groups
             )))
@@ -111,11 +121,14 @@ class Summarizer:
             groups.append(current)
         return groups
 
-    async def _summarize_once(self, kind: Kind, name: str, items: list[str], language: str, project_id: str) -> str:
+    async def _summarize_once(
+        self, kind: Kind, name: str, items: list[str], language: str, project_id: str, batch: CacheBatch | None
+    ) -> str:
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
         result = await cached_chat(
             self.db, self.llm, project_id, "summary", messages,
             operation="summary", priority=PRIORITY_SUMMARY, enabled=self.settings.enable_llm_cache_for_extract,
+            batch=batch,
         )
         text = result.text.replace(SEP, " ").strip()
         if not text:
