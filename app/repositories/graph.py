@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, select, text, tuple_, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -51,12 +52,14 @@ async def fetch_entities(
     )).mappings().all()
     out = {r["key"]: {**dict(r), "sources": []} for r in rows}
     if out and with_sources:
-        for key, chunk_id in (await conn.execute(
-            select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
-            .where(entity_sources.c.project_id == project_id, entity_sources.c.entity_key.in_(list(out)))
-            .order_by(entity_sources.c.entity_key, entity_sources.c.seq)
+        es = entity_sources.c
+        # one array per entity, not one row per source: hub entities have hundreds of sources
+        for key, sources in (await conn.execute(
+            select(es.entity_key, func.array_agg(aggregate_order_by(es.chunk_id, es.seq)))
+            .where(es.project_id == project_id, es.entity_key.in_(list(out)))
+            .group_by(es.entity_key)
         )).all():
-            out[key]["sources"].append(chunk_id)
+            out[key]["sources"] = list(sources)
     return out
 
 
@@ -81,12 +84,12 @@ async def fetch_relations(
            for r in (await conn.execute(query)).mappings().all()}
     if out and with_sources:
         rs = relation_sources.c
-        for s, t, chunk_id in (await conn.execute(
-            select(rs.src_key, rs.tgt_key, rs.chunk_id)
+        for s, t, sources in (await conn.execute(
+            select(rs.src_key, rs.tgt_key, func.array_agg(aggregate_order_by(rs.chunk_id, rs.seq)))
             .where(rs.project_id == project_id, tuple_(rs.src_key, rs.tgt_key).in_(list(out)))
-            .order_by(rs.src_key, rs.tgt_key, rs.seq)
+            .group_by(rs.src_key, rs.tgt_key)
         )).all():
-            out[(s, t)]["sources"].append(chunk_id)
+            out[(s, t)]["sources"] = list(sources)
     return out
 
 
