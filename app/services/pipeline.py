@@ -28,6 +28,7 @@ from app.repositories import graph as graph_repo
 from app.services.chunking import chunk_id, chunk_text
 from app.services.extraction import Extractor
 from app.services.graph_embedding import embed_changed
+from app.services.last_writers import LastWriters
 from app.services.llm_cache import CacheBatch
 from app.services.projects import ProjectService
 from app.services.summarize import Summarizer
@@ -78,12 +79,12 @@ def fold_summary(current: str, summarised: str, summary: str) -> str | None:
     return folded if folded != current else None
 
 
-def _summary_idents(project_id: str, keys: Iterable[str], pairs: Iterable[tuple]) -> list[tuple]:
-    """Process-wide names of the entities and relations a document may be summarising."""
+def _idents(project_id: str, keys: Iterable[str], pairs: Iterable[tuple]) -> list[tuple]:
+    """Process-wide names of entities and relations (summary claims, last writers)."""
     return [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: it also names its document as a writer in LastWriters
 class Touched:
     """A document's entities (by key) and relations (by pair) as it last saw them: name(s), description,
     keywords and embedded_hash, enough to decide summaries and embeddings without reading them back."""
@@ -118,6 +119,7 @@ class DocumentPipeline:
         self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
         self.timings: dict[str, float] = {}
         self._summarising: dict[tuple, asyncio.Event] = {}  # items being summarised by a document of this process
+        self.last_writers = LastWriters()
 
     async def process(
         self, project_id: str, document_id: str, worker_id: str, on_merged: Callable[[], None] | None = None
@@ -179,9 +181,15 @@ class DocumentPipeline:
                 touched = await self._merge(project_id, document_id, worker_id, extracting.result())
         if on_merged is not None:
             on_merged()
-        await self._finalise(project_id, document_id, project.language, touched)
-        if touched is None:  # an earlier attempt merged: its chunk embeddings may be missing
+        if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
+            touched = await self._read_touched(project_id, document_id)
             await self._embed_chunks(project_id, document_id)
+        embedded = False
+        try:
+            await self._finalise(project_id, document_id, project.language, touched)
+            embedded = True
+        finally:
+            self.last_writers.release(touched, embedded)
 
     async def _require_claim(self, conn, project_id: str, document_id: str, worker_id: str) -> dict:
         claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
@@ -261,7 +269,8 @@ class DocumentPipeline:
                     merge_relation(row, relation_records[pair], row["sources"] if row else [], self.settings)
                 )
 
-            await graph_repo.upsert_entities(conn, project_id, [m.row() for m in entity_merges if not m.skipped])
+            written = [m for m in entity_merges if not m.skipped]
+            await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
             await graph_repo.upsert_relations(
                 conn, project_id, [m.row() for m in relation_merges if not m.skipped]
             )
@@ -273,13 +282,15 @@ class DocumentPipeline:
                 [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
             )
             await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
-        return _touched(entity_merges, relation_merges, existing, existing_rel)
+        touched = _touched(entity_merges, relation_merges, existing, existing_rel)
+        self.last_writers.wrote(touched, _idents(
+            project_id, [m.key for m in written],
+            [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]))
+        return touched
 
     # ----- finalisation: summaries and embeddings -----
-    async def _finalise(self, project_id: str, document_id: str, language: str, touched: Touched | None) -> None:
+    async def _finalise(self, project_id: str, document_id: str, language: str, touched: Touched) -> None:
         """Summarise the document's over-threshold items, then embed the items whose text changed."""
-        if touched is None:
-            touched = await self._read_touched(project_id, document_id)
         with stage("summarise", self.timings):
             ents, rels = await self._claim_summaries(project_id, document_id, touched)
             try:
@@ -287,7 +298,12 @@ class DocumentPipeline:
             finally:
                 self._release_summaries(project_id, ents, rels)
         with stage("embed", self.timings):
-            await self._embed_graph(project_id, touched.entities, touched.relations)
+            should = self.last_writers.should_embed
+            await self._embed_graph(
+                project_id,
+                {k: e for k, e in touched.entities.items() if should(touched, ("e", project_id, k))},
+                {p: r for p, r in touched.relations.items() if should(touched, ("r", project_id, p))},
+            )
 
     async def _read_touched(self, project_id: str, document_id: str) -> Touched:
         async with self.c.db.connect() as conn:
@@ -303,7 +319,7 @@ class DocumentPipeline:
         is folded in, it is usually below the threshold again (official trigger semantics unchanged).
         """
         s = self.summarizer
-        idents = _summary_idents(project_id, touched.entities, touched.relations)
+        idents = _idents(project_id, touched.entities, touched.relations)
         while True:
             busy = {self._summarising[i] for i in idents if i in self._summarising}
             if busy:
@@ -312,12 +328,12 @@ class DocumentPipeline:
                 continue
             ents = {k: e for k, e in touched.entities.items() if s.needs_llm(fragments(e["description"]))}
             rels = {p: r for p, r in touched.relations.items() if s.needs_llm(fragments(r["description"]))}
-            for ident in _summary_idents(project_id, ents, rels):
+            for ident in _idents(project_id, ents, rels):
                 self._summarising[ident] = asyncio.Event()
             return ents, rels
 
     def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
-        for ident in _summary_idents(project_id, ents, rels):
+        for ident in _idents(project_id, ents, rels):
             event = self._summarising.pop(ident, None)
             if event is not None:
                 event.set()
@@ -366,6 +382,8 @@ class DocumentPipeline:
                         if (text := fold_summary(row["description"], *rel_done[pair])) is not None]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
+        self.last_writers.wrote(touched, _idents(project_id, [r[0] for r in ent_rows],
+                                                         [(r[0], r[1]) for r in rel_rows]))
         # what the rows hold now (read under the locks, plus our folds): what the embedding must describe
         touched.entities.update(current_e)
         touched.relations.update(current_r)
