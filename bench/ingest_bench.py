@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import resource
 import tempfile
@@ -81,6 +82,26 @@ def big_document(tokens: int) -> str:
     return tokenizer.truncate("\n\n".join(parts), tokens)
 
 
+def other_cpu(fake: FakeProcess) -> dict[str, float]:
+    """CPU seconds used so far by the fake provider's process and by all PostgreSQL processes (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {"fake": 0.0, "postgres": 0.0}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        seconds = (int(fields[11]) + int(fields[12])) / ticks
+        if int(pid) == fake._proc.pid:
+            out["fake"] += seconds
+        elif name == "postgres":
+            out["postgres"] += seconds
+    return out
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -117,6 +138,7 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
                                      timeout=3600) as client:
             rss_before = rss_mb()
+            cpu_before, others_before = time.process_time(), other_cpu(fake)
             started = time.perf_counter()
             for start in range(0, len(texts), BATCH):
                 batch = [{"text": t} for t in texts[start:start + BATCH]]
@@ -125,6 +147,8 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
             while worker.processed < len(texts):  # the in-process worker counts finished documents
                 await worker.wait_for_change(0.5)
             elapsed = time.perf_counter() - started
+            cpu = time.process_time() - cpu_before
+            others = {k: v - others_before[k] for k, v in other_cpu(fake).items()}
             pipeline = (await client.get("/pipeline")).json()
             counts = pipeline["by_status"]
             assert counts["processed"] == len(texts), counts
@@ -142,7 +166,8 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
     call_seconds = (latency_after[0] - latency_before[0]) / max(1, seen_calls)
     return {
         "name": name, "docs": len(texts), "chunks": chunk_count, "seconds": elapsed,
-        "chunks_per_s": chunk_count / elapsed, "stats": stats, "llm_calls": sum(stats["calls"].values()),
+        "chunks_per_s": chunk_count / elapsed, "cpu_seconds": cpu, "other_cpu": others,
+        "stats": stats, "llm_calls": sum(stats["calls"].values()),
         "stages": timings, "entities": graph["entities"], "relations": graph["relations"],
         "peak_rss_mb": rss_mb(), "rss_before_mb": rss_before,
         "call_seconds": call_seconds,
@@ -174,8 +199,13 @@ def show(r: dict) -> None:
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in sorted(r["stages"].items()))
     print(f"[{r['name']}] {r['docs']} docs, {r['chunks']} chunks in {r['seconds']:.2f}s = "
           f"{r['chunks_per_s']:.1f} chunks/s; graph {r['entities']} entities / {r['relations']} relations")
+    share = 100 * r["cpu_seconds"] / r["seconds"]
+    print(f"    service process CPU {r['cpu_seconds']:.2f}s ({share:.0f}% of one core), "
+          f"{1000 * r['cpu_seconds'] / r['chunks']:.1f} ms per chunk; PostgreSQL {r['other_cpu']['postgres']:.2f}s, "
+          f"fake provider {r['other_cpu']['fake']:.2f}s")
     print(f"    LLM calls {r['llm_calls']} ({r['llm_calls'] / r['chunks']:.2f}/chunk) by operation "
-          f"{r['stats']['calls']}; peak LLM concurrency {r['stats']['peak_in_flight']}")
+          f"{r['stats']['calls']}; peak LLM concurrency {r['stats']['peak_in_flight']}; "
+          f"{r['stats']['embedding_inputs']} texts embedded")
     print(f"    stage time summed over concurrent documents (extract includes LLM waits and parse): {stages}")
     print(f"    LLM slots busy {100 * r['llm_busy']:.0f}% of the run (sampled every 10 ms); a slot free with no call "
           f"waiting {100 * r['llm_idle_no_work']:.0f}% of the time; mean LLM call as seen by the app "
