@@ -1,0 +1,51 @@
+"""The one way chat and embedding clients are built: the `openai` SDK on its aiohttp transport.
+
+The SDK's default httpx transport costs ~0.3 ms more CPU per call than aiohttp (measured with an instant
+endpoint), which matters when ingestion makes thousands of calls on the event loop that also merges. The
+aiohttp session is created by the transport on the first request, inside the running loop, so building a
+client needs no loop; `close()` must run in that same loop (the app's lifespan does).
+"""
+
+from __future__ import annotations
+
+import aiohttp
+import httpx2
+import openai
+from openai._vendor.httpx_aiohttp import AiohttpTransport  # what openai.DefaultAioHttpClient builds
+
+# Options every direct `client.post` call sends, as the SDK's own resource methods do: bearer auth only.
+BEARER_ONLY = {"bearer_auth": True}
+
+
+class _HonestErrors(httpx2.AsyncBaseTransport):
+    """The SDK's aiohttp transport reports every failed connection as a connect *timeout*, so a refused
+    connection or a dropped keep-alive would read "Request timed out" in logs and document errors. Real
+    timeouts stay timeouts; the rest become the connection errors httpx would have raised. Either way the
+    SDK retries them alike."""
+
+    def __init__(self, inner: AiohttpTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx2.ConnectTimeout as exc:
+            cause = exc.__cause__
+            if isinstance(cause, aiohttp.ServerTimeoutError) or not isinstance(cause, aiohttp.ClientConnectionError):
+                raise
+            kind = httpx2.ConnectError if isinstance(cause, aiohttp.ClientConnectorError) else httpx2.ReadError
+            raise kind(str(exc), request=request) from cause
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def openai_client(*, base_url: str | None, api_key: str, timeout: float, max_retries: int) -> openai.AsyncOpenAI:
+    transport = _HonestErrors(AiohttpTransport(limits=openai.DEFAULT_CONNECTION_LIMITS))
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=max_retries,
+        http_client=openai.DefaultAioHttpClient(timeout=timeout, transport=transport),
+    )
