@@ -1,56 +1,93 @@
 """The test fake OpenAI-compatible server (tests/fakes/openai_server.FakeOpenAI) in its own process.
 
 In-process, the fake's HTTP handling would compete for the benchmarked process's GIL and inflate its
-figures; here it runs on the other core. Control goes over a pipe: reset (with a per-call latency), stats
-(calls per operation, peak concurrency, and o200k token counts per operation computed after the run), stop.
+figures; here it runs on the other core. The child is a plain `python -m bench.fake_process DIM`, not a
+multiprocessing spawn: spawn re-imports the parent's main module (a benchmark importing the whole app,
+~1 s of start-up and memory) before running anything. Control is one JSON line each way over the child's
+stdin/stdout: reset (with a per-call latency), stats (calls per operation, peak concurrency, and o200k
+token counts per operation computed after the run), stop. The child stops when its stdin closes, so it
+never outlives the benchmark.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import json
+import os
+import subprocess
+import sys
 from collections import Counter
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def _serve(conn: Any, dim: int) -> None:
+def _stats(fake: Any) -> dict:
     from app.providers.tokenizer import get_tokenizer
+
+    tokenizer = get_tokenizer()
+    calls, prompt, completion = Counter(), Counter(), Counter()
+    for call in list(fake.calls):
+        calls[call.operation] += 1
+        prompt[call.operation] += sum(tokenizer.count(str(m.get("content", ""))) for m in call.messages)
+        completion[call.operation] += tokenizer.count(call.response)
+    return {"calls": dict(calls), "prompt_tokens": dict(prompt), "completion_tokens": dict(completion),
+            "peak_in_flight": fake.peak_in_flight, "embedding_inputs": len(fake.embedding_inputs)}
+
+
+def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
     from tests.fakes.openai_server import FakeOpenAI
 
+    def reply(value: Any) -> None:
+        replies.write(json.dumps(value) + "\n")
+        replies.flush()
+
     fake = FakeOpenAI(dim=dim).start()
-    conn.send(fake.url)
-    tokenizer = get_tokenizer()
-    while True:
-        command, arg = conn.recv()
-        if command == "reset":
-            fake.reset()
-            fake.latency = arg
-            conn.send(None)
-        elif command == "stats":
-            calls, prompt, completion = Counter(), Counter(), Counter()
-            for call in list(fake.calls):
-                calls[call.operation] += 1
-                prompt[call.operation] += sum(tokenizer.count(str(m.get("content", ""))) for m in call.messages)
-                completion[call.operation] += tokenizer.count(call.response)
-            conn.send({"calls": dict(calls), "prompt_tokens": dict(prompt), "completion_tokens": dict(completion),
-                       "peak_in_flight": fake.peak_in_flight, "embedding_inputs": len(fake.embedding_inputs)})
-        elif command == "stop":
-            fake.stop()
-            conn.send(None)
-            return
+    reply(fake.url)
+    asked_to_stop = False
+    try:
+        for line in commands:  # ends when the parent closes the pipe (or dies)
+            command, arg = json.loads(line)
+            if command == "reset":
+                fake.reset()
+                fake.latency = arg
+                reply(None)
+            elif command == "stats":
+                reply(_stats(fake))
+            elif command == "stop":
+                asked_to_stop = True
+                break
+    finally:
+        fake.stop()
+    if asked_to_stop:
+        reply(None)
 
 
 class FakeProcess:
     def __init__(self, dim: int = 64) -> None:
-        ctx = mp.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, dim), daemon=True)
-        self._proc.start()
-        self.url: str = self._conn.recv()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.fake_process", str(dim)],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
         self.dim = dim
+        self.url: str = self._read()
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _read(self) -> Any:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"fake server process exited (code {self._proc.poll()})")
+        return json.loads(line)
 
     def _ask(self, command: str, arg: Any = None) -> Any:
-        self._conn.send((command, arg))
-        return self._conn.recv()
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps([command, arg]) + "\n")
+        self._proc.stdin.flush()
+        return self._read()
 
     def reset(self, latency: float = 0.0) -> None:
         self._ask("reset", latency)
@@ -60,8 +97,23 @@ class FakeProcess:
 
     def stop(self) -> None:
         try:
-            self._ask("stop")
+            if self._proc.poll() is None:
+                self._ask("stop")
+        except (BrokenPipeError, RuntimeError):
+            pass
         finally:
-            self._proc.join(5)
-            if self._proc.is_alive():
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
                 self._proc.kill()
+                self._proc.wait()
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+
+
+if __name__ == "__main__":
+    # replies go to a private copy of stdout; anything else printed in the child goes to stderr
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _serve(int(sys.argv[1]), sys.stdin, replies)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import json
 import math
@@ -58,6 +59,8 @@ class Call:
     completion_tokens: int
     stream: bool = False
     json_mode: bool = False
+    body: dict = field(default_factory=dict)  # the request's JSON, messages included
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -141,14 +144,37 @@ DEFAULT_HANDLERS: dict[str, Callable[[list[dict]], str]] = {
 }
 
 
-def fake_embedding(text: str, dim: int) -> list[float]:
+@functools.lru_cache(maxsize=4096)
+def _word_count(text: str) -> int:
+    """Prompt "tokens"; memoised because every call repeats the same long system prompt."""
+    return len(text.split())
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _slot(word: str, dim: int) -> tuple[int, float]:
+    """Where a word lands in the vector and with which sign (md5 is the fake's main per-call cost)."""
+    digest = hashlib.md5(word.encode()).digest()
+    return int.from_bytes(digest[:4], "little") % dim, 1.0 if digest[4] % 2 == 0 else -1.0
+
+
+@functools.lru_cache(maxsize=8192)
+def _embedding(text: str, dim: int) -> tuple[float, ...]:
     vec = [0.0] * dim
     for word in words(text.lower()) or [text]:
-        digest = hashlib.md5(word.encode()).digest()
-        index = int.from_bytes(digest[:4], "little") % dim
-        vec[index] += 1.0 if digest[4] % 2 == 0 else -1.0
+        index, sign = _slot(word, dim)
+        vec[index] += sign
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-    return [v / norm for v in vec]
+    return tuple(v / norm for v in vec)
+
+
+@functools.lru_cache(maxsize=8192)
+def _embedding_base64(text: str, dim: int) -> str:
+    return base64.b64encode(struct.pack(f"<{dim}f", *_embedding(text, dim))).decode()
+
+
+def fake_embedding(text: str, dim: int) -> list[float]:
+    """Hashed bag of words, unit length: texts sharing words are close. Memoised; a fresh list per call."""
+    return list(_embedding(text, dim))
 
 
 @dataclass
@@ -159,6 +185,7 @@ class FakeOpenAI:
     handlers: dict[str, Callable[[list[dict]], str]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     embedding_inputs: list[str] = field(default_factory=list)
+    embedding_headers: dict[str, str] = field(default_factory=dict)  # of the last embeddings request
     fixed_usage: tuple[int, int] | None = None
     omit_usage: bool = False
     finish_reason: str = "stop"  # "length" simulates an answer cut by the output-token limit
@@ -184,6 +211,7 @@ class FakeOpenAI:
             self.handlers.clear()
             self.calls.clear()
             self.embedding_inputs.clear()
+            self.embedding_headers = {}
             self.fixed_usage = None
             self.omit_usage = False
             self.finish_reason = "stop"
@@ -217,7 +245,7 @@ class FakeOpenAI:
     def _usage(self, messages: list[dict], text: str) -> tuple[int, int]:
         if self.fixed_usage is not None:
             return self.fixed_usage
-        prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+        prompt = sum(_word_count(str(m.get("content", ""))) for m in messages)
         return prompt, len(text.split())
 
     async def chat(self, request: Request) -> Response:
@@ -245,7 +273,7 @@ class FakeOpenAI:
         json_mode = (body.get("response_format") or {}).get("type") == "json_object"
         with self._lock:
             self.calls.append(Call(operation, messages, text, prompt_tokens, completion_tokens,
-                                   bool(body.get("stream")), json_mode))
+                                   bool(body.get("stream")), json_mode, body, dict(request.headers)))
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                  "total_tokens": prompt_tokens + completion_tokens}
         if body.get("stream"):
@@ -295,14 +323,12 @@ class FakeOpenAI:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.embedding_inputs.extend(inputs)
-        data = []
-        for i, text in enumerate(inputs):
-            vector = fake_embedding(text, self.dim)
-            if body.get("encoding_format") == "base64":
-                encoded: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
-            else:
-                encoded = vector
-            data.append({"object": "embedding", "index": i, "embedding": encoded})
+            self.embedding_headers = dict(request.headers)
+        if body.get("encoding_format") == "base64":
+            encoded: list[Any] = [_embedding_base64(text, self.dim) for text in inputs]
+        else:
+            encoded = [list(_embedding(text, self.dim)) for text in inputs]
+        data = [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)]
         tokens = sum(len(t.split()) for t in inputs)
         return JSONResponse({"object": "list", "data": data, "model": body["model"],
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
