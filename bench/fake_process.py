@@ -42,7 +42,7 @@ def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
         replies.write(json.dumps(value) + "\n")
         replies.flush()
 
-    fake = FakeOpenAI(dim=dim).start()
+    fake = FakeOpenAI(dim=dim).start(loop="uvloop")
     reply(fake.url)
     asked_to_stop = False
     try:

@@ -25,14 +25,14 @@ class LiveServer:
         self.thread.join(timeout=15)
 
 
-def serve_in_thread(app, *, lifespan: str = "on", timeout: float = 30.0) -> LiveServer:  # noqa: ANN001
+def serve_in_thread(app, *, lifespan: str = "on", timeout: float = 30.0, loop: str = "asyncio") -> LiveServer:  # noqa: ANN001
     # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections: without it every keep-alive
     # response waits ~40 ms for a delayed ACK (Nagle), which the benchmarks measured as LLM latency
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan, loop="asyncio"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan, loop=loop))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.time() + timeout
