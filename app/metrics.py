@@ -22,6 +22,11 @@ PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status
 PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
 EXTRACTION_MALFORMED = Counter("extraction_malformed_records_total", "Extraction records skipped as unparseable")
 PIPELINE_STAGE_SECONDS = Counter("pipeline_stage_seconds_total", "Time spent per pipeline stage", ["stage"])
+KEY_LOCK_SECONDS = Counter(
+    "pipeline_key_lock_seconds_total",
+    "Time pipeline transactions waited for the entity key locks, and held them until commit",
+    ["step", "phase"],  # step: merge | summarise | embed; phase: wait | held
+)
 RERANK_CALLS = Counter("rerank_calls_total", "Rerank calls", ["provider", "outcome"])
 RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to original order", ["reason"])
 RERANK_BREAKER_STATE = Gauge(

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app import metrics
 from app.container import Container
 from app.domain.merge import UNKNOWN_SOURCE, EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
@@ -77,6 +79,24 @@ def fold_summary(current: str, summarised: str, summary: str) -> str | None:
         return None
     folded = join_fragments([summary, *now[len(done):]])
     return folded if folded != current else None
+
+
+async def _lock_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str], step: str) -> float:
+    """Take the key locks (graph_repo.lock_keys), counting the wait; returns when they were obtained.
+
+    Documents that share entities queue on these locks, so their wait and hold times (Prometheus
+    pipeline_key_lock_seconds_total) show how much of ingestion is serialised by recurring entities.
+    """
+    started = time.perf_counter()
+    await graph_repo.lock_keys(conn, project_id, keys)
+    locked = time.perf_counter()
+    metrics.KEY_LOCK_SECONDS.labels(step, "wait").inc(locked - started)
+    return locked
+
+
+def _released(step: str, locked: float) -> None:
+    """Count the time the key locks were held, until the transaction ended."""
+    metrics.KEY_LOCK_SECONDS.labels(step, "held").inc(time.perf_counter() - locked)
 
 
 def _idents(project_id: str, keys: Iterable[str], pairs: Iterable[tuple]) -> list[tuple]:
@@ -248,7 +268,7 @@ class DocumentPipeline:
             claim = await self._require_claim(conn, project_id, document_id, worker_id)
             if claim["graph_merged"]:
                 return None
-            await graph_repo.lock_keys(conn, project_id, keys)
+            locked = await _lock_keys(conn, project_id, keys, "merge")
             existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
             existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
             missing = keys - set(existing) - set(entity_records)
@@ -282,6 +302,7 @@ class DocumentPipeline:
                 [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
             )
             await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
+        _released("merge", locked)
         touched = _touched(entity_merges, relation_merges, existing, existing_rel)
         self.last_writers.wrote(touched, _idents(
             project_id, [m.key for m in written],
@@ -373,7 +394,8 @@ class DocumentPipeline:
         async with self.c.db.transaction() as conn:
             await batch.flush(conn)
             # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
-            await graph_repo.lock_keys(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)])
+            locked = await _lock_keys(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)],
+                                      "summarise")
             current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
             current_r = await graph_repo.fetch_relations(conn, project_id, list(rel_done), with_sources=False)
             ent_rows = [(key, row["description"], text) for key, row in sorted(current_e.items())
@@ -382,6 +404,7 @@ class DocumentPipeline:
                         if (text := fold_summary(row["description"], *rel_done[pair])) is not None]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
+        _released("summarise", locked)
         self.last_writers.wrote(touched, _idents(project_id, [r[0] for r in ent_rows],
                                                          [(r[0], r[1]) for r in rel_rows]))
         # what the rows hold now (read under the locks, plus our folds): what the embedding must describe
@@ -401,10 +424,11 @@ class DocumentPipeline:
         rel_rows = sorted(((d.item["src_key"], d.item["tgt_key"], d.item["description"], d.item["keywords"],
                             d.vector, d.text_hash) for d in rel_done), key=lambda r: r[:2])
         async with self.c.db.transaction() as conn:
-            await graph_repo.lock_keys(conn, project_id, [r[0] for r in ent_rows] + [k for r in rel_rows
-                                                                                    for k in r[:2]])
+            locked = await _lock_keys(conn, project_id, [r[0] for r in ent_rows] + [k for r in rel_rows
+                                                                                    for k in r[:2]], "embed")
             await graph_repo.set_entity_embeddings(conn, project_id, ent_rows)
             await graph_repo.set_relation_embeddings(conn, project_id, rel_rows)
+        _released("embed", locked)
 
     async def _embed_chunks(self, project_id: str, document_id: str) -> None:
         async with self.c.db.connect() as conn:
