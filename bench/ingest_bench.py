@@ -15,14 +15,20 @@ overhead: chunks/s, wall time per stage (summed over concurrent documents), LLM 
 llm-bound: wall time ÷ the LLM-bound limit (LLM calls × latency ÷ LLM concurrency); 1.0 = the LLM never idles.
 memory: peak RSS of this process while ingesting one document of --big-tokens tokens.
 
-Profile of `overhead` (py-spy record --gil, 2026-11-22, 2 cores): 9.7 chunks/s against a 50 target; the
-process holds the GIL ~70% of the run. About 20% of CPU is the openai SDK building/parsing chat calls
-(~2.5 ms each), about 50% database work (llm-cache reads/writes 11%, merge 11%, asyncpg callbacks 13%,
-summary and pipeline bookkeeping 13%), embeddings 6%. This corpus triggers ~6 summary calls per chunk;
-with summaries off it reaches 14.3 chunks/s, so the rest is merging and re-embedding hub entities that
-every document touches. What would close the gap: per-document batching of llm-cache reads/writes,
-skipping a re-embed when another in-flight document will re-embed the same item, a lighter HTTP client
-for LLM calls, and more worker processes on more cores.
+Profile of `overhead` (2026-11-22, 2 cores; py-spy --gil on the service, perf on PostgreSQL, the lock
+figures this script prints): 16.4 chunks/s against the 50 target (9.7 before this session's work: the
+LLM cache read and written once per stage instead of once per call, finalisation from the merge's own
+rows, provenance fetched as arrays, embeddings skipped when a later in-flight document rewrote the item,
+and LLM/embedding calls on the SDK's aiohttp transport at ~0.6 ms of CPU each instead of ~1.5 ms).
+The service uses 17 s of CPU (70% of one core), PostgreSQL 16 s, the fake 2 s, over a 24 s run. What
+binds now is the corpus's 48 entities that recur in every document: every merge, summary fold and
+embedding write of a document takes their key locks, and those locks are held 24.8 s in all (merge 14.0,
+embedding writes 8.6, summary folds 2.2): as long as the run itself, so documents write one at a time.
+About a quarter of PostgreSQL's CPU is HNSW maintenance (each re-embedded relation is a new index
+entry), the rest mostly TOAST compression and pruning of hub rows updated ~70 times per document.
+What would close the gap: coalescing the embedding and summary writes of concurrently finalising
+documents into one transaction per batch (group commit), merging several documents per transaction,
+and a third core so that PostgreSQL and the service stop sharing one.
 """
 
 from __future__ import annotations
@@ -133,7 +139,7 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
 
     sampler = asyncio.create_task(sample_llm())
     latency_before = _llm_latency_totals()
-    stages_before = _stage_totals()
+    stages_before, locks_before = _stage_totals(), _lock_totals()
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
                                      timeout=3600) as client:
@@ -158,6 +164,7 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
             graph = (await client.get("/projects/default")).json()["counts"]
         stages_after = _stage_totals()
         timings = {k: v - stages_before.get(k, 0.0) for k, v in stages_after.items()}
+        locks = {k: v - locks_before.get(k, 0.0) for k, v in _lock_totals().items()}
     finally:
         sampler.cancel()
         await lifespan.__aexit__(None, None, None)
@@ -169,7 +176,7 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
         "name": name, "docs": len(texts), "chunks": chunk_count, "seconds": elapsed,
         "chunks_per_s": chunk_count / elapsed, "cpu_seconds": cpu, "other_cpu": others,
         "stats": stats, "llm_calls": sum(stats["calls"].values()),
-        "stages": timings, "entities": graph["entities"], "relations": graph["relations"],
+        "stages": timings, "locks": locks, "entities": graph["entities"], "relations": graph["relations"],
         "peak_rss_mb": rss_mb(), "rss_before_mb": rss_before,
         "call_seconds": call_seconds,
         "llm_busy": sum(used for used, _ in samples) / max(1, len(samples) * settings.llm_max_async),
@@ -190,6 +197,12 @@ def _llm_latency_totals() -> tuple[float, float]:
     return total, count
 
 
+def _lock_totals() -> dict[str, float]:
+    """pipeline_key_lock_seconds_total by "step phase"."""
+    return {f"{s.labels['step']} {s.labels['phase']}": s.value for m in metrics.KEY_LOCK_SECONDS.collect()
+            for s in m.samples if s.name.endswith("_total")}
+
+
 def _stage_totals() -> dict[str, float]:
     """pipeline_stage_seconds_total by stage (extract includes LLM waits and parse)."""
     return {s.labels["stage"]: s.value for m in metrics.PIPELINE_STAGE_SECONDS.collect() for s in m.samples
@@ -208,6 +221,11 @@ def show(r: dict) -> None:
           f"{r['stats']['calls']}; peak LLM concurrency {r['stats']['peak_in_flight']}; "
           f"{r['stats']['embedding_inputs']} texts embedded")
     print(f"    stage time summed over concurrent documents (extract includes LLM waits and parse): {stages}")
+    held = {k.split()[0]: v for k, v in r["locks"].items() if k.endswith("held")}
+    waited = sum(v for k, v in r["locks"].items() if k.endswith("wait"))
+    print(f"    entity key locks held {sum(held.values()):.2f}s in all ("
+          + ", ".join(f"{k} {v:.2f}s" for k, v in sorted(held.items()))
+          + f"), waited for {waited:.2f}s: documents sharing entities write one at a time")
     print(f"    LLM slots busy {100 * r['llm_busy']:.0f}% of the run (sampled every 10 ms); a slot free with no call "
           f"waiting {100 * r['llm_idle_no_work']:.0f}% of the time; mean LLM call as seen by the app "
           f"{1000 * r['call_seconds']:.1f} ms")
