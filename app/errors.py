@@ -39,6 +39,14 @@ class NotFound(AppError):
     code = "not_found"
 
 
+def project_not_found(project_id: str) -> NotFound:
+    return NotFound(f"Project '{project_id}' not found", code="project_not_found")
+
+
+def document_not_found(document_id: str) -> NotFound:
+    return NotFound(f"Document '{document_id}' not found", code="document_not_found")
+
+
 class Conflict(AppError):
     status_code = 409
     code = "conflict"

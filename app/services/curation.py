@@ -27,8 +27,8 @@ from app.services.curation_common import (
     entity_out,
     not_found,
     relation_out,
-    require_project,
 )
+from app.services.projects import require_project
 from app.services.reembed import reembed
 
 MAX_DETAIL_SOURCES = 1000

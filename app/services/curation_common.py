@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import re
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from app.container import Container
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.errors import InvalidInput, NotFound
-from app.repositories import projects as projects_repo
 from app.schemas.entities import EntityOut, Keywords, RelationOut
 
 _KEYWORD_SPLIT = re.compile(r"[,\uff0c]")
-
-
-async def require_project(conn: AsyncConnection, project_id: str) -> None:
-    if not await projects_repo.exists(conn, project_id):
-        raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
 
 
 def display_name(raw: str, max_length: int) -> str:

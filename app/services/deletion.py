@@ -28,17 +28,16 @@ from app.domain.merge import (
     truncate_note,
 )
 from app.domain.records import ChunkExtraction
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, document_not_found
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.schemas.deletion import DocumentDeletion, LLMCalls
-from app.services.curation_common import require_project
 from app.services.extraction import extraction_from_cached
 from app.services.graph_embedding import embed_changed
-from app.services.projects import effective_settings
+from app.services.projects import effective_settings, require_project
 from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild
 from app.services.summarize import Summarizer
 from app.usage import current_usage, track_usage
@@ -112,7 +111,7 @@ class DeletionService:
         await require_project(conn, pid)
         doc = await repo.lock_document(conn, pid, document_id, lock=lock)
         if doc is None:
-            raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            raise document_not_found(document_id)
         if doc["status"] == "processing":
             raise Conflict(f"Document '{document_id}' is still processing; delete it when it has finished",
                            code="document_processing")

@@ -19,8 +19,8 @@ from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
-from app.services.curation_common import display_name, join_keywords, ordered_union, require_project
-from app.services.projects import effective_settings
+from app.services.curation_common import display_name, join_keywords, ordered_union
+from app.services.projects import effective_settings, require_project
 from app.services.reembed import reembed
 
 Pair = tuple[str, str]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import UploadFile
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
 from app.container import Container
@@ -25,8 +26,8 @@ from app.errors import (
     EmbeddingNotConfigured,
     InvalidInput,
     LLMNotConfigured,
-    NotFound,
     PayloadTooLarge,
+    document_not_found,
 )
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
@@ -61,6 +62,13 @@ def content_hash(text: str) -> str:
 def canonical_path(file_path: str | None) -> str | None:
     cleaned = strip_control(re.sub(r"[\x00-\x1f]", "", file_path or "")).strip()
     return posixpath.basename(cleaned.replace("\\", "/")) or None
+
+
+async def _require_document(conn: AsyncConnection, project_id: str, document_id: str) -> dict:
+    row = await docs_repo.get(conn, project_id, document_id)
+    if row is None:
+        raise document_not_found(document_id)
+    return row
 
 
 @dataclass
@@ -240,9 +248,7 @@ class IngestionService:
     async def get(self, project_id: str, document_id: str) -> DocumentOut:
         await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
-            row = await docs_repo.get(conn, project_id, document_id)
-            if row is None:
-                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            row = await _require_document(conn, project_id, document_id)
             counts = await graph_repo.document_graph_counts(conn, project_id, [document_id])
         entities, relations = counts[document_id]
         return DocumentOut(**row, entities_count=entities, relations_count=relations)
@@ -260,8 +266,7 @@ class IngestionService:
     async def chunks(self, project_id: str, document_id: str) -> ChunkList:
         await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
-            if await docs_repo.get(conn, project_id, document_id) is None:
-                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            await _require_document(conn, project_id, document_id)
             rows = await chunks_repo.list_for_document(conn, project_id, document_id)
         return ChunkList(document_id=document_id, chunks=[
             ChunkOut(id=r["id"], order=r["order_index"], tokens=r["tokens"], start_token=r["start_token"],
@@ -290,9 +295,7 @@ class IngestionService:
     async def retry(self, project_id: str, document_id: str) -> IngestItem:
         await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.transaction() as conn:
-            row = await docs_repo.get(conn, project_id, document_id)
-            if row is None:
-                raise NotFound(f"Document '{document_id}' not found", code="document_not_found")
+            row = await _require_document(conn, project_id, document_id)
             if not await docs_repo.retry(conn, project_id, document_id):
                 raise Conflict(f"Document '{document_id}' is {row['status']}; only failed documents can be retried",
                                code="document_not_failed")

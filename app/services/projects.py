@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app.config import Settings
 from app.db.engine import Database
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, project_not_found
 from app.repositories import projects as repo
 from app.schemas.projects import (
     EffectiveSettings,
@@ -38,6 +40,12 @@ def effective_settings(settings: Settings, overrides: dict | None) -> EffectiveS
     )
 
 
+
+async def require_project(conn: AsyncConnection, project_id: str) -> None:
+    """Raise 404 unless the project exists (inside the caller's connection or transaction)."""
+    if not await repo.exists(conn, project_id):
+        raise project_not_found(project_id)
+
 class ProjectService:
     def __init__(self, db: Database, settings: Settings) -> None:
         self.db = db
@@ -65,7 +73,7 @@ class ProjectService:
         async with self.db.connect() as conn:
             row = await repo.get(conn, project_id, with_counts=True)
         if row is None:
-            raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+            raise project_not_found(project_id)
         return self._out(row)
 
     async def list(self, allowed: set[str] | None = None) -> list[ProjectOut]:
@@ -81,7 +89,7 @@ class ProjectService:
             values["settings"] = body.settings.model_dump(exclude_none=True)
         async with self.db.transaction() as conn:
             if not await repo.exists(conn, project_id):
-                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+                raise project_not_found(project_id)
             if values:
                 await repo.update_fields(conn, project_id, values)
         return await self.get(project_id)
@@ -92,17 +100,16 @@ class ProjectService:
             if project_id == DEFAULT_PROJECT:
                 await repo.recreate_empty(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
             elif not await repo.delete_one(conn, project_id):
-                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+                raise project_not_found(project_id)
 
     async def require(self, project_id: str) -> None:
         """Raise 404 unless the project exists."""
         async with self.db.connect() as conn:
-            if not await repo.exists(conn, project_id):
-                raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+            await require_project(conn, project_id)
 
     async def overrides(self, project_id: str) -> EffectiveSettings:
         async with self.db.connect() as conn:
             row = await repo.get(conn, project_id)
         if row is None:
-            raise NotFound(f"Project '{project_id}' not found", code="project_not_found")
+            raise project_not_found(project_id)
         return effective_settings(self.settings, row["settings"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from app.container import Container
 from app.domain.texts import readable
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput, project_not_found
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY, Message
 from app.repositories import retrieval as retrieval_repo
@@ -84,7 +84,7 @@ class QueryService:
         async with self.c.db.connect() as conn:
             project = await retrieval_repo.project_for_query(conn, req.project_id)
         if project is None:
-            raise NotFound(f"Project '{req.project_id}' not found", code="project_not_found")
+            raise project_not_found(req.project_id)
         has_content = req.mode == "bypass" or project["has_content"]
         effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)

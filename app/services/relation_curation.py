@@ -17,8 +17,8 @@ from app.services.curation_common import (
     pair_key,
     relation_missing,
     relation_out,
-    require_project,
 )
+from app.services.projects import require_project
 from app.services.reembed import reembed
 
 
