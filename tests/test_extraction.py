@@ -198,16 +198,23 @@ def test_cache_key_is_length_prefixed_and_model_specific():
     assert cache_key("extract", "m", "x").startswith("extract:")
 
 
+async def _put(conn, key: str, cache_type: str, response: str, prompt_tokens: int, completion_tokens: int) -> None:
+    await cache_repo.put_many(conn, "default", [{
+        "key": key, "cache_type": cache_type, "model": "m", "response": response,
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+    }])
+
+
 async def test_put_is_a_no_op_when_identical_and_replaces_otherwise(app_client):
     db = app_client.container.db
     async with db.transaction() as conn:
-        await cache_repo.put(conn, "default", "k1", "summary", "m", "answer", 10, 2)
+        await _put(conn, "k1", "summary", "answer", 10, 2)
     first = (await _cache_rows(app_client))["k1"]
     async with db.transaction() as conn:
-        await cache_repo.put(conn, "default", "k1", "summary", "m", "answer", 99, 99)
+        await _put(conn, "k1", "summary", "answer", 99, 99)
     assert (await _cache_rows(app_client))["k1"] == first
     async with db.transaction() as conn:
-        await cache_repo.put(conn, "default", "k1", "summary", "m", "other answer", 11, 3)
+        await _put(conn, "k1", "summary", "other answer", 11, 3)
         assert (await cache_repo.get(conn, "default", "k1"))["response"] == "other answer"
         assert await cache_repo.get(conn, "default", "missing") is None
         assert await cache_repo.get_many(conn, "default", []) == {}
@@ -217,7 +224,7 @@ async def test_delete_unreferenced_keeps_keys_a_chunk_still_lists(app_client):
     db = app_client.container.db
     async with db.transaction() as conn:
         for key in ("kept", "orphan", "foreign"):
-            await cache_repo.put(conn, "default", key, "extract", "m", key, 1, 1)
+            await _put(conn, key, "extract", key, 1, 1)
         await conn.execute(insert(documents).values(project_id="default", id="doc-1", status="processed", content="x",
                                                     content_hash="h", content_length=1))
         await conn.execute(insert(chunks).values(project_id="default", id="doc-1-chunk-000", document_id="doc-1",

@@ -93,15 +93,6 @@ async def fetch_relations(
     return out
 
 
-async def existing_entity_keys(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> set[str]:
-    if not keys:
-        return set()
-    rows = await conn.execute(
-        select(entities.c.key).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
-    )
-    return {r[0] for r in rows}
-
-
 async def upsert_entities(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
     """Insert or update entities by key. Each row: key plus any of name, entity_type, description,
     source_ids, file_paths, truncate. An existing entity keeps its first-seen display name."""

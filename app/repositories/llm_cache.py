@@ -44,26 +44,10 @@ def _put_statement():
 _PUT = _put_statement()
 
 
-async def put(
-    conn: AsyncConnection,
-    project_id: str,
-    key: str,
-    cache_type: str,
-    model: str | None,
-    response: str,
-    prompt_tokens: int,
-    completion_tokens: int,
-) -> None:
-    """Insert or replace; a row that already holds the same answer is left untouched."""
-    await put_many(conn, project_id, [{
-        "key": key, "cache_type": cache_type, "model": model, "response": response,
-        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-    }])
-
-
 async def put_many(conn: AsyncConnection, project_id: str, rows: list[dict]) -> None:
-    """`put` for many rows (key, cache_type, model, response, prompt_tokens, completion_tokens) in one
-    statement, in key order so concurrent writers of overlapping keys lock rows in the same order."""
+    """Insert or replace rows (key, cache_type, model, response, prompt_tokens, completion_tokens) in one
+    statement; a row that already holds the same answer is left untouched. Key order, so concurrent
+    writers of overlapping keys lock rows in the same order."""
     if not rows:
         return
     unique = {r["key"]: r for r in rows}  # one statement may not touch a row twice
