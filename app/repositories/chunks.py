@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, case, delete, select, update
+from sqlalchemy import Column, bindparam, case, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -56,22 +56,20 @@ async def set_extraction_keys(
     conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[str]]]
 ) -> None:
     """(chunk_id, ordered llm_cache keys of its extraction passes)."""
-    if not rows:
-        return
-    stmt = (
-        update(chunks)
-        .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
-        .values(extraction_cache_keys=bindparam("keys", type_=chunks.c.extraction_cache_keys.type))
-    )
-    await conn.execute(stmt, [{"cid": c, "keys": k} for c, k in rows])
+    await _set_column(conn, project_id, chunks.c.extraction_cache_keys, rows)
 
 
 async def set_embeddings(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[float]]]) -> None:
+    await _set_column(conn, project_id, chunks.c.embedding, rows)
+
+
+async def _set_column(conn: AsyncConnection, project_id: str, column: Column, rows: Sequence[tuple[str, Any]]) -> None:
+    """Set one column of many chunks, (chunk_id, value) each, in one executemany."""
     if not rows:
         return
     stmt = (
         update(chunks)
         .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
-        .values(embedding=bindparam("v", type_=chunks.c.embedding.type))
+        .values({column.name: bindparam("value", type_=column.type)})
     )
-    await conn.execute(stmt, [{"cid": c, "v": v} for c, v in rows])
+    await conn.execute(stmt, [{"cid": c, "value": v} for c, v in rows])
