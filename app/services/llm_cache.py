@@ -14,8 +14,10 @@ With a fast LLM, a lookup and a write per call were half of all database round t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -56,6 +58,16 @@ class CacheBatch:
                 self.known[key] = rows[key]["response"]
             else:
                 self.absent.add(key)
+
+    @contextlib.asynccontextmanager
+    async def flushed_on_failure(self) -> AsyncIterator[None]:
+        """If the block fails, still write the answers that did arrive (a retry will not ask again)."""
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.flush()
+            raise
 
     async def flush(self, conn: AsyncConnection | None = None) -> None:
         """Write the answers gathered so far: in `conn`'s transaction, else in a short one of its own."""

@@ -9,7 +9,6 @@ a concurrent document's newer merge is never overwritten (that document finalise
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -224,16 +223,11 @@ class DocumentPipeline:
             if self.settings.enable_llm_cache_for_extract:
                 await batch.prefetch([self.extractor.first_pass_key(row["content"], project.entity_types,
                                                                     project.language) for row in rows])
-            try:
-                async with asyncio.TaskGroup() as group:  # one failure cancels the other chunks
-                    tasks = [group.create_task(self.extractor.extract_chunk(
-                        project_id, row["id"], row["content"], file_path, entity_types=project.entity_types,
-                        language=project.language, max_gleaning=project.max_gleaning, batch=batch,
-                    )) for row in rows]
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await batch.flush()  # the chunks that did finish keep their answers for the retry
-                raise
+            async with batch.flushed_on_failure(), asyncio.TaskGroup() as group:  # a failure cancels the rest
+                tasks = [group.create_task(self.extractor.extract_chunk(
+                    project_id, row["id"], row["content"], file_path, entity_types=project.entity_types,
+                    language=project.language, max_gleaning=project.max_gleaning, batch=batch,
+                )) for row in rows]
             results = [task.result() for task in tasks]
             async with self.c.db.transaction() as conn:
                 await batch.flush(conn)
@@ -365,29 +359,19 @@ class DocumentPipeline:
         ent_todo, rel_todo = list(ents.values()), list(rels.values())
         if not ent_todo and not rel_todo:
             return
-        ent_names = [e["name"] for e in ent_todo]
-        rel_names = [f"({r['src_name']}, {r['tgt_name']})" for r in rel_todo]
+        jobs = [("entity", e["name"], fragments(e["description"])) for e in ent_todo]
+        jobs += [("relation", f"({r['src_name']}, {r['tgt_name']})", fragments(r["description"])) for r in rel_todo]
         batch = CacheBatch(self.c.db, project_id)
         if self.settings.enable_llm_cache_for_extract:
-            await batch.prefetch([key for key in (
-                *(s.first_call_key("entity", n, fragments(e["description"]), language)
-                  for n, e in zip(ent_names, ent_todo, strict=True)),
-                *(s.first_call_key("relation", n, fragments(r["description"]), language)
-                  for n, r in zip(rel_names, rel_todo, strict=True)),
-            ) if key])
-        try:
-            ent_new, rel_new = await asyncio.gather(
-                asyncio.gather(*(s.summarize("entity", n, fragments(e["description"]), language,
-                                             project_id=project_id, batch=batch)
-                                 for n, e in zip(ent_names, ent_todo, strict=True))),
-                asyncio.gather(*(s.summarize("relation", n, fragments(r["description"]), language,
-                                             project_id=project_id, batch=batch)
-                                 for n, r in zip(rel_names, rel_todo, strict=True))),
-            )
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await batch.flush()
-            raise
+            await batch.prefetch([key for job in jobs if (key := s.first_call_key(*job, language))])
+        try:  # a failure cancels the other summaries, so none writes to the batch after its flush
+            async with batch.flushed_on_failure(), asyncio.TaskGroup() as group:
+                tasks = [group.create_task(s.summarize(*job, language, project_id=project_id, batch=batch))
+                         for job in jobs]
+        except* Exception as errors:
+            raise _first(errors) from None
+        summaries = [task.result() for task in tasks]
+        ent_new, rel_new = summaries[:len(ent_todo)], summaries[len(ent_todo):]
         ent_done = {e["key"]: (e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)}
         rel_done = {(r["src_key"], r["tgt_key"]): (r["description"], new)
                     for r, new in zip(rel_todo, rel_new, strict=True)}

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 Kind = Literal["entity", "relation"]
 
 
+def _cleaned(fragments: list[str]) -> list[str]:
+    return [f.strip() for f in fragments if f and f.strip()]
+
+
 class Summarizer:
     def __init__(self, db: Database, llm: LLMClient, tokenizer: Tokenizer, settings: Settings) -> None:
         self.db = db
@@ -35,18 +39,26 @@ class Summarizer:
 
     def needs_llm(self, fragments: list[str]) -> bool:
         """Whether `summarize` would call the LLM for these fragments (cheap pre-check for callers)."""
-        items = [f.strip() for f in fragments if f and f.strip()]
+        items = _cleaned(fragments)
         if len(items) <= 1:
             return False
-        if len(items) >= self.settings.force_llm_summary_on_merge:
+        if len(items) >= self.settings.force_llm_summary_on_merge:  # no need to count tokens
             return True
-        return sum(map(self.tokenizer.count, items)) >= self.settings.summary_max_tokens
+        return self._over_threshold(len(items), sum(map(self.tokenizer.count, items)))
+
+    def _over_threshold(self, count: int, tokens: int) -> bool:
+        """The official trigger: FORCE_LLM_SUMMARY_ON_MERGE fragments or SUMMARY_MAX_TOKENS tokens."""
+        s = self.settings
+        return count >= s.force_llm_summary_on_merge or tokens >= s.summary_max_tokens
 
     def first_call_key(self, kind: Kind, name: str, fragments: list[str], language: str) -> str | None:
         """The cache key of the one LLM call `summarize` makes when the fragments fit one context
         (None otherwise), so a caller can prefetch the cached summaries of many items at once."""
-        items = [f.strip() for f in fragments if f and f.strip()]
-        if not self.needs_llm(items) or sum(map(self.tokenizer.count, items)) > self.settings.summary_context_size:
+        items = _cleaned(fragments)
+        if len(items) <= 1:
+            return None
+        total = sum(map(self.tokenizer.count, items))
+        if not self._over_threshold(len(items), total) or total > self.settings.summary_context_size:
             return None
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
         return messages_key("summary", self.llm.model, messages)
@@ -56,7 +68,7 @@ class Summarizer:
         batch: CacheBatch | None = None,
     ) -> str:
         """The description to store: SEP-joined fragments below the thresholds, else an LLM summary."""
-        items = [f.strip() for f in fragments if f and f.strip()]
+        items = _cleaned(fragments)
         if len(items) <= 1:
             return items[0] if items else ""
         s = self.settings
@@ -66,7 +78,7 @@ class Summarizer:
             if total <= s.summary_context_size:
                 # after a reduce round the partial summaries are always folded into one (the official code
                 # may stop with several partial summaries joined by SEP)
-                if round_ == 0 and len(items) < s.force_llm_summary_on_merge and total < s.summary_max_tokens:
+                if round_ == 0 and not self._over_threshold(len(items), total):
                     return join_fragments(items)
                 return await self._summarize_once(kind, name, items, language, project_id, batch)
             items, counts = self._split_oversize(items, counts)
