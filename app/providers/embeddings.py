@@ -14,7 +14,7 @@ import openai
 from app import metrics
 from app.config import Settings
 from app.errors import EmbeddingNotConfigured, ProviderError
-from app.providers.openai_http import BEARER_ONLY, openai_client
+from app.providers.openai_http import BEARER_ONLY, openai_client, reported_count
 from app.providers.tokenizer import Tokenizer
 from app.usage import current_usage
 
@@ -42,8 +42,7 @@ def parse_embeddings(data: object) -> tuple[list[list[float]], int | None]:
     except (KeyError, TypeError, binascii.Error) as exc:
         raise ValueError(f"{type(exc).__name__}: {exc}") from exc
     usage = data.get("usage")
-    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-    return vectors, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
+    return vectors, reported_count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
 
 
 class EmbeddingClient:

@@ -19,7 +19,7 @@ from app import metrics
 from app.config import Settings
 from app.errors import LLMNotConfigured, ProviderError
 from app.providers.concurrency import PrioritySemaphore
-from app.providers.openai_http import BEARER_ONLY, openai_client
+from app.providers.openai_http import BEARER_ONLY, openai_client, reported_count
 from app.providers.tokenizer import Tokenizer
 from app.usage import current_usage
 
@@ -46,10 +46,6 @@ def strip_think(text: str) -> str:
     return text.strip()
 
 
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def parse_completion(data: object) -> tuple[str, str | None, int | None, int | None]:
     """(text, finish_reason, prompt_tokens, completion_tokens) of a chat-completions JSON body; token
     counts are None where the provider did not report them. ValueError for a body without an answer."""
@@ -65,7 +61,7 @@ def parse_completion(data: object) -> tuple[str, str | None, int | None, int | N
     if not isinstance(usage, dict):
         usage = {}
     return (content, finish_reason if isinstance(finish_reason, str) else None,
-            _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+            reported_count(usage.get("prompt_tokens")), reported_count(usage.get("completion_tokens")))
 
 
 @dataclass

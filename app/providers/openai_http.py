@@ -17,6 +17,11 @@ from openai._vendor.httpx_aiohttp import AiohttpTransport  # what openai.Default
 BEARER_ONLY = {"bearer_auth": True}
 
 
+def reported_count(value: object) -> int | None:
+    """A token count from a provider's `usage`, or None when it is missing or not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 class _HonestErrors(httpx2.AsyncBaseTransport):
     """The SDK's aiohttp transport reports every failed connection as a connect *timeout*, so a refused
     connection or a dropped keep-alive would read "Request timed out" in logs and document errors. Real
