@@ -1,27 +1,43 @@
-"""API keys: `Authorization: Bearer <key>` or `X-API-Key: <key>`, compared in constant time.
+"""API keys and project scopes, enforced in two places that no route can skip.
 
-Configured as API_KEYS="key" (every project) or "key:proj1|proj2" (scoped), comma separated. One
-app-wide dependency authenticates every route except /health and /metrics and checks the project
-the request names (path, query, JSON body or form field) against the key's scope, so no router can
-forget to.
+- `ApiKeyMiddleware` authenticates every request from its headers alone, before any body is read: a missing
+  or wrong key is a 401 even for an oversized upload. Keys go in `Authorization: Bearer <key>` or
+  `X-API-Key: <key>` and are compared in constant time. /health, /metrics (and the API docs when PUBLIC_DOCS
+  is set) stay open.
+- `ProjectScopedRoute`, the route class of every router, checks the key's scope against the project ids the
+  endpoint is actually called with (validated path and query parameters, body models), right before it runs.
+  Nothing is re-parsed from the raw request, so no spelling of a media type can put a different project in
+  front of the check than the one the route acts on.
+
+API_KEYS entries are "key" (every project) or "key:proj1|proj2" (scoped), comma separated.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
-import json
+import inspect
 import logging
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.domain.projects import DEFAULT_PROJECT
 from app.errors import Forbidden, Unauthorized
 from app.logging_setup import project_var
-from app.services.projects import DEFAULT_PROJECT
 
 log = logging.getLogger(__name__)
 
-OPEN_PATHS = {"/health", "/metrics"}
+ALWAYS_OPEN_PATHS = frozenset({"/health", "/metrics"})
+DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,7 @@ class ApiKey:
 
 @dataclass(frozen=True)
 class Principal:
-    key: ApiKey | None  # None when auth is off
+    key: ApiKey | None  # None when auth is off or the path is open
 
     def allows(self, project_id: str) -> bool:
         return self.key is None or self.key.allows(project_id)
@@ -43,6 +59,9 @@ class Principal:
     @property
     def allowed_projects(self) -> set[str] | None:
         return None if self.key is None or self.key.projects is None else set(self.key.projects)
+
+
+_principal: ContextVar[Principal | None] = ContextVar("principal", default=None)
 
 
 def parse_api_keys(entries: list[str]) -> list[ApiKey]:
@@ -55,11 +74,11 @@ def parse_api_keys(entries: list[str]) -> list[ApiKey]:
     return keys
 
 
-def _presented_key(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
+def _presented_key(headers: Headers) -> str | None:
+    header = headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.headers.get("x-api-key")
+    return headers.get("x-api-key")
 
 
 def _match(keys: list[ApiKey], presented: str) -> ApiKey | None:
@@ -70,54 +89,109 @@ def _match(keys: list[ApiKey], presented: str) -> ApiKey | None:
     return found
 
 
-async def _requested_projects(request: Request) -> set[str]:
-    """Every project a request names (path, query, JSON body or form field): all must be in the key's scope,
-    or a request could pass the check with one place and act on another (e.g. ?project_id=a, body b)."""
-    named: set[str] = set()
-    if "project_id" in request.path_params:
-        named.add(str(request.path_params["project_id"]))
-    named.update(request.query_params.getlist("project_id"))
-    content_type = request.headers.get("content-type", "")
-    if request.method in ("POST", "PUT", "PATCH", "DELETE"):
-        if content_type.startswith("application/json"):
-            try:
-                body = json.loads(await request.body() or b"{}")
-            except (ValueError, UnicodeDecodeError):
-                body = None  # the route's own validation answers 422
-            if isinstance(body, dict):
-                if request.url.path == "/projects" and isinstance(body.get("id"), str):
-                    named.add(body["id"])
-                if isinstance(body.get("project_id"), str):
-                    named.add(body["project_id"])
-        elif content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
-            form = await request.form()
-            named.update(v for v in form.getlist("project_id") if isinstance(v, str) and v)
-    return named or {DEFAULT_PROJECT}
+class ApiKeyMiddleware:
+    """Pure ASGI: sets the request's principal, or answers 401 before the app (and its body parsing) runs."""
 
+    def __init__(self, app: ASGIApp, keys: list[ApiKey], open_paths: Iterable[str]) -> None:
+        self.app = app
+        self.keys = keys
+        self.open_paths = frozenset(open_paths)
 
-async def authenticate(request: Request) -> Principal:
-    """App-wide dependency: resolve the caller and enforce its project scope."""
-    keys: list[ApiKey] = request.app.state.api_keys
-    if request.url.path not in OPEN_PATHS:  # logs of this request say which project(s) it acts on
-        project_var.set(",".join(sorted(await _requested_projects(request))))
-    if not keys or request.url.path in OPEN_PATHS:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         principal = Principal(None)
-    else:
-        presented = _presented_key(request)
-        if not presented:
-            raise Unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
-                               code="missing_api_key")
-        key = _match(keys, presented)
-        if key is None:
-            raise Unauthorized("Invalid API key", code="invalid_api_key")
-        principal = Principal(key)
-        if request.url.path != "/projects" or request.method != "GET":
-            for project_id in sorted(await _requested_projects(request)):
-                if not key.allows(project_id):
-                    raise Forbidden(f"This API key may not access project '{project_id}'", code="project_forbidden")
-    request.state.principal = principal
-    return principal
+        if self.keys and scope["path"] not in self.open_paths:
+            presented = _presented_key(Headers(scope=scope))
+            if not presented:
+                await _refuse("Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
+                              "missing_api_key")(scope, receive, send)
+                return
+            key = _match(self.keys, presented)
+            if key is None:
+                await _refuse("Invalid API key", "invalid_api_key")(scope, receive, send)
+                return
+            principal = Principal(key)
+        scope.setdefault("state", {})["principal"] = principal
+        token = _principal.set(principal)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _principal.reset(token)
+
+
+def _refuse(detail: str, code: str) -> JSONResponse:
+    return JSONResponse({"detail": detail, "code": code}, status_code=401,
+                        headers={"WWW-Authenticate": "Bearer"})
 
 
 def principal_of(request: Request) -> Principal:
-    return getattr(request.state, "principal", Principal(None))
+    return getattr(request.state, "principal", None) or Principal(None)
+
+
+def current_principal() -> Principal:
+    """The caller of the request being served; fails closed when no authentication ran."""
+    principal = _principal.get()
+    if principal is None:
+        raise Unauthorized("The request was not authenticated", code="missing_api_key")
+    return principal
+
+
+# ----- project scope at the route -----
+
+def unscoped(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a route that acts on no single project (e.g. listing projects, which filters by scope itself)."""
+    endpoint.__acts_on_no_project__ = True  # type: ignore[attr-defined]
+    return endpoint
+
+
+def named_projects(values: dict[str, Any]) -> set[str]:
+    """The project ids among an endpoint's validated arguments: a `project_id` parameter, and the
+    `project_id` of body models or dicts. None named means the default project."""
+    named: set[str] = set()
+    for name, value in values.items():
+        if isinstance(value, BaseModel):
+            value = getattr(value, "project_id", None)
+        elif isinstance(value, dict):
+            value = value.get("project_id")
+        elif name != "project_id":
+            continue
+        if isinstance(value, str):
+            named.add(value)
+    return named or {DEFAULT_PROJECT}
+
+
+def check_scope(values: dict[str, Any]) -> None:
+    projects = named_projects(values)
+    project_var.set(",".join(sorted(projects)))  # logs of this request say which project(s) it acts on
+    principal = current_principal()
+    for project_id in sorted(projects):
+        if not principal.allows(project_id):
+            raise Forbidden(f"This API key may not access project '{project_id}'", code="project_forbidden")
+
+
+def _scope_checked(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    if getattr(endpoint, "__scope_checked__", False) or getattr(endpoint, "__acts_on_no_project__", False):
+        return endpoint
+    if inspect.iscoroutinefunction(endpoint):
+        @functools.wraps(endpoint)
+        async def checked_async(**values: Any) -> Any:
+            check_scope(values)
+            return await endpoint(**values)
+        wrapper: Callable[..., Any] = checked_async
+    else:
+        @functools.wraps(endpoint)
+        def checked_sync(**values: Any) -> Any:
+            check_scope(values)
+            return endpoint(**values)
+        wrapper = checked_sync
+    wrapper.__scope_checked__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+class ProjectScopedRoute(APIRoute):
+    """An APIRoute whose endpoint first checks the caller's project scope against its own arguments."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, _scope_checked(endpoint), **kwargs)

@@ -116,6 +116,8 @@ class Settings(BaseSettings):
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
     api_keys: CommaList = Field(default_factory=list)
+    # With API keys set, /docs, /redoc and /openapi.json need a key too unless this is true.
+    public_docs: bool = False
 
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)

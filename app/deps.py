@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 
 from app.container import Container
+from app.domain.projects import PROJECT_ID_PATTERN
 
-PROJECT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+__all__ = ["PROJECT_ID_PATTERN", "ContainerDep", "ProjectQuery", "get_container"]
 
 
 def get_container(request: Request) -> Container:

@@ -6,16 +6,18 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 
-from app.auth import authenticate, parse_api_keys
+from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.config import Settings, get_settings
 from app.container import Container
 from app.db.engine import Database
 from app.db.migrate import stored_embedding_dim, upgrade_to_head
 from app.error_handlers import install_error_handlers
 from app.logging_setup import configure_logging
-from app.middleware import RequestContextMiddleware
+from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.tokenizer import get_tokenizer
@@ -91,11 +93,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=API_VERSION,
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
-        dependencies=[Depends(authenticate)],
     )
+    app.router.route_class = ProjectScopedRoute  # routes added on the app itself are scope-checked too
     app.state.api_keys = parse_api_keys(settings.api_keys)
     install_error_handlers(app)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_request_bytes)
+    open_paths = ALWAYS_OPEN_PATHS | (DOCS_PATHS if settings.public_docs else frozenset())
+    # Added innermost first: request context, then authentication, then the body limit, then the app.
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes)
+    app.add_middleware(ApiKeyMiddleware, keys=app.state.api_keys, open_paths=open_paths)
+    app.add_middleware(RequestContextMiddleware)
     for module in (projects, documents, query, entities, export, ops):
         app.include_router(module.router)
+    _require_scoped_routes(app)
     return app
+
+
+def api_routes(routes: list[BaseRoute]) -> list[APIRoute]:
+    """Every APIRoute of an app or router, also inside included routers (kept as nested routers)."""
+    found: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif (nested := getattr(route, "original_router", None)) is not None:
+            found.extend(api_routes(nested.routes))
+    return found
+
+
+def _require_scoped_routes(app: FastAPI) -> None:
+    """Every API route checks the project scope; a router built without the scoped route class is a bug."""
+    routes = api_routes(app.routes)
+    unscoped = [r.path for r in routes if not isinstance(r, ProjectScopedRoute)]
+    if not routes or unscoped:
+        raise RuntimeError(f"routes without the project-scope check: {unscoped or 'no API route found'}")

@@ -1,5 +1,5 @@
-"""Pure-ASGI middleware around every request: request id, per-request token usage headers, HTTP
-metrics by route template, request-size limit, and a last-resort JSON 500 (no stack trace)."""
+"""Pure-ASGI middleware: request id, per-request token usage headers, HTTP metrics by route template and a
+last-resort JSON 500 (no stack trace) around every request; the request-size limit inside authentication."""
 
 from __future__ import annotations
 
@@ -27,14 +27,20 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, f"Request body is larger than the limit of {limit} bytes")
 
 
-def _json_body(status: int, detail: str, code: str) -> bytes:
-    return json.dumps({"detail": detail, "code": code}).encode()
+async def send_error(send: Send, status: int, detail: str, code: str) -> None:
+    """A JSON error answered by a middleware, in the app's {"detail", "code"} shape."""
+    body = json.dumps({"detail": detail, "code": code}).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+    })
+    await send({"type": "http.response.body", "body": body})
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -56,7 +62,45 @@ class RequestContextMiddleware:
                 out["X-Request-ID"] = request_id
             await send(message)
 
+        rid_token = request_id_var.set(request_id)
+        project_token = project_var.set("-")  # the route names the project once its arguments are validated
+        try:
+            with track_usage(usage):
+                await self.app(scope, receive, send_with_headers)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if not state["started"]:
+                await send_error(send_with_headers, 500,
+                                 f"Internal server error (request id {request_id})", "internal_error")
+        finally:
+            request_id_var.reset(rid_token)
+            project_var.reset(project_token)
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "GET")
+            metrics.HTTP_REQUESTS.labels(method, template, str(state["status"])).inc()
+            metrics.HTTP_LATENCY.labels(method, template).observe(time.perf_counter() - started)
+
+
+class BodyLimitMiddleware:
+    """413 for a body over the limit: at once from Content-Length, else as soon as the stream passes it.
+    Installed inside authentication, so an unauthenticated request is refused before its body is read."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        detail = f"Request body is larger than the limit of {self.max_body_bytes} bytes"
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await send_error(send, 413, detail, "payload_too_large")
+            return
         received = 0
+        started = False
 
         async def limited_receive() -> Message:
             nonlocal received
@@ -67,40 +111,13 @@ class RequestContextMiddleware:
                     raise _BodyTooLarge(self.max_body_bytes)
             return message
 
-        declared = headers.get(b"content-length")
-        rid_token = request_id_var.set(request_id)
-        project_token = project_var.set("-")  # the auth dependency names the project once it is known
-        try:
-            with track_usage(usage):
-                if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-                    await self._error(send_with_headers, 413, "Request body is larger than the limit of "
-                                      f"{self.max_body_bytes} bytes", "payload_too_large")
-                else:
-                    await self.app(scope, limited_receive, send_with_headers)
-        except _BodyTooLarge:
-            if not state["started"]:
-                await self._error(send_with_headers, 413, "Request body is larger than the limit of "
-                                  f"{self.max_body_bytes} bytes", "payload_too_large")
-        except Exception:
-            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
-            if not state["started"]:
-                await self._error(send_with_headers, 500,
-                                  f"Internal server error (request id {request_id})", "internal_error")
-        finally:
-            request_id_var.reset(rid_token)
-            project_var.reset(project_token)
-            route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
-            method = scope.get("method", "GET")
-            metrics.HTTP_REQUESTS.labels(method, template, str(state["status"])).inc()
-            metrics.HTTP_LATENCY.labels(method, template).observe(time.perf_counter() - started)
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
 
-    @staticmethod
-    async def _error(send: Send, status: int, detail: str, code: str) -> None:
-        body = _json_body(status, detail, code)
-        await send({
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        })
-        await send({"type": "http.response.body", "body": body})
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _BodyTooLarge:
+            if not started:
+                await send_error(send, 413, detail, "payload_too_large")

@@ -200,7 +200,9 @@ async def retry(conn: AsyncConnection, project_id: str, document_id: str) -> boo
     return bool(result.rowcount)
 
 
-async def queue_depth(conn: AsyncConnection) -> int:
-    return int(await conn.scalar(
-        select(func.count()).select_from(documents).where(documents.c.status.in_(("pending", "processing")))
-    ) or 0)
+async def queue_depth(conn: AsyncConnection, projects: set[str] | None = None) -> int:
+    """Pending + processing documents of every project, or of `projects` only."""
+    query = select(func.count()).select_from(documents).where(documents.c.status.in_(("pending", "processing")))
+    if projects is not None:
+        query = query.where(documents.c.project_id.in_(sorted(projects)))
+    return int(await conn.scalar(query) or 0)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, File, Form, Path, Query, UploadFile
+from fastapi import APIRouter, Body, File, Form, Path, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 
+from app.auth import ProjectScopedRoute, principal_of
 from app.deps import PROJECT_ID_PATTERN, ContainerDep, ProjectQuery
 from app.schemas.deletion import DocumentDeletion
 from app.schemas.documents import (
@@ -24,7 +25,7 @@ from app.schemas.documents import (
 from app.services.deletion import DeletionService
 from app.services.ingestion import IngestionService, Submission
 
-router = APIRouter(tags=["documents"])
+router = APIRouter(tags=["documents"], route_class=ProjectScopedRoute)
 
 DocumentPath = Annotated[str, Path(pattern=DOCUMENT_ID_PATTERN)]
 _INGEST_RESPONSES: dict = {
@@ -108,5 +109,5 @@ async def retry_document(
 
 
 @router.get("/pipeline", response_model=PipelineStatus, responses={404: {"description": "Unknown project"}})
-async def pipeline_status(c: ContainerDep, project_id: ProjectQuery = "default") -> PipelineStatus:
-    return await _service(c).pipeline(project_id)
+async def pipeline_status(c: ContainerDep, request: Request, project_id: ProjectQuery = "default") -> PipelineStatus:
+    return await _service(c).pipeline(project_id, principal_of(request).allowed_projects)

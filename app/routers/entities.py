@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
 from app.schemas.entities import (
     EntityCreate,
@@ -29,7 +30,7 @@ from app.services.entity_merge import EntityMergeService
 from app.services.graph_view import GraphViewService
 from app.services.relation_curation import RelationCurationService
 
-router = APIRouter(tags=["entities"])
+router = APIRouter(tags=["entities"], route_class=ProjectScopedRoute)
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0, le=10_000_000)]

@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
+from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
 from app.services.export import FORMATS, ExportFormat, ExportOptions, ExportService
 from app.services.projects import ProjectService
 
-router = APIRouter(tags=["export"])
+router = APIRouter(tags=["export"], route_class=ProjectScopedRoute)
 
 _DOWNLOADS = {spec.media_type: {"schema": {"type": "string", "format": "binary"}} for spec in FORMATS.values()}
 

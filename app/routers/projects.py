@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, Response
 
-from app.auth import principal_of
+from app.auth import ProjectScopedRoute, principal_of, unscoped
 from app.deps import PROJECT_ID_PATTERN, ContainerDep
 from app.schemas.projects import ProjectCreate, ProjectList, ProjectOut, ProjectUpdate
 from app.services.projects import ProjectService
 
-router = APIRouter(prefix="/projects", tags=["projects"])
+router = APIRouter(prefix="/projects", tags=["projects"], route_class=ProjectScopedRoute)
 
 ProjectPath = Annotated[str, Path(pattern=PROJECT_ID_PATTERN)]
 
@@ -26,6 +26,7 @@ async def create_project(body: ProjectCreate, c: ContainerDep) -> ProjectOut:
 
 
 @router.get("", response_model=ProjectList)
+@unscoped  # lists only the projects the key may use
 async def list_projects(c: ContainerDep, request: Request) -> ProjectList:
     return ProjectList(projects=await _service(c).list(principal_of(request).allowed_projects))
 

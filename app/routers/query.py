@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep
 from app.errors import AppError
 from app.schemas.query import QueryRequest, QueryResponse
 from app.services.query import QueryService
 
-router = APIRouter(tags=["query"])
+router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 
 _SSE_DOC = {
     200: {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.deps import PROJECT_ID_PATTERN
 
@@ -16,11 +16,11 @@ class ProjectSettings(BaseModel):
 
     entity_types: list[str] | None = Field(None, min_length=1, max_length=100)
     language: str | None = Field(None, min_length=1, max_length=64)
-    chunk_size: int | None = Field(None, ge=16, le=100_000)
-    chunk_overlap_size: int | None = Field(None, ge=0, le=100_000)
+    chunk_size: StrictInt | None = Field(None, ge=16, le=100_000)
+    chunk_overlap_size: StrictInt | None = Field(None, ge=0, le=100_000)
     chunk_split_by_character: str | None = Field(None, min_length=1, max_length=32)
     chunk_split_by_character_only: bool | None = None
-    max_gleaning: int | None = Field(None, ge=0, le=5)
+    max_gleaning: StrictInt | None = Field(None, ge=0, le=5)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ProjectSettings:
@@ -51,6 +51,11 @@ class ProjectCreate(BaseModel):
     id: str = Field(pattern=PROJECT_ID_PATTERN)
     name: str | None = Field(None, max_length=200)
     settings: ProjectSettings | None = None
+
+    @property
+    def project_id(self) -> str:
+        """The project this request acts on (what the API-key scope is checked against)."""
+        return self.id
 
 
 class ProjectUpdate(BaseModel):

@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.config import Settings
 from app.db.engine import Database
+from app.domain.projects import DEFAULT_PROJECT
 from app.errors import Conflict, project_not_found
 from app.repositories import projects as repo
 from app.schemas.projects import (
@@ -17,7 +18,6 @@ from app.schemas.projects import (
     ProjectUpdate,
 )
 
-DEFAULT_PROJECT = "default"
 DEFAULT_PROJECT_NAME = "Default project"
 
 
