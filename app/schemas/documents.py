@@ -12,14 +12,33 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.deps import PROJECT_ID_PATTERN
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed"]
-DOCUMENT_ID_PATTERN = r"^[^/\x00-\x1f\x7f]{1,256}$"
-_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# 1-256 characters without "/", control or bidirectional-control characters, and not "." or "..".
+_ID_CHAR = r"[^/.\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]"
+_ID_CHAR_OR_DOT = r"[^/\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]"
+DOCUMENT_ID_PATTERN = (rf"^(?:{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,255}}|\.{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,254}}"
+                       rf"|\.\.{_ID_CHAR_OR_DOT}{{1,254}})$")
+_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+MAX_METADATA_DEPTH = 32
+MAX_METADATA_BYTES = 64 * 1024
 
 
 def _storable(value: str | None, what: str) -> str | None:
     if value is not None and _UNSTORABLE.search(value):
-        raise ValueError(f"{what} must not contain control characters or lone surrogates")
+        raise ValueError(f"{what} must not contain control characters, bidirectional controls or lone surrogates")
     return value
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a JSON value, counted without recursion and stopping once past `limit`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 class DocumentIn(BaseModel):
@@ -45,11 +64,15 @@ class DocumentIn(BaseModel):
     def _metadata_storable(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return value
+        if _depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata must not be nested more than {MAX_METADATA_DEPTH} levels deep")
         try:
             encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
             encoded.encode("utf-8")
         except (ValueError, UnicodeEncodeError) as exc:
             raise ValueError("metadata must be plain JSON without lone surrogates or NaN/Infinity") from exc
+        if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata must be at most {MAX_METADATA_BYTES} bytes as JSON")
         if "\\u0000" in encoded:
             raise ValueError("metadata must not contain NUL characters")
         return value
@@ -137,10 +160,12 @@ class InFlight(BaseModel):
 class PipelineStatus(BaseModel):
     project_id: str
     queue_depth: int = Field(description="pending + processing documents of the project.")
-    global_queue_depth: int = Field(description="pending + processing documents of all projects (shared workers).")
+    global_queue_depth: int = Field(description="pending + processing documents of all projects (shared workers); "
+                                                "for a project-scoped API key, of its projects only.")
     by_status: StatusCounts
     in_flight: list[InFlight]
-    local_worker: dict[str, Any] | None = Field(None, description="This process's worker, if it runs one.")
+    local_worker: dict[str, Any] | None = Field(
+        None, description="This process's worker, if it runs one (not shown to a project-scoped API key).")
 
 
 class RetryRequest(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from app.deps import PROJECT_ID_PATTERN
 
@@ -112,7 +112,7 @@ class RelationCreate(_Body):
     target: str = NameField
     description: str = Field(min_length=1, max_length=200_000)
     keywords: Keywords = Field("", description="Comma-separated string or list of strings.")
-    weight: float = Field(1.0, gt=0, le=1_000_000)
+    weight: StrictFloat = Field(1.0, gt=0, le=1_000_000)
 
 
 class RelationUpdate(_Body):
@@ -121,7 +121,7 @@ class RelationUpdate(_Body):
     target: str = NameField
     description: str | None = Field(None, min_length=1, max_length=200_000)
     keywords: Keywords | None = None
-    weight: float | None = Field(None, gt=0, le=1_000_000)
+    weight: StrictFloat | None = Field(None, gt=0, le=1_000_000)
 
     @model_validator(mode="after")
     def _something_to_change(self) -> RelationUpdate:

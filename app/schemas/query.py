@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from app.deps import PROJECT_ID_PATTERN
 
@@ -33,11 +33,11 @@ class QueryRequest(BaseModel):
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     query: str = Field(..., min_length=1)
     mode: QueryMode = "mix"
-    top_k: int = Field(40, gt=0, description="Entities (local) / relations (global) retrieved.")
-    chunk_top_k: int = Field(20, gt=0, description="Chunks retrieved by vector search and kept at the end.")
-    max_entity_tokens: int = Field(6000, gt=0)
-    max_relation_tokens: int = Field(8000, gt=0)
-    max_total_tokens: int = Field(30000, gt=0, description="Upper bound of everything sent to the answer LLM.")
+    top_k: StrictInt = Field(40, gt=0, description="Entities (local) / relations (global) retrieved.")
+    chunk_top_k: StrictInt = Field(20, gt=0, description="Chunks retrieved by vector search and kept at the end.")
+    max_entity_tokens: StrictInt = Field(6000, gt=0)
+    max_relation_tokens: StrictInt = Field(8000, gt=0)
+    max_total_tokens: StrictInt = Field(30000, gt=0, description="Upper bound of everything sent to the answer LLM.")
     chunk_selection: ChunkSelection | None = Field(
         None, description="How chunks are picked from entities/relations; default KG_CHUNK_PICK_METHOD."
     )
@@ -46,7 +46,7 @@ class QueryRequest(BaseModel):
     only_need_prompt: bool = False
     response_type: str = Field("Multiple Paragraphs", min_length=1, max_length=256)
     conversation_history: list[HistoryMessage] = Field(default_factory=list)
-    history_turns: int | None = Field(
+    history_turns: StrictInt | None = Field(
         None, ge=0, description="Keep only the last N user/assistant turns of the history (default: all)."
     )
     hl_keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
 from app.container import Container
-from app.domain.names import strip_control
+from app.domain.names import BIDI_CONTROLS, strip_control
 from app.errors import (
     AppError,
     Conflict,
@@ -60,7 +60,7 @@ def content_hash(text: str) -> str:
 
 
 def canonical_path(file_path: str | None) -> str | None:
-    cleaned = strip_control(re.sub(r"[\x00-\x1f]", "", file_path or "")).strip()
+    cleaned = BIDI_CONTROLS.sub("", strip_control(re.sub(r"[\x00-\x1f]", "", file_path or ""))).strip()
     return posixpath.basename(cleaned.replace("\\", "/")) or None
 
 
@@ -273,16 +273,17 @@ class IngestionService:
                      end_token=r["end_token"], content=r["content"]) for r in rows
         ])
 
-    async def pipeline(self, project_id: str) -> PipelineStatus:
+    async def pipeline(self, project_id: str, visible: set[str] | None = None) -> PipelineStatus:
+        """The project's queue; `visible` (a scoped key's projects) bounds what the shared figures reveal."""
         await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
             by_status = await docs_repo.count_by_status(conn, project_id)
             flying = await docs_repo.in_flight(conn, project_id)
-            global_depth = await docs_repo.queue_depth(conn)
+            global_depth = await docs_repo.queue_depth(conn, visible)
             metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
         worker = self.c.extras.get("worker")
         local = None
-        if worker is not None:
+        if worker is not None and visible is None:  # the local worker's figures span every project
             local = {"id": worker.id, "in_flight": len(worker.in_flight),
                      "max_parallel": self.settings.max_parallel_insert, "finished": worker.processed}
         return PipelineStatus(
