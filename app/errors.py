@@ -47,6 +47,11 @@ def document_not_found(document_id: str) -> NotFound:
     return NotFound(f"Document '{document_id}' not found", code="document_not_found")
 
 
+class ClientDisconnected(AppError):
+    status_code = 499  # "client closed request": nobody reads it, but metrics and access logs show it
+    code = "client_disconnected"
+
+
 class Conflict(AppError):
     status_code = 409
     code = "conflict"

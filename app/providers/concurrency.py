@@ -21,6 +21,11 @@ class PrioritySemaphore:
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
 
+    @property
+    def waiting(self) -> int:
+        """Callers queued for a slot."""
+        return len(self._waiters)
+
     @asynccontextmanager
     async def slot(self, priority: int = 10) -> AsyncIterator[None]:
         await self._acquire(priority)

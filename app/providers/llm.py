@@ -1,15 +1,17 @@
 """Chat completions through the `openai` SDK against any OpenAI-compatible endpoint.
 
 Bounded, priority-ordered concurrency; the SDK retries 408/409/429/5xx and timeouts with exponential
-backoff; every call reports its tokens to the current `Usage` and to Prometheus.
+backoff; every call reports its tokens to the current `Usage` and to Prometheus. Cancelling a call (its
+client went away) frees its slot, or its place in the queue for one, and drops the provider request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,15 +124,24 @@ class LLMClient:
             )
         return series
 
-    def _record(self, operation: str, prompt_tokens: int, completion_tokens: int, started: float) -> None:
+    def _record(self, operation: str, prompt_tokens: int, completion_tokens: int, started: float,
+                outcome: str | None = "ok") -> None:
+        """Tokens and latency of a call; `outcome` None when the call was already counted (as an error)."""
         calls, prompt, completion, latency = self._series(operation)
-        calls.inc()
+        if outcome == "ok":
+            calls.inc()
+        elif outcome is not None:
+            metrics.LLM_CALLS.labels(operation, self.model, outcome).inc()
         prompt.inc(prompt_tokens)
         completion.inc(completion_tokens)
         latency.observe(time.perf_counter() - started)
         usage = current_usage()
         if usage is not None:
             usage.add_llm(operation, prompt_tokens, completion_tokens)
+
+    def _cancelled(self, operation: str) -> None:
+        metrics.LLM_CALLS.labels(operation, self.model, "cancelled").inc()
+        log.info("LLM call cancelled (%s): its caller went away", operation)
 
     def _fail(self, operation: str, exc: Exception) -> ProviderError:
         metrics.LLM_CALLS.labels(operation, self.model, "error").inc()
@@ -159,6 +170,9 @@ class LLMClient:
                 data = await client.post("/chat/completions", cast_to=object, body=body, options=options)
             except openai.OpenAIError as exc:
                 raise self._fail(operation, exc) from exc
+            except asyncio.CancelledError:
+                self._cancelled(operation)
+                raise
             finally:
                 metrics.LLM_IN_FLIGHT.dec()
         try:
@@ -173,13 +187,15 @@ class LLMClient:
 
     async def stream(
         self, messages: list[Message], *, operation: str, priority: int = PRIORITY_QUERY
-    ) -> AsyncIterator[str]:
-        """Yield text deltas; usage is recorded when the stream ends (provider's, else counted)."""
+    ) -> AsyncGenerator[str, None]:
+        """Yield text deltas; usage is recorded when the stream ends (provider's, else counted). Closing the
+        generator early (or cancelling it) closes the provider's stream and frees the slot at once."""
         client = self.require()
         async with self.semaphore.slot(priority):
             started = time.perf_counter()
             parts: list[str] = []
             reported = None
+            outcome: str | None = "cancelled"  # until the provider's stream has ended by itself
             try:
                 stream = await client.chat.completions.create(
                     **self._body(messages, False, None),
@@ -187,21 +203,26 @@ class LLMClient:
                     stream=True,
                     stream_options={"include_usage": True},
                 )
-                async for chunk in stream:
-                    if chunk.usage is not None:
-                        reported = chunk.usage
-                    for choice in chunk.choices or []:
-                        delta = (choice.delta.content or "").replace("\x00", "") if choice.delta else None
-                        if delta:
-                            parts.append(delta)
-                            yield delta
+                async with stream:
+                    async for chunk in stream:
+                        if chunk.usage is not None:
+                            reported = chunk.usage
+                        for choice in chunk.choices or []:
+                            delta = (choice.delta.content or "").replace("\x00", "") if choice.delta else None
+                            if delta:
+                                parts.append(delta)
+                                yield delta
+                outcome = "ok"
             except openai.OpenAIError as exc:
+                outcome = None
                 raise self._fail(operation, exc) from exc
             finally:
+                if outcome == "cancelled":
+                    log.info("LLM stream closed early (%s): its caller went away", operation)
                 text = "".join(parts)
                 prompt_tokens = reported.prompt_tokens if reported else self._count_prompt(messages)
                 completion_tokens = reported.completion_tokens if reported else self.tokenizer.count(text)
-                self._record(operation, prompt_tokens, completion_tokens, started)
+                self._record(operation, prompt_tokens, completion_tokens, started, outcome)
 
     async def close(self) -> None:
         if self._client is not None:

@@ -8,7 +8,8 @@ Everything sent to the answer LLM — system prompt with context, history and qu
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from app.container import Container
@@ -135,19 +136,22 @@ class QueryService:
         )
         return cached.text
 
-    async def stream(self, req: QueryRequest) -> tuple[Prepared, AsyncIterator[str]]:
-        """Prepare eagerly (so 4xx/404/503 happen before the stream starts), then yield text deltas."""
+    async def stream(self, req: QueryRequest) -> tuple[Prepared, AsyncGenerator[str, None]]:
+        """Prepare eagerly (so 4xx/404/503 happen before the stream starts), then yield text deltas.
+        Closing the generator early closes the LLM stream behind it (and so frees its slot) at once."""
         prepared = await self.prepare(req)
 
-        async def deltas() -> AsyncIterator[str]:
+        async def deltas() -> AsyncGenerator[str, None]:
             if req.only_need_context or req.only_need_prompt:
                 return
             if prepared.nothing_found:
                 yield NO_CONTEXT_ANSWER
                 return
             operation = "bypass" if req.mode == "bypass" else "query"
-            async for delta in self.c.llm.stream(prepared.messages, operation=operation, priority=PRIORITY_QUERY):
-                yield delta
+            answer = self.c.llm.stream(prepared.messages, operation=operation, priority=PRIORITY_QUERY)
+            async with aclosing(answer):
+                async for delta in answer:
+                    yield delta
 
         return prepared, deltas()
 

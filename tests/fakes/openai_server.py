@@ -12,6 +12,9 @@ Tests can override any operation with `handlers[op] = fn(messages) -> str`, inje
 with `fail_next`, add latency, and inspect every call in `calls`. Misbehaviour on purpose: `latency` past the
 client's timeout hangs a call; `cut_stream_after = n` drops the connection after n streamed pieces;
 `fail_next_embeddings` / `embeddings_down` break the embeddings endpoint.
+`started` lists the operation of every chat call as it arrives; a client that hangs up during the latency
+ends the call early (as a real provider stops generating) and its operation goes to `aborted`, as does one
+that hangs up while a streamed answer trickles out piece by piece (`stream_delay` seconds before each).
 """
 
 from __future__ import annotations
@@ -190,7 +193,10 @@ class FakeOpenAI:
     omit_usage: bool = False
     finish_reason: str = "stop"  # "length" simulates an answer cut by the output-token limit
     cut_stream_after: int | None = None  # streamed answers break off (connection dropped) after n pieces
+    stream_delay: float = 0.0  # pause before each streamed piece: a slow model's tokens
     embeddings_down: bool = False  # every embeddings call answers 503 until cleared
+    started: list[str] = field(default_factory=list)  # operation of every chat call, on arrival
+    aborted: list[str] = field(default_factory=list)  # operation of every call whose client left before the end
     in_flight: int = 0
     peak_in_flight: int = 0
     _failures: list[_Failure] = field(default_factory=list)
@@ -216,7 +222,10 @@ class FakeOpenAI:
             self.omit_usage = False
             self.finish_reason = "stop"
             self.cut_stream_after = None
+            self.stream_delay = 0.0
             self.embeddings_down = False
+            self.started.clear()
+            self.aborted.clear()
             self._failures.clear()
             self._embedding_failures.clear()
             self.peak_in_flight = 0
@@ -251,6 +260,8 @@ class FakeOpenAI:
     async def chat(self, request: Request) -> Response:
         body = await request.json()
         operation = request.headers.get("x-lightrag-operation", "unknown")
+        with self._lock:
+            self.started.append(operation)
         status = self._take_failure(operation)
         if status is not None:
             return JSONResponse({"error": {"message": f"injected {status}", "type": "server_error"}},
@@ -260,8 +271,10 @@ class FakeOpenAI:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            if self.latency:
-                await self._delay(self.latency)
+            if self.latency and await self._delay(self.latency, request):
+                with self._lock:
+                    self.aborted.append(operation)
+                return Response(status_code=499)  # nobody is listening any more
             handler = self.handlers.get(operation) or DEFAULT_HANDLERS.get(operation, default_query)
             text = handler(messages)
             if asyncio.iscoroutine(text):
@@ -277,7 +290,8 @@ class FakeOpenAI:
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                  "total_tokens": prompt_tokens + completion_tokens}
         if body.get("stream"):
-            return StreamingResponse(self._stream(body["model"], text, usage), media_type="text/event-stream")
+            return StreamingResponse(self._stream(body["model"], text, usage, operation),
+                                     media_type="text/event-stream")
         payload: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.calls)}", "object": "chat.completion", "created": int(time.time()),
             "model": body["model"],
@@ -288,16 +302,26 @@ class FakeOpenAI:
             payload["usage"] = usage
         return JSONResponse(payload)
 
-    async def _delay(self, seconds: float) -> None:
+    async def _delay(self, seconds: float, request: Request) -> bool:
         """Sleep, but stop early once the latency is set back to 0 (reset() after a test), so a call parked
-        on a long latency does not keep the server from shutting down."""
+        on a long latency does not keep the server from shutting down, or once the client hung up (True)."""
         deadline = time.monotonic() + seconds
         while self.latency and time.monotonic() < deadline:  # noqa: ASYNC110 (set from another thread)
+            if await request.is_disconnected():
+                return True
             await asyncio.sleep(min(0.05, deadline - time.monotonic()))
+        return False
 
-    async def _stream(self, model: str, text: str, usage: dict):
+    async def _stream(self, model: str, text: str, usage: dict, operation: str = "unknown"):
         pieces = re.findall(r"\S+\s*|\s+", text) or [""]
         for index, piece in enumerate(pieces):
+            if self.stream_delay:
+                try:
+                    await asyncio.sleep(self.stream_delay)
+                except asyncio.CancelledError:  # Starlette cancels the stream when the client hangs up
+                    with self._lock:
+                        self.aborted.append(operation)
+                    raise
             if self.cut_stream_after is not None and index >= self.cut_stream_after:
                 raise ConnectionAbortedError("fake: stream cut on purpose")
             chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,

@@ -1,0 +1,66 @@
+"""Work that ends when its client leaves.
+
+A client that disconnects cancels its request wherever it is (database, keyword extraction, waiting for an
+LLM slot, the answer call or stream): abandoned requests must not hold the LLM slots that other queries and
+ingestion wait for. Nothing partial is cached: a cancelled LLM call never returns an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable
+from typing import TypeVar
+
+from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from app.errors import ClientDisconnected
+
+T = TypeVar("T")
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client has gone (the body has been read, so nothing else can arrive)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
+    """Await `work`, but if the client disconnects first, cancel it (its LLM call, slot or place in the
+    queue for one go with it), let it unwind and raise ClientDisconnected."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnected(receive))
+    try:
+        done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # cancelled ourselves (shutdown): take the work down with us
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    await asyncio.wait((task,))
+    if not task.cancelled():
+        task.exception()  # nobody is left to tell; marks it retrieved
+    raise ClientDisconnected("The client disconnected before the answer was ready")
+
+
+class EventStream(StreamingResponse):
+    """An SSE response that stops as soon as the client disconnects, whatever ASGI spec version the server
+    speaks (from 2.4 on, Starlette only notices when a write fails, and nothing is written while the LLM is
+    thinking or queued), then closes its event generator, which closes the LLM stream behind it at once
+    instead of whenever the generator is garbage collected."""
+
+    def __init__(self, events: AsyncGenerator[str, None]) -> None:
+        super().__init__(events, media_type="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self._events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await unless_client_leaves(receive, self.stream_response(send))
+        except (ClientDisconnected, OSError):  # gone before or while we wrote: nothing more to send
+            pass
+        finally:
+            await self._events.aclose()
