@@ -122,6 +122,10 @@ class Settings(BaseSettings):
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    # Uploaded files are parsed in worker processes, killed past this many seconds (422 parse_timeout).
+    parse_timeout: float = Field(30.0, gt=0)
+    parse_workers: int = Field(2, ge=1)
+    max_decompressed_bytes: int = Field(100 * 1024 * 1024, ge=1024)
     max_document_chars: int = Field(5_000_000, ge=1)
     max_documents_per_request: int = Field(100, ge=1)
     max_query_chars: int = Field(64 * 1024, ge=1)
@@ -129,6 +133,10 @@ class Settings(BaseSettings):
     max_history_message_chars: int = Field(32 * 1024, ge=1)
     max_top_k: int = Field(1000, ge=1)
     max_token_limit: int = Field(1_000_000, ge=1)
+
+    # --- export ---
+    export_max_concurrent: int = Field(4, ge=1)  # per process; more answer 503 + Retry-After
+    export_send_timeout: float = Field(60.0, gt=0)  # seconds a download may accept no bytes before it is dropped
 
     _split = field_validator("entity_types", "api_keys", mode="before")(_split_commas)
 

@@ -3,6 +3,7 @@ exact text (unicode, commas, quotes, newlines, a 40,000-character description, f
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -17,8 +18,10 @@ from sqlalchemy import delete, insert
 from app.db.tables import chunks, documents, entities, projects, relations
 from app.domain.names import entity_key, sorted_pair
 from app.domain.texts import SEP, readable
-from app.services.export import ExportFormat, ExportOptions, ExportService
+from app.downloads import SEND_SLICE, ExportResponse
+from app.services.export import ExportDownload, ExportFormat, ExportOptions, ExportService
 from app.services.export.cells import EXCEL_CELL_LIMIT, fit_excel_cell, neutralise
+from app.services.export.gate import ExportGate
 from app.services.projects import ProjectService
 from tests.conftest import TEST_DIM
 
@@ -443,21 +446,38 @@ async def test_scoped_api_key_cannot_export_another_project(start_app, make_sett
 
 # ---------------------------------------------------------------- streaming behaviour (service level)
 
-async def test_small_batches_page_through_everything_from_one_snapshot(app_client):
-    """Keyset pages of 2 rows see every row once, and rows written mid-export do not leak in."""
-    db = app_client.container.db
+async def test_small_batches_hold_no_connection_between_batches(start_app, make_settings):
+    """Keyset pages of 2 rows see every row once, and no pooled connection is checked out while the body
+    waits for its reader: a client that stops reading holds none. So a row written or deleted ahead of the
+    cursor mid-export shows as it is when its page is read."""
+    app = await start_app(make_settings(worker_enabled=False))  # nothing else borrows connections
+    db = app.container.db
     await seed(db)
-    service = ExportService(db, ProjectService(db, app_client.container.settings), batch_size=2)
+    service = ExportService(db, ProjectService(db, app.container.settings), batch_size=2)
     download = await service.download(PROJECT, ExportOptions(ExportFormat.json, include_chunks=True))
-    parts = [await anext(download.body)]
-    async with db.transaction() as conn:  # after the snapshot was taken
-        await conn.execute(delete(entities).where(entities.c.project_id == PROJECT,
-                                                  entities.c.key == entity_key("Tabbed")))
-        await conn.execute(insert(entities).values(project_id=PROJECT, key="zzz", name="Zzz"))
-    parts.extend([part async for part in download.body])
+    parts = []
+    async for part in download.body:
+        parts.append(part)
+        assert db.engine.pool.checkedout() == 0
+        if b'"name"' in part and len([p for p in parts if b'"name"' in p]) == 1:  # first entity batch
+            async with db.transaction() as conn:
+                await conn.execute(delete(entities).where(entities.c.project_id == PROJECT,
+                                                          entities.c.key == entity_key("Tabbed")))
+                await conn.execute(insert(entities).values(project_id=PROJECT, key="zzz", name="Zzz"))
     body = json.loads(b"".join(parts))
-    assert [e["name"] for e in body["entities"]] == [e["name"] for e in expected_entities()]
+    names = [e["name"] for e in body["entities"]]
+    assert sorted(names) == sorted([e["name"] for e in expected_entities() if e["name"] != "Tabbed"] + ["Zzz"])
+    assert body["counts"]["entities"] == len(ENTITIES)  # counted when the export started
     assert len(body["relations"]) == len(RELATIONS) and len(body["chunks"]) == len(CHUNKS)
+
+
+async def test_export_slot_is_freed_when_a_download_ends(start_app, make_settings):
+    app = await start_app(make_settings(export_max_concurrent=1))
+    await seed(app.container.db)
+    assert (await app.http.get("/export", params={"project_id": "nope"})).status_code == 404
+    for fmt in ("json", "xlsx", "csv"):
+        await get_export(app.http, fmt)
+    assert app.app.state.export_gate.active == 0
 
 
 async def test_xlsx_temp_files_are_removed_even_when_abandoned(app_client, monkeypatch, tmp_path):
@@ -473,6 +493,62 @@ async def test_xlsx_temp_files_are_removed_even_when_abandoned(app_client, monke
     await anext(abandoned.body)
     await abandoned.body.aclose()
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- delivery (ASGI level)
+
+def _download(*parts: bytes) -> ExportDownload:
+    async def body():
+        for part in parts:
+            yield part
+
+    return ExportDownload("x.json", "application/json", body())
+
+
+async def _never_disconnects() -> dict:
+    await asyncio.Event().wait()
+    return {"type": "http.disconnect"}
+
+
+HTTP_SCOPE = {"type": "http", "asgi": {"spec_version": "2.3"}}
+
+
+async def test_big_batches_are_sent_in_slices_and_the_slot_is_freed():
+    gate = ExportGate(1)
+    assert gate.try_enter() and not gate.try_enter()
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    big = bytes(range(256)) * (SEND_SLICE // 128) + b"tail"  # two slices and a bit
+    await ExportResponse(_download(b"head", big), gate, send_timeout=5)(HTTP_SCOPE, _never_disconnects, send)
+    bodies = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    assert [len(b) for b in bodies] == [4, SEND_SLICE, SEND_SLICE, 4, 0]
+    assert b"".join(bodies) == b"head" + big
+    assert gate.active == 0
+
+
+async def test_a_client_that_takes_nothing_is_dropped_after_the_send_timeout():
+    gate = ExportGate(1)
+    gate.try_enter()
+    closed = asyncio.Event()
+
+    async def body():
+        try:
+            yield b"first"
+            yield b"never sent"
+        finally:
+            closed.set()
+
+    async def stalled_send(message):
+        if message.get("body"):
+            await asyncio.Event().wait()  # the client stopped reading
+
+    download = ExportDownload("x.json", "application/json", body())
+    await asyncio.wait_for(ExportResponse(download, gate, send_timeout=0.05)(
+        HTTP_SCOPE, _never_disconnects, stalled_send), timeout=10)
+    assert gate.active == 0 and closed.is_set()
 
 
 # ---------------------------------------------------------------- cell helpers

@@ -1,14 +1,15 @@
-"""Export routes: the project's graph as a streamed file download."""
+"""Export routes: the project's graph as a streamed file download (capped and timed: app/downloads.py)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response, StreamingResponse
 
 from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
+from app.downloads import ExportResponse, busy, export_gate
 from app.services.export import FORMATS, ExportFormat, ExportOptions, ExportService
 from app.services.projects import ProjectService
 
@@ -23,9 +24,12 @@ _DOWNLOADS = {spec.media_type: {"schema": {"type": "string", "format": "binary"}
     responses={
         200: {"description": "The graph as a file attachment (csv = zip of one CSV per table)", "content": _DOWNLOADS},
         404: {"description": "Unknown project"},
+        503: {"description": "Too many exports running at once (code `export_busy`): retry after `Retry-After` s",
+              "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}},
     },
 )
 async def export_graph(
+    request: Request,
     c: ContainerDep,
     project_id: ProjectQuery = "default",
     fmt: Annotated[ExportFormat, Query(alias="format", description="csv (zip), xlsx, md, txt or json")] = (
@@ -33,15 +37,11 @@ async def export_graph(
     ),
     include_vectors: Annotated[bool, Query(description="Add each item's embedding as a JSON array")] = False,
     include_chunks: Annotated[bool, Query(description="Add the project's chunks")] = False,
-) -> StreamingResponse:
+) -> Response:
     service = ExportService(c.db, ProjectService(c.db, c.settings))
     download = await service.download(project_id, ExportOptions(fmt, include_vectors, include_chunks))
-    return StreamingResponse(
-        download.body,
-        media_type=download.media_type,
-        headers={
-            "Content-Disposition": f'attachment; filename="{download.filename}"',
-            "Cache-Control": "no-store",
-            "X-Content-Type-Options": "nosniff",
-        },
-    )
+    gate = export_gate(request, c.settings.export_max_concurrent)
+    if not gate.try_enter():
+        await download.body.aclose()
+        return busy(gate.limit)
+    return ExportResponse(download, gate, c.settings.export_send_timeout)

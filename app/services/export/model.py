@@ -1,4 +1,4 @@
-"""What every export writer consumes: a project snapshot as sections (entities, relations, chunks) of typed
+"""What every export writer consumes: a project's graph as sections (entities, relations, chunks) of typed
 columns, each section an async stream of row batches read from the database.
 
 Rows are plain tuples in column order. Cell kinds tell writers how to render a value:

@@ -1,11 +1,9 @@
-"""Graph export: checks the project, then streams one format from a single consistent database snapshot."""
+"""Graph export: checks the project, then streams one format from keyset batches read one at a time."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
 from app.repositories import export as repo
@@ -56,29 +54,27 @@ class ExportService:
         )
 
     async def stream(self, project_id: str, options: ExportOptions) -> AsyncIterator[bytes]:
+        """No database connection is held between batches, so none while the consumer waits on `yield`."""
         writer = FORMATS[options.format].writer
-        async with repo.snapshot(self.db) as conn:
-            counts = await repo.counts(conn, project_id)
-            export = GraphExport(project_id, counts, self._sections(conn, project_id, options))
-            chunks = writer(export)
-            try:
-                async for data in chunks:
-                    if data:
-                        yield data
-            finally:
-                await chunks.aclose()
+        counts = await repo.counts(self.db, project_id)
+        chunks = writer(GraphExport(project_id, counts, self._sections(project_id, options)))
+        try:
+            async for data in chunks:
+                if data:
+                    yield data
+        finally:
+            await chunks.aclose()
 
-    def _sections(self, conn: AsyncConnection, project_id: str, options: ExportOptions) -> list[Section]:
-        vectors = options.include_vectors
+    def _sections(self, project_id: str, options: ExportOptions) -> list[Section]:
+        db, vectors, size = self.db, options.include_vectors, self.batch_size
         extra = (VECTOR,) if vectors else ()
-        size = self.batch_size
         sections = [
             Section("entities", "Entities", ENTITY_COLUMNS + extra, 1, rows_of(
-                repo.entity_batches(conn, project_id, vectors=vectors, batch_size=size), entity_row, vectors)),
+                repo.entity_batches(db, project_id, vectors=vectors, batch_size=size), entity_row, vectors)),
             Section("relations", "Relations", RELATION_COLUMNS + extra, 2, rows_of(
-                repo.relation_batches(conn, project_id, vectors=vectors, batch_size=size), relation_row, vectors)),
+                repo.relation_batches(db, project_id, vectors=vectors, batch_size=size), relation_row, vectors)),
         ]
         if options.include_chunks:
             sections.append(Section("chunks", "Chunks", CHUNK_COLUMNS + extra, 1, rows_of(
-                repo.chunk_batches(conn, project_id, vectors=vectors, batch_size=size), chunk_row, vectors)))
+                repo.chunk_batches(db, project_id, vectors=vectors, batch_size=size), chunk_row, vectors)))
         return sections
