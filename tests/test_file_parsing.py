@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import struct
+import time
+import tracemalloc
+import zipfile
+import zlib
 
 import docx
 import pytest
 
 from app.errors import InvalidInput
-from app.services.file_parsing import extract_text
+from app.services import file_parsing
+from app.services.file_parsing import ParseLimits, extract_text, extract_text_isolated, worker_pids
 
 
 def make_pdf(lines: list[str]) -> bytes:
@@ -124,3 +132,216 @@ def test_truncated_pdf_is_invalid_input():
     with pytest.raises(InvalidInput) as err:
         extract_text("cut.pdf", data[: len(data) // 3])
     assert err.value.code == "invalid_file"
+
+
+# Expected texts are what the former BeautifulSoup tree reading (decompose, replace <br>, insert line breaks
+# around blocks, get_text) gave for the same markup: the streaming reader keeps its output.
+@pytest.mark.parametrize(("html", "expected"), [
+    (b"<div><p>a<span>b</div>c", "ab\n\nc"),
+    (b"<p>one<p>two</p>three", "one\ntwo\nthree"),
+    (b"<ul>\n  <li>x</li>\n\n\n  <li>y</li>\n</ul>", "x\n\ny"),
+    (b"<span>a</span>\n\n\n<span>b</span>", "a\nb"),
+    (b"<pre>  keep\n\n\n   spaces </pre>after", "keep\n\nspaces\nafter"),
+    (b"<ruby>Kan<rt>kan</rt><rp>(</rp>ji</ruby> <![CDATA[raw]]>", "Kanji raw"),
+    (b"<table><tr><th>City</th><td>Oslo</td></tr><tr><td>Bergen</td></tr></table>", "City\n\nOslo\n\nBergen"),
+    (b"a<br>b<br/>c</br>d<br></br>e", "a\nb\ncd\ne"),
+    (b"<noscript><p>hidden</p></noscript><template><p>t</p></template>shown", "shown"),
+    (b"&nbsp;&amp;&lt;&#150;&#x41;&#0;&copy AT&T &bogus;", "&<\u2013A\ufffd\u00a9 AT&T &bogus"),
+    (b"<!DOCTYPE html><!-- note --><?php x ?><p>ok</p>", "ok"),
+    (b"<p>unclosed <b>bold", "unclosed bold"),
+    (b"<div>stray</span> end</div>", "stray end"),
+    (b"<h1>T</h1><h2>S</h2><blockquote>q</blockquote><dl><dt>k</dt><dd>v</dd></dl>", "T\n\nS\n\nq\n\nk\n\nv"),
+    (b"<p/>x<div/>y", "x\n\ny"),
+    (b"<textarea>  a\n\n  b </textarea>", "a\n\nb"),
+    (b"<script>if (a < b) { x = '</p>'; }</script><style>p{}</style>after", "after"),
+    (b"price &#z; here", "price &#z; here"),
+])
+def test_html_text_matches_the_former_tree_reading(html, expected):
+    assert extract_text("page.html", html).replace("\xa0", " ") == expected.replace("\xa0", " ")
+
+
+def _cpu(call):
+    start = time.process_time()
+    result = call()
+    return result, time.process_time() - start
+
+
+def test_html_extraction_is_linear_in_flat_and_nested_markup():
+    # The tree-mutating reading took ~47 s of CPU on the flat page and ~166 s on the nested one.
+    flat, seconds = _cpu(lambda: extract_text("flat.html", b"<p>x</p>" * 20_000))
+    assert flat.split("\n\n") == ["x"] * 20_000
+    assert seconds < 3
+    nested, seconds = _cpu(lambda: extract_text("deep.html", b"<div>" * 60_000 + b"deep" + b"</div>" * 60_000))
+    assert nested == "deep"  # no RecursionError, however deep
+    assert seconds < 5
+
+
+def test_unterminated_markup_at_the_end_is_dropped_in_linear_time():
+    # Older html.parser rescans the rest of the input for each unterminated "<" at the end: ~10 s here.
+    start = time.process_time()
+    with pytest.raises(InvalidInput) as err:
+        extract_text("open.html", b"<!--" * 40_000)
+    assert err.value.code == "empty_document" and time.process_time() - start < 2
+    text, seconds = _cpu(lambda: extract_text("tail.html", b"<p>kept</p>" + b"<a href='x" * 40_000))
+    assert text == "kept" and seconds < 2
+    assert extract_text("cdata.html", b"<p>a</p><![CDATA[b") == "a\nb"
+
+
+_CONTENT_TYPES = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    b'<Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
+    b'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+)
+_RELS = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" '
+    b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+    b'Target="word/document.xml"/></Relationships>'
+)
+
+
+def make_minimal_docx(paragraphs: int, text: bytes = b"lorem ipsum") -> bytes:
+    """A valid .docx holding only its main part: `paragraphs` identical paragraphs (deflates ~340 times)."""
+    body = b"<w:p><w:r><w:t>" + text + b"</w:t></w:r></w:p>"
+    document = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
+                b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+                + body * paragraphs + b"</w:body></w:document>")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("word/document.xml", document)
+    return out.getvalue()
+
+
+def test_docx_bomb_is_refused_before_python_docx_inflates_it():
+    bomb = make_minimal_docx(120_000)  # ~15 KB inflating to 5 MB: python-docx took ~3 s of CPU on it
+    assert len(bomb) < 20_000
+    start = time.process_time()
+    with pytest.raises(InvalidInput) as err:
+        extract_text("bomb.docx", bomb)
+    assert err.value.code == "invalid_file" and "decompression bomb" in err.value.detail
+    assert time.process_time() - start < 0.5
+    assert extract_text("small.docx", make_minimal_docx(3)) == "lorem ipsum\nlorem ipsum\nlorem ipsum"
+
+
+def test_docx_above_the_decompressed_cap_is_refused():
+    data = make_docx()
+    inflated = sum(info.file_size for info in zipfile.ZipFile(io.BytesIO(data)).infolist())
+    assert extract_text("ok.docx", data, ParseLimits(max_decompressed_bytes=inflated)).startswith("Quarterly")
+    with pytest.raises(InvalidInput) as err:
+        extract_text("big.docx", data, ParseLimits(max_decompressed_bytes=inflated - 1))
+    assert err.value.code == "file_too_large" and "MAX_DECOMPRESSED_BYTES" in err.value.detail
+
+
+def _declare_size(archive: bytes, name: bytes, size: int) -> bytes:
+    """The zip with the central directory's uncompressed size of `name` replaced (zipfile trusts it)."""
+    entry = archive.rindex(name) - 46
+    assert archive[entry:entry + 4] == b"PK\x01\x02"
+    return archive[:entry + 24] + struct.pack("<I", size) + archive[entry + 28:]
+
+
+def test_docx_with_a_lying_size_is_refused_without_inflating_the_payload():
+    document = b"<w:document>" + b" " * 30_000_000 + b"</w:document>"  # ~30 KB deflated
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("word/document.xml", document)
+    liar = _declare_size(out.getvalue(), b"word/document.xml", 2000)
+    del document
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidInput) as err:
+            extract_text("liar.docx", liar)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err.value.code == "invalid_file"
+    assert peak < 8_000_000  # whole-member reads inflated all 30 MB before noticing the bad CRC
+
+
+def make_pdf_with_stream(stream: bytes) -> bytes:
+    """A one-page PDF whose content stream is `stream`, declared as FlateDecode."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" /Filter /FlateDecode >>\nstream\n" + stream
+        + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        out.write(f"{offset:010d} 00000 n \n".encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
+def test_pdf_bomb_stays_refused():
+    packer = zlib.compressobj(1)
+    spaces = b" " * (1 << 20)
+    stream = b"".join(packer.compress(spaces) for _ in range(80)) + packer.flush()  # 80 MB in ~0.3 MB
+    with pytest.raises(InvalidInput) as err:
+        extract_text("bomb.pdf", make_pdf_with_stream(stream))
+    assert err.value.code == "invalid_file"
+
+
+async def test_isolated_parsing_answers_like_extract_text():
+    limits = ParseLimits()
+    assert await extract_text_isolated("page.html", b"<p>Hello</p><p>world</p>", limits) == "Hello\n\nworld"
+    assert await extract_text_isolated("report.docx", make_docx(), limits) == extract_text("r.docx", make_docx())
+    assert await extract_text_isolated("notes.txt", b"plain", limits) == "plain"
+    for name, data, code in [("bomb.docx", make_minimal_docx(120_000), "invalid_file"),
+                             ("empty.html", b"<p> </p>", "empty_document"),
+                             ("image.png", b"\x89PNG", "unsupported_file_type")]:
+        with pytest.raises(InvalidInput) as err:
+            await extract_text_isolated(name, data, limits)
+        assert err.value.code == code
+
+
+async def test_parse_over_budget_is_refused_and_its_process_killed():
+    assert await extract_text_isolated("warm.html", b"<p>warm</p>", ParseLimits()) == "warm"
+    pid = worker_pids()[-1]  # the most recently used idle worker takes the next job
+    slow = b"<p>x</p>" * 500_000  # 4 MB: a second or more of parsing
+    started = time.monotonic()
+    with pytest.raises(InvalidInput) as err:
+        await extract_text_isolated("slow.html", slow, ParseLimits(timeout=0.05))
+    assert err.value.code == "parse_timeout" and "PARSE_TIMEOUT" in err.value.detail
+    assert time.monotonic() - started < 2.0
+    assert pid not in worker_pids()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped, not left parsing
+    assert await extract_text_isolated("after.html", b"<p>after</p>", ParseLimits()) == "after"
+
+
+async def test_upload_over_the_parse_budget_is_a_422(make_settings, start_app):
+    app = await start_app(make_settings(worker_enabled=False, parse_timeout=0.05))
+    files = [("files", ("slow.html", b"<p>x</p>" * 500_000, "text/html"))]
+    response = await app.http.post("/documents/upload", files=files)
+    assert response.status_code == 422
+    assert "slow.html: parsing took longer than the limit of 0.05 s (PARSE_TIMEOUT)" in response.json()["detail"]
+    default = await start_app(make_settings(worker_enabled=False))
+    bomb = [("files", ("bomb.docx", make_minimal_docx(120_000), "application/octet-stream"))]
+    response = await default.http.post("/documents/upload", files=bomb)
+    assert response.status_code == 422 and "decompression bomb" in response.json()["detail"]
+
+
+def test_a_worker_left_parsing_by_a_dead_parent_is_stopped_by_the_kernel():
+    worker = file_parsing._Worker()
+    try:
+        worker.send(("slow.html", b"<p>x</p>" * 2_000_000, 1 << 20, 0.05))  # ~15 s of parsing
+        worker.process.send_signal(0)  # still there; now nobody will kill it on time
+        assert worker.process.wait(timeout=20) == -signal.SIGXCPU  # ~1-2 s of CPU: its budget, rounded up, +1 s
+    finally:
+        worker.kill()

@@ -225,9 +225,11 @@ class IngestionService:
 
     async def from_uploads(self, files: list[UploadFile]) -> list[Submission]:
         """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
-        from app.services.file_parsing import extract_text  # noqa: PLC0415 (parsers load only when used)
+        from app.services.file_parsing import ParseLimits, extract_text_isolated  # noqa: PLC0415
 
         limit = self.settings.max_upload_bytes
+        limits = ParseLimits(timeout=self.settings.parse_timeout, workers=self.settings.parse_workers,
+                             max_decompressed_bytes=self.settings.max_decompressed_bytes)
         out: list[Submission] = []
         for upload in files:
             name = canonical_path(upload.filename) or "upload"
@@ -237,7 +239,7 @@ class IngestionService:
                                       error=f"file is larger than the limit of {limit} bytes"))
                 continue
             try:
-                text = await asyncio.to_thread(extract_text, name, data)
+                text = await extract_text_isolated(name, data, limits)
             except AppError as exc:
                 out.append(Submission(file_path=name, error=exc.detail))
                 continue
