@@ -25,7 +25,8 @@ def _split_commas(value: object) -> object:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # An empty value (`LLM_TEMPERATURE=` as .env.example ships it) means "not set", never an invalid value.
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
     # --- server / storage ---
     database_url: str | None = None

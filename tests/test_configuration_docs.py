@@ -30,3 +30,36 @@ def test_readme_mentions_every_setting():
 def test_env_example_values_are_valid_settings():
     values = {k.lower(): v for k, v in dotenv_values(ROOT / ".env.example").items() if v not in (None, "")}
     Settings(_env_file=None, **values)
+
+
+def test_env_example_as_shipped_loads_and_empty_values_mean_unset(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for name in _env_names():
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings()
+    defaults = Settings(_env_file=None)
+    assert settings.llm_temperature is None and settings.database_url is None
+    assert settings.data_dir == defaults.data_dir  # `DATA_DIR=` is not "./"
+    assert settings.chunk_split_by_character is None and settings.api_keys == []
+    monkeypatch.setenv("LLM_TEMPERATURE", "")
+    assert Settings().llm_temperature is None
+
+
+async def test_app_starts_with_env_example_as_shipped(tmp_path, monkeypatch, database_url):
+    import httpx  # noqa: PLC0415
+
+    from app.main import create_app  # noqa: PLC0415
+
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for name in _env_names():
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URL", database_url)  # the test cluster instead of a new embedded server
+    monkeypatch.setenv("EMBEDDING_DIM", "64")
+    app = create_app(Settings())
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            health = await client.get("/health")
+    assert health.status_code == 200, health.text
