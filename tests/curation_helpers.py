@@ -1,15 +1,21 @@
-"""Build small graphs by direct inserts (documents, chunks, entities, relations, provenance) for curation tests."""
+"""Build small graphs by direct inserts (documents, chunks, entities, relations, provenance) for curation tests,
+and hold requests at chosen points (a parked fake-LLM call, a request queued behind another)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
+from app.services import curation_common
+from tests.fakes.openai_server import default_summary
 
 Ent = tuple[str, str, str, Sequence[str]]               # name, type, description, chunk ids
 Rel = tuple[str, str, str, str, float, Sequence[str]]   # a, b, description, keywords, weight, chunk ids
@@ -85,3 +91,51 @@ async def relation_provenance(conn: AsyncConnection, a: str, b: str, project_id:
         relation_sources.c.project_id == project_id, relation_sources.c.src_key == s,
         relation_sources.c.tgt_key == t).order_by(relation_sources.c.seq))
     return [r[0] for r in result]
+
+
+class Parked:
+    """A fake-LLM handler (`fake_llm.handlers[op] = Parked(...)`) that holds its calls until `release()`,
+    or until `until_arrived` calls have come; after that every call passes. `answer` None: the default
+    summary. The fake serves from its own thread, hence threading primitives; `deadline` lets a broken
+    interleaving fail its test instead of hanging it."""
+
+    def __init__(self, answer: str | None, *, until_arrived: int | None = None, deadline: float = 20.0) -> None:
+        self.answer = answer
+        self.until_arrived = until_arrived
+        self.deadline = deadline
+        self.arrived = 0
+        self._lock = threading.Lock()
+        self._open = threading.Event()
+
+    async def __call__(self, messages: list[dict]) -> str:
+        with self._lock:
+            self.arrived += 1
+            if self.until_arrived is not None and self.arrived >= self.until_arrived:
+                self._open.set()
+        ends = time.monotonic() + self.deadline
+        while not self._open.is_set() and time.monotonic() < ends:  # noqa: ASYNC110 (set from another thread)
+            await asyncio.sleep(0.005)
+        return self.answer if self.answer is not None else default_summary(messages)
+
+    def release(self) -> None:
+        self._open.set()
+
+    async def wait_arrived(self, count: int = 1) -> None:
+        ends = time.monotonic() + self.deadline
+        while self.arrived < count:
+            assert time.monotonic() < ends, f"{self.arrived} of {count} parked calls arrived"
+            await asyncio.sleep(0.005)
+
+
+async def queued_behind_another(app: Any, task: asyncio.Task, deadline: float = 20.0) -> None:
+    """Return once `task` is done or waits behind another request: at an entity gate of this process, or
+    on an advisory lock in the database."""
+    ends = time.monotonic() + deadline
+    while not task.done():
+        if any(gate.users > 1 for gate in getattr(curation_common, "_GATES", {}).values()):
+            return
+        async with app.container.db.connect() as conn:
+            if await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")):
+                return
+        assert time.monotonic() < ends, "the request neither finished nor queued"
+        await asyncio.sleep(0.01)

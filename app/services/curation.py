@@ -1,7 +1,8 @@
 """Hand curation of entities: list/search, read with provenance and relations, create, edit, rename, delete.
 
 Every write is one transaction holding the pipeline's advisory locks on the keys it touches, and
-re-embeds whatever text it changed before committing, so the stored vectors always match."""
+re-embeds whatever text it changed before committing, so the stored vectors always match. Writes on the
+same entity first queue at the in-process gate (curation_common.entity_gate), holding no connection."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ class CurationService(CurationBase):
         key = entity_key(name)
         values = {"key": key, "name": name, "description": clean_description(body.description),
                   "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
-        async with self.db.transaction() as conn:
+        async with self._gate(body.project_id, [key]), self.db.transaction() as conn:
             await require_project(conn, body.project_id)
             await graph_repo.lock_keys(conn, body.project_id, [key])
             existing = await repo.get_entity(conn, body.project_id, key)
@@ -91,7 +92,7 @@ class CurationService(CurationBase):
             values["curated"] = True  # a deletion rebuild keeps hand-written text (see migration 0002)
         new_name = display_name(body.new_name, self.max_name) if body.new_name is not None else None
         new_key = entity_key(new_name) if new_name else key
-        async with self.db.transaction() as conn:
+        async with self._gate(pid, {key, new_key}), self.db.transaction() as conn:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, {key, new_key})
             row = await repo.get_entity(conn, pid, key)
@@ -135,7 +136,7 @@ class CurationService(CurationBase):
 
     async def delete_entity(self, project_id: str, name: str) -> EntityDeleted:
         key = self._key(name)
-        async with self.db.transaction() as conn:
+        async with self._gate(project_id, [key]), self.db.transaction() as conn:
             await require_project(conn, project_id)
             await graph_repo.lock_keys(conn, project_id, [key])
             row = await repo.get_entity(conn, project_id, key)

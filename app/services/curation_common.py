@@ -1,11 +1,16 @@
 """Helpers shared by the curation services (entities, relations, merge, graph view, deletion): input
-normalisation with clear 4xx errors, the project check, and row → response mapping."""
+normalisation with clear 4xx errors, the project check, row → response mapping, and the per-entity gate."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
 
 from app.container import Container
+from app.db.engine import Database
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.errors import InvalidInput, NotFound
 from app.schemas.entities import EntityOut, Keywords, RelationOut
@@ -82,6 +87,43 @@ def relation_missing(source: str, target: str) -> NotFound:
     return NotFound(f"No relation between '{source}' and '{target}'", code="relation_not_found")
 
 
+@dataclass
+class _Gate:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+_GATES: dict[tuple[int, str, str], _Gate] = {}
+
+
+@asynccontextmanager
+async def entity_gate(db: Database, project_id: str, keys: Iterable[str]) -> AsyncIterator[None]:
+    """One curation write (edit, merge, document deletion) at a time per entity key in this process.
+
+    Requests on the same entity queue here without a pooled connection, instead of each holding one
+    while it waits for the database advisory lock: a queue of them no longer fills the pool that the
+    lock holder, `/health` and ingestion need. Keys are taken in sorted order and always before any
+    transaction begins, so gates and advisory locks never wait on each other in a cycle.
+    """
+    idents = [(id(db), project_id, k) for k in sorted(set(keys))]
+    gates = [_GATES.setdefault(ident, _Gate()) for ident in idents]
+    for gate in gates:
+        gate.users += 1
+    held: list[_Gate] = []
+    try:
+        for gate in gates:
+            await gate.lock.acquire()
+            held.append(gate)
+        yield
+    finally:
+        for gate in held:
+            gate.lock.release()
+        for ident, gate in zip(idents, gates, strict=True):
+            gate.users -= 1
+            if not gate.users:
+                del _GATES[ident]
+
+
 class CurationBase:
     """What every curation service holds: the container, its database and the name-length rule."""
 
@@ -92,3 +134,6 @@ class CurationBase:
 
     def _key(self, name: str) -> str:
         return name_key(name, self.max_name)
+
+    def _gate(self, project_id: str, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
+        return entity_gate(self.db, project_id, keys)

@@ -5,6 +5,11 @@ locked with the pipeline's advisory-lock scheme. Items left without provenance a
 are rebuilt from the cached extraction answers of their remaining chunks with the ingestion merge rules,
 summarised when the thresholds say so and re-embedded — no extraction LLM call. Everything, including
 the document's cache entries, commits or rolls back together, so a failure midway leaves the old state.
+
+The plan (summaries, embeddings) is made with no transaction open; the transaction locks the keys the
+document had provenance in, reads them again and writes the plan only if nothing it depends on moved.
+A merge or rename can carry the document's provenance to a key outside the locked set meanwhile: then
+the whole attempt starts again with that key (locks are only ever taken all at once, in one order).
 """
 
 from __future__ import annotations
@@ -35,14 +40,19 @@ from app.repositories import graph as graph_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.schemas.deletion import DocumentDeletion, LLMCalls
+from app.services.curation_common import entity_gate
 from app.services.extraction import extraction_from_cached
 from app.services.graph_embedding import embed_changed
+from app.services.llm_cache import CacheBatch
 from app.services.projects import effective_settings, require_project
 from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild
 from app.services.summarize import Summarizer
 from app.usage import current_usage, track_usage
 
 log = logging.getLogger(__name__)
+
+# Plans found outdated under the locks before the plan is made under them (on the transaction's connection).
+_PLANS_OUTSIDE_LOCKS = 3
 
 
 @contextmanager
@@ -57,11 +67,19 @@ def llm_call_counter() -> Iterator[Callable[[], dict[str, int]]]:
     yield lambda: {op: n - before.get(op, 0) for op, n in outer.calls_by_operation.items()}
 
 
+Pair = tuple[str, str]
+
+
+def _keys_of(keys: list[str], pairs: list[Pair]) -> frozenset[str]:
+    return frozenset([*keys, *(k for p in pairs for k in p)])
+
+
 @dataclass
 class Snapshot:
+    keys: frozenset[str]               # entity keys the document has provenance in, and relation endpoints
     doc_chunks: list[dict]
     entities: dict[str, dict]          # affected entities with their full ordered provenance
-    relations: dict[tuple[str, str], dict]
+    relations: dict[Pair, dict]
 
     @property
     def gone(self) -> set[str]:
@@ -77,6 +95,10 @@ class Prepared:
     vectors: tuple[list[tuple], list[tuple]]
 
 
+class _Outdated(Exception):
+    """The plan no longer matches the graph under the locks (nothing was written)."""
+
+
 class DeletionService:
     def __init__(self, c: Container) -> None:
         self.c = c
@@ -84,41 +106,86 @@ class DeletionService:
         self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
 
     async def delete_document(self, project_id: str, document_id: str) -> DocumentDeletion:
-        """Plan first without holding any lock (re-parsing, summaries and embeddings can take a while), then
-        in one transaction take the document row lock and the pipeline's key locks, check that nothing the
-        plan was computed from has changed (else plan again, under the locks) and write it."""
         with llm_call_counter() as calls:
-            async with self.c.db.connect() as conn:
-                snapshot = await self._snapshot(conn, project_id, document_id, lock=False)
-                inputs = await self._inputs(conn, project_id, snapshot)
-            prepared = await self._prepare(project_id, snapshot, *inputs)
-            async with self.c.db.transaction() as conn:
-                current = await self._snapshot(conn, project_id, document_id, lock=True)
-                if current != snapshot:
-                    log.info("document %s/%s: graph changed while planning its deletion; planning again",
-                             project_id, document_id)
-                    inputs = await self._inputs(conn, project_id, current)
-                    prepared = await self._prepare(project_id, current, *inputs)
-                report = await self._apply(conn, project_id, document_id, prepared)
+            report = await self._delete(project_id, document_id)
             counted = calls()
         report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
                                     summary=counted.get("summary", 0))
         return report
 
-    async def _snapshot(self, conn: AsyncConnection, pid: str, document_id: str, *, lock: bool) -> Snapshot:
-        """Everything the rebuild depends on. With `lock`, the document row and the affected keys are locked
-        first (the keys with the pipeline's advisory-lock scheme), so the snapshot stays true until commit."""
+    async def _delete(self, pid: str, document_id: str) -> DocumentDeletion:
+        """Attempts until one writes: each plans without holding a lock (re-parsing, summaries and
+        embeddings can take a while), then locks, checks and writes in one transaction."""
+        keys: set[str] = set()
+        outdated = 0
+        while True:
+            async with self.c.db.connect() as conn:
+                keys |= _keys_of(*await self._document_keys(conn, pid, document_id, lock=None))
+            try:
+                return await self._attempt(pid, document_id, keys, plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS)
+            except _Outdated:
+                outdated += 1
+                log.info("document %s/%s: graph changed while planning its deletion; planning again",
+                         pid, document_id)
+
+    async def _attempt(self, pid: str, document_id: str, keys: set[str], *,
+                       plan_under_locks: bool) -> DocumentDeletion:
+        """Plan and write under the locks of `keys`. Raises _Outdated when the document's provenance has
+        reached keys outside them (`keys` grows) or, unless `plan_under_locks`, when the plan is outdated."""
+        async with entity_gate(self.c.db, pid, keys):
+            async with self.c.db.connect() as conn:
+                snapshot = await self._snapshot(conn, pid, document_id, lock=None)
+                inputs = await self._inputs(conn, pid, snapshot)
+            if not snapshot.keys <= keys:
+                keys |= snapshot.keys
+                raise _Outdated
+            prepared = await self._prepare(pid, snapshot, *inputs)
+            batch = CacheBatch(self.c.db, pid)
+            try:
+                async with self.c.db.transaction() as conn:
+                    current = await self._snapshot(conn, pid, document_id, lock=keys)
+                    if not current.keys <= keys:
+                        keys |= current.keys
+                        raise _Outdated
+                    if current != snapshot:
+                        if not plan_under_locks:
+                            raise _Outdated
+                        # summaries look the cache up on this connection: never wait for a second one here
+                        batch = CacheBatch(self.c.db, pid, conn)
+                        inputs = await self._inputs(conn, pid, current)
+                        prepared = await self._prepare(pid, current, *inputs, batch=batch)
+                    return await self._apply(conn, pid, document_id, prepared)
+            finally:
+                await self._flush(batch)
+
+    async def _flush(self, batch: CacheBatch) -> None:
+        try:
+            await batch.flush()
+        except Exception as exc:  # only the cache misses these answers
+            log.warning("deletion: could not cache %d summaries: %s", len(batch.pending), type(exc).__name__)
+
+    async def _document_keys(self, conn: AsyncConnection, pid: str, document_id: str, *,
+                             lock: set[str] | None) -> tuple[list[str], list[Pair]]:
+        """The document's entity keys and relation pairs. With `lock`, the document row and those keys are
+        locked first (the keys with the pipeline's advisory-lock scheme), and the provenance read after."""
         await require_project(conn, pid)
-        doc = await repo.lock_document(conn, pid, document_id, lock=lock)
+        doc = await repo.lock_document(conn, pid, document_id, lock=lock is not None)
         if doc is None:
             raise document_not_found(document_id)
         if doc["status"] == "processing":
             raise Conflict(f"Document '{document_id}' is still processing; delete it when it has finished",
                            code="document_processing")
-        keys, pairs = await graph_repo.keys_of_document(conn, pid, document_id)
-        if lock:
-            await graph_repo.lock_keys(conn, pid, {*keys, *(k for p in pairs for k in p)})
+        if lock is not None:
+            await graph_repo.lock_keys(conn, pid, lock)
+        return await graph_repo.keys_of_document(conn, pid, document_id)
+
+    async def _snapshot(self, conn: AsyncConnection, pid: str, document_id: str, *,
+                        lock: set[str] | None) -> Snapshot:
+        """Everything the rebuild depends on; under `lock` (see _document_keys) it stays true until commit
+        if its keys are all within `lock`."""
+        keys, pairs = await self._document_keys(conn, pid, document_id, lock=lock)
         return Snapshot(
+            keys=_keys_of(keys, pairs),
             doc_chunks=await repo.chunks_of_document(conn, pid, document_id),
             entities=await graph_repo.fetch_entities(conn, pid, keys),
             relations=await graph_repo.fetch_relations(conn, pid, pairs),
@@ -132,10 +199,10 @@ class DeletionService:
         return await self._cached_extractions(conn, pid, inputs), paths, await self._language(conn, pid)
 
     async def _prepare(self, pid: str, snap: Snapshot, extractions: dict[str, ChunkExtraction],
-                       paths: dict[str, str], language: str) -> Prepared:
+                       paths: dict[str, str], language: str, *, batch: CacheBatch | None = None) -> Prepared:
         plan = plan_rebuild(snap.entities, snap.relations, snap.gone, extractions, self.settings)
         ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, paths,
-                                                         language)
+                                                         language, batch)
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors)
 
@@ -183,7 +250,7 @@ class DeletionService:
         return effective_settings(self.settings, row["settings"] if row else None).language
 
     async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict, rels: dict, paths: dict[str, str],
-                               language: str) -> tuple[list[dict], list[dict]]:
+                               language: str, batch: CacheBatch | None) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
         and, for items without cached records, their current text with the shrunk source lists."""
         s = self.summarizer
@@ -191,13 +258,13 @@ class DeletionService:
         async def entity_text(m: EntityMerge) -> str:
             if not s.needs_llm(m.fragments):
                 return m.description
-            return await s.summarize("entity", m.name, m.fragments, language, project_id=pid)
+            return await s.summarize("entity", m.name, m.fragments, language, project_id=pid, batch=batch)
 
         async def relation_text(m: RelationMerge) -> str:
             if not s.needs_llm(m.fragments):
                 return m.description
             return await s.summarize("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language,
-                                     project_id=pid)
+                                     project_id=pid, batch=batch)
 
         ent_texts, rel_texts = await asyncio.gather(
             asyncio.gather(*(entity_text(m) for m in plan.entities)),

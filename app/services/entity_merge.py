@@ -2,10 +2,19 @@
 
 Differences from the official implementation, on purpose: every union keeps first-seen order (weakness 5),
 descriptions follow the requested strategy, relations collapsing onto one pair add their weights, and the
-whole merge — rows, provenance, embeddings — commits or rolls back as one unit."""
+whole merge — rows, provenance, embeddings — commits or rolls back as one unit.
+
+Concurrency: merges touching the same entity queue at the in-process gate without a connection. The
+merge is planned once without locks, to learn the far ends of the relations it moves and the texts the
+LLM must write; those are written with no transaction open. The transaction then locks the entities and
+the far ends, plans again from what it reads and writes, reusing the LLM texts whose inputs are
+unchanged. Should they keep changing (busy ingestion), the last plan summarises under the locks, on the
+transaction's own connection: a transaction holding locks never waits for a second pooled connection."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -19,9 +28,13 @@ from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
-from app.services.curation_common import display_name, join_keywords, ordered_union
+from app.services.curation_common import display_name, entity_gate, join_keywords, ordered_union
+from app.services.llm_cache import CacheBatch
 from app.services.projects import effective_settings, require_project
 from app.services.reembed import reembed
+from app.services.summarize import Summarizer
+
+log = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
 _TRUNCATED = "...truncated"
@@ -41,78 +54,202 @@ def first_known_type(types: list[str]) -> str:
     return "unknown"
 
 
+# Plans made outside the locks, whose LLM texts were then outdated under them, before the texts are
+# written under the locks instead (on the transaction's connection).
+_LLM_OUTSIDE_TRIES = 3
+
+
 @dataclass
 class RelationPlan:
     delete_pairs: list[Pair] = field(default_factory=list)
     new_rows: list[dict] = field(default_factory=list)
     new_sources: list[dict] = field(default_factory=list)
+    neighbours: set[str] = field(default_factory=set)  # far ends of the relations touching the merged entities
     redirected: int = 0
     merged: int = 0
     self_loops: int = 0
+
+
+@dataclass
+class _Request:
+    pid: str
+    target_name: str
+    tkey: str
+    raw_by_key: dict[str, str]  # source key -> the name as requested
+    involved: list[str]         # source keys in request order, then the target's
+    body: MergeRequest
+
+
+@dataclass
+class _Plan:
+    found: dict[str, dict]
+    values: dict
+    relations: RelationPlan
+
+
+class _Summaries:
+    """The LLM-written descriptions of one merge, by their input. Planning only looks them up and notes
+    the missing ones; `write` then asks the LLM for those, normally with no transaction open."""
+
+    def __init__(self, summarizer: Summarizer, project_id: str) -> None:
+        self.summarizer = summarizer
+        self.project_id = project_id
+        self.known: dict[tuple, str] = {}
+        self.wanted: dict[tuple, None] = {}
+        self.batches: list[CacheBatch] = []
+
+    def get(self, kind: str, name: str, parts: list[str], language: str) -> str:
+        key = (kind, name, tuple(parts), language)
+        if key in self.known:
+            return self.known[key]
+        self.wanted[key] = None
+        return ""  # a placeholder: a plan with wanted texts is never written
+
+    async def write(self, conn: AsyncConnection | None = None) -> None:
+        """Make the wanted texts. With `conn` (a transaction holding locks) cache lookups use it and the
+        answers are kept for `flush`, after that transaction."""
+        wanted, self.wanted = list(self.wanted), {}
+        if not wanted:
+            return
+        batch = None
+        if conn is not None:
+            batch = CacheBatch(self.summarizer.db, self.project_id, conn)
+            self.batches.append(batch)
+        try:  # a failure cancels the others, so none writes to a batch after its flush
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self.summarizer.summarize(
+                    "entity" if kind == "entity" else "relation", name, list(parts), language,
+                    project_id=self.project_id, batch=batch)) for kind, name, parts, language in wanted]
+        except* Exception as errors:
+            raise _first(errors) from None
+        self.known.update(zip(wanted, (t.result() for t in tasks), strict=True))
+
+    async def flush(self) -> None:
+        for batch in self.batches:
+            try:
+                await batch.flush()
+            except Exception as exc:  # the merge is committed; only the cache misses these answers
+                log.warning("merge: could not cache %d summaries: %s", len(batch.pending), type(exc).__name__)
+        self.batches.clear()
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class EntityMergeService:
     def __init__(self, c: Container) -> None:
         self.c = c
         self.settings: Settings = c.settings
+        # llm_summarize asked for an LLM-written text, so summarise from two fragments on
+        forced = c.settings.model_copy(update={"force_llm_summary_on_merge": 2})
+        self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, forced)
 
     async def merge(self, body: MergeRequest) -> MergeReport:
-        s = self.settings
-        pid = body.project_id
-        target_name = display_name(body.target_entity, s.entity_name_max_length)
+        req = self._request(body)
+        async with entity_gate(self.c.db, req.pid, req.involved):
+            texts = _Summaries(self.summarizer, req.pid)
+            try:
+                return await self._merge(req, texts)
+            finally:
+                await texts.flush()
+
+    def _request(self, body: MergeRequest) -> _Request:
+        max_length = self.settings.entity_name_max_length
+        target_name = display_name(body.target_entity, max_length)
         tkey = entity_key(target_name)
         raw_by_key: dict[str, str] = {}
         for raw in body.source_entities:
-            key = lookup_key(sanitize(raw), s.entity_name_max_length)
+            key = lookup_key(sanitize(raw), max_length)
             if not key:
                 raise InvalidInput(f"'{raw}' is not a usable entity name", code="invalid_entity_name")
             raw_by_key.setdefault(key, raw)
-        source_keys = list(raw_by_key)
-        involved = ordered_union(source_keys, [tkey])
-        data = body.target_entity_data
+        return _Request(body.project_id, target_name, tkey, raw_by_key, ordered_union(list(raw_by_key), [tkey]),
+                        body)
 
-        async with self.c.db.transaction() as conn:
-            await require_project(conn, pid)
-            await graph_repo.lock_keys(conn, pid, involved)
-            found = await repo.get_entities(conn, pid, involved)
-            missing = [raw for key, raw in raw_by_key.items() if key not in found]
-            if missing:
-                raise NotFound(f"Entities not found: {', '.join(repr(m) for m in missing)}",
-                               code="entity_not_found")
-            language = await self._language(conn, pid)
-            rows = [found[k] for k in involved if k in found]  # sources in request order, then the target
-            merged_keys = [k for k in source_keys if k != tkey]
+    async def _merge(self, req: _Request, texts: _Summaries) -> MergeReport:
+        async with self.c.db.connect() as conn:  # a first plan without locks: far ends, texts for the LLM
+            await require_project(conn, req.pid)
+            neighbours = (await self._plan(conn, req, texts)).relations.neighbours
+        outdated = 0
+        while True:
+            await texts.write()
+            async with self.c.db.transaction() as conn:
+                report = await self._locked_merge(conn, req, texts, neighbours,
+                                                  summarise_here=outdated >= _LLM_OUTSIDE_TRIES)
+            if report is not None:
+                return report
+            if texts.wanted:
+                outdated += 1
 
-            description = (sanitize(data.description) if data and data.description else None) or await self._combine(
-                body.strategy, "entity", target_name, [r["description"] for r in rows], language, pid)
-            entity_type = (normalize_type(data.entity_type) if data and data.entity_type
-                           else first_known_type([r["entity_type"] for r in rows]))
-            values = {
-                "name": target_name, "entity_type": entity_type, "description": description, "curated": True,
-                "source_ids": limit_ids(ordered_union(*[r["source_ids"] for r in rows]),
-                                        s.max_source_ids_per_entity, s.source_ids_limit_method),
-                "file_paths": self._paths(*[r["file_paths"] for r in rows]),
-            }
-            plan = await self._plan_relations(conn, pid, involved, tkey, target_name, body.strategy, language)
+    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: _Summaries, neighbours: set[str],
+                            *, summarise_here: bool) -> MergeReport | None:
+        """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
+        written) when a far end was not locked (`neighbours` grows) or an LLM text is missing and not
+        `summarise_here`."""
+        await require_project(conn, req.pid)
+        # relations moved by the merge change their far ends too: without their locks, a concurrent merge
+        # of a far end would re-point a relation at an entity this merge deletes
+        await graph_repo.lock_keys(conn, req.pid, [*req.involved, *neighbours])
+        plan = await self._plan(conn, req, texts)
+        if not plan.relations.neighbours <= neighbours:
+            neighbours |= plan.relations.neighbours
+            return None
+        if texts.wanted and summarise_here:
+            log.info("merge into %s/%s: its entities keep changing; summarising under the locks",
+                     req.pid, req.tkey)
+            await texts.write(conn)
+            plan = await self._plan(conn, req, texts)
+        if texts.wanted:
+            return None
+        return await self._write(conn, req, plan)
 
-            if tkey in found:
-                await repo.update_entity(conn, pid, tkey, values)
-            else:
-                await repo.insert_entity(conn, pid, {"key": tkey, **values})
-            await repo.copy_entity_sources(conn, pid, merged_keys, tkey)
-            await repo.delete_relations(conn, pid, plan.delete_pairs)
-            await repo.delete_entities(conn, pid, merged_keys)
-            await repo.insert_relations(conn, pid, plan.new_rows)
-            await repo.insert_relation_sources(conn, pid, plan.new_sources)
-            await reembed(conn, self.c.embedder, pid, entity_keys=[tkey], touching=[tkey])
+    async def _plan(self, conn: AsyncConnection, req: _Request, texts: _Summaries) -> _Plan:
+        s = self.settings
+        found = await repo.get_entities(conn, req.pid, req.involved)
+        missing = [raw for key, raw in req.raw_by_key.items() if key not in found]
+        if missing:
+            raise NotFound(f"Entities not found: {', '.join(repr(m) for m in missing)}", code="entity_not_found")
+        language = await self._language(conn, req.pid)
+        rows = [found[k] for k in req.involved if k in found]  # sources in request order, then the target
+        data, strategy = req.body.target_entity_data, req.body.strategy
+        given = sanitize(data.description) if data and data.description else None
+        description = given or self._combine(texts, strategy, "entity", req.target_name,
+                                             [r["description"] for r in rows], language)
+        entity_type = (normalize_type(data.entity_type) if data and data.entity_type
+                       else first_known_type([r["entity_type"] for r in rows]))
+        values = {
+            "name": req.target_name, "entity_type": entity_type, "description": description, "curated": True,
+            "source_ids": limit_ids(ordered_union(*[r["source_ids"] for r in rows]),
+                                    s.max_source_ids_per_entity, s.source_ids_limit_method),
+            "file_paths": self._paths(*[r["file_paths"] for r in rows]),
+        }
+        relations = await self._plan_relations(conn, req.pid, req.involved, req.tkey, req.target_name, strategy,
+                                               language, texts)
+        return _Plan(found, values, relations)
 
+    async def _write(self, conn: AsyncConnection, req: _Request, plan: _Plan) -> MergeReport:
+        pid, tkey, rel = req.pid, req.tkey, plan.relations
+        merged_keys = [k for k in req.raw_by_key if k != tkey]
+        if tkey in plan.found:
+            await repo.update_entity(conn, pid, tkey, plan.values)
+        else:
+            await repo.insert_entity(conn, pid, {"key": tkey, **plan.values})
+        await repo.copy_entity_sources(conn, pid, merged_keys, tkey)
+        await repo.delete_relations(conn, pid, rel.delete_pairs)
+        await repo.delete_entities(conn, pid, merged_keys)
+        await repo.insert_relations(conn, pid, rel.new_rows)
+        await repo.insert_relation_sources(conn, pid, rel.new_sources)
+        await reembed(conn, self.c.embedder, pid, entity_keys=[tkey], touching=[tkey])
         return MergeReport(
-            target=target_name, merged_sources=[found[k]["name"] for k in merged_keys],
-            relations_redirected=plan.redirected, relations_merged=plan.merged, self_loops_dropped=plan.self_loops,
+            target=req.target_name, merged_sources=[plan.found[k]["name"] for k in merged_keys],
+            relations_redirected=rel.redirected, relations_merged=rel.merged, self_loops_dropped=rel.self_loops,
         )
 
     async def _plan_relations(self, conn: AsyncConnection, pid: str, involved: list[str], tkey: str,
-                              target_name: str, strategy: MergeStrategy, language: str) -> RelationPlan:
+                              target_name: str, strategy: MergeStrategy, language: str,
+                              texts: _Summaries) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
         s = self.settings
         plan = RelationPlan()
@@ -124,6 +261,7 @@ class EntityMergeService:
         groups: dict[Pair, list[dict]] = {}
         names: dict[str, str] = {tkey: target_name}
         for rel in rels:
+            plan.neighbours.update(k for k in (rel["src_key"], rel["tgt_key"]) if k not in rank)
             src = tkey if rel["src_key"] in rank else rel["src_key"]
             tgt = tkey if rel["tgt_key"] in rank else rel["tgt_key"]
             names.setdefault(rel["src_key"], rel["src_name"])
@@ -150,8 +288,8 @@ class EntityMergeService:
             label = f"{names[pair[0]]} - {names[pair[1]]}"
             plan.new_rows.append({
                 "src_key": pair[0], "tgt_key": pair[1],
-                "description": await self._combine(strategy, "relation", label,
-                                                   [m["description"] for m in members], language, pid),
+                "description": self._combine(texts, strategy, "relation", label,
+                                             [m["description"] for m in members], language),
                 "keywords": join_keywords(*[m["keywords"] for m in members]),
                 "weight": sum(float(m["weight"]) for m in members), "curated": True,
                 "source_ids": limit_ids(ordered_union(*[m["source_ids"] for m in members]),
@@ -173,22 +311,16 @@ class EntityMergeService:
         row = await projects_repo.get(conn, pid)
         return effective_settings(self.settings, row["settings"] if row else None).language
 
-    async def _combine(self, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],
-                       language: str, pid: str) -> str:
-        texts = [d.strip() for d in descriptions if d and d.strip()]
-        if not texts:
+    def _combine(self, texts: _Summaries, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],
+                 language: str) -> str:
+        clean = [d.strip() for d in descriptions if d and d.strip()]
+        if not clean:
             return ""
         if strategy == "keep_first":
-            return texts[0]
+            return clean[0]
         if strategy == "keep_longest":
-            return max(texts, key=len)  # the first of equally long ones
-        parts = ordered_union(*[[f.strip() for f in fragments(t)] for t in texts])
+            return max(clean, key=len)  # the first of equally long ones
+        parts = ordered_union(*[[f.strip() for f in fragments(t)] for t in clean])
         if strategy == "concatenate" or len(parts) <= 1:
             return join_fragments(parts)
-        # llm_summarize: the caller asked for an LLM-written text, so summarise from two fragments on.
-        from app.services.summarize import Summarizer  # imported late: it pulls in the LLM cache stack
-
-        forced = self.settings.model_copy(update={"force_llm_summary_on_merge": 2})
-        summarizer = Summarizer(self.c.db, self.c.llm, self.c.tokenizer, forced)
-        return await summarizer.summarize("entity" if kind == "entity" else "relation", name, parts, language,
-                                          project_id=pid)
+        return texts.get(kind, name, parts, language)

@@ -9,6 +9,8 @@ repeated chunks of a document cost one extraction, not one per copy.
 A pipeline stage that makes many calls passes a `CacheBatch`: its lookups are answered from one
 prefetch and its answers are written in one statement by `flush`, inside the stage's own transaction.
 With a fast LLM, a lookup and a write per call were half of all database round trips of ingestion.
+A caller that holds locks in an open transaction passes that transaction's connection to its batch, so
+it never waits for a second pooled connection (the pool may be full of requests queued on its locks).
 """
 
 from __future__ import annotations
@@ -40,18 +42,33 @@ class CacheBatch:
     """Cache reads and writes of one pipeline stage, batched: `prefetch` the keys the stage will ask
     for, make the calls with `batch=`, then `flush` the new answers (in the caller's transaction)."""
 
-    def __init__(self, db: Database, project_id: str) -> None:
+    def __init__(self, db: Database, project_id: str, conn: AsyncConnection | None = None) -> None:
+        """`conn`: look up on this connection (the caller's transaction) instead of a pooled one. Flush
+        such a batch after that transaction has ended: a pipeline stage writes cache rows before taking
+        its key locks, so writing them while holding key locks could deadlock with it."""
         self.db = db
         self.project_id = project_id
+        self.conn = conn
+        self._conn_lock = asyncio.Lock()  # concurrent calls share `conn`, which runs one statement at a time
         self.known: dict[str, str] = {}  # key -> cached answer
         self.absent: set[str] = set()    # keys known not to be cached
         self.pending: list[dict] = []    # answers to write
+
+    @contextlib.asynccontextmanager
+    async def reader(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for lookups: the caller's, if it gave one, else a short pooled one."""
+        if self.conn is None:
+            async with self.db.connect() as conn:
+                yield conn
+            return
+        async with self._conn_lock:
+            yield self.conn
 
     async def prefetch(self, keys: list[str]) -> None:
         wanted = [k for k in dict.fromkeys(keys) if k not in self.known and k not in self.absent]
         if not wanted:
             return
-        async with self.db.connect() as conn:
+        async with self.reader() as conn:
             rows = await repo.get_many(conn, self.project_id, wanted)
         for key in wanted:
             if key in rows:
@@ -135,7 +152,7 @@ async def cached_chat(
         return CachedResult(known, key, True)
     skip_lookup = known_absent or (batch is not None and key in batch.absent)
     if flight not in _IN_FLIGHT and not skip_lookup:
-        async with db.connect() as conn:
+        async with batch.reader() if batch is not None else db.connect() as conn:
             row = await repo.get(conn, project_id, key)
         if row is not None:
             metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()

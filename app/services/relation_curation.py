@@ -1,7 +1,7 @@
 """Hand curation of relations, addressed by {source, target} in either order: list, create, edit, delete.
 
 Each write is one transaction under the pipeline's advisory locks on both endpoint keys and re-embeds
-the relation before committing."""
+the relation before committing; writes on the same entities first queue at the in-process entity gate."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class RelationCurationService(CurationBase):
         pid = body.project_id
         pair = self._pair(body.source, body.target)
         description = clean_description(body.description)
-        async with self.db.transaction() as conn:
+        async with self._gate(pid, pair), self.db.transaction() as conn:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, pair)
             found = await repo.get_entities(conn, pid, pair)
@@ -74,7 +74,7 @@ class RelationCurationService(CurationBase):
         if body.weight is not None:
             values["weight"] = body.weight
         values["curated"] = True
-        async with self.db.transaction() as conn:
+        async with self._gate(pid, pair), self.db.transaction() as conn:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, pair)
             if await repo.get_relation(conn, pid, pair) is None:
@@ -87,7 +87,7 @@ class RelationCurationService(CurationBase):
 
     async def delete_relation(self, project_id: str, source: str, target: str) -> RelationDeleted:
         pair = self._pair(source, target)
-        async with self.db.transaction() as conn:
+        async with self._gate(project_id, pair), self.db.transaction() as conn:
             await require_project(conn, project_id)
             await graph_repo.lock_keys(conn, project_id, pair)
             row = await repo.get_relation(conn, project_id, pair)
