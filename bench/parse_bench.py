@@ -30,6 +30,8 @@ import sys
 import time
 import zipfile
 
+from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
+
 CASES = ["flat_p", "nested_div", "docx_bomb", "normal_page", "open_comments", "pdf_bomb"]
 
 
@@ -41,29 +43,14 @@ def nested_div() -> tuple[str, bytes]:
     return "nested.html", b"<div>" * 60_000 + b"deep" + b"</div>" * 60_000
 
 
-_CONTENT_TYPES = (
-    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-    b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-    b'<Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
-    b'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
-)
-_RELS = (
-    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" '
-    b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
-    b'Target="word/document.xml"/></Relationships>'
-)
-
-
 def docx_bomb() -> tuple[str, bytes]:
     paragraph = b"<w:p><w:r><w:t>lorem ipsum</w:t></w:r></w:p>"
     head = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
             b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>')
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
-        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("[Content_Types].xml", DOCX_CONTENT_TYPES)
+        archive.writestr("_rels/.rels", DOCX_RELS)
         with archive.open("word/document.xml", "w", force_zip64=True) as member:
             member.write(head)
             block = paragraph * 20_000
@@ -97,25 +84,7 @@ def pdf_bomb() -> tuple[str, bytes]:
 
     packer = zlib.compressobj(9)
     stream = b"".join(packer.compress(b" " * (1 << 20)) for _ in range(80)) + packer.flush()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n%b\nendstream" % (len(stream), stream),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n%b\nendobj\n" % (number, body))
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return "bomb.pdf", out.getvalue()
+    return "bomb.pdf", pdf_with_content(stream, flate=True)
 
 
 def run_case(name: str) -> dict:

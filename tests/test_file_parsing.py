@@ -17,6 +17,7 @@ import pytest
 from app.errors import InvalidInput
 from app.services import file_parsing
 from app.services.file_parsing import ParseLimits, extract_text, extract_text_isolated, worker_pids
+from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 
 
 def make_pdf(lines: list[str]) -> bytes:
@@ -27,26 +28,7 @@ def make_pdf(lines: list[str]) -> bytes:
         ops.append(f"({escaped}) Tj T*")
     ops.append("ET")
     stream = "\n".join(ops).encode("latin-1")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(out.tell())
-        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        out.write(f"{offset:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
+    return pdf_with_content(stream, flate=False)
 
 
 def make_docx() -> bytes:
@@ -187,21 +169,6 @@ def test_unterminated_markup_at_the_end_is_dropped_in_linear_time():
     assert extract_text("cdata.html", b"<p>a</p><![CDATA[b") == "a\nb"
 
 
-_CONTENT_TYPES = (
-    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-    b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-    b'<Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
-    b'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
-)
-_RELS = (
-    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" '
-    b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
-    b'Target="word/document.xml"/></Relationships>'
-)
-
-
 def make_minimal_docx(paragraphs: int, text: bytes = b"lorem ipsum") -> bytes:
     """A valid .docx holding only its main part: `paragraphs` identical paragraphs (deflates ~340 times)."""
     body = b"<w:p><w:r><w:t>" + text + b"</w:t></w:r></w:p>"
@@ -210,8 +177,8 @@ def make_minimal_docx(paragraphs: int, text: bytes = b"lorem ipsum") -> bytes:
                 + body * paragraphs + b"</w:body></w:document>")
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
-        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("[Content_Types].xml", DOCX_CONTENT_TYPES)
+        archive.writestr("_rels/.rels", DOCX_RELS)
         archive.writestr("word/document.xml", document)
     return out.getvalue()
 
@@ -247,8 +214,8 @@ def test_docx_with_a_lying_size_is_refused_without_inflating_the_payload():
     document = b"<w:document>" + b" " * 30_000_000 + b"</w:document>"  # ~30 KB deflated
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
-        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("[Content_Types].xml", DOCX_CONTENT_TYPES)
+        archive.writestr("_rels/.rels", DOCX_RELS)
         archive.writestr("word/document.xml", document)
     liar = _declare_size(out.getvalue(), b"word/document.xml", 2000)
     del document
@@ -265,27 +232,7 @@ def test_docx_with_a_lying_size_is_refused_without_inflating_the_payload():
 
 def make_pdf_with_stream(stream: bytes) -> bytes:
     """A one-page PDF whose content stream is `stream`, declared as FlateDecode."""
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length " + str(len(stream)).encode() + b" /Filter /FlateDecode >>\nstream\n" + stream
-        + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(out.tell())
-        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        out.write(f"{offset:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
+    return pdf_with_content(stream, flate=True)
 
 
 def test_pdf_bomb_stays_refused():
