@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import platformdirs
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_ENTITY_TYPES = [
@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     data_dir: Path = Path(platformdirs.user_data_dir("lightrag-service"))
     db_pool_size: int = Field(10, ge=1)
     log_level: str = "INFO"
+    # HTTP server of `python -m app`. Unset HOST: 127.0.0.1 while API_KEYS is empty (an open API stays
+    # local), 0.0.0.0 once keys protect it.
+    host: str | None = None
+    port: int = Field(9621, ge=1, le=65535)
+    workers: int = Field(1, ge=1)
 
     # --- LLM (any OpenAI-compatible endpoint) ---
     llm_base_url: str | None = None
@@ -142,6 +147,10 @@ class Settings(BaseSettings):
     _split = field_validator("entity_types", "api_keys", mode="before")(_split_commas)
 
     @property
+    def bind_host(self) -> str:
+        return self.host or ("0.0.0.0" if self.api_keys else "127.0.0.1")
+
+    @property
     def llm_configured(self) -> bool:
         return bool(self.llm_model and (self.llm_base_url or self.llm_api_key))
 
@@ -155,3 +164,12 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def settings_problems(error: ValidationError) -> list[str]:
+    """One line per bad variable: its name, the value given and what is expected."""
+    lines = []
+    for problem in error.errors():
+        name = str(problem["loc"][0]).upper() if problem["loc"] else "settings"
+        lines.append(f"{name}={problem.get('input')!r}: {problem['msg']}")
+    return lines

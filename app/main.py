@@ -71,7 +71,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         container = await build_container(settings)
         app.state.container = container
         if not app.state.api_keys:
-            log.warning("API_KEYS is empty: the API is open to anyone who can reach it")
+            log.warning("API_KEYS is empty: the API is open to anyone who can reach it. `python -m app` then "
+                        "listens on 127.0.0.1 only; set API_KEYS before exposing it (HOST=0.0.0.0)")
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
         get_reranker(container.extras, settings)  # built now, so the breaker gauge is in /metrics from start

@@ -63,3 +63,24 @@ async def test_app_starts_with_env_example_as_shipped(tmp_path, monkeypatch, dat
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             health = await client.get("/health")
     assert health.status_code == 200, health.text
+
+
+def test_open_api_binds_to_loopback_unless_keys_or_host_are_set():
+    assert Settings(_env_file=None).bind_host == "127.0.0.1"
+    assert Settings(_env_file=None, api_keys=["k"]).bind_host == "0.0.0.0"
+    assert Settings(_env_file=None, host="0.0.0.0").bind_host == "0.0.0.0"
+
+
+def test_invalid_settings_stop_the_start_with_one_line_each(tmp_path):
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    env = {"PATH": "/usr/bin:/bin", "LLM_TEMPERATURE": "warm", "PORT": "70000", "HOME": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-m", "app"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr
+    lines = sorted(line.strip() for line in run.stderr.splitlines() if line.startswith("  "))
+    assert len(lines) == 2
+    assert lines[0].startswith("LLM_TEMPERATURE='warm': ") and "number" in lines[0]
+    assert lines[1].startswith("PORT='70000': ") and "65535" in lines[1]
