@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -173,3 +174,13 @@ def settings_problems(error: ValidationError) -> list[str]:
         name = str(problem["loc"][0]).upper() if problem["loc"] else "settings"
         lines.append(f"{name}={problem.get('input')!r}: {problem['msg']}")
     return lines
+
+
+def settings_or_exit() -> Settings:
+    """The settings for a command-line entry point: invalid ones end the process with one clear line per bad
+    variable on stderr and exit code 2, not a traceback."""
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        print("Invalid settings (environment or .env):", *settings_problems(exc), sep="\n  ", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -161,11 +161,11 @@ async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Contai
 
 
 async def _main() -> None:
-    from app.config import get_settings
+    from app.config import settings_or_exit
     from app.logging_setup import configure_logging
     from app.main import close_container
 
-    settings = get_settings()
+    settings = settings_or_exit()
     configure_logging(settings.log_level)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dotenv import dotenv_values
 
 from app.config import Settings
@@ -71,12 +72,13 @@ def test_open_api_binds_to_loopback_unless_keys_or_host_are_set():
     assert Settings(_env_file=None, host="0.0.0.0").bind_host == "0.0.0.0"
 
 
-def test_invalid_settings_stop_the_start_with_one_line_each(tmp_path):
+@pytest.mark.parametrize("module", ["app", "app.worker"])
+def test_invalid_settings_stop_the_start_with_one_line_each(tmp_path, module):
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
     env = {"PATH": "/usr/bin:/bin", "LLM_TEMPERATURE": "warm", "PORT": "70000", "HOME": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", "app"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+    run = subprocess.run([sys.executable, "-m", module], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
