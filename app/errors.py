@@ -90,3 +90,9 @@ class ProviderError(ServiceUnavailable):
     """An LLM/embedding/rerank provider failed after its retries."""
 
     code = "provider_error"
+
+
+def first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The first real failure inside (possibly nested) exception groups, e.g. from an asyncio.TaskGroup."""
+    first = group.exceptions[0]
+    return first_failure(first) if isinstance(first, BaseExceptionGroup) else first

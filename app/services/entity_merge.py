@@ -23,7 +23,7 @@ from app.config import Settings
 from app.container import Container
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
 from app.domain.texts import fragments, join_fragments
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput, NotFound, first_failure
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
@@ -121,21 +121,13 @@ class _Summaries:
                     "entity" if kind == "entity" else "relation", name, list(parts), language,
                     project_id=self.project_id, batch=batch)) for kind, name, parts, language in wanted]
         except* Exception as errors:
-            raise _first(errors) from None
+            raise first_failure(errors) from None
         self.known.update(zip(wanted, (t.result() for t in tasks), strict=True))
 
     async def flush(self) -> None:
         for batch in self.batches:
-            try:
-                await batch.flush()
-            except Exception as exc:  # the merge is committed; only the cache misses these answers
-                log.warning("merge: could not cache %d summaries: %s", len(batch.pending), type(exc).__name__)
+            await batch.flush_best_effort("merge")
         self.batches.clear()
-
-
-def _first(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class EntityMergeService:

@@ -22,7 +22,7 @@ from app.container import Container
 from app.domain.merge import UNKNOWN_SOURCE, EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.texts import fragments, join_fragments
-from app.errors import AppError
+from app.errors import AppError, first_failure
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
@@ -58,12 +58,6 @@ def stage(name: str, timings: dict[str, float] | None = None) -> Iterator[None]:
 def error_text(exc: BaseException) -> str:
     detail = exc.detail if isinstance(exc, AppError) else str(exc)
     return f"{type(exc).__name__}: {detail}"[:2000]
-
-
-def _first(group: BaseExceptionGroup) -> BaseException:
-    """The first real failure inside (possibly nested) exception groups."""
-    first = group.exceptions[0]
-    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def fold_summary(current: str, summarised: str, summary: str) -> str | None:
@@ -195,7 +189,7 @@ class DocumentPipeline:
                     group.create_task(self._embed_chunks(project_id, document_id))
                     extracting = group.create_task(self._extract_all(project_id, rows, file_path, project))
             except* Exception as errors:
-                raise _first(errors) from None
+                raise first_failure(errors) from None
             with stage("merge", self.timings):
                 touched = await self._merge(project_id, document_id, worker_id, extracting.result())
         if on_merged is not None:
@@ -386,7 +380,7 @@ class DocumentPipeline:
                 tasks = [group.create_task(s.summarize(*job, language, project_id=project_id, batch=batch))
                          for job in jobs]
         except* Exception as errors:
-            raise _first(errors) from None
+            raise first_failure(errors) from None
         summaries = [task.result() for task in tasks]
         ent_new, rel_new = summaries[:len(ent_todo)], summaries[len(ent_todo):]
         ent_done = {e["key"]: (e["description"], new) for e, new in zip(ent_todo, ent_new, strict=True)}
