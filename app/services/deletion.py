@@ -156,13 +156,7 @@ class DeletionService:
                         prepared = await self._prepare(pid, current, *inputs, batch=batch)
                     return await self._apply(conn, pid, document_id, prepared)
             finally:
-                await self._flush(batch)
-
-    async def _flush(self, batch: CacheBatch) -> None:
-        try:
-            await batch.flush()
-        except Exception as exc:  # only the cache misses these answers
-            log.warning("deletion: could not cache %d summaries: %s", len(batch.pending), type(exc).__name__)
+                await batch.flush_best_effort("deletion")
 
     async def _document_keys(self, conn: AsyncConnection, pid: str, document_id: str, *,
                              lock: set[str] | None) -> tuple[list[str], list[Pair]]:

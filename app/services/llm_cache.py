@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from app import metrics
 from app.db.engine import Database
 from app.providers.llm import PRIORITY_EXTRACT, LLMClient, Message
 from app.repositories import llm_cache as repo
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -85,6 +88,14 @@ class CacheBatch:
             with contextlib.suppress(Exception):
                 await self.flush()
             raise
+
+    async def flush_best_effort(self, who: str) -> None:
+        """Flush after the caller's own work has committed: a failure then costs only these cache rows."""
+        count = len(self.pending)
+        try:
+            await self.flush()
+        except Exception as exc:
+            log.warning("%s: could not cache %d answers: %s", who, count, type(exc).__name__)
 
     async def flush(self, conn: AsyncConnection | None = None) -> None:
         """Write the answers gathered so far: in `conn`'s transaction, else in a short one of its own."""
