@@ -13,7 +13,8 @@ import unicodedata
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 # Bidirectional embeddings, overrides and isolates: they make a name or path read differently than it is.
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+BIDI_RANGE = r"\u202a-\u202e\u2066-\u2069"  # a character-class range, also for patterns in API schemas
+BIDI_CONTROLS = re.compile(f"[{BIDI_RANGE}]")
 _TAGS = re.compile(r"</?p\s*>|<br\s*/?>", re.IGNORECASE)
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")

@@ -10,14 +10,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.deps import PROJECT_ID_PATTERN
+from app.domain.names import BIDI_RANGE
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed"]
 # 1-256 characters without "/", control or bidirectional-control characters, and not "." or "..".
-_ID_CHAR = r"[^/.\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]"
-_ID_CHAR_OR_DOT = r"[^/\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]"
+_ID_CHAR = rf"[^/.\x00-\x1f\x7f{BIDI_RANGE}]"
+_ID_CHAR_OR_DOT = rf"[^/\x00-\x1f\x7f{BIDI_RANGE}]"
 DOCUMENT_ID_PATTERN = (rf"^(?:{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,255}}|\.{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,254}}"
                        rf"|\.\.{_ID_CHAR_OR_DOT}{{1,254}})$")
-_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+_UNSTORABLE = re.compile(rf"[\x00-\x1f\x7f\ud800-\udfff{BIDI_RANGE}]")
 MAX_METADATA_DEPTH = 32
 MAX_METADATA_BYTES = 64 * 1024
 
