@@ -27,12 +27,12 @@ from fastapi import Request
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.domain.projects import DEFAULT_PROJECT
 from app.errors import Forbidden, Unauthorized
 from app.logging_setup import project_var
+from app.middleware import send_error
 
 log = logging.getLogger(__name__)
 
@@ -105,12 +105,12 @@ class ApiKeyMiddleware:
         if self.keys and scope["path"] not in self.open_paths:
             presented = _presented_key(Headers(scope=scope))
             if not presented:
-                await _refuse("Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
-                              "missing_api_key")(scope, receive, send)
+                await _refuse(send, "Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
+                              "missing_api_key")
                 return
             key = _match(self.keys, presented)
             if key is None:
-                await _refuse("Invalid API key", "invalid_api_key")(scope, receive, send)
+                await _refuse(send, "Invalid API key", "invalid_api_key")
                 return
             principal = Principal(key)
         scope.setdefault("state", {})["principal"] = principal
@@ -121,9 +121,8 @@ class ApiKeyMiddleware:
             _principal.reset(token)
 
 
-def _refuse(detail: str, code: str) -> JSONResponse:
-    return JSONResponse({"detail": detail, "code": code}, status_code=401,
-                        headers={"WWW-Authenticate": "Bearer"})
+async def _refuse(send: Send, detail: str, code: str) -> None:
+    await send_error(send, 401, detail, code, [(b"www-authenticate", b"Bearer")])
 
 
 def principal_of(request: Request) -> Principal:

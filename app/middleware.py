@@ -27,13 +27,15 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, f"Request body is larger than the limit of {limit} bytes")
 
 
-async def send_error(send: Send, status: int, detail: str, code: str) -> None:
+async def send_error(send: Send, status: int, detail: str, code: str,
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
     """A JSON error answered by a middleware, in the app's {"detail", "code"} shape."""
     body = json.dumps({"detail": detail, "code": code}).encode()
     await send({
         "type": "http.response.start",
         "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                    *(headers or [])],
     })
     await send({"type": "http.response.body", "body": body})
 
