@@ -24,7 +24,7 @@ from app.providers.tokenizer import get_tokenizer
 from app.repositories import projects as projects_repo
 from app.routers import documents, entities, export, ops, projects, query
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
-from app.services.rerank import get_reranker
+from app.services.query.rerank import get_reranker
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from app.config import Settings
 from app.container import Container
 from app.db.errors import is_connection_error
 from app.repositories import documents as docs_repo
-from app.services.pipeline import DocumentPipeline
+from app.services.ingest.pipeline import DocumentPipeline
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from app.domain.records import EntityRecord, RelationRecord
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.main import build_container, close_container
 from app.repositories import graph as graph_repo
-from app.services.deletion import DeletionService
-from app.services.extraction import extraction_from_cached
+from app.services.graph.deletion import DeletionService
+from app.services.ingest.extraction import extraction_from_cached
 from app.usage import track_usage
 from tests.fakes.openai_server import COMPLETE, TUPLE, FakeOpenAI, fake_embedding
 

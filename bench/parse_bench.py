@@ -89,7 +89,7 @@ def pdf_bomb() -> tuple[str, bytes]:
 
 def run_case(name: str) -> dict:
     from app.errors import InvalidInput  # noqa: PLC0415
-    from app.services.file_parsing import extract_text  # noqa: PLC0415
+    from app.services.ingest.file_parsing import extract_text  # noqa: PLC0415
 
     filename, data = globals()[name]()
     for module in ("bs4", "docx", "pypdf"):  # imported before measuring
@@ -112,7 +112,7 @@ def run_budget(budget: float) -> dict:
     import os  # noqa: PLC0415
 
     from app.errors import InvalidInput  # noqa: PLC0415
-    from app.services import file_parsing  # noqa: PLC0415
+    from app.services.ingest import file_parsing  # noqa: PLC0415
 
     data = b"<p>x</p>" * 2_500_000
     limits = file_parsing.ParseLimits(timeout=budget)

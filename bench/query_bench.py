@@ -33,7 +33,7 @@ from app.providers.llm import LLMClient
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import retrieval as repo
 from app.schemas.query import QueryRequest
-from app.services.query import QueryService
+from app.services.query.service import QueryService
 
 TOPICS = 200
 HNSW_TABLES = ("entities", "relations", "chunks")

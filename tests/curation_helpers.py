@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
-from app.services import curation_common
+from app.services.graph import common as curation_common
 from tests.fakes.openai_server import default_summary
 
 Ent = tuple[str, str, str, Sequence[str]]               # name, type, description, chunk ids

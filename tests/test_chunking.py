@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from app.domain.chunking import chunk_id, chunk_text
 from app.errors import InvalidInput
 from app.providers.tokenizer import get_tokenizer
-from app.services.chunking import chunk_id, chunk_text
 
 
 @pytest.fixture(scope="module")

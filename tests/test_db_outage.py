@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.services.ingestion import IngestionService
+from app.services.ingest.intake import IngestionService
 from tests.fault_helpers import (
     TEXTS,
     all_finished,

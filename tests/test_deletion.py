@@ -10,7 +10,7 @@ from sqlalchemy import func, select, update
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.repositories import graph as graph_repo
-from app.services.deletion import DeletionService
+from app.services.graph.deletion import DeletionService
 
 DOC_A = "Alice met Bob in Paris. Zed builds Widgets."
 DOC_B = "Bob visited Paris with Carol."

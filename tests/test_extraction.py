@@ -10,13 +10,13 @@ from prometheus_client import REGISTRY
 from sqlalchemy import insert, select
 
 from app.db.tables import chunks, documents, llm_cache
+from app.domain.extraction_parser import parse_extraction
 from app.errors import ProviderError
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
-from app.services import llm_cache as llm_cache_service
-from app.services.extraction import Extractor, extraction_from_cached
-from app.services.extraction_parser import parse_extraction
-from app.services.llm_cache import cache_key, cached_chat
+from app.services import cached_llm as llm_cache_service
+from app.services.cached_llm import cache_key, cached_chat
+from app.services.ingest.extraction import Extractor, extraction_from_cached
 
 D = "<|#|>"
 C = "<|COMPLETE|>"

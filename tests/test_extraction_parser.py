@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.extraction_parser import merge_gleaning, parse_extraction
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.services.extraction_parser import merge_gleaning, parse_extraction
 
 D = "<|#|>"
 C = "<|COMPLETE|>"

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from app import metrics
-from app.services.ingestion import IngestionService
+from app.services.ingest.intake import IngestionService
 from tests.fault_helpers import TEXTS, document_rows, graph_counts, graph_rows, until
 
 EMPTY = {"entities": 0, "relations": 0, "entity_sources": 0, "relation_sources": 0}

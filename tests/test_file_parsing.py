@@ -15,8 +15,8 @@ import docx
 import pytest
 
 from app.errors import InvalidInput
-from app.services import file_parsing
-from app.services.file_parsing import ParseLimits, extract_text, extract_text_isolated, worker_pids
+from app.services.ingest import file_parsing
+from app.services.ingest.file_parsing import ParseLimits, extract_text, extract_text_isolated, worker_pids
 from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 
 

@@ -40,7 +40,7 @@ async def _snapshot(app, project_id: str) -> dict:
 
 
 def _doc_id(app, text: str) -> str:
-    from app.services.ingestion import content_hash  # noqa: PLC0415
+    from app.services.ingest.intake import content_hash  # noqa: PLC0415
 
     return f"doc-{content_hash(text)}"
 

@@ -1,6 +1,6 @@
 """LastWriters: an earlier document skips embedding what a later in-flight document rewrote."""
 
-from app.services.last_writers import LastWriters
+from app.services.ingest.last_writers import LastWriters
 
 
 def test_the_last_writer_embeds_and_earlier_ones_skip() -> None:

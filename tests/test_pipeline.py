@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
 from app.domain.texts import SEP, fragments
-from app.services.ingestion import IngestionService
+from app.services.ingest.intake import IngestionService
 from tests.fakes.openai_server import COMPLETE, TUPLE, chunk_text
 
 PARAGRAPHS = {"chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}
@@ -301,7 +301,7 @@ async def test_long_names_and_hostile_output(app, fake_llm):
 
 
 def test_fold_summary_keeps_fragments_merged_meanwhile():
-    from app.services.pipeline import fold_summary
+    from app.services.ingest.pipeline import fold_summary
 
     assert fold_summary(f"a{SEP}b", f"a{SEP}b", "S") == "S"
     assert fold_summary(f"a{SEP}b{SEP}c", f"a{SEP}b", "S") == f"S{SEP}c"  # c arrived during the LLM call

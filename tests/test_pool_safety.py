@@ -13,9 +13,9 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entities
-from app.services import deletion as deletion_service
-from app.services import entity_merge
-from app.services.deletion import DeletionService
+from app.services.graph import deletion as deletion_service
+from app.services.graph import merge as entity_merge
+from app.services.graph.deletion import DeletionService
 from tests.curation_helpers import Parked, seed_graph
 from tests.fakes.openai_server import default_summary
 

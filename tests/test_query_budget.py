@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from app.domain.context_budget import messages_tokens
 from app.providers.tokenizer import get_tokenizer
-from app.services.context import messages_tokens
 from tests.graph_factory import GraphFactory
 
 TOK = get_tokenizer()

@@ -7,7 +7,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.config import Settings
-from app.services.rerank import RerankService
+from app.services.query.rerank import RerankService
 from tests.fakes.rerank_server import FakeRerank
 from tests.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.prompts.keywords import keyword_messages
-from app.providers.tokenizer import get_tokenizer
-from app.services.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
-from app.services.context import (
+from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
+from app.domain.context_budget import (
     TokenLedger,
     build_references,
     entity_line,
@@ -15,8 +13,10 @@ from app.services.context import (
     trim_history,
     truncate_by_tokens,
 )
-from app.services.keywords import parse_keywords
-from app.services.retrieval import ChunkHit, EntityHit
+from app.domain.hits import ChunkHit, EntityHit
+from app.prompts.keywords import keyword_messages
+from app.providers.tokenizer import get_tokenizer
+from app.services.query.keywords import parse_keywords
 
 
 @pytest.mark.parametrize("text", [
@@ -102,8 +102,8 @@ TRICKY = ["plain words", "  leading spaces", "trailing newline\n", "tabs\tand\r\
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
 def test_ledger_counts_are_exact_for_rendered_contexts(encoding):
     """The budget arithmetic relies on segment counts adding up exactly; check it on awkward content."""
+    from app.domain.hits import RelationHit
     from app.providers.tokenizer import Tokenizer
-    from app.services.retrieval import RelationHit
 
     tok = Tokenizer(encoding)
     ledger = TokenLedger(tok)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from app.domain.texts import SEP
-from app.services.summarize import Summarizer
+from app.services.graph.summaries import Summarizer
 
 
 def _summarizer(app, **overrides) -> Summarizer:

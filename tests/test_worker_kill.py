@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import insert
 
 from app.db.tables import documents
-from app.services.ingestion import content_hash
+from app.services.ingest.intake import content_hash
 from tests.fakes.openai_server import COMPLETE, TUPLE, default_extract
 from tests.fault_helpers import TEXTS, document_rows, graph_counts, graph_rows, until
 

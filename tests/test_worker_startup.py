@@ -13,7 +13,7 @@ from sqlalchemy import insert, select, text
 
 from app.db.engine import Database, async_url
 from app.db.tables import documents
-from app.services.ingestion import content_hash
+from app.services.ingest.intake import content_hash
 from tests.fault_helpers import dedicated_pg_server, start_pg, stop_pg, until
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from sqlalchemy import func, insert, select, update
 
 from app.db.tables import chunks, documents, entity_sources, relation_sources
 from app.domain.names import entity_key, normalize_name
-from app.services.ingestion import IngestionService, content_hash
+from app.services.ingest.intake import IngestionService, content_hash
 from tests.fakes.openai_server import names_in, sentences
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from app.providers.llm import Message
+from app.domain.chat import Message
 
 _INSTRUCTIONS = """You extract search keywords for a retrieval system that indexes a knowledge graph \
 (entities and the relationships between them) and the documents it was built from.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ import openai
 
 from app import metrics
 from app.config import Settings
+from app.domain.chat import Message, strip_think
 from app.errors import LLMNotConfigured, ProviderError
 from app.providers.concurrency import PrioritySemaphore
 from app.providers.openai_http import BEARER_ONLY, openai_client, reported_count
@@ -34,19 +34,6 @@ OPERATION_HEADER = "X-LightRAG-Operation"
 PRIORITY_QUERY = 5
 PRIORITY_SUMMARY = 8
 PRIORITY_EXTRACT = 10
-
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-
-Message = dict[str, str]
-
-
-def strip_think(text: str) -> str:
-    """Drop reasoning blocks some models emit before their answer."""
-    text = _THINK.sub("", text)
-    if "</think>" in text.lower():  # an unclosed opening tag was cut off by the provider
-        text = text[text.lower().rindex("</think>") + len("</think>"):]
-    return text.strip()
-
 
 def parse_completion(data: object) -> tuple[str, str | None, int | None, int | None]:
     """(text, finish_reason, prompt_tokens, completion_tokens) of a chat-completions JSON body; token

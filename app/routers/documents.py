@@ -22,8 +22,8 @@ from app.schemas.documents import (
     PipelineStatus,
     RetryRequest,
 )
-from app.services.deletion import DeletionService
-from app.services.ingestion import IngestionService, Submission
+from app.services.graph.deletion import DeletionService
+from app.services.ingest.intake import IngestionService, Submission
 
 router = APIRouter(tags=["documents"], route_class=ProjectScopedRoute)
 

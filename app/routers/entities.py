@@ -25,10 +25,10 @@ from app.schemas.entities import (
     RelationOut,
     RelationUpdate,
 )
-from app.services.curation import CurationService
-from app.services.entity_merge import EntityMergeService
-from app.services.graph_view import GraphViewService
-from app.services.relation_curation import RelationCurationService
+from app.services.graph.entities import CurationService
+from app.services.graph.merge import EntityMergeService
+from app.services.graph.relations import RelationCurationService
+from app.services.graph.view import GraphViewService
 
 router = APIRouter(tags=["entities"], route_class=ProjectScopedRoute)
 

@@ -15,7 +15,7 @@ from app.deps import ContainerDep
 from app.disconnects import EventStream, unless_client_leaves
 from app.errors import AppError
 from app.schemas.query import QueryRequest, QueryResponse
-from app.services.query import QueryService
+from app.services.query.service import QueryService
 
 router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 

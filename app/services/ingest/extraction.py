@@ -12,11 +12,12 @@ import time
 from app import metrics
 from app.config import Settings
 from app.db.engine import Database
+from app.domain.chat import Message
+from app.domain.extraction_parser import merge_gleaning, parse_extraction
 from app.domain.records import ChunkExtraction
 from app.prompts.extraction import extraction_messages, gleaning_messages
-from app.providers.llm import PRIORITY_EXTRACT, LLMClient, Message
-from app.services.extraction_parser import merge_gleaning, parse_extraction
-from app.services.llm_cache import CacheBatch, cached_chat, messages_key
+from app.providers.llm import PRIORITY_EXTRACT, LLMClient
+from app.services.cached_llm import CacheBatch, cached_chat, messages_key
 
 log = logging.getLogger(__name__)
 

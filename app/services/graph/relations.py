@@ -9,7 +9,7 @@ from app.errors import Conflict
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
-from app.services.curation_common import (
+from app.services.graph.common import (
     CurationBase,
     clean_description,
     join_keywords,
@@ -18,8 +18,8 @@ from app.services.curation_common import (
     relation_missing,
     relation_out,
 )
+from app.services.graph.reembed import reembed
 from app.services.projects import require_project
-from app.services.reembed import reembed
 
 
 class RelationCurationService(CurationBase):

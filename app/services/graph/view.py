@@ -8,7 +8,7 @@ from app.container import Container
 from app.domain.names import lookup_key, sanitize
 from app.repositories import curation as repo
 from app.schemas.entities import GraphEdge, GraphNode, GraphOut
-from app.services.curation_common import not_found
+from app.services.graph.common import not_found
 from app.services.projects import require_project
 
 

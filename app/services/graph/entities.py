@@ -21,7 +21,7 @@ from app.schemas.entities import (
     EntityUpdate,
     SourceChunk,
 )
-from app.services.curation_common import (
+from app.services.graph.common import (
     CurationBase,
     clean_description,
     display_name,
@@ -29,8 +29,8 @@ from app.services.curation_common import (
     not_found,
     relation_out,
 )
+from app.services.graph.reembed import reembed
 from app.services.projects import require_project
-from app.services.reembed import reembed
 
 MAX_DETAIL_SOURCES = 1000
 

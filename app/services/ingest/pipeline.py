@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
 from app.container import Container
+from app.domain.chunking import chunk_id, chunk_text
 from app.domain.merge import UNKNOWN_SOURCE, EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.texts import fragments, join_fragments
@@ -26,13 +27,12 @@ from app.errors import AppError, first_failure
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
-from app.services.chunking import chunk_id, chunk_text
-from app.services.extraction import Extractor
-from app.services.graph_embedding import embed_changed
-from app.services.last_writers import LastWriters
-from app.services.llm_cache import CacheBatch
+from app.services.cached_llm import CacheBatch
+from app.services.graph.embedding import embed_changed
+from app.services.graph.summaries import Summarizer
+from app.services.ingest.extraction import Extractor
+from app.services.ingest.last_writers import LastWriters
 from app.services.projects import ProjectService
-from app.services.summarize import Summarizer
 from app.usage import Usage, track_usage
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,12 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from app.container import Container
+from app.domain.chat import Message
+from app.domain.context_budget import trim_history
 from app.domain.texts import readable
 from app.errors import InvalidInput, project_not_found
 from app.prompts.answer import NO_CONTEXT_ANSWER
-from app.providers.llm import PRIORITY_QUERY, Message
+from app.providers.llm import PRIORITY_QUERY
 from app.repositories import retrieval as retrieval_repo
 from app.schemas.query import (
     ContextChunk,
@@ -28,12 +30,11 @@ from app.schemas.query import (
     QueryResponse,
     Reference,
 )
-from app.services.context import trim_history
-from app.services.keywords import KeywordExtractor
-from app.services.llm_cache import cached_chat
+from app.services.cached_llm import cached_chat
 from app.services.projects import effective_settings
-from app.services.query_context import ContextBuilder, PreparedContext
-from app.services.rerank import get_reranker
+from app.services.query.context_builder import ContextBuilder, PreparedContext
+from app.services.query.keywords import KeywordExtractor
+from app.services.query.rerank import get_reranker
 from app.usage import current_usage
 
 log = logging.getLogger(__name__)

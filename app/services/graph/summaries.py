@@ -19,7 +19,7 @@ from app.domain.texts import SEP, join_fragments
 from app.prompts.summary import summary_messages
 from app.providers.llm import PRIORITY_SUMMARY, LLMClient
 from app.providers.tokenizer import Tokenizer
-from app.services.llm_cache import CacheBatch, cached_chat, messages_key
+from app.services.cached_llm import CacheBatch, cached_chat, messages_key
 
 log = logging.getLogger(__name__)
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
+from app.domain.chat import Message
+from app.domain.hits import ChunkHit, EntityHit, RelationHit
 from app.domain.texts import readable
 from app.prompts.answer import CHUNK_SECTION, ENTITY_SECTION, REFERENCE_SECTION, RELATION_SECTION
-from app.providers.llm import Message
 from app.providers.tokenizer import Tokenizer
-from app.services.retrieval import ChunkHit, EntityHit, RelationHit
 
 T = TypeVar("T")
 

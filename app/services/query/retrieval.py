@@ -7,56 +7,11 @@ hybrid — both, merged round-robin without duplicates; mix adds chunk vector se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
+from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
 from app.repositories import retrieval as repo
-from app.services.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
-
-
-@dataclass
-class EntityHit:
-    key: str
-    name: str
-    entity_type: str
-    description: str
-    degree: int
-    file_paths: list[str]
-    chunk_ids: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RelationHit:
-    src_key: str
-    tgt_key: str
-    src_name: str
-    tgt_name: str
-    keywords: str
-    description: str
-    weight: float
-    file_paths: list[str]
-    chunk_ids: list[str] = field(default_factory=list)
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        return (self.src_key, self.tgt_key)
-
-
-@dataclass
-class ChunkHit:
-    id: str
-    document_id: str
-    content: str
-    file_path: str | None
-    source: str  # "vector" | "entity" | "relation"
-    rerank_score: float | None = None
-
-
-@dataclass
-class GraphHits:
-    entities: list[EntityHit] = field(default_factory=list)
-    relations: list[RelationHit] = field(default_factory=list)
 
 
 def _entity(row: dict) -> EntityHit:

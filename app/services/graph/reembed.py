@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.providers.embeddings import EmbeddingClient
 from app.repositories import curation as repo
-from app.services.graph_embedding import embed_changed
+from app.services.graph.embedding import embed_changed
 
 
 async def reembed(conn: AsyncConnection, embedder: EmbeddingClient, project_id: str, *,

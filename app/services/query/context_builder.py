@@ -5,12 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from app.container import Container
-from app.errors import InvalidInput
-from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
-from app.providers.llm import Message
-from app.repositories import retrieval as repo
-from app.schemas.query import Keywords, QueryRequest
-from app.services.context import (
+from app.domain.chat import Message
+from app.domain.context_budget import (
     CHUNK_MARGIN,
     ReferenceEntry,
     TokenLedger,
@@ -21,15 +17,13 @@ from app.services.context import (
     render_context,
     truncate_by_tokens,
 )
-from app.services.rerank import RerankService
-from app.services.retrieval import (
-    ChunkHit,
-    EntityHit,
-    GraphHits,
-    RelationHit,
-    Retriever,
-    merge_graph_hits,
-)
+from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
+from app.errors import InvalidInput
+from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
+from app.repositories import retrieval as repo
+from app.schemas.query import Keywords, QueryRequest
+from app.services.query.rerank import RerankService
+from app.services.query.retrieval import Retriever, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
 

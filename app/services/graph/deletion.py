@@ -32,6 +32,7 @@ from app.domain.merge import (
     merge_file_paths,
     truncate_note,
 )
+from app.domain.rebuild import RebuildPlan, chunks_needed, plan_rebuild
 from app.domain.records import ChunkExtraction
 from app.errors import Conflict, document_not_found
 from app.repositories import curation as curation_repo
@@ -40,13 +41,12 @@ from app.repositories import graph as graph_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.schemas.deletion import DocumentDeletion, LLMCalls
-from app.services.curation_common import entity_gate
-from app.services.extraction import extraction_from_cached
-from app.services.graph_embedding import embed_changed
-from app.services.llm_cache import CacheBatch
+from app.services.cached_llm import CacheBatch
+from app.services.graph.common import entity_gate
+from app.services.graph.embedding import embed_changed
+from app.services.graph.summaries import Summarizer
+from app.services.ingest.extraction import extraction_from_cached
 from app.services.projects import effective_settings, require_project
-from app.services.rebuild import RebuildPlan, chunks_needed, plan_rebuild
-from app.services.summarize import Summarizer
 from app.usage import current_usage, track_usage
 
 log = logging.getLogger(__name__)

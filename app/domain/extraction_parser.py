@@ -19,10 +19,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from app.domain.chat import strip_think
 from app.domain.names import entity_key, normalize_description, normalize_name, normalize_type
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.prompts.extraction import TUPLE_DELIMITER as D
-from app.providers.llm import strip_think
 
 _R = TypeVar("_R", EntityRecord, RelationRecord)
 

@@ -28,11 +28,11 @@ from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
-from app.services.curation_common import display_name, entity_gate, join_keywords, ordered_union
-from app.services.llm_cache import CacheBatch
+from app.services.cached_llm import CacheBatch
+from app.services.graph.common import display_name, entity_gate, join_keywords, ordered_union
+from app.services.graph.reembed import reembed
+from app.services.graph.summaries import Summarizer
 from app.services.projects import effective_settings, require_project
-from app.services.reembed import reembed
-from app.services.summarize import Summarizer
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import json_repair
 
 from app.db.engine import Database
+from app.domain.chat import Message
 from app.prompts.keywords import keyword_messages
-from app.providers.llm import PRIORITY_QUERY, LLMClient, Message
+from app.providers.llm import PRIORITY_QUERY, LLMClient
 from app.repositories import llm_cache as llm_cache_repo
-from app.services.llm_cache import cached_chat
+from app.services.cached_llm import cached_chat
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
 from app.db.engine import Database
-from app.providers.llm import PRIORITY_EXTRACT, LLMClient, Message
+from app.domain.chat import Message
+from app.providers.llm import PRIORITY_EXTRACT, LLMClient
 from app.repositories import llm_cache as repo
 
 log = logging.getLogger(__name__)

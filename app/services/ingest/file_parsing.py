@@ -353,7 +353,7 @@ def extract_text(filename: str, data: bytes, limits: ParseLimits | None = None) 
 # --- parsing in worker processes ---
 
 _ROOT = str(Path(__file__).resolve().parents[2])
-_BOOT = "import sys; sys.path.insert(0, sys.argv[3]); from app.services.file_parsing import _serve; _serve()"
+_BOOT = "import sys; sys.path.insert(0, sys.argv[3]); from app.services.ingest.file_parsing import _serve; _serve()"
 _START_TIMEOUT = 60.0
 _RETIRE_RSS_KB = 512 * 1024  # a worker whose peak grew past this exits after answering; a fresh one follows
 
