@@ -9,7 +9,7 @@ from fastapi import Depends, Query, Request
 from app.container import Container
 from app.domain.projects import PROJECT_ID_PATTERN
 
-__all__ = ["PROJECT_ID_PATTERN", "ContainerDep", "ProjectQuery", "get_container"]
+__all__ = ["ContainerDep", "ProjectQuery", "get_container"]
 
 
 def get_container(request: Request) -> Container:

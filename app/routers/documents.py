@@ -8,7 +8,8 @@ from fastapi import APIRouter, Body, File, Form, Path, Query, Request, UploadFil
 from fastapi.responses import JSONResponse
 
 from app.auth import ProjectScopedRoute, principal_of
-from app.deps import PROJECT_ID_PATTERN, ContainerDep, ProjectQuery
+from app.deps import ContainerDep, ProjectQuery
+from app.domain.projects import PROJECT_ID_PATTERN
 from app.schemas.deletion import DocumentDeletion
 from app.schemas.documents import (
     DOCUMENT_ID_PATTERN,

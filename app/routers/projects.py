@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request, Response
 
 from app.auth import ProjectScopedRoute, principal_of, unscoped
-from app.deps import PROJECT_ID_PATTERN, ContainerDep
+from app.deps import ContainerDep
+from app.domain.projects import PROJECT_ID_PATTERN
 from app.schemas.projects import ProjectCreate, ProjectList, ProjectOut, ProjectUpdate
 from app.services.projects import ProjectService
 

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.deps import PROJECT_ID_PATTERN
 from app.domain.names import BIDI_RANGE
+from app.domain.projects import PROJECT_ID_PATTERN
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed"]
 # 1-256 characters without "/", control or bidirectional-control characters, and not "." or "..".

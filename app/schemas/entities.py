@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
-from app.deps import PROJECT_ID_PATTERN
+from app.domain.projects import PROJECT_ID_PATTERN
 
 ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
 NameField = Field(min_length=1, max_length=1000)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
-from app.deps import PROJECT_ID_PATTERN
+from app.domain.projects import PROJECT_ID_PATTERN
 
 
 class ProjectSettings(BaseModel):

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from app.deps import PROJECT_ID_PATTERN
+from app.domain.projects import PROJECT_ID_PATTERN
 
 QueryMode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
 ChunkSelection = Literal["vector", "weight"]

@@ -15,7 +15,7 @@ import psutil
 
 from app.db.engine import EmbeddedPostgres
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # starts the embedded server in DATA_DIR (argv[1]), prints the postmaster's PID, then either waits on stdin
 # ("hold", to be killed) or stops it cleanly ("stop")
 USER = """

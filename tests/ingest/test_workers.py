@@ -18,7 +18,7 @@ from app.domain.names import entity_key, normalize_name
 from app.services.ingest.intake import IngestionService, content_hash
 from tests.fakes.openai_server import names_in, sentences
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _add_docs(app, texts: list[str], **values) -> list[str]:

@@ -16,7 +16,7 @@ from app.db.tables import documents
 from app.services.ingest.intake import content_hash
 from tests.fault_helpers import dedicated_pg_server, start_pg, stop_pg, until
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spawn_worker(database_url: str, llm_url: str, log: Path) -> subprocess.Popen:

@@ -9,7 +9,7 @@ from dotenv import dotenv_values
 
 from app.config import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env_names() -> set[str]:

@@ -19,7 +19,7 @@ from app.services.ingest.intake import content_hash
 from tests.fakes.openai_server import COMPLETE, TUPLE, default_extract
 from tests.fault_helpers import TEXTS, document_rows, graph_counts, graph_rows, until
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spawn(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
