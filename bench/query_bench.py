@@ -7,7 +7,7 @@ centroids (so keyword searches find realistic result sets above the cosine thres
 ~800 words, every entity/relation has provenance. The query embedder is a local stub (vectors near a
 topic centroid), so the figures are database + Python time, without the embedding provider's latency.
 Also prints EXPLAIN of the three vector searches (HNSW index used?) and checks that a small project
-sharing the HNSW index with the big one still gets top_k rows (iterative scans, reference weakness 17).
+sharing the HNSW index with the big one still gets top_k rows (iterative scans).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ async def explain(db: Database, space: Space) -> None:
 
 async def filtered_search_check(db: Database, space: Space) -> None:
     """A 200-entity project shares the HNSW index with the 10,000-entity one: without iterative scans
-    the index returns ef_search candidates of which few belong to the small project (weakness 17)."""
+    the index returns ef_search candidates of which few belong to the small project."""
     vec = space.near(5, 0.5)
     for iterative in ("relaxed_order", "off"):
         async with db.transaction() as conn:

@@ -1,4 +1,4 @@
-"""Which chunks to take from the selected entities and relations (reference 8.5), and the round-robin
+"""Which chunks to take from the selected entities and relations, and the round-robin
 merge of chunk sources (8.6). Pure functions: the caller fetches provenance and similarities."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ sequence, and its content is the matching slice of the original text (stripped),
 point back into the document and no multi-byte character is ever cut into replacement glyphs.
 
 Differences from the official chunker: no tail window that lies entirely inside the previous one
-(official weakness 12), and chunks split on a character keep offsets into the whole document.
+(official LightRAG emits it: a duplicate chunk), and chunks split on a character keep offsets into the whole document.
 """
 
 from __future__ import annotations

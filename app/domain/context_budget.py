@@ -1,9 +1,9 @@
-"""Token budgets and context rendering (reference 8.4, 8.6, 8.7).
+"""Token budgets and context rendering.
 
 Entity and relation lists are cut to their token budgets (whole items). The chunk budget is what is left
-of max_total_tokens after the system prompt, the query, the conversation history (which the official
-implementation forgets — weakness 8) and the graph context. Descriptions are shown with `readable()`,
-fragments on separate lines, never raw `<SEP>` (weakness 10).
+of max_total_tokens after the system prompt, the query, the conversation history (official LightRAG
+leaves it out of the count) and the graph context. Descriptions are shown with `readable()`,
+fragments on separate lines, never raw `<SEP>`.
 
 Counting is exact but cheap: the context is built from segments that each end with a newline and are
 followed by a segment starting with a non-space character. tiktoken's pre-tokenizer never lets a piece

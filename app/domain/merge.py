@@ -1,4 +1,4 @@
-"""Pure merge rules for entities and relations (reference §4.2/§4.3), shared by ingestion and rebuild.
+"""Pure merge rules for entities and relations, shared by ingestion and rebuild.
 
 Given the stored row (or None), the new extraction records in chunk order and the full ordered
 provenance, compute the next state. Everything is deterministic: ordered de-duplication, never sets

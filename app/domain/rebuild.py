@@ -1,5 +1,4 @@
-"""Rebuild entities and relations from the cached extraction results of their remaining chunks (reference
-§10.3), with the same pure merge rules ingestion uses, so a rebuilt item looks as if the deleted document had
+"""Rebuild entities and relations from the cached extraction results of their remaining chunks, with the same pure merge rules ingestion uses, so a rebuilt item looks as if the deleted document had
 never been ingested. No I/O here: the caller loads rows, provenance and parsed cache entries."""
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ class RebuildPlan:
     delete_relations: list[Pair] = field(default_factory=list)
     entities: list[EntityMerge] = field(default_factory=list)
     relations: list[RelationMerge] = field(default_factory=list)
-    # Items keeping their text while their provenance shrinks: curated by hand (weakness 7: the official
-    # rebuild discards manual edits), or no parseable cached record explains them.
+    # Items keeping their text while their provenance shrinks: curated by hand (a rebuild from the
+    # cache would discard the manual edit), or no parseable cached record explains them.
     stale_entities: dict[str, list[str]] = field(default_factory=dict)
     stale_relations: dict[Pair, list[str]] = field(default_factory=dict)
 

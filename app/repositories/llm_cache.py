@@ -1,4 +1,4 @@
-"""SQL for the LLM response cache. Only answers are stored, never prompts (official weakness 20)."""
+"""SQL for the LLM response cache. Only answers are stored, never prompts: they hold whole documents and would double the storage."""
 
 from __future__ import annotations
 

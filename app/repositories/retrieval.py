@@ -2,7 +2,8 @@
 
 Every statement is set-based and filtered by project. Vector searches run in a transaction that sets
 `hnsw.iterative_scan = relaxed_order` and `hnsw.ef_search` locally, so the HNSW index (shared by all
-projects) keeps scanning until enough rows of *this* project are found (reference weakness 17). The
+projects) keeps scanning until enough rows of *this* project are found (a plain HNSW scan
+returns ef_search candidates, of which few may belong to a small project). The
 distance threshold is applied outside a materialized CTE, as pgvector recommends for iterative scans.
 """
 
@@ -129,7 +130,7 @@ ORDER BY t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
 
 async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int) -> list[dict]:
     """Edges touching any of `keys`, ranked by (deg(a) + deg(b), weight), ties in the entities' order.
-    Ranked and limited in SQL, so hub entities never pull thousands of rows (reference weakness 15)."""
+    Ranked and limited in SQL, so hub entities never pull thousands of rows."""
     if not keys:
         return []
     return await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})

@@ -1,7 +1,7 @@
 """Mark entities and relations whose text was written or edited by hand (curation API, merges, renames).
 
 A deletion rebuild recomputes descriptions from cached extractions; for curated items it keeps the
-text and only shrinks their provenance (official weakness 7: rebuilds silently discard manual edits).
+text and only shrinks their provenance (a rebuild from cached extractions would silently discard a manual edit).
 
 Revision ID: 0002
 Revises: 0001

@@ -255,7 +255,7 @@ async def test_ingestion_while_deletion_plans_is_not_lost(three_docs, monkeypatc
 
 
 async def test_hand_edited_items_keep_their_text_when_rebuilt(three_docs):
-    """Official weakness 7: a rebuild recomputes descriptions and discards manual edits. Here curated text
+    """Official LightRAG: a rebuild recomputes descriptions and discards manual edits. Here curated text
     stays while provenance, source ids and file paths still drop the deleted document."""
     app, (doc_a, doc_b, _) = three_docs
     edited = await app.http.patch("/entities/Bob", json={"description": "Bob, as the curator describes him."})

@@ -1,4 +1,4 @@
-"""Pure merge rules (reference §4.2/§4.3): fragments, type vote, source limits, file paths, weights, keywords."""
+"""Pure merge rules: fragments, type vote, source limits, file paths, weights, keywords."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Merge entities into one target (reference §11 merge_entities), deterministically and in one transaction.
+"""Merge entities into one target, deterministically and in one transaction.
 
-Differences from the official implementation, on purpose: every union keeps first-seen order (weakness 5),
+Differences from the official implementation, on purpose: every union keeps first-seen order (not set order),
 descriptions follow the requested strategy, relations collapsing onto one pair add their weights, and the
 whole merge — rows, provenance, embeddings — commits or rolls back as one unit.
 
@@ -41,7 +41,7 @@ _TRUNCATED = "...truncated"
 
 
 def limit_ids(ids: list[str], cap: int, method: str) -> list[str]:
-    """KEEP keeps the oldest `cap` ids, FIFO the newest (reference §4.2 step 3)."""
+    """KEEP keeps the oldest `cap` ids, FIFO the newest (MAX_SOURCE_IDS_PER_* with SOURCE_IDS_LIMIT_METHOD)."""
     if len(ids) <= cap:
         return ids
     return ids[:cap] if method == "KEEP" else ids[-cap:]

@@ -1,6 +1,6 @@
 """Subgraph for display: breadth-first from one entity (or the highest-degree entities for `*`), bounded
 by depth and node count. Each depth is one set-based query that prefers high-degree neighbours, so the
-whole graph is never loaded (official weakness 19: `*` sorted every node in memory)."""
+whole graph is never loaded (sorting every node in memory for `*` does not scale)."""
 
 from __future__ import annotations
 

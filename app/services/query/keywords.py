@@ -2,7 +2,7 @@
 
 Cache key = hash of (query, recent history, language) per project — not the mode, since the keywords do
 not depend on it. Unlike the official implementation, recent history is part of the prompt and the key, so a
-follow-up question retrieves what it refers to (reference weakness 8).
+follow-up question ("and his wife?") retrieves what it refers to.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _as_list(value: object) -> list[str]:
     out: list[str] = []
     for item in items:
         if not isinstance(item, str):
-            continue  # non-strings are dropped, as the reference says
+            continue  # non-strings are dropped, as official LightRAG does
         item = item.strip()
         if item and item not in out:
             out.append(item)

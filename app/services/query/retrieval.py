@@ -1,4 +1,4 @@
-"""Graph and vector retrieval per mode (reference 8.3), on one read transaction.
+"""Graph and vector retrieval per mode, on one read transaction.
 
 local  — entities by the low-level keyword vector, then their edges ranked by (edge degree, weight);
 global — relations by the high-level keyword vector, then the entities at their ends;
@@ -78,7 +78,7 @@ class Retriever:
     async def merged_chunks(
         self, vector: list[ChunkHit], entity_ids: list[str], relation_ids: list[str], limit: int | None
     ) -> list[ChunkHit]:
-        """Round-robin merge (vector, entity, relation; reference 8.6); only the first `limit` chunks
+        """Round-robin merge (vector, entity, relation, as official LightRAG does); only the first `limit` chunks
         (None = all, e.g. for rerank) are loaded, so unused chunk texts never leave the database."""
         tagged = round_robin([(c.id, "vector") for c in vector], [(i, "entity") for i in entity_ids],
                              [(i, "relation") for i in relation_ids], key=lambda item: item[0])
