@@ -89,7 +89,7 @@ def pdf_bomb() -> tuple[str, bytes]:
 
 def run_case(name: str) -> dict:
     from app.errors import InvalidInput  # noqa: PLC0415
-    from app.services.ingest.file_parsing import extract_text  # noqa: PLC0415
+    from app.services.ingest.parsing import extract_text  # noqa: PLC0415
 
     filename, data = globals()[name]()
     for module in ("bs4", "docx", "pypdf"):  # imported before measuring
@@ -112,16 +112,16 @@ def run_budget(budget: float) -> dict:
     import os  # noqa: PLC0415
 
     from app.errors import InvalidInput  # noqa: PLC0415
-    from app.services.ingest import file_parsing  # noqa: PLC0415
+    from app.services.ingest import parsing  # noqa: PLC0415
 
     data = b"<p>x</p>" * 2_500_000
-    limits = file_parsing.ParseLimits(timeout=budget)
-    asyncio.run(file_parsing.extract_text_isolated("warmup.html", b"<p>warm</p>", limits))
-    pid = file_parsing.worker_pids()[-1]
+    limits = parsing.ParseLimits(timeout=budget)
+    asyncio.run(parsing.extract_text_isolated("warmup.html", b"<p>warm</p>", limits))
+    pid = parsing.worker_pids()[-1]
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
-        outcome = f"ok, {len(asyncio.run(file_parsing.extract_text_isolated('big.html', data, limits)))} chars"
+        outcome = f"ok, {len(asyncio.run(parsing.extract_text_isolated('big.html', data, limits)))} chars"
     except InvalidInput as exc:
         outcome = f"422 {exc.code}"
     took = time.perf_counter() - start

@@ -15,8 +15,7 @@ import docx
 import pytest
 
 from app.errors import InvalidInput
-from app.services.ingest import file_parsing
-from app.services.ingest.file_parsing import ParseLimits, extract_text, extract_text_isolated, worker_pids
+from app.services.ingest.parsing import ParseLimits, extract_text, extract_text_isolated, isolation, worker_pids
 from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 
 
@@ -285,7 +284,7 @@ async def test_upload_over_the_parse_budget_is_a_422(make_settings, start_app):
 
 
 def test_a_worker_left_parsing_by_a_dead_parent_is_stopped_by_the_kernel():
-    worker = file_parsing._Worker()
+    worker = isolation._Worker()
     try:
         worker.send(("slow.html", b"<p>x</p>" * 2_000_000, 1 << 20, 0.05))  # ~15 s of parsing
         worker.process.send_signal(0)  # still there; now nobody will kill it on time

@@ -225,7 +225,7 @@ class IngestionService:
 
     async def from_uploads(self, files: list[UploadFile]) -> list[Submission]:
         """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
-        from app.services.ingest.file_parsing import ParseLimits, extract_text_isolated  # noqa: PLC0415
+        from app.services.ingest.parsing import ParseLimits, extract_text_isolated  # noqa: PLC0415
 
         limit = self.settings.max_upload_bytes
         limits = ParseLimits(timeout=self.settings.parse_timeout, workers=self.settings.parse_workers,
