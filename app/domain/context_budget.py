@@ -24,8 +24,8 @@ from typing import TypeVar
 from app.domain.chat import Message
 from app.domain.hits import ChunkHit, EntityHit, RelationHit
 from app.domain.texts import readable
+from app.domain.tokens import Tokenizer
 from app.prompts.answer import CHUNK_SECTION, ENTITY_SECTION, REFERENCE_SECTION, RELATION_SECTION
-from app.providers.tokenizer import Tokenizer
 
 T = TypeVar("T")
 

@@ -1,5 +1,6 @@
-"""Rebuild entities and relations from the cached extraction results of their remaining chunks, with the same pure merge rules ingestion uses, so a rebuilt item looks as if the deleted document had
-never been ingested. No I/O here: the caller loads rows, provenance and parsed cache entries."""
+"""Rebuild entities and relations from the cached extraction results of their remaining chunks, with the
+same pure merge rules ingestion uses, so a rebuilt item looks as if the deleted document had never been
+ingested. No I/O here: the caller loads rows, provenance and parsed cache entries."""
 
 from __future__ import annotations
 

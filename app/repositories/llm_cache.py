@@ -1,4 +1,5 @@
-"""SQL for the LLM response cache. Only answers are stored, never prompts: they hold whole documents and would double the storage."""
+"""SQL for the LLM response cache. Only answers are stored, never prompts: prompts hold whole chunks and
+would double the storage."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Below the thresholds (fewer than FORCE_LLM_SUMMARY_ON_MERGE fragments and under SUMMARY_MAX_TOKENS)
 the fragments are joined with SEP and no LLM is called. Otherwise one LLM call summarises them, or,
 when they exceed SUMMARY_CONTEXT_SIZE, they are packed into groups that fit, each group summarised,
-and the results reduced again. Oversize fragments (official LightRAG truncates them) are split into pieces instead of being cut off, so every group fits the context and nothing is lost.
+and the results reduced again. Oversize fragments (official LightRAG truncates them) are split into
+pieces instead of being cut off, so every group fits the context and nothing is lost.
 """
 
 from __future__ import annotations
