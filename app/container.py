@@ -1,15 +1,38 @@
-"""Long-lived collaborators, built once in the app's lifespan and handed to routes as a dependency."""
+"""Long-lived collaborators, built once by app/wiring.py and handed to routes as a dependency.
+
+Every service class takes the Container; the collaborators below are built from settings alone (or from
+each other) and are shared by all services of the process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Protocol
 
 from app.config import Settings
 from app.db.engine import Database
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.tokenizer import Tokenizer
+from app.services.cached_llm import CachedLLM
+from app.services.query.rerank import RerankService
+
+
+class LocalWorker(Protocol):
+    """The queue worker running in this process, as the rest of the app sees it (app/worker.py)."""
+
+    id: str
+    processed: int  # documents finished (processed or failed) since start
+
+    @property
+    def in_flight(self) -> list[tuple[str, str]]: ...
+
+    def notify(self) -> None:
+        """New work was enqueued: look for it now rather than at the next poll."""
+
+    async def wait_for_change(self, seconds: float) -> None:
+        """Return when a document handled by this worker finished, or after `seconds`."""
+
+    async def stop(self) -> None: ...
 
 
 @dataclass
@@ -19,5 +42,7 @@ class Container:
     tokenizer: Tokenizer
     llm: LLMClient
     embedder: EmbeddingClient
-    # Feature services register themselves here (e.g. "reranker", "worker") during start-up.
-    extras: dict[str, Any] = field(default_factory=dict)
+    llm_cache: CachedLLM
+    reranker: RerankService
+    # Set when this process runs a queue worker (the API with WORKER_ENABLED, or `python -m app.worker`).
+    worker: LocalWorker | None = None

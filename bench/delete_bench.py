@@ -30,13 +30,14 @@ from app.container import Container
 from app.db.tables import chunks, documents, entities, llm_cache, projects, relations
 from app.domain.merge import endpoint_records, merge_entity, merge_relation
 from app.domain.records import EntityRecord, RelationRecord
+from app.domain.rows import EntityEmbeddingUpdate, RelationEmbeddingUpdate
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.main import build_container, close_container
 from app.repositories import graph as graph_repo
 from app.services.graph.deletion import DeletionService
 from app.services.ingest.extraction import extraction_from_cached
 from app.usage import track_usage
-from tests.fakes.openai_server import COMPLETE, TUPLE, FakeOpenAI, fake_embedding
+from tests.support.fakes.openai_server import COMPLETE, TUPLE, FakeOpenAI, fake_embedding
 
 DIM = 64
 HUBS = [f"Hub {i}" for i in range(10)]
@@ -105,13 +106,13 @@ async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: i
         await graph_repo.add_relation_sources(conn, pid, [(m.src_key, m.tgt_key, s, doc_of[s]) for m in rel_merges
                                                           for s in m.all_sources])
         ent_texts = [(m, entity_embedding_text(m.name, m.description)) for m in ent_merges]
-        await graph_repo.set_entity_embeddings(conn, pid, [(m.key, m.description, fake_embedding(t, DIM), text_hash(t))
-                                                           for m, t in ent_texts])
+        await graph_repo.set_entity_embeddings(conn, pid, [
+            EntityEmbeddingUpdate(m.key, m.description, fake_embedding(t, DIM), text_hash(t)) for m, t in ent_texts])
         rel_texts = [(m, relation_embedding_text(m.src_name, m.tgt_name, m.keywords, m.description))
                      for m in rel_merges]
         await graph_repo.set_relation_embeddings(conn, pid, [
-            (m.src_key, m.tgt_key, m.description, m.keywords, fake_embedding(t, DIM), text_hash(t))
-            for m, t in rel_texts])
+            RelationEmbeddingUpdate(m.src_key, m.tgt_key, m.description, m.keywords, fake_embedding(t, DIM),
+                                    text_hash(t)) for m, t in rel_texts])
 
 
 async def counts(c: Container, pid: str) -> tuple[int, int]:

@@ -10,22 +10,27 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks
+from app.domain.rows import ChunkRow
+
+_CHUNK_ROW_COLUMNS = ("id", "order_index", "tokens", "start_token", "end_token", "content", "file_path")
 
 
 async def replace_for_document(
-    conn: AsyncConnection, project_id: str, document_id: str, rows: Sequence[dict[str, Any]]
+    conn: AsyncConnection, project_id: str, document_id: str, rows: Sequence[ChunkRow]
 ) -> None:
-    """Store a document's chunks (id, order_index, tokens, start_token, end_token, content, file_path).
+    """Store a document's chunks.
 
     Re-chunking a retried document keeps the embedding (and cache links) of chunks whose content did not
     change, and drops chunks that no longer exist.
     """
-    ids = [r["id"] for r in rows]
+    ids = [r.id for r in rows]
     await conn.execute(
         delete(chunks).where(chunks.c.project_id == project_id, chunks.c.document_id == document_id,
                              chunks.c.id.not_in(ids))
     )
-    values = [{"project_id": project_id, "document_id": document_id, **r} for r in rows]
+    values = [{"project_id": project_id, "document_id": document_id, "id": r.id, "order_index": r.order_index,
+               "tokens": r.tokens, "start_token": r.start_token, "end_token": r.end_token, "content": r.content,
+               "file_path": r.file_path} for r in rows]
     if not values:
         return
     stmt = pg_insert(chunks)
@@ -50,6 +55,17 @@ async def list_for_document(conn: AsyncConnection, project_id: str, document_id:
         .order_by(chunks.c.order_index)
     )
     return [dict(r) for r in rows.mappings()]
+
+
+async def unembedded(conn: AsyncConnection, project_id: str, document_id: str) -> list[ChunkRow]:
+    """The document's chunks that have no embedding yet, in order."""
+    rows = await conn.execute(
+        select(*(chunks.c[name] for name in _CHUNK_ROW_COLUMNS))
+        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id,
+               chunks.c.embedding.is_(None))
+        .order_by(chunks.c.order_index)
+    )
+    return [ChunkRow.from_row(r) for r in rows.mappings()]
 
 
 async def set_extraction_keys(

@@ -27,6 +27,15 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, entities, entity_sources, relation_sources, relations
+from app.domain.rows import (
+    EdgeRow,
+    EntityEmbeddingUpdate,
+    EntityRow,
+    NodeRow,
+    RelationEmbeddingUpdate,
+    RelationRow,
+    RelationSource,
+)
 
 E, R = entities, relations
 _SRC, _TGT = entities.alias("src_entity"), entities.alias("tgt_entity")
@@ -38,30 +47,28 @@ Pair = tuple[str, str]
 
 # ----- entities -----
 
-async def get_entities(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> dict[str, dict]:
+async def get_entities(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> dict[str, EntityRow]:
     if not keys:
         return {}
     rows = await conn.execute(select(*ENTITY_COLUMNS).where(E.c.project_id == project_id, E.c.key.in_(set(keys))))
-    return {r["key"]: dict(r) for r in rows.mappings()}
+    return {r["key"]: EntityRow.from_row(r) for r in rows.mappings()}
 
 
-async def get_entity(conn: AsyncConnection, project_id: str, key: str) -> dict | None:
+async def get_entity(conn: AsyncConnection, project_id: str, key: str) -> EntityRow | None:
     return (await get_entities(conn, project_id, [key])).get(key)
 
 
 async def list_entities(conn: AsyncConnection, project_id: str, *, q: str | None, entity_type: str | None,
-                        limit: int, offset: int) -> tuple[list[dict], int]:
+                        limit: int, offset: int) -> tuple[list[EntityRow], int]:
     query = select(*ENTITY_COLUMNS, func.count().over().label("total")).where(E.c.project_id == project_id)
     if q:
         query = query.where(func.strpos(E.c.key, q) > 0)
     if entity_type:
         query = query.where(func.lower(E.c.entity_type) == entity_type.lower())
     query = query.order_by(E.c.degree.desc(), E.c.name, E.c.key).limit(limit).offset(offset)
-    rows = [dict(r) for r in (await conn.execute(query)).mappings()]
-    total = rows[0].pop("total") if rows else await _count_entities(conn, project_id, q, entity_type)
-    for row in rows:
-        row.pop("total", None)
-    return rows, total
+    rows = (await conn.execute(query)).mappings().all()
+    total = rows[0]["total"] if rows else await _count_entities(conn, project_id, q, entity_type)
+    return [EntityRow.from_row(r) for r in rows], total
 
 
 async def _count_entities(conn: AsyncConnection, project_id: str, q: str | None, entity_type: str | None) -> int:
@@ -135,14 +142,14 @@ def _touching(keys: Sequence[str]) -> Any:
 
 
 async def relations_touching(conn: AsyncConnection, project_id: str, keys: Sequence[str], *,
-                             limit: int | None = None, offset: int = 0) -> list[dict]:
+                             limit: int | None = None, offset: int = 0) -> list[RelationRow]:
     if not keys:
         return []
     query = (_relation_select().where(R.c.project_id == project_id, _touching(keys))
              .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key).offset(offset))
     if limit is not None:
         query = query.limit(limit)
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [RelationRow.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
 async def count_relations(conn: AsyncConnection, project_id: str, keys: Sequence[str] | None = None) -> int:
@@ -152,21 +159,21 @@ async def count_relations(conn: AsyncConnection, project_id: str, keys: Sequence
     return int(await conn.scalar(query) or 0)
 
 
-async def list_relations(conn: AsyncConnection, project_id: str, *, limit: int, offset: int) -> list[dict]:
+async def list_relations(conn: AsyncConnection, project_id: str, *, limit: int, offset: int) -> list[RelationRow]:
     query = (_relation_select().where(R.c.project_id == project_id)
              .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key).limit(limit).offset(offset))
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [RelationRow.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
-async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> list[dict]:
+async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> list[RelationRow]:
     if not pairs:
         return []
     query = _relation_select().where(R.c.project_id == project_id,
                                      tuple_(R.c.src_key, R.c.tgt_key).in_(list(set(pairs))))
-    return [dict(r) for r in (await conn.execute(query.order_by(R.c.src_key, R.c.tgt_key))).mappings()]
+    return [RelationRow.from_row(r) for r in (await conn.execute(query.order_by(R.c.src_key, R.c.tgt_key))).mappings()]
 
 
-async def get_relation(conn: AsyncConnection, project_id: str, pair: Pair) -> dict | None:
+async def get_relation(conn: AsyncConnection, project_id: str, pair: Pair) -> RelationRow | None:
     rows = await relations_by_pairs(conn, project_id, [pair])
     return rows[0] if rows else None
 
@@ -208,7 +215,7 @@ async def rekey_relations(conn: AsyncConnection, project_id: str,
     )
 
 
-async def relation_sources_of(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> list[dict]:
+async def relation_sources_of(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> list[RelationSource]:
     if not pairs:
         return []
     rs = relation_sources
@@ -217,14 +224,15 @@ async def relation_sources_of(conn: AsyncConnection, project_id: str, pairs: Seq
         .where(rs.c.project_id == project_id, tuple_(rs.c.src_key, rs.c.tgt_key).in_(list(set(pairs))))
         .order_by(rs.c.seq)
     )
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [RelationSource.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
-async def insert_relation_sources(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
+async def insert_relation_sources(conn: AsyncConnection, project_id: str, rows: Sequence[RelationSource]) -> None:
     if rows:
         await conn.execute(
             pg_insert(relation_sources).on_conflict_do_nothing(),
-            [{"project_id": project_id, **row} for row in rows],
+            [{"project_id": project_id, "src_key": r.src_key, "tgt_key": r.tgt_key, "chunk_id": r.chunk_id,
+              "document_id": r.document_id, "seq": r.seq} for r in rows],
         )
 
 
@@ -242,17 +250,18 @@ _RELATION_EMBED = (
 
 
 async def set_entity_embeddings(conn: AsyncConnection, project_id: str,
-                                rows: Sequence[tuple[str, list[float], str]]) -> None:
+                                rows: Sequence[EntityEmbeddingUpdate]) -> None:
+    """Unconditionally: the caller holds the entity's lock inside the transaction that changed its text."""
     if rows:
-        await conn.execute(_ENTITY_EMBED, [{"p_id": project_id, "p_key": k, "p_vec": v, "p_hash": h}
-                                           for k, v, h in rows])
+        await conn.execute(_ENTITY_EMBED, [{"p_id": project_id, "p_key": u.key, "p_vec": u.vector,
+                                            "p_hash": u.text_hash} for u in rows])
 
 
 async def set_relation_embeddings(conn: AsyncConnection, project_id: str,
-                                  rows: Sequence[tuple[Pair, list[float], str]]) -> None:
+                                  rows: Sequence[RelationEmbeddingUpdate]) -> None:
     if rows:
-        await conn.execute(_RELATION_EMBED, [{"p_id": project_id, "p_src": p[0], "p_tgt": p[1], "p_vec": v,
-                                              "p_hash": h} for p, v, h in rows])
+        await conn.execute(_RELATION_EMBED, [{"p_id": project_id, "p_src": u.src_key, "p_tgt": u.tgt_key,
+                                              "p_vec": u.vector, "p_hash": u.text_hash} for u in rows])
 
 
 # ----- graph view -----
@@ -260,14 +269,14 @@ async def set_relation_embeddings(conn: AsyncConnection, project_id: str,
 _NODE_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.degree)
 
 
-async def top_nodes(conn: AsyncConnection, project_id: str, limit: int) -> list[dict]:
+async def top_nodes(conn: AsyncConnection, project_id: str, limit: int) -> list[NodeRow]:
     query = (select(*_NODE_COLUMNS).where(E.c.project_id == project_id)
              .order_by(E.c.degree.desc(), E.c.key).limit(limit))
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [NodeRow.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
 async def neighbour_nodes(conn: AsyncConnection, project_id: str, frontier: Sequence[str],
-                          visited: Sequence[str], limit: int) -> list[dict]:
+                          visited: Sequence[str], limit: int) -> list[NodeRow]:
     """Unvisited neighbours of the frontier, highest degree first: one breadth-first step in one query."""
     keys = bindparam("frontier", list(frontier), type_=ARRAY(Text))
     hop = (
@@ -279,14 +288,14 @@ async def neighbour_nodes(conn: AsyncConnection, project_id: str, frontier: Sequ
         .where(~E.c.key.in_(set(visited)))
         .order_by(E.c.degree.desc(), E.c.key).limit(limit)
     )
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [NodeRow.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
-async def edges_among(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[dict]:
+async def edges_among(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[EdgeRow]:
     keyset = bindparam("nodes", list(keys), type_=ARRAY(Text))
     query = (
         select(R.c.src_key, R.c.tgt_key, R.c.weight, R.c.keywords, R.c.description)
         .where(R.c.project_id == project_id, R.c.src_key == any_(keyset), R.c.tgt_key == any_(keyset))
         .order_by(R.c.src_key, R.c.tgt_key)
     )
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [EdgeRow.from_row(r) for r in (await conn.execute(query)).mappings()]

@@ -15,6 +15,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entities, entity_sources, relation_sources, relations
+from app.domain.rows import EntityEmbeddingUpdate, EntityRow, RelationEmbeddingUpdate, RelationRow
 
 Pair = tuple[str, str]
 
@@ -42,7 +43,7 @@ async def lock_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str])
 
 async def fetch_entities(
     conn: AsyncConnection, project_id: str, keys: Sequence[str], *, with_sources: bool = True
-) -> dict[str, dict]:
+) -> dict[str, EntityRow]:
     """Entity rows by key (without the embedding), each with `sources`: its full provenance in insertion order."""
     if not keys:
         return {}
@@ -50,22 +51,21 @@ async def fetch_entities(
     rows = (await conn.execute(
         select(*cols).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
     )).mappings().all()
-    out = {r["key"]: {**dict(r), "sources": []} for r in rows}
-    if out and with_sources:
+    found: dict[str, list[str]] = {}
+    if rows and with_sources:
         es = entity_sources.c
         # one array per entity, not one row per source: hub entities have hundreds of sources
-        for key, sources in (await conn.execute(
+        found = {key: list(sources) for key, sources in (await conn.execute(
             select(es.entity_key, func.array_agg(aggregate_order_by(es.chunk_id, es.seq)))
-            .where(es.project_id == project_id, es.entity_key.in_(list(out)))
+            .where(es.project_id == project_id, es.entity_key.in_([r["key"] for r in rows]))
             .group_by(es.entity_key)
-        )).all():
-            out[key]["sources"] = list(sources)
-    return out
+        )).all()}
+    return {r["key"]: EntityRow.from_row(r, sources=found.get(r["key"], [])) for r in rows}
 
 
 async def fetch_relations(
     conn: AsyncConnection, project_id: str, pairs: Sequence[Pair], *, with_sources: bool = True
-) -> dict[Pair, dict]:
+) -> dict[Pair, RelationRow]:
     """Relation rows by sorted pair (without the embedding), with the endpoints' display names
     (`src_name`, `tgt_name`) and `sources`: full provenance in insertion order."""
     if not pairs:
@@ -80,17 +80,16 @@ async def fetch_relations(
         .where(relations.c.project_id == project_id,
                tuple_(relations.c.src_key, relations.c.tgt_key).in_(wanted))
     )
-    out = {(r["src_key"], r["tgt_key"]): {**dict(r), "sources": []}
-           for r in (await conn.execute(query)).mappings().all()}
-    if out and with_sources:
+    rows = {(r["src_key"], r["tgt_key"]): r for r in (await conn.execute(query)).mappings().all()}
+    found: dict[Pair, list[str]] = {}
+    if rows and with_sources:
         rs = relation_sources.c
-        for s, t, sources in (await conn.execute(
+        found = {(s, t): list(sources) for s, t, sources in (await conn.execute(
             select(rs.src_key, rs.tgt_key, func.array_agg(aggregate_order_by(rs.chunk_id, rs.seq)))
-            .where(rs.project_id == project_id, tuple_(rs.src_key, rs.tgt_key).in_(list(out)))
+            .where(rs.project_id == project_id, tuple_(rs.src_key, rs.tgt_key).in_(list(rows)))
             .group_by(rs.src_key, rs.tgt_key)
-        )).all():
-            out[(s, t)]["sources"] = list(sources)
-    return out
+        )).all()}
+    return {pair: RelationRow.from_row(r, sources=found.get(pair, [])) for pair, r in rows.items()}
 
 
 async def upsert_entities(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -191,9 +190,9 @@ async def set_relation_descriptions(
 
 
 async def set_entity_embeddings(
-    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, list[float], str]]
+    conn: AsyncConnection, project_id: str, rows: Sequence[EntityEmbeddingUpdate]
 ) -> None:
-    """(key, description_embedded, vector, text_hash): stored only if the description is still the embedded one."""
+    """Each vector is stored only if the entity's description is still the one it was computed from."""
     if not rows:
         return
     stmt = (
@@ -202,13 +201,13 @@ async def set_entity_embeddings(
                entities.c.description == bindparam("d"))
         .values(embedding=bindparam("v", type_=entities.c.embedding.type), embedded_hash=bindparam("h"))
     )
-    await conn.execute(stmt, [{"k": k, "d": d, "v": v, "h": h} for k, d, v, h in rows])
+    await conn.execute(stmt, [{"k": u.key, "d": u.description, "v": u.vector, "h": u.text_hash} for u in rows])
 
 
 async def set_relation_embeddings(
-    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str, str, list[float], str]]
+    conn: AsyncConnection, project_id: str, rows: Sequence[RelationEmbeddingUpdate]
 ) -> None:
-    """(src_key, tgt_key, description, keywords, vector, text_hash): compare-and-set on description+keywords."""
+    """Compare-and-set on the description and keywords each vector was computed from."""
     if not rows:
         return
     stmt = (
@@ -218,7 +217,8 @@ async def set_relation_embeddings(
                relations.c.keywords == bindparam("kw"))
         .values(embedding=bindparam("v", type_=relations.c.embedding.type), embedded_hash=bindparam("h"))
     )
-    await conn.execute(stmt, [{"s": s, "t": t, "d": d, "kw": kw, "v": v, "h": h} for s, t, d, kw, v, h in rows])
+    await conn.execute(stmt, [{"s": u.src_key, "t": u.tgt_key, "d": u.description, "kw": u.keywords, "v": u.vector,
+                               "h": u.text_hash} for u in rows])
 
 
 async def document_graph_counts(

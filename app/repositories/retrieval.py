@@ -17,6 +17,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import Text
 
+from app.domain.hits import ChunkHit, EntityHit, RelationHit
+
 _VEC = Vector()
 _TEXTS = ARRAY(Text)
 
@@ -77,25 +79,45 @@ async def _rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dic
     return [dict(r) for r in (await conn.execute(statement, params)).mappings()]
 
 
+def _entity_hit(row: dict) -> EntityHit:
+    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
+                     list(row["file_paths"] or []))
+
+
+def _endpoint_hit(row: dict, side: str) -> EntityHit:
+    """The `side` ("src" or "tgt") end of a relation search row."""
+    return EntityHit(row[f"{side}_key"], row[f"{side}_name"], row[f"{side}_type"], row[f"{side}_description"],
+                     row[f"{side}_degree"], list(row[f"{side}_file_paths"] or []))
+
+
+def _relation_hit(row: dict) -> RelationHit:
+    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
+                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
+
+
 async def search_entities(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
-) -> list[dict]:
-    return await _rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+) -> list[EntityHit]:
+    rows = await _rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                               "max_distance": 1.0 - min_similarity})
+    return [_entity_hit(r) for r in rows]
 
 
 async def search_relations(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
-) -> list[dict]:
-    return await _rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+) -> list[tuple[RelationHit, EntityHit, EntityHit]]:
+    """The nearest relations, each with its source and target entities."""
+    rows = await _rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                                 "max_distance": 1.0 - min_similarity})
+    return [(_relation_hit(r), _endpoint_hit(r, "src"), _endpoint_hit(r, "tgt")) for r in rows]
 
 
 async def search_chunks(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
-) -> list[dict]:
-    return await _rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+) -> list[ChunkHit]:
+    rows = await _rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                              "max_distance": 1.0 - min_similarity})
+    return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
 _RELATIONS_OF_ENTITIES = text("""
@@ -128,12 +150,14 @@ ORDER BY t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
 
 
 
-async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int) -> list[dict]:
+async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str],
+                                limit: int) -> list[RelationHit]:
     """Edges touching any of `keys`, ranked by (deg(a) + deg(b), weight), ties in the entities' order.
     Ranked and limited in SQL, so hub entities never pull thousands of rows."""
     if not keys:
         return []
-    return await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})
+    rows = await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})
+    return [_relation_hit(r) for r in rows]
 
 
 # Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
@@ -185,11 +209,13 @@ WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND c.embe
 """).bindparams(bindparam("vec", type_=_VEC))
 
 
-async def chunks_by_ids(conn: AsyncConnection, project_id: str, ids: list[str]) -> dict[str, dict]:
-    if not ids:
+async def chunks_by_ids(conn: AsyncConnection, project_id: str, sources: dict[str, str]) -> dict[str, ChunkHit]:
+    """The chunks named by `sources` (chunk id → how it was found: "entity", "relation")."""
+    if not sources:
         return {}
-    rows = await _rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": ids})
-    return {row["id"]: row for row in rows}
+    rows = await _rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": list(sources)})
+    return {r["id"]: ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], sources[r["id"]])
+            for r in rows}
 
 
 async def chunk_distances(conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float]) -> dict[str, float]:

@@ -10,8 +10,8 @@ from fastapi.responses import Response, StreamingResponse
 from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
 from app.downloads import ExportResponse, busy, export_gate
+from app.openapi import errors
 from app.services.export import FORMATS, ExportFormat, ExportOptions, ExportService
-from app.services.projects import ProjectService
 
 router = APIRouter(tags=["export"], route_class=ProjectScopedRoute)
 
@@ -23,8 +23,10 @@ _DOWNLOADS = {spec.media_type: {"schema": {"type": "string", "format": "binary"}
     response_class=StreamingResponse,
     responses={
         200: {"description": "The graph as a file attachment (csv = zip of one CSV per table)", "content": _DOWNLOADS},
-        404: {"description": "Unknown project"},
-        503: {"description": "Too many exports running at once (code `export_busy`): retry after `Retry-After` s",
+        **errors(404),
+        503: {**errors(503)[503],
+              "description": "Too many exports running at once (`export_busy`): retry after `Retry-After` s; or "
+                             "the database is unavailable (`database_unavailable`)",
               "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}},
     },
 )
@@ -38,7 +40,7 @@ async def export_graph(
     include_vectors: Annotated[bool, Query(description="Add each item's embedding as a JSON array")] = False,
     include_chunks: Annotated[bool, Query(description="Add the project's chunks")] = False,
 ) -> Response:
-    service = ExportService(c.db, ProjectService(c.db, c.settings))
+    service = ExportService(c)
     download = await service.download(project_id, ExportOptions(fmt, include_vectors, include_chunks))
     gate = export_gate(request, c.settings.export_max_concurrent)
     if not gate.try_enter():

@@ -6,7 +6,8 @@ use their own short transaction: an LLM call never runs inside a caller's open t
 Identical requests that miss at the same time in one process share one LLM call (single flight), so
 repeated chunks of a document cost one extraction, not one per copy.
 
-A pipeline stage that makes many calls passes a `CacheBatch`: its lookups are answered from one
+The container owns one `CachedLLM` per process (app/wiring.py); callers describe each call with a
+`ChatRequest`. A pipeline stage that makes many calls passes a `CacheBatch`: its lookups are answered from one
 prefetch and its answers are written in one statement by `flush`, inside the stage's own transaction.
 With a fast LLM, a lookup and a write per call were half of all database round trips of ingestion.
 A caller that holds locks in an open transaction passes that transaction's connection to its batch, so
@@ -28,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app import metrics
 from app.db.engine import Database
 from app.domain.chat import Message
-from app.providers.llm import PRIORITY_EXTRACT, LLMClient
+from app.providers.llm import PRIORITY_EXTRACT, LLMClient, LLMResult
 from app.repositories import llm_cache as repo
 
 log = logging.getLogger(__name__)
@@ -46,11 +47,12 @@ class CacheBatch:
     """Cache reads and writes of one pipeline stage, batched: `prefetch` the keys the stage will ask
     for, make the calls with `batch=`, then `flush` the new answers (in the caller's transaction)."""
 
-    def __init__(self, db: Database, project_id: str, conn: AsyncConnection | None = None) -> None:
+    def __init__(self, cache: CachedLLM, project_id: str, conn: AsyncConnection | None = None) -> None:
         """`conn`: look up on this connection (the caller's transaction) instead of a pooled one. Flush
         such a batch after that transaction has ended: a pipeline stage writes cache rows before taking
         its key locks, so writing them while holding key locks could deadlock with it."""
-        self.db = db
+        self.cache = cache
+        self.db = cache.db
         self.project_id = project_id
         self.conn = conn
         self._conn_lock = asyncio.Lock()  # concurrent calls share `conn`, which runs one statement at a time
@@ -111,17 +113,11 @@ class CacheBatch:
                     await repo.put_many(own, self.project_id, rows)
         finally:
             for row in rows:
-                _UNFLUSHED.pop((id(self.db), self.project_id, row["key"]), None)
+                self.cache._unflushed.pop((self.project_id, row["key"]), None)
 
 
 class _LeaderGone(Exception):
     """The call that identical requests were waiting for was cancelled."""
-
-
-# (id(db), project_id, key) -> the answer of the call in progress
-_IN_FLIGHT: dict[tuple[int, str, str], asyncio.Future[CachedResult]] = {}
-# answers held by a CacheBatch until its flush: other callers in this process see them as cached
-_UNFLUSHED: dict[tuple[int, str, str], str] = {}
 
 
 def cache_key(cache_type: str, model: str | None, *parts: str) -> str:
@@ -135,70 +131,114 @@ def messages_key(cache_type: str, model: str | None, messages: list[Message], *,
     return cache_key(cache_type, model, "json" if json_mode else "text", canonical)
 
 
-async def cached_chat(
-    db: Database,
-    llm: LLMClient,
-    project_id: str,
-    cache_type: str,
-    messages: list[Message],
-    *,
-    operation: str,
-    priority: int = PRIORITY_EXTRACT,
-    json_mode: bool = False,
-    enabled: bool = True,
-    batch: CacheBatch | None = None,
-    known_absent: bool = False,
-) -> CachedResult:
-    """The cached answer, else the LLM's (then cached). `known_absent`: the caller knows the key cannot
-    be cached yet (its messages embed an answer the LLM just gave), so the lookup is skipped."""
-    key = messages_key(cache_type, llm.model, messages, json_mode=json_mode)
-    if not enabled:
-        result = await llm.chat(messages, operation=operation, priority=priority, json_mode=json_mode)
-        return CachedResult(result.text, key, False, result.finish_reason == "length")
-    flight = (id(db), project_id, key)
-    known = batch.known.get(key) if batch is not None else None
-    if known is None:
-        known = _UNFLUSHED.get(flight)
-    if known is not None:
-        metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()
-        return CachedResult(known, key, True)
-    skip_lookup = known_absent or (batch is not None and key in batch.absent)
-    if flight not in _IN_FLIGHT and not skip_lookup:
-        async with batch.reader() if batch is not None else db.connect() as conn:
-            row = await repo.get(conn, project_id, key)
-        if row is not None:
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One chat call through the cache. `use_cache=False` asks the LLM and neither reads nor writes the
+    cache. `known_absent`: the caller knows the key cannot be cached yet (its messages embed an answer the
+    LLM just gave), so the lookup is skipped."""
+
+    cache_type: str
+    messages: list[Message]
+    operation: str
+    priority: int = PRIORITY_EXTRACT
+    json_mode: bool = False
+    use_cache: bool = True
+    # JSON-schema output (providers.llm.json_schema_format); the messages asking for it differ anyway
+    response_format: dict | None = None
+    known_absent: bool = False
+
+
+class CachedLLM:
+    """The LLM behind the per-project response cache, with the process's single-flight table."""
+
+    def __init__(self, db: Database, llm: LLMClient) -> None:
+        self.db = db
+        self.llm = llm
+        # (project_id, key) -> the answer of the call in progress
+        self._in_flight: dict[tuple[str, str], asyncio.Future[CachedResult]] = {}
+        # answers held by a CacheBatch until its flush: other callers in this process see them as cached
+        self._unflushed: dict[tuple[str, str], str] = {}
+
+    def batch(self, project_id: str, conn: AsyncConnection | None = None) -> CacheBatch:
+        """A batch for one pipeline stage (see CacheBatch); `conn`: look up on the caller's transaction."""
+        return CacheBatch(self, project_id, conn)
+
+    def key(self, request: ChatRequest) -> str:
+        return messages_key(request.cache_type, self.llm.model, request.messages, json_mode=request.json_mode)
+
+    async def chat(self, project_id: str, request: ChatRequest, batch: CacheBatch | None = None) -> CachedResult:
+        """The cached answer, else the LLM's (then cached, in `batch` if given)."""
+        key = self.key(request)
+        if not request.use_cache:
+            result = await self._ask(request)
+            return CachedResult(result.text, key, False, result.finish_reason == "length")
+        flight = (project_id, key)
+        skip_lookup = request.known_absent
+        while True:
+            found = await self._lookup(project_id, request.cache_type, key, batch, skip_lookup)
+            if found is not None:
+                return found
+            pending = self._in_flight.get(flight)
+            if pending is None:
+                return await self._lead(project_id, request, key, batch)
+            try:
+                shared = await asyncio.shield(pending)
+            except _LeaderGone:  # the caller that was asking was cancelled: ask again ourselves
+                skip_lookup = False
+                continue
+            metrics.CACHE_EVENTS.labels(request.cache_type, "hit").inc()
+            return CachedResult(shared.text, key, True, shared.truncated)
+
+    async def _lookup(self, project_id: str, cache_type: str, key: str, batch: CacheBatch | None,
+                      skip_lookup: bool) -> CachedResult | None:
+        """The answer already known to the batch, this process or the database; None on a miss. The
+        database is not asked while an identical call is in flight: its answer is awaited instead."""
+        flight = (project_id, key)
+        known = batch.known.get(key) if batch is not None else None
+        if known is None:
+            known = self._unflushed.get(flight)
+        if known is not None:
             metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()
-            return CachedResult(row["response"], key, True)
-    if (pending := _IN_FLIGHT.get(flight)) is not None:
-        try:
-            shared = await asyncio.shield(pending)
-        except _LeaderGone:  # the caller that was asking was cancelled: ask again ourselves
-            return await cached_chat(db, llm, project_id, cache_type, messages, operation=operation,
-                                     priority=priority, json_mode=json_mode, batch=batch)
+            return CachedResult(known, key, True)
+        if skip_lookup or (batch is not None and key in batch.absent) or flight in self._in_flight:
+            return None
+        async with batch.reader() if batch is not None else self.db.connect() as conn:
+            row = await repo.get(conn, project_id, key)
+        if row is None:
+            return None
         metrics.CACHE_EVENTS.labels(cache_type, "hit").inc()
-        return CachedResult(shared.text, key, True, shared.truncated)
-    metrics.CACHE_EVENTS.labels(cache_type, "miss").inc()
-    future: asyncio.Future[CachedResult] = asyncio.get_running_loop().create_future()
-    _IN_FLIGHT[flight] = future
-    try:
-        result = await llm.chat(messages, operation=operation, priority=priority, json_mode=json_mode)
-        answer = CachedResult(result.text, key, False, result.finish_reason == "length")
-        if not answer.truncated:
-            row = {"key": key, "cache_type": cache_type, "model": llm.model, "response": result.text,
-                   "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens}
-            if batch is not None:
-                batch.pending.append(row)
-                batch.known[key] = result.text
-                _UNFLUSHED[flight] = result.text
-            else:
-                async with db.transaction() as conn:
-                    await repo.put_many(conn, project_id, [row])
-    except BaseException as exc:
-        future.set_exception(exc if isinstance(exc, Exception) else _LeaderGone())
-        future.exception()  # mark retrieved: with no follower waiting, asyncio must not log it
-        raise
-    else:
-        future.set_result(answer)
-        return answer
-    finally:
-        del _IN_FLIGHT[flight]
+        return CachedResult(row["response"], key, True)
+
+    async def _ask(self, request: ChatRequest) -> LLMResult:
+        return await self.llm.chat(request.messages, operation=request.operation, priority=request.priority,
+                                   json_mode=request.json_mode, response_format=request.response_format)
+
+    async def _lead(self, project_id: str, request: ChatRequest, key: str, batch: CacheBatch | None) -> CachedResult:
+        """Ask the LLM for everyone waiting on this key, and store the answer unless it was cut short."""
+        metrics.CACHE_EVENTS.labels(request.cache_type, "miss").inc()
+        flight = (project_id, key)
+        future: asyncio.Future[CachedResult] = asyncio.get_running_loop().create_future()
+        self._in_flight[flight] = future
+        try:
+            result = await self._ask(request)
+            answer = CachedResult(result.text, key, False, result.finish_reason == "length")
+            if not answer.truncated:
+                row = {"key": key, "cache_type": request.cache_type, "model": self.llm.model,
+                       "response": result.text, "prompt_tokens": result.prompt_tokens,
+                       "completion_tokens": result.completion_tokens}
+                if batch is not None:
+                    batch.pending.append(row)
+                    batch.known[key] = result.text
+                    self._unflushed[flight] = result.text
+                else:
+                    async with self.db.transaction() as conn:
+                        await repo.put_many(conn, project_id, [row])
+        except BaseException as exc:
+            future.set_exception(exc if isinstance(exc, Exception) else _LeaderGone())
+            future.exception()  # mark retrieved: with no follower waiting, asyncio must not log it
+            raise
+        else:
+            future.set_result(answer)
+            return answer
+        finally:
+            del self._in_flight[flight]

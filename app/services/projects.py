@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.config import Settings
-from app.db.engine import Database
+from app.container import Container
 from app.domain.projects import DEFAULT_PROJECT
 from app.errors import Conflict, project_not_found
 from app.repositories import projects as repo
@@ -40,16 +40,17 @@ def effective_settings(settings: Settings, overrides: dict | None) -> EffectiveS
     )
 
 
-
 async def require_project(conn: AsyncConnection, project_id: str) -> None:
-    """Raise 404 unless the project exists (inside the caller's connection or transaction)."""
+    """Raise 404 unless the project exists. The one existence check of a request: services run it first
+    on the connection or transaction they already use for the request's own work."""
     if not await repo.exists(conn, project_id):
         raise project_not_found(project_id)
 
+
 class ProjectService:
-    def __init__(self, db: Database, settings: Settings) -> None:
-        self.db = db
-        self.settings = settings
+    def __init__(self, c: Container) -> None:
+        self.db = c.db
+        self.settings = c.settings
 
     def _out(self, row: dict) -> ProjectOut:
         return ProjectOut(
@@ -88,8 +89,7 @@ class ProjectService:
         if body.settings is not None:
             values["settings"] = body.settings.model_dump(exclude_none=True)
         async with self.db.transaction() as conn:
-            if not await repo.exists(conn, project_id):
-                raise project_not_found(project_id)
+            await require_project(conn, project_id)
             if values:
                 await repo.update_fields(conn, project_id, values)
         return await self.get(project_id)
@@ -101,11 +101,6 @@ class ProjectService:
                 await repo.recreate_empty(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
             elif not await repo.delete_one(conn, project_id):
                 raise project_not_found(project_id)
-
-    async def require(self, project_id: str) -> None:
-        """Raise 404 unless the project exists."""
-        async with self.db.connect() as conn:
-            await require_project(conn, project_id)
 
     async def overrides(self, project_id: str) -> EffectiveSettings:
         async with self.db.connect() as conn:

@@ -22,8 +22,7 @@ from app.downloads import SEND_SLICE, ExportResponse
 from app.services.export import ExportDownload, ExportFormat, ExportOptions, ExportService
 from app.services.export.cells import EXCEL_CELL_LIMIT, fit_excel_cell, neutralise
 from app.services.export.gate import ExportGate
-from app.services.projects import ProjectService
-from tests.conftest import TEST_DIM
+from tests.support.database import TEST_DIM
 
 PROJECT = "gx"
 LONG = ("Lorem ipsum, \"quoted\" dolor;\nsit amet — ünïcödé 🚀 " * 1000)[:40_000]
@@ -453,7 +452,7 @@ async def test_small_batches_hold_no_connection_between_batches(start_app, make_
     app = await start_app(make_settings(worker_enabled=False))  # nothing else borrows connections
     db = app.container.db
     await seed(db)
-    service = ExportService(db, ProjectService(db, app.container.settings), batch_size=2)
+    service = ExportService(app.container, batch_size=2)
     download = await service.download(PROJECT, ExportOptions(ExportFormat.json, include_chunks=True))
     parts = []
     async for part in download.body:
@@ -484,7 +483,7 @@ async def test_xlsx_temp_files_are_removed_even_when_abandoned(app_client, monke
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     db = app_client.container.db
     await seed(db)
-    service = ExportService(db, ProjectService(db, app_client.container.settings))
+    service = ExportService(app_client.container)
     finished = await service.download(PROJECT, ExportOptions(ExportFormat.xlsx))
     assert zipfile.ZipFile(io.BytesIO(b"".join([p async for p in finished.body]))).testzip() is None
     assert list(tmp_path.iterdir()) == []

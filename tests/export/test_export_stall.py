@@ -19,7 +19,9 @@ import pytest
 from fastapi import FastAPI
 
 from app.main import create_app
-from tests.live_server import LiveServer, serve_in_thread
+from tests.support.live_server import LiveServer, serve_in_thread
+
+pytestmark = pytest.mark.slow  # a real uvicorn server and send timeouts of seconds
 
 POOL_SIZE = 2  # SQLAlchemy adds as many overflow connections: 4 in all
 CAP = 5  # more concurrent exports than pool connections

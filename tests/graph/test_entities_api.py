@@ -7,7 +7,7 @@ import pytest
 from app.db.tables import entity_sources, relation_sources
 from app.domain.names import entity_key
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
-from tests.curation_helpers import (
+from tests.support.curation import (
     count,
     entity_provenance,
     entity_row,

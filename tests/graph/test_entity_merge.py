@@ -6,7 +6,7 @@ import pytest
 
 from app.db.tables import entities, relations
 from app.domain.texts import SEP, entity_embedding_text, relation_embedding_text, text_hash
-from tests.curation_helpers import (
+from tests.support.curation import (
     count,
     entity_provenance,
     entity_row,

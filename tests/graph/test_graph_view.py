@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.curation_helpers import seed_graph
+from tests.support.curation import seed_graph
 
 # Hub — N1..N5; N1 — M1 — Far (a chain hanging off N1); N2 — N3 (an edge between neighbours).
 ENTS = [(n, "concept", f"{n} desc.", []) for n in ["Hub", "N1", "N2", "N3", "N4", "N5", "M1", "Far", "Lonely"]]

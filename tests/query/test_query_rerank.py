@@ -8,8 +8,8 @@ from prometheus_client import REGISTRY
 
 from app.config import Settings
 from app.services.query.rerank import RerankService
-from tests.fakes.rerank_server import FakeRerank
-from tests.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph
+from tests.support.fakes.rerank_server import FakeRerank
+from tests.support.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph
 
 DOCS = ["apples and pears", "the weather is hot", "hot weather in the summer city"]
 
@@ -133,6 +133,6 @@ async def test_query_survives_a_failing_reranker_with_original_order(rerank_app,
 
 async def test_breaker_state_is_exported_from_start_up(start_app, make_settings, fake_rerank):
     app = await start_app(make_settings(rerank_binding="jina", rerank_binding_host=fake_rerank.url))
-    assert app.container.extras["reranker"].enabled
+    assert app.container.reranker.enabled
     metrics = (await app.http.get("/metrics")).text
     assert 'rerank_circuit_breaker_state{provider="jina"} 0.0' in metrics

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from app.db.engine import Database
+from app.container import Container
 from app.repositories import export as repo
 from app.services.export.formats import FORMATS, ExportFormat
 from app.services.export.model import (
@@ -20,7 +20,7 @@ from app.services.export.model import (
     relation_row,
     rows_of,
 )
-from app.services.projects import ProjectService
+from app.services.projects import require_project
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +38,14 @@ class ExportDownload:
 
 
 class ExportService:
-    def __init__(self, db: Database, projects: ProjectService, batch_size: int = repo.BATCH_SIZE) -> None:
-        self.db = db
-        self.projects = projects
+    def __init__(self, c: Container, batch_size: int = repo.BATCH_SIZE) -> None:
+        self.db = c.db
         self.batch_size = batch_size
 
     async def download(self, project_id: str, options: ExportOptions) -> ExportDownload:
         """404 for an unknown project now (before any byte is sent); the body is produced while it is read."""
-        await self.projects.require(project_id)
+        async with self.db.connect() as conn:
+            await require_project(conn, project_id)
         spec = FORMATS[options.format]
         return ExportDownload(
             filename=f"{project_id}-graph.{spec.extension}",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from app.container import Container
 from app.db.engine import Database
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
+from app.domain.rows import EntityRow, RelationRow
 from app.errors import InvalidInput, NotFound
 from app.schemas.entities import EntityOut, Keywords, RelationOut
 
@@ -43,17 +44,17 @@ def join_keywords(*values: Keywords | str) -> str:
     return ",".join(sorted({k for v in values for k in keyword_list(v)}))
 
 
-def entity_out(row: dict) -> EntityOut:
-    return EntityOut(name=row["name"], entity_type=row["entity_type"], description=row["description"],
-                     degree=row["degree"], file_paths=list(row["file_paths"] or []), curated=row["curated"],
-                     created_at=row["created_at"], updated_at=row["updated_at"])
+def entity_out(row: EntityRow) -> EntityOut:
+    return EntityOut(name=row.name, entity_type=row.entity_type, description=row.description,
+                     degree=row.degree, file_paths=list(row.file_paths or []), curated=row.curated,
+                     created_at=row.created_at, updated_at=row.updated_at)
 
 
-def relation_out(row: dict) -> RelationOut:
-    return RelationOut(source=row["src_name"], target=row["tgt_name"], keywords=row["keywords"],
-                       description=row["description"], weight=row["weight"],
-                       file_paths=list(row["file_paths"] or []), curated=row["curated"],
-                       created_at=row["created_at"], updated_at=row["updated_at"])
+def relation_out(row: RelationRow) -> RelationOut:
+    return RelationOut(source=row.src_name, target=row.tgt_name, keywords=row.keywords,
+                       description=row.description, weight=row.weight,
+                       file_paths=list(row.file_paths or []), curated=row.curated,
+                       created_at=row.created_at, updated_at=row.updated_at)
 
 
 def ordered_union(*lists: list[str] | None) -> list[str]:

@@ -1,4 +1,6 @@
-"""DELETE /documents/{id}: remove a document and repair the graph, in one transaction.
+"""DELETE /documents/{id} and POST /documents/delete: remove documents and repair the graph, in one
+transaction. A batch is one deletion of a set of documents: one plan over the union of their keys, one set
+of locks, and each touched entity or relation rebuilt and summarised once, however many of them touched it.
 
 Affected entities and relations are found through the provenance indexes (never a project scan) and
 locked with the pipeline's advisory-lock scheme. Items left without provenance are deleted; the others
@@ -18,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,19 +36,28 @@ from app.domain.merge import (
 )
 from app.domain.rebuild import RebuildPlan, chunks_needed, plan_rebuild
 from app.domain.records import ChunkExtraction
-from app.errors import Conflict, document_not_found
+from app.domain.rows import (
+    ChunkCacheRef,
+    EntityEmbeddingUpdate,
+    EntityRow,
+    EntityText,
+    RelationEmbeddingUpdate,
+    RelationRow,
+    RelationText,
+)
+from app.errors import Conflict, NotFound, document_not_found
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
-from app.schemas.deletion import DocumentDeletion, LLMCalls
+from app.schemas.deletion import BatchDeletion, DocumentDeletion, LLMCalls
 from app.services.cached_llm import CacheBatch
 from app.services.graph.common import entity_gate
 from app.services.graph.embedding import embed_changed
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.extraction import extraction_from_cached
-from app.services.projects import effective_settings, require_project
+from app.services.projects import EffectiveSettings, effective_settings, require_project
 from app.usage import current_usage, track_usage
 
 log = logging.getLogger(__name__)
@@ -77,13 +88,18 @@ def _keys_of(keys: list[str], pairs: list[Pair]) -> frozenset[str]:
 @dataclass
 class Snapshot:
     keys: frozenset[str]               # entity keys the document has provenance in, and relation endpoints
-    doc_chunks: list[dict]
-    entities: dict[str, dict]          # affected entities with their full ordered provenance
-    relations: dict[Pair, dict]
+    doc_chunks: list[ChunkCacheRef]
+    entities: dict[str, EntityRow]     # affected entities with their full ordered provenance
+    relations: dict[Pair, RelationRow]
 
     @property
     def gone(self) -> set[str]:
-        return {c["id"] for c in self.doc_chunks}
+        return {c.id for c in self.doc_chunks}
+
+    def row_mappings(self) -> tuple[dict[str, dict], dict[Pair, dict]]:
+        """The affected rows as the rebuild rules (app/domain/rebuild.py) read them."""
+        return ({k: r.as_mapping() for k, r in self.entities.items()},
+                {p: r.as_mapping() for p, r in self.relations.items()})
 
 
 @dataclass
@@ -92,7 +108,7 @@ class Prepared:
     plan: RebuildPlan
     ent_rows: list[dict]
     rel_rows: list[dict]
-    vectors: tuple[list[tuple], list[tuple]]
+    vectors: tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]
 
 
 class _Outdated(Exception):
@@ -103,47 +119,57 @@ class DeletionService:
     def __init__(self, c: Container) -> None:
         self.c = c
         self.settings = c.settings
-        self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, c.settings)
+        self.summarizer = Summarizer(c.llm_cache, c.tokenizer, c.settings)
 
     async def delete_document(self, project_id: str, document_id: str) -> DocumentDeletion:
+        report = await self.delete_documents(project_id, [document_id])
+        return DocumentDeletion(document_id=document_id, **report.model_dump(exclude={"document_ids"}))
+
+    async def delete_documents(self, project_id: str, document_ids: list[str]) -> BatchDeletion:
+        """Delete the documents together (404 if one is unknown, 409 if one is processing: then none is)."""
+        ids = tuple(sorted(set(document_ids)))
         with llm_call_counter() as calls:
-            report = await self._delete(project_id, document_id)
+            report = await self._delete(project_id, ids)
             counted = calls()
         report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
                                     summary=counted.get("summary", 0))
         return report
 
-    async def _delete(self, pid: str, document_id: str) -> DocumentDeletion:
+    async def _delete(self, pid: str, document_ids: tuple[str, ...]) -> BatchDeletion:
         """Attempts until one writes: each plans without holding a lock (re-parsing, summaries and
         embeddings can take a while), then locks, checks and writes in one transaction."""
         keys: set[str] = set()
         outdated = 0
         while True:
             async with self.c.db.connect() as conn:
-                keys |= _keys_of(*await self._document_keys(conn, pid, document_id, lock=None))
+                keys |= _keys_of(*await self._document_keys(conn, pid, document_ids, lock=None))
             try:
-                return await self._attempt(pid, document_id, keys, plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS)
+                return await self._attempt(pid, document_ids, keys,
+                                           plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS)
             except _Outdated:
                 outdated += 1
-                log.info("document %s/%s: graph changed while planning its deletion; planning again",
-                         pid, document_id)
+                log.info("documents %s/%s: graph changed while planning their deletion; planning again",
+                         pid, ",".join(document_ids)[:200])
 
-    async def _attempt(self, pid: str, document_id: str, keys: set[str], *,
-                       plan_under_locks: bool) -> DocumentDeletion:
+    async def _attempt(self, pid: str, document_ids: tuple[str, ...], keys: set[str], *,
+                       plan_under_locks: bool) -> BatchDeletion:
         """Plan and write under the locks of `keys`. Raises _Outdated when the document's provenance has
         reached keys outside them (`keys` grows) or, unless `plan_under_locks`, when the plan is outdated."""
         async with entity_gate(self.c.db, pid, keys):
             async with self.c.db.connect() as conn:
-                snapshot = await self._snapshot(conn, pid, document_id, lock=None)
+                snapshot = await self._snapshot(conn, pid, document_ids, lock=None)
                 inputs = await self._inputs(conn, pid, snapshot)
             if not snapshot.keys <= keys:
                 keys |= snapshot.keys
                 raise _Outdated
-            prepared = await self._prepare(pid, snapshot, *inputs)
-            batch = CacheBatch(self.c.db, pid)
+            batch = self.c.llm_cache.batch(pid)
+            try:  # summaries looked up at once and written in one statement, not one round trip each
+                prepared = await self._prepare(pid, snapshot, *inputs, batch=batch)
+            finally:
+                await batch.flush_best_effort("deletion")
             try:
                 async with self.c.db.transaction() as conn:
-                    current = await self._snapshot(conn, pid, document_id, lock=keys)
+                    current = await self._snapshot(conn, pid, document_ids, lock=keys)
                     if not current.keys <= keys:
                         keys |= current.keys
                         raise _Outdated
@@ -151,59 +177,66 @@ class DeletionService:
                         if not plan_under_locks:
                             raise _Outdated
                         # summaries look the cache up on this connection: never wait for a second one here
-                        batch = CacheBatch(self.c.db, pid, conn)
+                        batch = self.c.llm_cache.batch(pid, conn)
                         inputs = await self._inputs(conn, pid, current)
                         prepared = await self._prepare(pid, current, *inputs, batch=batch)
-                    return await self._apply(conn, pid, document_id, prepared)
+                    return await self._apply(conn, pid, document_ids, prepared)
             finally:
                 await batch.flush_best_effort("deletion")
 
-    async def _document_keys(self, conn: AsyncConnection, pid: str, document_id: str, *,
+    async def _document_keys(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...], *,
                              lock: set[str] | None) -> tuple[list[str], list[Pair]]:
-        """The document's entity keys and relation pairs. With `lock`, the document row and those keys are
+        """The documents' entity keys and relation pairs. With `lock`, the document rows and those keys are
         locked first (the keys with the pipeline's advisory-lock scheme), and the provenance read after."""
         await require_project(conn, pid)
-        doc = await repo.lock_document(conn, pid, document_id, lock=lock is not None)
-        if doc is None:
-            raise document_not_found(document_id)
-        if doc["status"] == "processing":
-            raise Conflict(f"Document '{document_id}' is still processing; delete it when it has finished",
+        docs = await repo.lock_documents(conn, pid, document_ids, lock=lock is not None)
+        missing = [d for d in document_ids if d not in docs]
+        if len(missing) == 1:
+            raise document_not_found(missing[0])
+        if missing:
+            raise NotFound(f"Documents not found: {', '.join(missing)[:1000]}", code="document_not_found")
+        busy = [d for d in document_ids if docs[d]["status"] == "processing"]
+        if busy:
+            which = f"Document '{busy[0]}' is" if len(busy) == 1 else f"Documents {', '.join(busy)[:1000]} are"
+            raise Conflict(f"{which} still processing; delete when finished (or cancel first)",
                            code="document_processing")
         if lock is not None:
             await graph_repo.lock_keys(conn, pid, lock)
-        return await graph_repo.keys_of_document(conn, pid, document_id)
+        return await repo.keys_of_documents(conn, pid, document_ids)
 
-    async def _snapshot(self, conn: AsyncConnection, pid: str, document_id: str, *,
+    async def _snapshot(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...], *,
                         lock: set[str] | None) -> Snapshot:
         """Everything the rebuild depends on; under `lock` (see _document_keys) it stays true until commit
         if its keys are all within `lock`."""
-        keys, pairs = await self._document_keys(conn, pid, document_id, lock=lock)
+        keys, pairs = await self._document_keys(conn, pid, document_ids, lock=lock)
         return Snapshot(
             keys=_keys_of(keys, pairs),
-            doc_chunks=await repo.chunks_of_document(conn, pid, document_id),
+            doc_chunks=await repo.chunks_of_documents(conn, pid, document_ids),
             entities=await graph_repo.fetch_entities(conn, pid, keys),
             relations=await graph_repo.fetch_relations(conn, pid, pairs),
         )
 
     async def _inputs(self, conn: AsyncConnection, pid: str,
                       snap: Snapshot) -> tuple[dict[str, ChunkExtraction], dict[str, str], str]:
-        needed = chunks_needed(snap.entities, snap.relations, snap.gone, self.settings)
+        needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
         inputs = await repo.chunk_cache_inputs(conn, pid, needed)
-        paths = {cid: c["file_path"] or UNKNOWN_SOURCE for cid, c in inputs.items()}
-        return await self._cached_extractions(conn, pid, inputs), paths, await self._language(conn, pid)
+        paths = {cid: c.file_path or UNKNOWN_SOURCE for cid, c in inputs.items()}
+        project = await self._project_settings(conn, pid)
+        return await self._cached_extractions(conn, pid, inputs, project.entity_types), paths, project.language
 
     async def _prepare(self, pid: str, snap: Snapshot, extractions: dict[str, ChunkExtraction],
                        paths: dict[str, str], language: str, *, batch: CacheBatch | None = None) -> Prepared:
-        plan = plan_rebuild(snap.entities, snap.relations, snap.gone, extractions, self.settings)
+        plan = plan_rebuild(*snap.row_mappings(), snap.gone, extractions, self.settings)
         ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, paths,
                                                          language, batch)
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors)
 
-    async def _apply(self, conn: AsyncConnection, pid: str, document_id: str, p: Prepared) -> DocumentDeletion:
+    async def _apply(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...],
+                     p: Prepared) -> BatchDeletion:
         plan = p.plan
         cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
-        await repo.delete_document(conn, pid, document_id)
+        await repo.delete_documents(conn, pid, document_ids)
         await curation_repo.delete_relations(conn, pid, plan.delete_relations)
         await curation_repo.delete_entities(conn, pid, plan.delete_entities)
         await graph_repo.upsert_entities(conn, pid, p.ent_rows)
@@ -211,43 +244,50 @@ class DeletionService:
         await graph_repo.set_entity_embeddings(conn, pid, p.vectors[0])
         await graph_repo.set_relation_embeddings(conn, pid, p.vectors[1])
         await cache_repo.delete_unreferenced(
-            conn, pid, [k for c in p.snapshot.doc_chunks for k in c["extraction_cache_keys"]])
-        return DocumentDeletion(
-            document_id=document_id, chunks_deleted=len(p.snapshot.doc_chunks),
+            conn, pid, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys])
+        return BatchDeletion(
+            document_ids=list(document_ids), chunks_deleted=len(p.snapshot.doc_chunks),
             entities_deleted=len(plan.delete_entities), entities_rebuilt=len(p.ent_rows),
             relations_deleted=len(set(plan.delete_relations) | set(cascaded)), relations_rebuilt=len(p.rel_rows),
             llm_calls=LLMCalls(extract=0, summary=0),
         )
 
     async def _cached_extractions(self, conn: AsyncConnection, pid: str,
-                                  inputs: dict[str, dict]) -> dict[str, ChunkExtraction]:
+                                  inputs: dict[str, ChunkCacheRef],
+                                  entity_types: list[str]) -> dict[str, ChunkExtraction]:
         """Re-parse the cached pass answers (first pass, then gleanings) of the given chunks."""
-        cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c["extraction_cache_keys"]])
+        cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c.extraction_cache_keys])
         work: list[tuple[str, list[str], str]] = []
         for chunk_id, chunk in inputs.items():
-            answers = [cached[k]["response"] for k in chunk["extraction_cache_keys"] if k in cached]
-            if len(answers) != len(chunk["extraction_cache_keys"]) or not answers:
+            answers = [cached[k]["response"] for k in chunk.extraction_cache_keys if k in cached]
+            if len(answers) != len(chunk.extraction_cache_keys) or not answers:
                 log.warning("chunk %s: cached extraction incomplete; items found nowhere else keep their text",
                             chunk_id)
             if answers:
-                work.append((chunk_id, answers, chunk["file_path"] or UNKNOWN_SOURCE))
+                work.append((chunk_id, answers, chunk.file_path or UNKNOWN_SOURCE))
         limit = self.settings.entity_name_max_length
 
         def parse_all() -> dict[str, ChunkExtraction]:
-            return {cid: extraction_from_cached(answers, cid, path, limit) for cid, answers, path in work}
+            return {cid: extraction_from_cached(answers, cid, path, limit, entity_types) for cid, answers, path in work}
 
         # Hub entities can pull in hundreds of chunks: parse off the event loop.
         return await asyncio.to_thread(parse_all)
 
-    async def _language(self, conn: AsyncConnection, pid: str) -> str:
+    async def _project_settings(self, conn: AsyncConnection, pid: str) -> EffectiveSettings:
         row = await projects_repo.get(conn, pid)
-        return effective_settings(self.settings, row["settings"] if row else None).language
+        return effective_settings(self.settings, row["settings"] if row else None)
 
-    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict, rels: dict, paths: dict[str, str],
+    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict[str, EntityRow],
+                               rels: dict[Pair, RelationRow], paths: dict[str, str],
                                language: str, batch: CacheBatch | None) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
         and, for items without cached records, their current text with the shrunk source lists."""
         s = self.summarizer
+        if batch is not None and self.settings.enable_llm_cache_for_extract:
+            await batch.prefetch([key for key in (
+                *(s.first_call_key("entity", m.name, m.fragments, language) for m in plan.entities),
+                *(s.first_call_key("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language)
+                  for m in plan.relations)) if key])
 
         async def entity_text(m: EntityMerge) -> str:
             if not s.needs_llm(m.fragments):
@@ -266,37 +306,35 @@ class DeletionService:
         )
         ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
         rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
-        ent_rows += [self._kept_text_row(ents[k], remaining, self.settings.max_source_ids_per_entity, paths)
-                     for k, remaining in plan.stale_entities.items()]
-        rel_rows += [self._kept_text_row(rels[p], remaining, self.settings.max_source_ids_per_relation, paths)
+        ent_rows += [self._kept_entity_row(ents[k], remaining, paths) for k, remaining in plan.stale_entities.items()]
+        rel_rows += [self._kept_relation_row(rels[p], remaining, paths)
                      for p, remaining in plan.stale_relations.items()]
         return ent_rows, rel_rows
 
-    def _kept_text_row(self, row: dict, remaining: list[str], cap: int, paths: dict[str, str]) -> dict:
-        """The item's current text with its provenance-derived fields (source ids, file paths) recomputed."""
+    def _kept_entity_row(self, row: EntityRow, remaining: list[str], paths: dict[str, str]) -> dict:
+        """The entity's current text with its provenance-derived fields recomputed."""
+        return {"key": row.key, "name": row.name, "entity_type": row.entity_type, "description": row.description,
+                **self._kept_sources(remaining, self.settings.max_source_ids_per_entity, paths)}
+
+    def _kept_relation_row(self, row: RelationRow, remaining: list[str], paths: dict[str, str]) -> dict:
+        return {"src_key": row.src_key, "tgt_key": row.tgt_key, "keywords": row.keywords,
+                "description": row.description, "weight": row.weight,
+                **self._kept_sources(remaining, self.settings.max_source_ids_per_relation, paths)}
+
+    def _kept_sources(self, remaining: list[str], cap: int, paths: dict[str, str]) -> dict:
+        """Source ids, file paths and truncation note from the remaining provenance."""
         method = limit_method(self.settings)
         limited = limit_sources(remaining, cap, method)
-        fields = ("name", "entity_type", "description") if "key" in row else ("keywords", "description", "weight")
-        ident = {"key": row["key"]} if "key" in row else {"src_key": row["src_key"], "tgt_key": row["tgt_key"]}
         file_paths = merge_file_paths([], [paths.get(c) for c in limited], self.settings.max_file_paths, method)
-        return {**ident, **{f: row[f] for f in fields}, "source_ids": limited, "file_paths": file_paths,
+        return {"source_ids": limited, "file_paths": file_paths,
                 "truncate": truncate_note(len(remaining), len(limited), method)}
 
-    async def _embeddings(self, ents: dict, rels: dict, ent_rows: list[dict],
-                          rel_rows: list[dict]) -> tuple[list[tuple], list[tuple]]:
-        """Vectors for rebuilt items whose embedded text changed, in the graph repository's row formats."""
+    async def _embeddings(self, ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], ent_rows: list[dict],
+                          rel_rows: list[dict]) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
+        """Vectors for rebuilt items whose embedded text changed."""
         # the stored display names and embedded hashes, with the rebuilt text
-        ent_items = [{**row, "name": ents[row["key"]]["name"], "embedded_hash": ents[row["key"]]["embedded_hash"]}
-                     for row in ent_rows]
-        rel_items = []
-        for row in rel_rows:
-            old = rels[(row["src_key"], row["tgt_key"])]
-            rel_items.append({**row, "src_name": old["src_name"], "tgt_name": old["tgt_name"],
-                              "embedded_hash": old["embedded_hash"]})
-        ent_done, rel_done = await embed_changed(self.c.embedder, ent_items, rel_items)
-        return (
-            [(d.item["key"], d.item["description"], d.vector, d.text_hash) for d in ent_done],
-            [(d.item["src_key"], d.item["tgt_key"], d.item["description"], d.item["keywords"], d.vector, d.text_hash)
-             for d in rel_done],
-        )
+        ent_items = [replace(EntityText.of(ents[row["key"]]), description=row["description"]) for row in ent_rows]
+        rel_items = [replace(RelationText.of(rels[(row["src_key"], row["tgt_key"])]), keywords=row["keywords"],
+                             description=row["description"]) for row in rel_rows]
+        return await embed_changed(self.c.embedder, ent_items, rel_items)
 

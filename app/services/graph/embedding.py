@@ -8,32 +8,29 @@ compare-and-set under key locks, curation inside its edit transaction, deletion 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from app.domain.rows import EntityEmbeddingUpdate, EntityText, RelationEmbeddingUpdate, RelationText
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.providers.embeddings import EmbeddingClient
 
 
-@dataclass
-class Embedded:
-    item: dict          # the caller's row, unchanged
-    vector: list[float]
-    text_hash: str      # to store as embedded_hash
-
-
 async def embed_changed(
-    embedder: EmbeddingClient, entities: Iterable[dict], relations: Iterable[dict]
-) -> tuple[list[Embedded], list[Embedded]]:
-    """Entities need name, description, embedded_hash; relations src_name, tgt_name, keywords, description,
-    embedded_hash. Returns the changed ones with their new vectors, in the order given."""
-    ent_todo = [(e, entity_embedding_text(e["name"], e["description"])) for e in entities]
-    ent_todo = [(e, body) for e, body in ent_todo if e["embedded_hash"] != text_hash(body)]
-    rel_todo = [(r, relation_embedding_text(r["src_name"], r["tgt_name"], r["keywords"], r["description"]))
+    embedder: EmbeddingClient, entities: Iterable[EntityText], relations: Iterable[RelationText]
+) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
+    """The changed items with their new vectors, in the order given: the only place embedding updates are
+    built."""
+    ent_todo = [(e, entity_embedding_text(e.name, e.description)) for e in entities]
+    ent_todo = [(e, body) for e, body in ent_todo if e.embedded_hash != text_hash(body)]
+    rel_todo = [(r, relation_embedding_text(r.src_name, r.tgt_name, r.keywords, r.description))
                 for r in relations]
-    rel_todo = [(r, body) for r, body in rel_todo if r["embedded_hash"] != text_hash(body)]
+    rel_todo = [(r, body) for r, body in rel_todo if r.embedded_hash != text_hash(body)]
     if not ent_todo and not rel_todo:
         return [], []
     vectors = await embedder.embed([body for _, body in ent_todo] + [body for _, body in rel_todo])
-    done = [Embedded(item, vector, text_hash(body))
-            for (item, body), vector in zip(ent_todo + rel_todo, vectors, strict=True)]
-    return done[:len(ent_todo)], done[len(ent_todo):]
+    ent_vectors, rel_vectors = vectors[:len(ent_todo)], vectors[len(ent_todo):]
+    return (
+        [EntityEmbeddingUpdate(e.key, e.description, vector, text_hash(body))
+         for (e, body), vector in zip(ent_todo, ent_vectors, strict=True)],
+        [RelationEmbeddingUpdate(r.src_key, r.tgt_key, r.description, r.keywords, vector, text_hash(body))
+         for (r, body), vector in zip(rel_todo, rel_vectors, strict=True)],
+    )

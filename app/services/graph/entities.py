@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
+from app.domain.rows import EntityRow
 from app.errors import Conflict
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
@@ -57,9 +58,9 @@ class CurationService(CurationBase):
                 raise not_found(name)
             sources = await repo.entity_source_chunks(conn, project_id, key, MAX_DETAIL_SOURCES)
             rels = await repo.relations_touching(conn, project_id, [key], limit=relation_limit)
-        return EntityDetail(**entity_out(row).model_dump(), source_ids=list(row["source_ids"] or []),
+        return EntityDetail(**entity_out(row).model_dump(), source_ids=list(row.source_ids or []),
                             source_chunks=[SourceChunk(**s) for s in sources],
-                            relations=[relation_out(r) for r in rels], relations_total=row["degree"])
+                            relations=[relation_out(r) for r in rels], relations_total=row.degree)
 
     # ----- entities: writes -----
 
@@ -73,7 +74,7 @@ class CurationService(CurationBase):
             await graph_repo.lock_keys(conn, body.project_id, [key])
             existing = await repo.get_entity(conn, body.project_id, key)
             if existing is not None:
-                raise Conflict(f"Entity '{existing['name']}' already exists", code="entity_exists")
+                raise Conflict(f"Entity '{existing.name}' already exists", code="entity_exists")
             await repo.insert_entity(conn, body.project_id, values)
             await reembed(conn, self.c.embedder, body.project_id, entity_keys=[key])
             row = await repo.get_entity(conn, body.project_id, key)
@@ -109,27 +110,27 @@ class CurationService(CurationBase):
         assert row is not None
         return entity_out(row)
 
-    async def _rename(self, conn: AsyncConnection, pid: str, row: dict, new_key: str, values: dict) -> None:
+    async def _rename(self, conn: AsyncConnection, pid: str, row: EntityRow, new_key: str, values: dict) -> None:
         """Create the new entity, move every relation (re-sorted pairs) and all provenance onto it, then
         drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE."""
         clash = await repo.get_entity(conn, pid, new_key)
         if clash is not None:
             raise Conflict(
-                f"Entity '{clash['name']}' already exists; to combine '{row['name']}' into it use "
+                f"Entity '{clash.name}' already exists; to combine '{row.name}' into it use "
                 "POST /entities/merge", code="entity_exists")
-        old_key = row["key"]
+        old_key = row.key
         await repo.insert_entity(conn, pid, {
             "key": new_key, "name": values["name"],
-            "entity_type": values.get("entity_type", row["entity_type"]),
-            "description": values.get("description", row["description"]),
-            "source_ids": row["source_ids"], "file_paths": row["file_paths"],
+            "entity_type": values.get("entity_type", row.entity_type),
+            "description": values.get("description", row.description),
+            "source_ids": row.source_ids, "file_paths": row.file_paths,
             "curated": True,  # cached extractions know it by its old name only
         })
         moves = []
         for rel in await repo.relations_touching(conn, pid, [old_key]):
-            s = new_key if rel["src_key"] == old_key else rel["src_key"]
-            t = new_key if rel["tgt_key"] == old_key else rel["tgt_key"]
-            moves.append((rel["src_key"], rel["tgt_key"], *sorted_pair(s, t)))
+            s = new_key if rel.src_key == old_key else rel.src_key
+            t = new_key if rel.tgt_key == old_key else rel.tgt_key
+            moves.append((rel.src_key, rel.tgt_key, *sorted_pair(s, t)))
         await repo.rekey_relations(conn, pid, moves)
         await repo.copy_entity_sources(conn, pid, [old_key], new_key)
         await repo.delete_entities(conn, pid, [old_key])
@@ -144,4 +145,4 @@ class CurationService(CurationBase):
                 raise not_found(name)
             relations = await repo.count_relations(conn, project_id, [key])
             await repo.delete_entities(conn, project_id, [key])
-        return EntityDeleted(name=row["name"], relations_deleted=relations)
+        return EntityDeleted(name=row.name, relations_deleted=relations)

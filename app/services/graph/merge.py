@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.config import Settings
 from app.container import Container
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
+from app.domain.rows import EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
 from app.errors import InvalidInput, NotFound, first_failure
 from app.repositories import curation as repo
@@ -63,7 +64,7 @@ _LLM_OUTSIDE_TRIES = 3
 class RelationPlan:
     delete_pairs: list[Pair] = field(default_factory=list)
     new_rows: list[dict] = field(default_factory=list)
-    new_sources: list[dict] = field(default_factory=list)
+    new_sources: list[RelationSource] = field(default_factory=list)
     neighbours: set[str] = field(default_factory=set)  # far ends of the relations touching the merged entities
     redirected: int = 0
     merged: int = 0
@@ -82,7 +83,7 @@ class _Request:
 
 @dataclass
 class _Plan:
-    found: dict[str, dict]
+    found: dict[str, EntityRow]
     values: dict
     relations: RelationPlan
 
@@ -113,7 +114,7 @@ class _Summaries:
             return
         batch = None
         if conn is not None:
-            batch = CacheBatch(self.summarizer.db, self.project_id, conn)
+            batch = self.summarizer.cache.batch(self.project_id, conn)
             self.batches.append(batch)
         try:  # a failure cancels the others, so none writes to a batch after its flush
             async with asyncio.TaskGroup() as group:
@@ -136,7 +137,7 @@ class EntityMergeService:
         self.settings: Settings = c.settings
         # llm_summarize asked for an LLM-written text, so summarise from two fragments on
         forced = c.settings.model_copy(update={"force_llm_summary_on_merge": 2})
-        self.summarizer = Summarizer(c.db, c.llm, c.tokenizer, forced)
+        self.summarizer = Summarizer(c.llm_cache, c.tokenizer, forced)
 
     async def merge(self, body: MergeRequest) -> MergeReport:
         req = self._request(body)
@@ -208,14 +209,14 @@ class EntityMergeService:
         data, strategy = req.body.target_entity_data, req.body.strategy
         given = sanitize(data.description) if data and data.description else None
         description = given or self._combine(texts, strategy, "entity", req.target_name,
-                                             [r["description"] for r in rows], language)
+                                             [r.description for r in rows], language)
         entity_type = (normalize_type(data.entity_type) if data and data.entity_type
-                       else first_known_type([r["entity_type"] for r in rows]))
+                       else first_known_type([r.entity_type for r in rows]))
         values = {
             "name": req.target_name, "entity_type": entity_type, "description": description, "curated": True,
-            "source_ids": limit_ids(ordered_union(*[r["source_ids"] for r in rows]),
+            "source_ids": limit_ids(ordered_union(*[r.source_ids for r in rows]),
                                     s.max_source_ids_per_entity, s.source_ids_limit_method),
-            "file_paths": self._paths(*[r["file_paths"] for r in rows]),
+            "file_paths": self._paths(*[r.file_paths for r in rows]),
         }
         relations = await self._plan_relations(conn, req.pid, req.involved, req.tkey, req.target_name, strategy,
                                                language, texts)
@@ -235,7 +236,7 @@ class EntityMergeService:
         await repo.insert_relation_sources(conn, pid, rel.new_sources)
         await reembed(conn, self.c.embedder, pid, entity_keys=[tkey], touching=[tkey])
         return MergeReport(
-            target=req.target_name, merged_sources=[plan.found[k]["name"] for k in merged_keys],
+            target=req.target_name, merged_sources=[plan.found[k].name for k in merged_keys],
             relations_redirected=rel.redirected, relations_merged=rel.merged, self_loops_dropped=rel.self_loops,
         )
 
@@ -248,50 +249,49 @@ class EntityMergeService:
         rank = {k: i for i, k in enumerate(involved)}
         far = len(involved)
         rels = sorted(await repo.relations_touching(conn, pid, involved),
-                      key=lambda r: (min(rank.get(r["src_key"], far), rank.get(r["tgt_key"], far)),
-                                     r["src_key"], r["tgt_key"]))
-        groups: dict[Pair, list[dict]] = {}
+                      key=lambda r: (min(rank.get(r.src_key, far), rank.get(r.tgt_key, far)),
+                                     r.src_key, r.tgt_key))
+        groups: dict[Pair, list[RelationRow]] = {}
         names: dict[str, str] = {tkey: target_name}
         for rel in rels:
-            plan.neighbours.update(k for k in (rel["src_key"], rel["tgt_key"]) if k not in rank)
-            src = tkey if rel["src_key"] in rank else rel["src_key"]
-            tgt = tkey if rel["tgt_key"] in rank else rel["tgt_key"]
-            names.setdefault(rel["src_key"], rel["src_name"])
-            names.setdefault(rel["tgt_key"], rel["tgt_name"])
+            plan.neighbours.update(k for k in rel.pair if k not in rank)
+            src = tkey if rel.src_key in rank else rel.src_key
+            tgt = tkey if rel.tgt_key in rank else rel.tgt_key
+            names.setdefault(rel.src_key, rel.src_name)
+            names.setdefault(rel.tgt_key, rel.tgt_name)
             if src == tgt:
                 plan.self_loops += 1
-                plan.delete_pairs.append((rel["src_key"], rel["tgt_key"]))
+                plan.delete_pairs.append(rel.pair)
                 continue
             pair = sorted_pair(src, tgt)
-            if pair != (rel["src_key"], rel["tgt_key"]):
+            if pair != rel.pair:
                 plan.redirected += 1
             groups.setdefault(pair, []).append(rel)
 
-        changed = {p: m for p, m in groups.items() if len(m) > 1 or (m[0]["src_key"], m[0]["tgt_key"]) != p}
-        provenance: dict[Pair, list[dict]] = {}
+        changed = {p: m for p, m in groups.items() if len(m) > 1 or m[0].pair != p}
+        provenance: dict[Pair, list[RelationSource]] = {}
         for row in await repo.relation_sources_of(
-                conn, pid, [(m["src_key"], m["tgt_key"]) for members in changed.values() for m in members]):
-            provenance.setdefault((row["src_key"], row["tgt_key"]), []).append(row)
+                conn, pid, [m.pair for members in changed.values() for m in members]):
+            provenance.setdefault((row.src_key, row.tgt_key), []).append(row)
 
         for pair, members in changed.items():
-            old_pairs = [(m["src_key"], m["tgt_key"]) for m in members]
+            old_pairs = [m.pair for m in members]
             plan.delete_pairs.extend(old_pairs)
             plan.merged += len(members) - 1
             label = f"{names[pair[0]]} - {names[pair[1]]}"
             plan.new_rows.append({
                 "src_key": pair[0], "tgt_key": pair[1],
                 "description": self._combine(texts, strategy, "relation", label,
-                                             [m["description"] for m in members], language),
-                "keywords": join_keywords(*[m["keywords"] for m in members]),
-                "weight": sum(float(m["weight"]) for m in members), "curated": True,
-                "source_ids": limit_ids(ordered_union(*[m["source_ids"] for m in members]),
+                                             [m.description for m in members], language),
+                "keywords": join_keywords(*[m.keywords for m in members]),
+                "weight": sum(float(m.weight) for m in members), "curated": True,
+                "source_ids": limit_ids(ordered_union(*[m.source_ids for m in members]),
                                         s.max_source_ids_per_relation, s.source_ids_limit_method),
-                "file_paths": self._paths(*[m["file_paths"] for m in members]),
+                "file_paths": self._paths(*[m.file_paths for m in members]),
             })
-            seen: dict[str, dict] = {}
-            for row in sorted((r for p in old_pairs for r in provenance.get(p, [])), key=lambda r: r["seq"]):
-                seen.setdefault(row["chunk_id"], {"src_key": pair[0], "tgt_key": pair[1], "chunk_id": row["chunk_id"],
-                                                  "document_id": row["document_id"], "seq": row["seq"]})
+            seen: dict[str, RelationSource] = {}
+            for row in sorted((r for p in old_pairs for r in provenance.get(p, [])), key=lambda r: r.seq):
+                seen.setdefault(row.chunk_id, replace(row, src_key=pair[0], tgt_key=pair[1]))
             plan.new_sources.extend(seen.values())
         return plan
 

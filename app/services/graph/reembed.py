@@ -1,6 +1,6 @@
 """Re-embed entities and relations after an edit, inside the caller's transaction.
 
-Which items changed, and their vectors, is decided by app/services/graph_embedding.py."""
+Which items changed, and their vectors, is decided by app/services/graph/embedding.py."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.domain.rows import EntityText, RelationText
 from app.providers.embeddings import EmbeddingClient
 from app.repositories import curation as repo
 from app.services.graph.embedding import embed_changed
@@ -19,12 +20,12 @@ async def reembed(conn: AsyncConnection, embedder: EmbeddingClient, project_id: 
     """Embed the given entities, every relation touching `touching`, and the given relation pairs.
     Returns how many items were (re-)embedded."""
     entity_rows = (await repo.get_entities(conn, project_id, list(entity_keys))).values()
-    relation_rows = {(r["src_key"], r["tgt_key"]): r for r in await repo.relations_touching(conn, project_id, touching)}
+    relation_rows = {r.pair: r for r in await repo.relations_touching(conn, project_id, touching)}
     for row in await repo.relations_by_pairs(conn, project_id, [p for p in pairs if p not in relation_rows]):
-        relation_rows[(row["src_key"], row["tgt_key"])] = row
+        relation_rows[row.pair] = row
 
-    ent_done, rel_done = await embed_changed(embedder, entity_rows, relation_rows.values())
-    await repo.set_entity_embeddings(conn, project_id, [(d.item["key"], d.vector, d.text_hash) for d in ent_done])
-    await repo.set_relation_embeddings(
-        conn, project_id, [((d.item["src_key"], d.item["tgt_key"]), d.vector, d.text_hash) for d in rel_done])
+    ent_done, rel_done = await embed_changed(embedder, map(EntityText.of, entity_rows),
+                                             map(RelationText.of, relation_rows.values()))
+    await repo.set_entity_embeddings(conn, project_id, ent_done)
+    await repo.set_relation_embeddings(conn, project_id, rel_done)
     return len(ent_done) + len(rel_done)

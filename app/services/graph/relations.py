@@ -94,4 +94,4 @@ class RelationCurationService(CurationBase):
             if row is None:
                 raise relation_missing(source, target)
             await repo.delete_relations(conn, project_id, [pair])
-        return RelationDeleted(source=row["src_name"], target=row["tgt_name"])
+        return RelationDeleted(source=row.src_name, target=row.tgt_name)

@@ -11,19 +11,52 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Literal
 
 from app.config import Settings
-from app.db.engine import Database
+from app.domain.chat import strip_think
 from app.domain.texts import SEP, join_fragments
 from app.prompts.summary import summary_messages
-from app.providers.llm import PRIORITY_SUMMARY, LLMClient
+from app.providers.llm import PRIORITY_SUMMARY
 from app.providers.tokenizer import Tokenizer
-from app.services.cached_llm import CacheBatch, cached_chat, messages_key
+from app.services.cached_llm import CacheBatch, CachedLLM, ChatRequest, messages_key
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["entity", "relation"]
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})[\w-]*\s*$", re.MULTILINE)
+_UNCLOSED_THINK = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*#{1,6}\s.*$")
+_LABEL = re.compile(r"^\s*\**\s*(?:(?:(?:consolidated|merged|combined|final|updated|new)\s+)?(?:entity\s+|relation\s+)?"
+                    r"description|(?:consolidated|merged|combined|final|updated)\s+summary)\s*\**\s*:\s*\**\s*",
+                    re.IGNORECASE)
+_PREAMBLE = re.compile(r"^\s*(?:sure|certainly|of course|okay|ok|here|below|this is|the following)\b.*:\s*$",
+                       re.IGNORECASE | re.DOTALL)
+_NOTE = re.compile(r"^\s*\(?\s*\**\s*note\s*\**\s*:", re.IGNORECASE)
+
+
+def clean_summary(text: str) -> str:
+    """The description in a summary answer, without reasoning, a preamble restating the task, a heading or
+    label, code fences or a closing note. "" when nothing is left (the caller keeps the fragments)."""
+    text = strip_think(text or "")
+    unclosed = _UNCLOSED_THINK.search(text)
+    if unclosed:  # reasoning cut off before the answer: nothing after the tag is the description
+        text = text[:unclosed.start()]
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _FENCE.sub("", text)) if p.strip()]
+    while paragraphs and (_PREAMBLE.match(paragraphs[0]) or _HEADING.match(paragraphs[0])
+                          or _LABEL.sub("", paragraphs[0]).strip(" *") == ""):
+        paragraphs.pop(0)
+    while len(paragraphs) > 1 and _NOTE.match(paragraphs[-1]):
+        paragraphs.pop()
+    if paragraphs:
+        paragraphs[0] = _LABEL.sub("", paragraphs[0])
+    text = "\n\n".join(paragraphs).strip()
+    if len(text) > 4 and text.startswith("**") and text.endswith("**") and "**" not in text[2:-2]:
+        text = text[2:-2].strip()
+    return text
 
 
 def _cleaned(fragments: list[str]) -> list[str]:
@@ -31,9 +64,9 @@ def _cleaned(fragments: list[str]) -> list[str]:
 
 
 class Summarizer:
-    def __init__(self, db: Database, llm: LLMClient, tokenizer: Tokenizer, settings: Settings) -> None:
-        self.db = db
-        self.llm = llm
+    def __init__(self, cache: CachedLLM, tokenizer: Tokenizer, settings: Settings) -> None:
+        self.cache = cache
+        self.llm = cache.llm
         self.tokenizer = tokenizer
         self.settings = settings
 
@@ -137,12 +170,10 @@ class Summarizer:
         self, kind: Kind, name: str, items: list[str], language: str, project_id: str, batch: CacheBatch | None
     ) -> str:
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
-        result = await cached_chat(
-            self.db, self.llm, project_id, "summary", messages,
-            operation="summary", priority=PRIORITY_SUMMARY, enabled=self.settings.enable_llm_cache_for_extract,
-            batch=batch,
-        )
-        text = result.text.replace(SEP, " ").strip()
+        request = ChatRequest("summary", messages, "summary", priority=PRIORITY_SUMMARY,
+                              use_cache=self.settings.enable_llm_cache_for_extract)
+        result = await self.cache.chat(project_id, request, batch)
+        text = clean_summary(result.text).replace(SEP, " ").strip()
         if not text:
             log.warning("empty summary for %s %r; keeping the fragments", kind, name)
             return " ".join(items)

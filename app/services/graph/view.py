@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from app.container import Container
 from app.domain.names import lookup_key, sanitize
+from app.domain.rows import NodeRow
 from app.repositories import curation as repo
 from app.schemas.entities import GraphEdge, GraphNode, GraphOut
 from app.services.graph.common import not_found
@@ -28,22 +29,24 @@ class GraphViewService:
                 start = await repo.get_entity(conn, project_id, key) if key else None
                 if start is None:
                     raise not_found(label)
-                nodes, truncated = await self._expand(conn, project_id, start, max_depth, max_nodes)
-            edges = await repo.edges_among(conn, project_id, [n["key"] for n in nodes])
-        names = {n["key"]: n["name"] for n in nodes}
+                node = NodeRow(start.key, start.name, start.entity_type, start.description, start.degree)
+                nodes, truncated = await self._expand(conn, project_id, node, max_depth, max_nodes)
+            edges = await repo.edges_among(conn, project_id, [n.key for n in nodes])
+        names = {n.key: n.name for n in nodes}
         return GraphOut(
-            nodes=[GraphNode(id=n["name"], entity_type=n["entity_type"], description=n["description"],
-                             degree=n["degree"]) for n in nodes],
-            edges=[GraphEdge(source=names[e["src_key"]], target=names[e["tgt_key"]], weight=e["weight"],
-                             keywords=e["keywords"], description=e["description"]) for e in edges],
+            nodes=[GraphNode(id=n.name, entity_type=n.entity_type, description=n.description,
+                             degree=n.degree) for n in nodes],
+            edges=[GraphEdge(source=names[e.src_key], target=names[e.tgt_key], weight=e.weight,
+                             keywords=e.keywords, description=e.description) for e in edges],
             is_truncated=truncated,
         )
 
     @staticmethod
-    async def _expand(conn, project_id: str, start: dict, max_depth: int, max_nodes: int) -> tuple[list[dict], bool]:
+    async def _expand(conn, project_id: str, start: NodeRow, max_depth: int,
+                      max_nodes: int) -> tuple[list[NodeRow], bool]:
         nodes = [start]
-        visited = [start["key"]]
-        frontier = [start["key"]]
+        visited = [start.key]
+        frontier = [start.key]
         for _ in range(max_depth):
             room = max_nodes - len(nodes)
             found = await repo.neighbour_nodes(conn, project_id, frontier, visited, room + 1)
@@ -52,6 +55,6 @@ class GraphViewService:
             if not found:
                 break
             nodes.extend(found)
-            frontier = [n["key"] for n in found]
+            frontier = [n.key for n in found]
             visited.extend(frontier)
         return nodes, False

@@ -22,7 +22,6 @@ from app.errors import InvalidInput
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
-from app.services.query.rerank import RerankService
 from app.services.query.retrieval import Retriever, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
@@ -51,11 +50,11 @@ def _too_small(max_total: int, needed: int) -> InvalidInput:
 
 
 class ContextBuilder:
-    def __init__(self, c: Container, reranker: RerankService) -> None:
+    def __init__(self, c: Container) -> None:
         self.c = c
         self.settings = c.settings
         self.ledger = TokenLedger(c.tokenizer)
-        self.reranker = reranker
+        self.reranker = c.reranker
         empty_relation = RelationHit("", "", "", "", "", "", 0.0, [])
         self._min_relation_tokens = self.ledger.count(relation_line(empty_relation) + "\n")
 

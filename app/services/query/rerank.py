@@ -92,10 +92,3 @@ class RerankService:
         if self.provider is not None:
             await self.provider.close()
 
-
-def get_reranker(extras: dict[str, Any], settings: Settings) -> RerankService:
-    """One service (and breaker) per app, created on first use."""
-    service = extras.get("reranker")
-    if service is None:
-        service = extras["reranker"] = RerankService(settings)
-    return service

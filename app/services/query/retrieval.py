@@ -10,18 +10,8 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
-from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
+from app.domain.hits import ChunkHit, EntityHit, GraphHits
 from app.repositories import retrieval as repo
-
-
-def _entity(row: dict) -> EntityHit:
-    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
-                     list(row["file_paths"] or []))
-
-
-def _relation(row: dict) -> RelationHit:
-    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
-                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
 
 
 class Retriever:
@@ -33,26 +23,21 @@ class Retriever:
         self.min_similarity = min_similarity
 
     async def local(self, ll_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
-        rows = await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.min_similarity)
-        entities = [_entity(r) for r in rows]
+        entities = await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.min_similarity)
         edges = await repo.relations_of_entities(self.conn, self.project_id, [e.key for e in entities],
                                                  relation_limit)
-        return GraphHits(entities, [_relation(r) for r in edges])
+        return GraphHits(entities, edges)
 
     async def global_(self, hl_vec: list[float], top_k: int) -> GraphHits:
-        rows = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.min_similarity)
+        found = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.min_similarity)
         entities: dict[str, EntityHit] = {}
-        for row in rows:  # the ends, in order of appearance (source, then target)
-            for side, key in (("src", row["src_key"]), ("tgt", row["tgt_key"])):
-                if key not in entities:
-                    entities[key] = EntityHit(key, row[f"{side}_name"], row[f"{side}_type"],
-                                              row[f"{side}_description"], row[f"{side}_degree"],
-                                              list(row[f"{side}_file_paths"] or []))
-        return GraphHits(list(entities.values()), [_relation(r) for r in rows])
+        for _, *ends in found:  # the ends, in order of appearance (source, then target)
+            for end in ends:
+                entities.setdefault(end.key, end)
+        return GraphHits(list(entities.values()), [relation for relation, *_ in found])
 
     async def vector_chunks(self, query_vec: list[float], limit: int) -> list[ChunkHit]:
-        rows = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.min_similarity)
-        return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
+        return await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.min_similarity)
 
     async def attach_sources(self, hits: GraphHits) -> None:
         by_entity, by_pair = await repo.source_chunk_ids(
@@ -85,14 +70,14 @@ class Retriever:
         if limit is not None:
             tagged = tagged[:limit]
         by_id = {c.id: c for c in vector}
-        rows = await repo.chunks_by_ids(self.conn, self.project_id, [i for i, _ in tagged if i not in by_id])
+        stored = await repo.chunks_by_ids(self.conn, self.project_id,
+                                          {i: source for i, source in tagged if i not in by_id})
         out: list[ChunkHit] = []
-        for chunk_id, source in tagged:
+        for chunk_id, _ in tagged:
             if chunk_id in by_id:
                 out.append(by_id[chunk_id])
-            elif chunk_id in rows:
-                row = rows[chunk_id]
-                out.append(ChunkHit(chunk_id, row["document_id"], row["content"], row["file_path"], source))
+            elif chunk_id in stored:
+                out.append(stored[chunk_id])
         return out
 
 

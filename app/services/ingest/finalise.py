@@ -1,0 +1,184 @@
+"""The last stages of ingestion, after the merge: summarise a document's over-threshold entities and
+relations, then embed the ones whose text changed.
+
+Summaries and embeddings are written compare-and-set under the key locks, so a concurrent document's
+newer merge is never overwritten (that document finalises it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+
+from app.container import Container
+from app.domain.rows import EntityText, Pair, RelationText
+from app.domain.texts import fragments, join_fragments
+from app.errors import first_failure
+from app.repositories import graph as graph_repo
+from app.services.graph.embedding import embed_changed
+from app.services.graph.summaries import Summarizer
+from app.services.ingest.graph_merge import Touched, item_idents
+from app.services.ingest.last_writers import LastWriters
+from app.services.ingest.reporting import error_text, lock_keys_timed, locks_released, stage
+
+log = logging.getLogger(__name__)
+
+
+def fold_summary(current: str, summarised: str, summary: str) -> str | None:
+    """The description after writing `summary` of `summarised`, or None when there is nothing to write.
+
+    A document merged meanwhile only appends fragments, so `current` usually starts with the summarised
+    ones: the summary replaces that prefix and the newer fragments stay (no summary call is wasted and
+    nothing of the newer merge is lost). If the prefix is gone, the summary is dropped.
+    """
+    done, now = fragments(summarised), fragments(current)
+    if not summary or now[:len(done)] != done:
+        return None
+    folded = join_fragments([summary, *now[len(done):]])
+    return folded if folded != current else None
+
+
+class Finaliser:
+    def __init__(self, c: Container, summarizer: Summarizer, last_writers: LastWriters,
+                 timings: dict[str, float]) -> None:
+        self.c = c
+        self.settings = c.settings
+        self.summarizer = summarizer
+        self.last_writers = last_writers
+        self.timings = timings
+        self._summarising: dict[tuple, asyncio.Event] = {}  # items being summarised by a document of this process
+
+    async def finalise(self, project_id: str, document_id: str, language: str, touched: Touched,
+                       on_stage: Callable[[str], None] | None = None) -> None:
+        """Summarise the document's over-threshold items, then embed the items whose text changed;
+        `on_stage` hears "summarising", then "embedding"."""
+        report = on_stage or (lambda _: None)
+        report("summarising")
+        with stage("summarise", self.timings):
+            ents, rels = await self._claim_summaries(project_id, document_id, touched)
+            try:
+                await self._summarise(project_id, ents, rels, language, touched)
+            finally:
+                self._release_summaries(project_id, ents, rels)
+        report("embedding")
+        with stage("embed", self.timings):
+            should = self.last_writers.should_embed
+            await self._embed_graph(
+                project_id,
+                {k: e for k, e in touched.entities.items() if should(touched, ("e", project_id, k))},
+                {p: r for p, r in touched.relations.items() if should(touched, ("r", project_id, p))},
+            )
+
+    async def embed_stored(self, project_id: str, touched: Touched) -> None:
+        """After a failed finalisation, embed the stored text of the items the document was the last writer
+        of: earlier documents skipped them for it, and nothing else would embed them until it is retried.
+        Best effort: the document fails either way."""
+        should = self.last_writers.should_embed
+        keys = [k for k in touched.entities if should(touched, ("e", project_id, k))]
+        pairs = [p for p in touched.relations if should(touched, ("r", project_id, p))]
+        try:
+            with stage("embed", self.timings):
+                async with self.c.db.connect() as conn:
+                    stored = Touched.of_rows(
+                        await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
+                        await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
+                await self._embed_graph(project_id, stored.entities, stored.relations)
+        except Exception as exc:
+            log.warning("could not embed the items of a failed document in %s: %s", project_id, error_text(exc))
+
+    async def read_touched(self, project_id: str, document_id: str) -> Touched:
+        async with self.c.db.connect() as conn:
+            keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
+            return Touched.of_rows(await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
+                                   await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
+
+    async def _claim_summaries(self, project_id: str, document_id: str,
+                               touched: Touched) -> tuple[dict[str, EntityText], dict[Pair, RelationText]]:
+        """The document's entities and relations whose description needs an LLM summary, claimed in this process.
+
+        Documents sharing an entity finalise concurrently; without this both would summarise it (the second
+        summary wasted). An item another document is summarising is waited for and re-read: once its summary
+        is folded in, it is usually below the threshold again (official trigger semantics unchanged).
+        """
+        s = self.summarizer
+        idents = item_idents(project_id, touched.entities, touched.relations)
+        while True:
+            busy = {self._summarising[i] for i in idents if i in self._summarising}
+            if busy:
+                await asyncio.gather(*(event.wait() for event in busy))
+                touched.replace(await self.read_touched(project_id, document_id))
+                continue
+            ents = {k: e for k, e in touched.entities.items() if s.needs_llm(fragments(e.description))}
+            rels = {p: r for p, r in touched.relations.items() if s.needs_llm(fragments(r.description))}
+            for ident in item_idents(project_id, ents, rels):
+                self._summarising[ident] = asyncio.Event()
+            return ents, rels
+
+    def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
+        for ident in item_idents(project_id, ents, rels):
+            event = self._summarising.pop(ident, None)
+            if event is not None:
+                event.set()
+
+    async def _summarise(self, project_id: str, ents: dict[str, EntityText], rels: dict[Pair, RelationText],
+                         language: str, touched: Touched) -> None:
+        """Summarise the given (claimed, over-threshold) items, fold the summaries in, and update `touched`."""
+        s = self.summarizer
+        ent_todo, rel_todo = list(ents.values()), list(rels.values())
+        if not ent_todo and not rel_todo:
+            return
+        jobs = [("entity", e.name, fragments(e.description)) for e in ent_todo]
+        jobs += [("relation", f"({r.src_name}, {r.tgt_name})", fragments(r.description)) for r in rel_todo]
+        batch = self.c.llm_cache.batch(project_id)
+        if self.settings.enable_llm_cache_for_extract:
+            await batch.prefetch([key for job in jobs if (key := s.first_call_key(*job, language))])
+        try:  # a failure cancels the other summaries, so none writes to the batch after its flush
+            async with batch.flushed_on_failure(), asyncio.TaskGroup() as group:
+                tasks = [group.create_task(s.summarize(*job, language, project_id=project_id, batch=batch))
+                         for job in jobs]
+        except* Exception as errors:
+            raise first_failure(errors) from None
+        summaries = [task.result() for task in tasks]
+        ent_new, rel_new = summaries[:len(ent_todo)], summaries[len(ent_todo):]
+        ent_done = {e.key: (e.description, new) for e, new in zip(ent_todo, ent_new, strict=True)}
+        rel_done = {r.pair: (r.description, new) for r, new in zip(rel_todo, rel_new, strict=True)}
+        async with self.c.db.transaction() as conn:
+            await batch.flush(conn)
+            # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
+            locked = await lock_keys_timed(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)],
+                                           "summarise")
+            current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
+            current_r = await graph_repo.fetch_relations(conn, project_id, list(rel_done), with_sources=False)
+            ent_rows = [(key, row.description, text) for key, row in sorted(current_e.items())
+                        if (text := fold_summary(row.description, *ent_done[key])) is not None]
+            rel_rows = [(*pair, row.description, text) for pair, row in sorted(current_r.items())
+                        if (text := fold_summary(row.description, *rel_done[pair])) is not None]
+            await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
+            await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
+        locks_released("summarise", locked)
+        self.last_writers.wrote(touched, item_idents(project_id, [r[0] for r in ent_rows],
+                                                     [(r[0], r[1]) for r in rel_rows]))
+        # what the rows hold now (read under the locks, plus our folds): what the embedding must describe
+        current = Touched.of_rows(current_e, current_r)
+        touched.entities.update(current.entities)
+        touched.relations.update(current.relations)
+        for key, _, text in ent_rows:
+            touched.entities[key] = replace(touched.entities[key], description=text)
+        for src, tgt, _, text in rel_rows:
+            touched.relations[(src, tgt)] = replace(touched.relations[(src, tgt)], description=text)
+
+    async def _embed_graph(self, project_id: str, ents: dict[str, EntityText],
+                           rels: dict[Pair, RelationText]) -> None:
+        ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values())
+        if not ent_done and not rel_done:
+            return
+        ent_done.sort(key=lambda u: u.key)
+        rel_done.sort(key=lambda u: u.pair)
+        async with self.c.db.transaction() as conn:
+            locked = await lock_keys_timed(conn, project_id, [u.key for u in ent_done] + [k for u in rel_done
+                                                                                          for k in u.pair], "embed")
+            await graph_repo.set_entity_embeddings(conn, project_id, ent_done)
+            await graph_repo.set_relation_embeddings(conn, project_id, rel_done)
+        locks_released("embed", locked)

@@ -1,0 +1,148 @@
+"""The merge stage of ingestion: a document's extractions into the graph, in one transaction.
+
+Every touched entity key is locked (sorted, graph_repo.lock_keys) before the rows are read, merged with
+the pure rules of app/domain/merge.py and written with their provenance; `graph_merged` is set in the
+same transaction, so a crash leaves the document's contribution either complete or absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.config import Settings
+from app.db.engine import Database
+from app.domain.merge import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
+from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
+from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
+from app.repositories import documents as docs_repo
+from app.repositories import graph as graph_repo
+from app.services.ingest.last_writers import LastWriters
+from app.services.ingest.progress import DocumentCancelled
+from app.services.ingest.reporting import lock_keys_timed, locks_released
+
+
+class ClaimLost(Exception):
+    """Another worker took the document over (our heartbeat went stale) or it was deleted."""
+
+
+async def require_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict:
+    claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
+    if claim is None:
+        raise ClaimLost(document_id)
+    return claim
+
+
+def item_idents(project_id: str, keys: Iterable[str], pairs: Iterable[Pair]) -> list[tuple]:
+    """Process-wide names of entities and relations (summary claims, last writers)."""
+    return [("e", project_id, k) for k in keys] + [("r", project_id, tuple(p)) for p in pairs]
+
+
+@dataclass(eq=False)  # compared by identity: it also names its document as a writer in LastWriters
+class Touched:
+    """A document's entities (by key) and relations (by pair) as it last saw them: name(s), description,
+    keywords and embedded_hash, enough to decide summaries and embeddings without reading them back."""
+
+    entities: dict[str, EntityText]
+    relations: dict[Pair, RelationText]
+
+    def replace(self, other: Touched) -> None:
+        self.entities, self.relations = other.entities, other.relations
+
+    @classmethod
+    def of_rows(cls, entities: dict[str, EntityRow], relations: dict[Pair, RelationRow]) -> Touched:
+        return cls({k: EntityText.of(r) for k, r in entities.items()},
+                   {p: RelationText.of(r) for p, r in relations.items()})
+
+
+def _touched(entity_merges: list[EntityMerge], relation_merges: list[RelationMerge],
+             existing: dict[str, EntityRow], existing_rel: dict[Pair, RelationRow]) -> Touched:
+    names = {m.key: m.name for m in entity_merges}
+    ents = {m.key: EntityText(m.key, m.name, m.description,
+                              existing[m.key].embedded_hash if m.key in existing else None)
+            for m in entity_merges}
+    rels = {}
+    for m in relation_merges:
+        pair = (m.src_key, m.tgt_key)
+        rels[pair] = RelationText(m.src_key, m.tgt_key, names.get(m.src_key, m.src_name),
+                                  names.get(m.tgt_key, m.tgt_name), m.keywords, m.description,
+                                  existing_rel[pair].embedded_hash if pair in existing_rel else None)
+    return Touched(ents, rels)
+
+
+class GraphMerger:
+    def __init__(self, db: Database, settings: Settings, last_writers: LastWriters) -> None:
+        self.db = db
+        self.settings = settings
+        self.last_writers = last_writers
+
+    async def merge(
+        self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
+    ) -> Touched | None:
+        """Merge the extractions into the graph in one transaction; the items as written (None if an
+        earlier attempt had already merged)."""
+        entity_records: dict[str, list[EntityRecord]] = {}
+        relation_records: dict[Pair, list[RelationRecord]] = {}
+        endpoint_sources: dict[str, list[str]] = {}
+        all_relations: list[RelationRecord] = []
+        for extraction in extractions:  # chunk order
+            for ent in extraction.entities:
+                entity_records.setdefault(ent.key, []).append(ent)
+            for rel in extraction.relations:
+                if rel.src_key == rel.tgt_key:
+                    continue
+                relation_records.setdefault((rel.src_key, rel.tgt_key), []).append(rel)
+                all_relations.append(rel)
+                for key in (rel.src_key, rel.tgt_key):
+                    endpoint_sources.setdefault(key, []).append(rel.chunk_id)
+        keys = set(entity_records) | set(endpoint_sources)
+
+        async with self.db.transaction() as conn:
+            claim = await require_claim(conn, project_id, document_id, worker_id)
+            if claim["graph_merged"]:
+                return None
+            if claim["cancel_requested"]:  # ordered with POST /documents/{id}/cancel by the row lock
+                raise DocumentCancelled(document_id)
+            locked = await lock_keys_timed(conn, project_id, keys, "merge")
+            existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
+            existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
+            missing = keys - set(existing) - set(entity_records)
+            for key, records in endpoint_records(all_relations, missing).items():
+                entity_records[key] = records
+
+            entity_merges: list[EntityMerge] = []
+            for key in sorted(keys):
+                row = existing.get(key)
+                entity_merges.append(merge_entity(
+                    row.as_mapping() if row else None, entity_records.get(key, []), row.sources if row else [],
+                    self.settings, extra_sources=endpoint_sources.get(key, ()),
+                ))
+            relation_merges: list[RelationMerge] = []
+            for pair in sorted(relation_records):
+                rel = existing_rel.get(pair)
+                relation_merges.append(merge_relation(
+                    rel.as_mapping() if rel else None, relation_records[pair], rel.sources if rel else [],
+                    self.settings,
+                ))
+
+            written = [m for m in entity_merges if not m.skipped]
+            await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
+            await graph_repo.upsert_relations(
+                conn, project_id, [m.row() for m in relation_merges if not m.skipped]
+            )
+            await graph_repo.add_entity_sources(
+                conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
+            )
+            await graph_repo.add_relation_sources(
+                conn, project_id,
+                [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
+            )
+            await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
+        locks_released("merge", locked)
+        touched = _touched(entity_merges, relation_merges, existing, existing_rel)
+        self.last_writers.wrote(touched, item_idents(
+            project_id, [m.key for m in written],
+            [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]))
+        return touched

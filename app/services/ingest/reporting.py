@@ -1,0 +1,67 @@
+"""What the ingestion pipeline reports: time per stage, time waiting for and holding the entity-key
+locks (Prometheus counters), and the failure text kept on a failed document."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app import metrics
+from app.errors import AppError
+from app.repositories import graph as graph_repo
+
+
+@contextmanager
+def stage(name: str, timings: dict[str, float] | None = None) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - started
+        metrics.PIPELINE_STAGE_SECONDS.labels(name).inc(elapsed)
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + elapsed
+
+
+def error_text(exc: BaseException) -> str:
+    detail = exc.detail if isinstance(exc, AppError) else str(exc)
+    return f"{type(exc).__name__}: {detail}"[:2000]
+
+
+async def lock_keys_timed(conn: AsyncConnection, project_id: str, keys: Iterable[str], step: str) -> float:
+    """Take the key locks (graph_repo.lock_keys), counting the wait; returns when they were obtained.
+
+    Documents that share entities queue on these locks, so their wait and hold times (Prometheus
+    pipeline_key_lock_seconds_total) show how much of ingestion is serialised by recurring entities.
+    """
+    started = time.perf_counter()
+    await graph_repo.lock_keys(conn, project_id, keys)
+    locked = time.perf_counter()
+    metrics.KEY_LOCK_SECONDS.labels(step, "wait").inc(locked - started)
+    return locked
+
+
+def locks_released(step: str, locked: float) -> None:
+    """Count the time the key locks were held, until the transaction ended."""
+    metrics.KEY_LOCK_SECONDS.labels(step, "held").inc(time.perf_counter() - locked)
+
+
+_HINTS = {
+    "ContextLengthExceeded": "a chunk does not fit the model's context window: lower CHUNK_SIZE (or the "
+                             "project's chunk_size) or use a model with a larger window, then retry",
+    "StructuredOutputRejected": "the provider refused structured output: set EXTRACTION_FORMAT=records, then retry",
+    "ProviderError": "the LLM or embedding provider failed after its retries: check its URL, API key, model "
+                     "name and quota (GET /health/llm?deep=true), then retry",
+    "LLMNotConfigured": "no LLM is configured: set LLM_MODEL and LLM_BASE_URL, then retry",
+    "EmbeddingNotConfigured": "no embedding model is configured: set EMBEDDING_MODEL, then retry",
+}
+
+
+def failure_reason(exc: BaseException, stage_name: str) -> str:
+    """The error kept on a failed document: what failed, at which stage, and what to do about it."""
+    hint = next((_HINTS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _HINTS),
+                "retry the document; if it fails again, look up this document's id in the worker logs")
+    return f"{error_text(exc)[:1500]} [while {stage_name}; {hint}]"

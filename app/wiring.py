@@ -1,0 +1,55 @@
+"""Building and closing the Container: database (embedded or DATABASE_URL), migrations, providers, and the
+shared collaborators. Used by the API's lifespan (app/main.py) and the standalone worker (app/worker.py)."""
+
+from __future__ import annotations
+
+from app.config import Settings
+from app.container import Container
+from app.db.engine import Database
+from app.db.migrate import stored_embedding_dim, upgrade_to_head
+from app.providers.embeddings import EmbeddingClient
+from app.providers.llm import LLMClient
+from app.providers.tokenizer import get_tokenizer
+from app.repositories import projects as projects_repo
+from app.services.cached_llm import CachedLLM
+from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
+from app.services.query.rerank import RerankService
+
+
+async def build_container(settings: Settings) -> Container:
+    db = Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
+    try:
+        stored = await stored_embedding_dim(db)
+        if stored is not None and stored != settings.embedding_dim:
+            raise RuntimeError(
+                f"EMBEDDING_DIM is {settings.embedding_dim} but the database was created with {stored}-d "
+                "vectors; use the original dimension or a new database."
+            )
+        await upgrade_to_head(db, settings.embedding_dim)
+        async with db.transaction() as conn:
+            await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
+    except BaseException:
+        await db.close()
+        raise
+    tokenizer = get_tokenizer(settings.tokenizer_encoding)
+    llm = LLMClient(settings, tokenizer)
+    return Container(
+        settings=settings,
+        db=db,
+        tokenizer=tokenizer,
+        llm=llm,
+        embedder=EmbeddingClient(settings, tokenizer),
+        llm_cache=CachedLLM(db, llm),
+        reranker=RerankService(settings),  # built now, so its breaker gauge is in /metrics from the start
+    )
+
+
+async def close_container(c: Container) -> None:
+    """Stop the worker (it gives its claims back through the database), then close every client."""
+    if c.worker is not None:
+        await c.worker.stop()
+        c.worker = None
+    await c.reranker.close()
+    await c.llm.close()
+    await c.embedder.close()
+    await c.db.close()
