@@ -21,6 +21,35 @@ CACHE_EVENTS = Counter("llm_cache_events_total", "LLM cache lookups", ["cache_ty
 PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"])
 PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
 EXTRACTION_MALFORMED = Counter("extraction_malformed_records_total", "Extraction records skipped as unparseable")
+EXTRACTION_RECORDS = Counter(
+    "extraction_records_total", "Extraction records by outcome: recovered (read, repaired if needed) or unrecoverable",
+    ["outcome"],
+)
+EXTRACTION_FORMAT_FAILURES = Counter(
+    "extraction_format_failures_total",
+    "Extraction answers without any usable record (prose, nothing, only broken records), by what followed: "
+    "retried (asked once more), recovered (the retry gave records), failed (the chunk yielded nothing)",
+    ["outcome"],
+)
+LLM_RUNAWAY_ANSWERS = Counter(
+    "llm_runaway_answers_total",
+    "LLM answers that ran away: cut by their max_tokens cap (length) or repeating themselves (loop)",
+    ["operation", "reason"],
+)
+LLM_CONTEXT_REJECTIONS = Counter(
+    "llm_context_rejections_total", "LLM calls the provider rejected for their length (context window)",
+    ["operation"],
+)
+GLEANING_SKIPPED = Counter(
+    "extraction_gleaning_skipped_total",
+    "Gleaning passes not made: the conversation would not fit (size), the provider rejected it for its "
+    "length (rejected), or the first pass ran away (runaway)",
+    ["reason"],
+)
+STRUCTURED_OUTPUT_FALLBACKS = Counter(
+    "llm_structured_output_fallbacks_total",
+    "Calls that asked for JSON-schema output, were refused by the provider and fell back", ["operation"],
+)
 PIPELINE_STAGE_SECONDS = Counter("pipeline_stage_seconds_total", "Time spent per pipeline stage", ["stage"])
 KEY_LOCK_SECONDS = Counter(
     "pipeline_key_lock_seconds_total",

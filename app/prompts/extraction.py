@@ -132,6 +132,12 @@ some of your records may be broken (wrong number of fields, missing fields, wron
 ONLY those missing or broken records, corrected, in the same format. Do not repeat records that were \
 already correct. If nothing is missing, write only {complete}. Finish with {complete}."""
 
+_CORRECTIVE = """Your answer could not be read: it contains no record in the required format. Answer again \
+with records only, one per line, exactly like this:
+entity{d}<name>{d}<type>{d}<description>
+relation{d}<source name>{d}<target name>{d}<keywords>{d}<description>
+No other text. Finish with {complete}. If the passage names nothing, write only {complete}."""
+
 _BACKTICKS = re.compile(r"`{3,}")
 # Runs of marker characters in the chunk ("<|#|>", "<|COMPLETE|>", "<|>"…) are shown to the model with
 # look-alike characters, so a description quoting the text cannot smuggle a delimiter into the answer.
@@ -184,4 +190,13 @@ def gleaning_messages(first_messages: list[Message], first_answer: str) -> list[
         *first_messages,
         {"role": "assistant", "content": first_answer},
         {"role": "user", "content": _GLEAN.format(complete=COMPLETION_DELIMITER)},
+    ]
+
+
+def corrective_messages(first_messages: list[Message], unusable_answer: str) -> list[Message]:
+    """The conversation again, after an answer without any usable record, with a short reminder of the format."""
+    return [
+        *first_messages,
+        {"role": "assistant", "content": unusable_answer},
+        {"role": "user", "content": _CORRECTIVE.format(d=_D, complete=COMPLETION_DELIMITER)},
     ]

@@ -9,13 +9,13 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import insert, select
 
+from app import metrics
 from app.db.tables import chunks, documents, llm_cache
 from app.domain.extraction_parser import parse_extraction
 from app.errors import ProviderError
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
-from app.services import cached_llm as llm_cache_service
-from app.services.cached_llm import cache_key, cached_chat
+from app.services.cached_llm import ChatRequest, cache_key
 from app.services.ingest.extraction import Extractor, extraction_from_cached
 
 D = "<|#|>"
@@ -31,7 +31,7 @@ def _flat(result):
 
 def _extractor(app):
     c = app.container
-    return Extractor(c.db, c.llm, c.settings)
+    return Extractor(c.llm_cache, c.settings)
 
 
 async def _extract(ext, content=TEXT, chunk="doc-1-chunk-000", project="default", gleaning=1):
@@ -62,7 +62,8 @@ async def test_first_pass_and_gleaning_adds_missed_entities(app_client, fake_llm
 async def test_gleaning_that_repeats_the_first_pass_changes_nothing(app_client, fake_llm):
     fake_llm.handlers["glean"] = lambda messages: messages[-2]["content"]  # the first answer, verbatim
     result, keys = await _extract(_extractor(app_client))
-    first = parse_extraction(fake_llm.calls_of("extract")[0].response, "doc-1-chunk-000", "a.txt")
+    first = parse_extraction(fake_llm.calls_of("extract")[0].response, "doc-1-chunk-000", "a.txt",
+                             entity_types=TYPES)
     assert _flat(result) == _flat(first)
     assert len(result.entities) == 4 and len(keys) == 2
 
@@ -151,7 +152,8 @@ async def test_rebuild_from_cache_matches_extraction_without_llm(app_client, fak
     async with app_client.container.db.connect() as conn:
         rows = await cache_repo.get_many(conn, "default", keys)
     calls = len(fake_llm.calls)
-    rebuilt = extraction_from_cached([rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt")
+    rebuilt = extraction_from_cached([rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt",
+                                     entity_types=TYPES)
     assert len(fake_llm.calls) == calls
     assert _flat(rebuilt) == _flat(result)
     alice = next(e for e in rebuilt.entities if e.key == "alice walker")
@@ -162,12 +164,12 @@ async def test_truncated_answers_are_not_cached(app_client, fake_llm):
     c = app_client.container
     fake_llm.finish_reason = "length"
     messages = [{"role": "user", "content": "say something long"}]
-    first = await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
+    first = await c.llm_cache.chat("default", ChatRequest("summary", messages, "summary"))
     assert first.truncated and not first.hit
     assert await _cache_rows(app_client) == {}
     fake_llm.finish_reason = "stop"
-    await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
-    again = await cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary")
+    await c.llm_cache.chat("default", ChatRequest("summary", messages, "summary"))
+    again = await c.llm_cache.chat("default", ChatRequest("summary", messages, "summary"))
     assert again.hit and again.text == first.text
     assert len(fake_llm.calls) == 2
 
@@ -176,8 +178,8 @@ async def test_disabled_cache_neither_reads_nor_writes(app_client, fake_llm):
     c = app_client.container
     messages = [{"role": "user", "content": "hello"}]
     for _ in range(2):
-        result = await cached_chat(c.db, c.llm, "default", "keywords", messages, operation="keywords",
-                                   json_mode=True, enabled=False)
+        request = ChatRequest("keywords", messages, "keywords", json_mode=True, use_cache=False)
+        result = await c.llm_cache.chat("default", request)
         assert not result.hit
     assert len(fake_llm.calls) == 2 and fake_llm.calls[0].json_mode
     assert await _cache_rows(app_client) == {}
@@ -257,9 +259,9 @@ async def test_waiters_ask_again_when_the_shared_call_is_cancelled(app_client, f
 
     fake_llm.handlers["summary"] = slow_summary
     messages = [{"role": "user", "content": "shared question"}]
-    leader = asyncio.create_task(cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary"))
+    leader = asyncio.create_task(c.llm_cache.chat("default", ChatRequest("summary", messages, "summary")))
     assert await asyncio.to_thread(arrived.wait, 10)  # the leader's request reached the LLM: it is registered
-    follower = asyncio.create_task(cached_chat(c.db, c.llm, "default", "summary", messages, operation="summary"))
+    follower = asyncio.create_task(c.llm_cache.chat("default", ChatRequest("summary", messages, "summary")))
     await asyncio.sleep(0)  # the follower runs up to its wait on the shared call
     assert not follower.done()
     leader.cancel()
@@ -268,7 +270,7 @@ async def test_waiters_ask_again_when_the_shared_call_is_cancelled(app_client, f
     assert result.text == "Summary: shared"
     assert not result.hit  # it made its own call after the shared one was cancelled
     assert leader.cancelled()
-    assert not llm_cache_service._IN_FLIGHT
+    assert not c.llm_cache._in_flight
     assert (await _cache_rows(app_client))[result.key]["response"] == result.text
 
 
@@ -283,3 +285,62 @@ async def test_delimiters_injected_in_the_chunk_make_no_phantom_records(app_clie
     assert {e.key for e in result.entities} == {"mallory", "acme", "trent"}
     assert {(r.src_key, r.tgt_key) for r in result.relations} == {("acme", "mallory"), ("acme", "trent")}
     assert result.malformed == 0
+
+
+PROSE = "The passage talks about Alice Walker and the company she founded, Acme Robotics, in Oslo."
+
+
+async def test_prose_answer_is_retried_once_with_a_corrective_message(app_client, fake_llm):
+    before = metrics.EXTRACTION_FORMAT_FAILURES.labels("recovered")._value.get()
+    fake_llm.handlers["extract"] = lambda messages: PROSE
+    fake_llm.handlers["extract_retry"] = lambda messages: (
+        f"entity{D}Alice Walker{D}Person{D}Alice Walker founded Acme Robotics.\n{C}")
+    result, keys = await _extract(_extractor(app_client))
+    assert [c.operation for c in fake_llm.calls] == ["extract", "extract_retry", "glean"]
+    retry = fake_llm.calls_of("extract_retry")[0]
+    assert retry.messages[-2] == {"role": "assistant", "content": PROSE}
+    assert "could not be read" in retry.messages[-1]["content"] and TEXT not in retry.messages[-1]["content"]
+    assert [e.name for e in result.entities] == ["Alice Walker"]
+    assert result.retried and not result.no_usable_records and len(keys) == 3
+    assert metrics.EXTRACTION_FORMAT_FAILURES.labels("recovered")._value.get() == before + 1
+    async with app_client.container.db.connect() as conn:
+        rows = await cache_repo.get_many(conn, "default", keys)
+    rebuilt = extraction_from_cached([rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt",
+                                     entity_types=TYPES)
+    assert _flat(rebuilt) == _flat(result)
+
+
+async def test_chunk_without_usable_records_after_the_retry_is_a_failed_extraction(app_client, fake_llm, caplog):
+    before = metrics.EXTRACTION_FORMAT_FAILURES.labels("failed")._value.get()
+    fake_llm.handlers["extract"] = lambda messages: PROSE
+    fake_llm.handlers["extract_retry"] = lambda messages: f"Sorry: entity{D}broken\n"
+    result, keys = await _extract(_extractor(app_client))
+    assert [c.operation for c in fake_llm.calls] == ["extract", "extract_retry"]  # no gleaning after a failure
+    assert result.no_usable_records and result.retried and not result.entities and result.malformed == 1
+    assert metrics.EXTRACTION_FORMAT_FAILURES.labels("failed")._value.get() == before + 1
+    assert "Alice" not in caplog.text and "broken" not in caplog.text  # warnings carry no content
+
+
+async def test_nothing_to_extract_is_not_a_format_failure(app_client, fake_llm):
+    fake_llm.handlers["extract"] = lambda messages: C
+    result, _ = await _extract(_extractor(app_client))
+    assert not result.no_usable_records and not result.retried
+    assert [c.operation for c in fake_llm.calls] == ["extract", "glean"]
+
+
+async def test_document_reports_what_extraction_produced(app_client, fake_llm):
+    body = {"documents": [{"text": "Alice Walker founded Acme Robotics in Oslo."}], "wait": True}
+    [good] = (await app_client.http.post("/documents", json=body)).json()["documents"]
+    report = (await app_client.http.get(f"/documents/{good['id']}")).json()["extraction_report"]
+    assert report == {"chunks": 1, "entities": 3, "relations": 2, "unparseable_records": 0, "empty_chunks": 0,
+                      "failed_chunks": 0, "retried_chunks": 0, "runaway_answers": 0,
+                      "warning": None}
+
+    fake_llm.handlers["extract"] = lambda messages: PROSE
+    body = {"documents": [{"text": "Bob Stone sells boats in Bergen."}], "wait": True}
+    [bad] = (await app_client.http.post("/documents", json=body)).json()["documents"]
+    assert bad["status"] == "processed"
+    listed = (await app_client.http.get("/documents")).json()["documents"]
+    report = next(d for d in listed if d["id"] == bad["id"])["extraction_report"]
+    assert report["warning"] == "the model returned no usable records"
+    assert (report["chunks"], report["failed_chunks"], report["retried_chunks"], report["entities"]) == (1, 1, 1, 0)

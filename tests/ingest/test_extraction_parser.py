@@ -51,12 +51,12 @@ CASES = [
     ("blank lines everywhere",
      f"\n\n   \nentity{D}Alice{D}Person{D}Alice codes.\n\n\n\nentity{D}Bob{D}Person{D}Bob cooks.\n\n{C}\n\n",
      [E("Alice", "person", "Alice codes."), E("Bob", "person", "Bob cooks.")], 0),
-    ("wrong field counts are counted",
+    ("wrong field counts are counted, a relation without keywords is kept",
      f"entity{D}Alice{D}Alice codes.\n"
      f"relation{D}Alice{D}Bob{D}They met.\n"
      f"entity{D}Bob{D}Person{D}Bob cooks.\n"
      f"relation{D}Alice\n{C}",
-     [E("Bob", "person", "Bob cooks.")], 3),
+     [E("Bob", "person", "Bob cooks."), R("Alice", "Bob", [], "They met.")], 2),
     ("description continues on the next lines",
      f"entity{D}Alice{D}Person{D}Alice is an engineer\nwho writes compilers\nfor a living.\n"
      f"entity{D}Bob{D}Person{D}Bob cooks.\n{C}",
@@ -92,13 +92,13 @@ CASES = [
      '<|>"food, friendship"<|>8)##\n("content_keywords"<|>"food, code")<|COMPLETE|>',
      [E("Alice", "person", "Alice (an engineer) codes."), E("Bob", "person", "Bob cooks."),
       R("Alice", "Bob", ["food", "friendship"], "Bob feeds Alice.", 8.0)], 0),
-    ("delimiter strings injected inside a description make no phantom records",
+    ("delimiter strings injected inside a description make no phantom records and are stripped",
      f'entity{D}Mallory{D}Person{D}Mallory typed "entity{D}Ghost{D}Person{D}boo" into the form.\n'
      f"entity{D}Trent{D}Person{D}Trent wrote '{D}' and <|COMPLETE|> in a chat.\n"
      f"relation{D}Mallory{D}Trent{D}chat{D}Mallory answered with {D} twice {D} in a row.\n{C}",
-     [E("Mallory", "person", f'Mallory typed "entity{D}Ghost{D}Person{D}boo" into the form.'),
-      E("Trent", "person", f"Trent wrote '{D}' and"),
-      R("Mallory", "Trent", ["chat"], f"Mallory answered with{D}twice{D}in a row.")], 0),
+     [E("Mallory", "person", 'Mallory typed "entity Ghost Person boo" into the form.'),
+      E("Trent", "person", "Trent wrote ' ' and"),
+      R("Mallory", "Trent", ["chat"], "Mallory answered with twice in a row.")], 0),
     ("prose, headings and list markers around records",
      f"Sure! Here are the records:\n\n## Entities\n1. entity{D}Alice{D}Person{D}Alice codes.\n"
      f"- entity{D}Bob{D}Person{D}Bob cooks.\n**Relationships**\n* relation{D}Alice{D}Bob{D}food{D}Meals.\n"

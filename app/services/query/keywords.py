@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import json_repair
 
-from app.db.engine import Database
-from app.domain.chat import Message
+from app.domain.chat import Message, strip_think
 from app.prompts.keywords import keyword_messages
-from app.providers.llm import PRIORITY_QUERY, LLMClient
+from app.prompts.structured import KEYWORDS_SCHEMA, KEYWORDS_SCHEMA_NAME
+from app.providers.llm import PRIORITY_QUERY, StructuredOutputRejected, json_schema_format
 from app.repositories import llm_cache as llm_cache_repo
-from app.services.cached_llm import cached_chat
+from app.services.cached_llm import CachedLLM, ChatRequest
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,9 @@ MAX_KEYWORDS_PER_LIST = 64
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _SPLIT = re.compile(r"[\n,;]+")
+_KEY_FORM = re.compile(r"[\s_\-]")
+_UNCLOSED_THINK = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_JSON_FORMAT = json_schema_format(KEYWORDS_SCHEMA_NAME, KEYWORDS_SCHEMA)
 
 
 @dataclass
@@ -76,33 +79,62 @@ def _json_object(text: str) -> dict | None:
     return None
 
 
+def _field(data: dict, level: str) -> object:
+    """A keyword list under its name or a near miss ("high_level", "highLevelKeywords", "High-level keywords")."""
+    for key, value in data.items():
+        if _KEY_FORM.sub("", str(key).lower()) in (f"{level}levelkeywords", f"{level}level", f"{level}keywords"):
+            return value
+    return None
+
+
 def parse_keywords(text: str) -> ExtractedKeywords:
-    """High/low keywords from a model answer: fenced or bare JSON, trailing prose, broken JSON (repaired).
-    Anything unusable yields empty lists; the caller's empty-keyword policy takes over."""
-    data = _json_object(text or "")
+    """High/low keywords from a model answer: fenced or bare JSON, prose or reasoning around it, broken JSON
+    (repaired). Anything unusable yields empty lists; `with_fallbacks` then supplies keywords."""
+    text = strip_think(text or "")
+    if _UNCLOSED_THINK.search(text):  # reasoning cut off before any answer: its drafts are not the answer
+        text = text[:_UNCLOSED_THINK.search(text).start()]
+    data = _json_object(text)
     if data is None:
         log.warning("keyword extraction answer was not JSON; using empty keywords")
         return ExtractedKeywords()
-    return ExtractedKeywords(_as_list(data.get("high_level_keywords")), _as_list(data.get("low_level_keywords")))
+    return ExtractedKeywords(_as_list(_field(data, "high")), _as_list(_field(data, "low")))
+
+
+def with_fallbacks(keywords: ExtractedKeywords, query: str) -> ExtractedKeywords:
+    """Keywords to search with: an empty low-level list falls back to the query text and the high-level
+    keywords, so local and hybrid queries always have something to look entities up with."""
+    if keywords.low_level:
+        return keywords
+    low: list[str] = []
+    for item in [query.strip(), *keywords.high_level]:
+        if item and item not in low:
+            low.append(item)
+    return ExtractedKeywords(list(keywords.high_level), low[:MAX_KEYWORDS_PER_LIST], keywords.cached)
 
 
 class KeywordExtractor:
-    def __init__(self, db: Database, llm: LLMClient, *, cache_enabled: bool) -> None:
-        self.db = db
-        self.llm = llm
+    def __init__(self, cache: CachedLLM, *, cache_enabled: bool) -> None:
+        self.cache = cache
+        self.db = cache.db
         self.cache_enabled = cache_enabled
 
     async def extract(self, project_id: str, query: str, history: list[Message], language: str) -> ExtractedKeywords:
         recent = [m for m in history if m["role"] in ("user", "assistant")][-KEYWORD_HISTORY_MESSAGES:]
         messages = keyword_messages(query, recent, language)
-        result = await cached_chat(
-            self.db, self.llm, project_id, "keywords", messages,
-            operation="keywords", priority=PRIORITY_QUERY, json_mode=True, enabled=self.cache_enabled,
-        )
+        llm = self.cache.llm
+        structured = llm.settings.extraction_format == "json" and llm.structured_outputs is not False
+        request = ChatRequest("keywords", messages, "keywords", priority=PRIORITY_QUERY, json_mode=True,
+                              use_cache=self.cache_enabled, response_format=_JSON_FORMAT if structured else None)
+        try:
+            result = await self.cache.chat(project_id, request)
+        except StructuredOutputRejected:  # remembered by the client; plain JSON mode from now on
+            result = await self.cache.chat(project_id, replace(request, response_format=None))
         keywords = parse_keywords(result.text)
         keywords.cached = result.hit
         if keywords.empty and self.cache_enabled and not result.hit:
             # Like the official cache, keep only useful answers: an empty one may be a transient model failure.
             async with self.db.transaction() as conn:
                 await llm_cache_repo.delete_unreferenced(conn, project_id, [result.key])
-        return keywords
+        if keywords.empty:
+            log.warning("no keywords extracted for the query; searching with the query text")
+        return with_fallbacks(keywords, query)

@@ -1,0 +1,105 @@
+"""`status` (health and pipeline), `documents` (a table) and `delete ID...`."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import typer
+
+from app.cli.client import path_part, service
+from app.cli.errors import EXIT_FAILED, CliError
+from app.cli.output import add_row, console, table
+
+
+class Status(enum.StrEnum):
+    pending = "pending"
+    processing = "processing"
+    processed = "processed"
+    failed = "failed"
+
+
+def _configured(provider: dict[str, Any], extra: str = "") -> str:
+    name = provider.get("model") or "no model"
+    return f"{name}{extra} ({'configured' if provider.get('configured') else 'NOT configured'})"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{status} {counts.get(status, 0)}" for status in Status)
+
+
+def status(ctx: typer.Context) -> None:
+    """Health of the service and the project's pipeline (queue, documents in flight)."""
+    client = service(ctx)
+    health_response = client.call("GET", "/health", accept=(503,))
+    health = health_response.json()
+    migrations = health.get("migrations") or {}
+    grid = table(title=f"Service {client.conn.url}")
+    add_row(grid, "status", health.get("status"))
+    add_row(grid, "database", health.get("database"))
+    add_row(grid, "migrations", f"{migrations.get('current')} (head {migrations.get('head')})")
+    add_row(grid, "LLM", _configured(health.get("llm") or {}))
+    embedding = health.get("embedding") or {}
+    add_row(grid, "embedding", _configured(embedding, f", dim {embedding.get('dim')}"))
+    out = console()
+    out.print(grid)
+    if health_response.is_error:
+        raise CliError(f"the service is not ready: database {health.get('database')}, "
+                       f"migrations {'ok' if migrations.get('ok') else 'behind'}")
+    pipeline = client.json("GET", "/pipeline", params={"project_id": client.project})
+    queue = table(title=f"Pipeline of project {pipeline['project_id']}")
+    add_row(queue, "queue", f"{pipeline['queue_depth']} (all projects: {pipeline['global_queue_depth']})")
+    add_row(queue, "documents", _counts(pipeline["by_status"]))
+    out.print(queue)
+    if pipeline["in_flight"]:
+        running = table("Document", "Worker", "Started", "Heartbeat", "Attempts", title="In flight")
+        for doc in pipeline["in_flight"]:
+            add_row(running, doc["id"], doc["claimed_by"], doc["started_at"], doc["heartbeat_at"], doc["attempts"])
+        out.print(running)
+
+
+def list_documents(
+    ctx: typer.Context,
+    status: Annotated[Status | None, typer.Option(help="Only documents in this state.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Documents to show.")] = 100,
+    offset: Annotated[int, typer.Option(min=0, help="Documents to skip (newest first).")] = 0,
+) -> None:
+    """The project's documents, newest first."""
+    client = service(ctx)
+    params: dict[str, Any] = {"project_id": client.project, "limit": limit, "offset": offset}
+    if status is not None:
+        params["status"] = status.value
+    page = client.json("GET", "/documents", params=params)
+    grid = table("Document", "Status", "File", "Chunks", "Entities", "Relations", "Updated", "Error",
+                 title=f"Documents of project {client.project}")
+    for doc in page["documents"]:
+        add_row(grid, doc["id"], doc["status"], doc["file_path"], doc["chunks_count"], doc["entities_count"],
+                doc["relations_count"], doc["updated_at"][:19].replace("T", " "), doc["error"])
+    out = console()
+    out.print(grid)
+    shown = len(page["documents"])
+    out.print(f"{shown} shown of {page['total']}; project: {_counts(page['counts'])}", markup=False)
+
+
+def delete(
+    ctx: typer.Context,
+    document_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Documents to delete.",
+                                                      show_default=False)],
+) -> None:
+    """Delete documents with their chunks, and the graph parts only they supported."""
+    client = service(ctx)
+    failed = 0
+    for doc_id in document_ids:
+        try:
+            result = client.json("DELETE", f"/documents/{path_part(doc_id)}", params={"project_id": client.project})
+        except CliError as exc:
+            if exc.exit_code != EXIT_FAILED:  # unreachable or refused key: the next ones would fail the same way
+                raise
+            typer.echo(f"error: {doc_id}: {exc.message}", err=True)
+            failed += 1
+            continue
+        typer.echo(f"deleted {result['document_id']}: {result['chunks_deleted']} chunks, "
+                   f"{result['entities_deleted']} entities and {result['relations_deleted']} relations removed, "
+                   f"{result['entities_rebuilt']} entities and {result['relations_rebuilt']} relations rebuilt")
+    if failed:
+        raise typer.Exit(EXIT_FAILED)

@@ -1,0 +1,1 @@
+"""The model check: whether the configured LLM and embedding model are good enough to ingest with."""
