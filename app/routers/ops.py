@@ -1,27 +1,49 @@
-"""Operations: health and Prometheus metrics (never behind auth)."""
+"""Operations: health and Prometheus metrics (never behind auth), and the model check (behind API keys)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.auth import ProjectScopedRoute, unscoped
 from app.deps import ContainerDep
+from app.openapi import HEALTH_REPORT_CONTENT, errors
+from app.schemas.model_check import LLMHealthOut
 from app.services.health import health_report, refresh_pipeline_gauges
+from app.services.model_check.check import ModelCheck, llm_configuration
 
 router = APIRouter(tags=["operations"], route_class=ProjectScopedRoute)
 
 
-@router.get("/health", responses={503: {"description": "Database unreachable or schema behind"}})
+@router.get("/health", name="get_health",
+            responses={200: {"description": "Ready", "content": HEALTH_REPORT_CONTENT},
+                       503: {"description": "Database unreachable or schema behind",
+                             "content": HEALTH_REPORT_CONTENT}})
 @unscoped
 async def health(c: ContainerDep) -> JSONResponse:
     healthy, report = await health_report(c)
     return JSONResponse(report, status_code=200 if healthy else 503)
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}},
+            name="get_metrics")
 @unscoped
 async def prometheus_metrics(c: ContainerDep) -> Response:
     await refresh_pipeline_gauges(c)
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/health/llm", name="check_llm", response_model=LLMHealthOut, responses=errors(503))
+@unscoped
+async def check_llm(
+    c: ContainerDep,
+    deep: bool = Query(False, description="Run the model check: one extraction, gleaning, keyword, summary and "
+                                          "embedding call on a built-in text (takes as long as those calls)"),
+) -> LLMHealthOut:
+    """The configured LLM and embedding model; with deep=true, whether they are good enough to ingest with."""
+    configuration = llm_configuration(c.llm, c.embedder, c.settings)
+    if not deep:
+        return LLMHealthOut(configuration=configuration)
+    report = await ModelCheck(c.llm, c.embedder, c.settings).run()
+    return LLMHealthOut.model_validate({"configuration": configuration, "check": report.as_dict()})

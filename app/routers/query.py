@@ -3,6 +3,7 @@ query wherever it is (see app/disconnects.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncGenerator
@@ -14,8 +15,10 @@ from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep
 from app.disconnects import EventStream, unless_client_leaves
 from app.errors import AppError
+from app.openapi import MODELS_UNAVAILABLE, errors
 from app.schemas.query import QueryRequest, QueryResponse
 from app.services.query.service import QueryService
+from app.sse import keep_alive
 
 router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 
@@ -25,15 +28,16 @@ _SSE_DOC = {
                        "events, then one `data: {\"type\": \"done\", \"mode\", \"keywords\", \"context\", "
                        "\"references\", \"prompt\", \"usage\"}` event (`{\"type\": \"error\", …}` if the LLM fails "
                        "mid-stream).",
-        "content": {"text/event-stream": {"itemSchema": {
+        # One event's schema: before OpenAPI 3.2 (`itemSchema`), an event stream's `schema` describes each event.
+        "content": {"text/event-stream": {"schema": {
             "type": "object", "required": ["data"],
             "properties": {"data": {"type": "string", "contentMediaType": "application/json"},
                            "event": {"type": "string"}, "id": {"type": "string"}},
         }}},
     },
-    404: {"description": "Unknown project"},
-    422: {"description": "Invalid mode, non-positive or too large limits, oversized query or history"},
-    503: {"description": "LLM or embedding provider unavailable"},
+    **errors(404, 499, MODELS_UNAVAILABLE,
+             (422, "Invalid mode, non-positive or too large limits (`query_limits`), oversized query or history, "
+                   "or other invalid fields (`validation_error`)")),
 }
 
 
@@ -41,30 +45,52 @@ def _event(payload: dict) -> str:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
 
-async def _sse(service: QueryService, body: QueryRequest, request: Request) -> StreamingResponse:
-    prepared, deltas = await unless_client_leaves(request.receive, service.stream(body))
+async def _sse(service: QueryService, body: QueryRequest, request: Request, interval: float) -> StreamingResponse:
+    """A retrieval that answers within the keep-alive interval fails with an HTTP status as usual; a slower
+    one gets its stream opened at once, with keep-alive comments until the answer starts (errors in-band)."""
+    preparing = asyncio.ensure_future(service.stream(body))
+    try:
+        await unless_client_leaves(request.receive, asyncio.wait((preparing,), timeout=interval))
+    except BaseException:
+        preparing.cancel()
+        raise
+    if preparing.done():
+        prepared, deltas = preparing.result()
+        return EventStream(keep_alive(_answer(service, prepared, deltas), interval))
 
-    async def events() -> AsyncGenerator[str, None]:
+    async def late() -> AsyncGenerator[str, None]:
         try:
-            async with contextlib.aclosing(deltas):
-                async for delta in deltas:
-                    yield _event({"type": "chunk", "text": delta})
-        except AppError as exc:  # headers are already sent: report in-band
+            prepared, deltas = await preparing
+        except AppError as exc:
             yield _event({"type": "error", "detail": exc.detail, "code": exc.code})
             return
-        yield _event({"type": "done", **service.final_event(prepared)})
+        finally:
+            preparing.cancel()  # no-op once done; stops the retrieval if the client left first
+        async for event in _answer(service, prepared, deltas):
+            yield event
 
-    return EventStream(events())
+    return EventStream(keep_alive(late(), interval))
 
 
-@router.post("/query", response_model=QueryResponse, responses=_SSE_DOC)
+async def _answer(service: QueryService, prepared, deltas) -> AsyncGenerator[str, None]:
+    try:
+        async with contextlib.aclosing(deltas):
+            async for delta in deltas:
+                yield _event({"type": "chunk", "text": delta})
+    except AppError as exc:  # headers are already sent: report in-band
+        yield _event({"type": "error", "detail": exc.detail, "code": exc.code})
+        return
+    yield _event({"type": "done", **service.final_event(prepared)})
+
+
+@router.post("/query", response_model=QueryResponse, responses=_SSE_DOC, name="run_query")
 async def query(body: QueryRequest, c: ContainerDep, request: Request) -> QueryResponse | StreamingResponse:
     service = QueryService(c)
     if body.stream:
-        return await _sse(service, body, request)
+        return await _sse(service, body, request, c.settings.sse_keepalive_interval)
     return await unless_client_leaves(request.receive, service.query(body))
 
 
-@router.post("/query/stream", response_class=StreamingResponse, responses=_SSE_DOC)
+@router.post("/query/stream", response_class=StreamingResponse, responses=_SSE_DOC, name="stream_query")
 async def query_stream(body: QueryRequest, c: ContainerDep, request: Request) -> StreamingResponse:
-    return await _sse(QueryService(c), body, request)
+    return await _sse(QueryService(c), body, request, c.settings.sse_keepalive_interval)

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.domain.names import BIDI_RANGE
 from app.domain.projects import PROJECT_ID_PATTERN
 
-DocumentStatus = Literal["pending", "processing", "processed", "failed"]
+DocumentStatus = Literal["pending", "processing", "processed", "failed", "cancelled"]
+# Stages of a processing document; files are parsed by their upload request, before the document exists.
+DocumentStage = Literal["chunking", "extracting", "merging", "summarising", "embedding"]
 # 1-256 characters without "/", control or bidirectional-control characters, and not "." or "..".
 _ID_CHAR = rf"[^/.\x00-\x1f\x7f{BIDI_RANGE}]"
 _ID_CHAR_OR_DOT = rf"[^/\x00-\x1f\x7f{BIDI_RANGE}]"
@@ -21,6 +23,12 @@ DOCUMENT_ID_PATTERN = (rf"^(?:{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,255}}|\.{_ID_CHAR}{
 _UNSTORABLE = re.compile(rf"[\x00-\x1f\x7f\ud800-\udfff{BIDI_RANGE}]")
 MAX_METADATA_DEPTH = 32
 MAX_METADATA_BYTES = 64 * 1024
+# POST /documents/upload takes a multipart form, which has no pydantic model to carry its example.
+UPLOAD_EXAMPLE: dict[str, Any] = {"requestBody": {"content": {"multipart/form-data": {"example": {
+    "files": ["# Onboarding\n\nAlice Chen leads the platform team in Berlin."],
+    "project_id": "default",
+    "wait": False,
+}}}}}
 
 
 def _storable(value: str | None, what: str) -> str | None:
@@ -80,7 +88,12 @@ class DocumentIn(BaseModel):
 
 
 class IngestRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "project_id": "default",
+        "documents": [{"text": "Alice Chen leads the platform team in Berlin. She reports to Bob Ortiz.",
+                       "id": "onboarding-1", "file_path": "onboarding.md", "metadata": {"team": "platform"}}],
+        "wait": False,
+    }]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     documents: list[DocumentIn] = Field(min_length=1)
@@ -89,7 +102,7 @@ class IngestRequest(BaseModel):
 
 class IngestItem(BaseModel):
     id: str | None
-    status: Literal["pending", "duplicate", "processing", "processed", "failed", "rejected"]
+    status: Literal["pending", "duplicate", "processing", "processed", "failed", "cancelled", "rejected"]
     error: str | None = Field(None, description="Why this item was rejected (nothing stored for it).")
     file_path: str | None = None
 
@@ -98,10 +111,41 @@ class IngestResponse(BaseModel):
     documents: list[IngestItem]
 
 
+class ExtractionReportOut(BaseModel):
+    chunks: int = Field(description="Chunks the document was split into.")
+    entities: int = Field(description="Distinct entities the model extracted (relation ends not counted).")
+    relations: int = Field(description="Distinct relations the model extracted.")
+    unparseable_records: int = Field(description="Records in the model's answers that could not be read.")
+    empty_chunks: int = Field(description="Chunks that yielded no entity and no relation.")
+    failed_chunks: int = Field(description="Chunks whose answers held no usable record, even after one "
+                                           "corrective retry.")
+    retried_chunks: int = Field(0, description="Chunks whose first answer held no usable record.")
+    runaway_answers: int = Field(0, description="Answers cut by their token cap or caught looping; the records "
+                                                "before the cut were kept.")
+    warning: str | None = Field(None, description='Set when extraction fell short, e.g. "the model returned no '
+                                                  'usable records": the document is processed (its chunks serve '
+                                                  'naive queries) but adds nothing to the graph.')
+
+
+class ProgressOut(BaseModel):
+    chunks_total: int = Field(description="Chunks the document was split into (0 before chunking).")
+    chunks_done: int = Field(description="Chunks whose extraction has finished.")
+    llm_calls: int = Field(description="LLM calls of this attempt so far (cache hits not counted).")
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    embedding_tokens: int
+
+
 class DocumentSummary(BaseModel):
     id: str
     status: DocumentStatus
-    error: str | None
+    error: str | None = Field(description="Why the document failed, at which stage, and what to do about it.")
+    stage: DocumentStage | None = Field(
+        None, description="The stage being run (processing) or last reached (finished); null before its first claim.")
+    progress: ProgressOut | None = Field(
+        None, description="Figures of the current or last attempt, written at most once per "
+                          "PROGRESS_WRITE_INTERVAL while it runs.")
+    cancel_requested: bool = Field(False, description="A cancellation was asked; the worker stops at its next check.")
     file_path: str | None
     content_summary: str
     content_length: int
@@ -114,6 +158,8 @@ class DocumentSummary(BaseModel):
     updated_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    extraction_report: ExtractionReportOut | None = Field(
+        None, description="What extraction produced; null until the document's graph merge.")
 
 
 class DocumentOut(DocumentSummary):
@@ -128,6 +174,7 @@ class StatusCounts(BaseModel):
     processing: int = 0
     processed: int = 0
     failed: int = 0
+    cancelled: int = 0
 
 
 class DocumentList(BaseModel):
@@ -156,6 +203,17 @@ class InFlight(BaseModel):
     heartbeat_at: datetime | None
     started_at: datetime | None
     attempts: int
+    stage: DocumentStage | None = None
+    progress: ProgressOut | None = None
+    cancel_requested: bool = False
+
+
+class PipelineEvent(BaseModel):
+    id: int = Field(description="Increasing per database; the SSE event id (resume with Last-Event-ID).")
+    document_id: str
+    kind: Literal["started", "finished", "failed", "retried", "cancelled"]
+    detail: str | None = Field(None, description="Attempt and worker (started), or the reason (failed, cancelled).")
+    created_at: datetime
 
 
 class PipelineStatus(BaseModel):
@@ -167,9 +225,23 @@ class PipelineStatus(BaseModel):
     in_flight: list[InFlight]
     local_worker: dict[str, Any] | None = Field(
         None, description="This process's worker, if it runs one (not shown to a project-scoped API key).")
+    recent_events: list[PipelineEvent] = Field(
+        default_factory=list, description="The project's latest pipeline events, oldest first (at most 50).")
 
 
 class RetryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"project_id": "default"}]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
+
+
+class RetriedDocuments(BaseModel):
+    project_id: str
+    document_ids: list[str] = Field(description="The failed documents put back in the queue.")
+
+
+class CancelResult(BaseModel):
+    id: str
+    status: DocumentStatus = Field(description="`cancelled` for a pending document; `processing` (with "
+                                               "cancel_requested) while its worker stops it.")
+    cancel_requested: bool

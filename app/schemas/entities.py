@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
@@ -13,13 +13,6 @@ ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project
 NameField = Field(min_length=1, max_length=1000)
 Keywords = str | list[str]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
-
-
-class ErrorBody(BaseModel):
-    """The app-wide error shape: a message (or, for request validation, the list of field errors) and a code."""
-
-    detail: str | list[dict[str, Any]]
-    code: str
 
 
 class _Body(BaseModel):
@@ -72,6 +65,11 @@ class EntityDetail(EntityOut):
 
 
 class EntityCreate(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "project_id": "default", "name": "Alice Chen", "entity_type": "person",
+        "description": "Alice Chen leads the platform team in Berlin.",
+    }]})
+
     project_id: str = ProjectField
     name: str = NameField
     description: str = Field(min_length=1, max_length=200_000)
@@ -79,6 +77,10 @@ class EntityCreate(_Body):
 
 
 class EntityUpdate(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "project_id": "default", "description": "Alice Chen leads the platform and data teams in Berlin.",
+    }]})
+
     project_id: str = ProjectField
     new_name: str | None = Field(None, min_length=1, max_length=1000,
                                  description="Rename; every relation follows. An existing other entity → 409.")
@@ -107,6 +109,11 @@ class RelationList(BaseModel):
 
 
 class RelationCreate(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "project_id": "default", "source": "Alice Chen", "target": "Platform Team",
+        "description": "Alice Chen leads the platform team.", "keywords": ["leadership"], "weight": 1.0,
+    }]})
+
     project_id: str = ProjectField
     source: str = NameField
     target: str = NameField
@@ -116,6 +123,10 @@ class RelationCreate(_Body):
 
 
 class RelationUpdate(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "project_id": "default", "source": "Alice Chen", "target": "Platform Team", "weight": 2.0,
+    }]})
+
     project_id: str = ProjectField
     source: str = NameField
     target: str = NameField
@@ -143,6 +154,11 @@ class TargetEntityData(_Body):
 
 
 class MergeRequest(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "project_id": "default", "source_entities": ["A. Chen", "Alice"], "target_entity": "Alice Chen",
+        "strategy": "concatenate", "target_entity_data": {"entity_type": "person"},
+    }]})
+
     project_id: str = ProjectField
     source_entities: list[str] = Field(min_length=1, max_length=1000)
     target_entity: str = NameField

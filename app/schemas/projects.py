@@ -46,7 +46,11 @@ class EffectiveSettings(BaseModel):
 
 
 class ProjectCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "id": "acme-handbook",
+        "name": "ACME handbook",
+        "settings": {"entity_types": ["person", "team", "product"], "language": "English", "chunk_size": 1200},
+    }]})
 
     id: str = Field(pattern=PROJECT_ID_PATTERN)
     name: str | None = Field(None, max_length=200)
@@ -59,7 +63,9 @@ class ProjectCreate(BaseModel):
 
 
 class ProjectUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "name": "ACME handbook (2025)", "settings": {"max_gleaning": 0},
+    }]})
 
     name: str | None = Field(None, max_length=200)
     settings: ProjectSettings | None = None
@@ -84,3 +90,9 @@ class ProjectOut(BaseModel):
 
 class ProjectList(BaseModel):
     projects: list[ProjectOut]
+
+
+class CacheCleared(BaseModel):
+    project_id: str
+    kind: str
+    deleted: int = Field(description="Cached answers removed.")

@@ -28,7 +28,15 @@ class HistoryMessage(BaseModel):
 
 
 class QueryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "project_id": "default",
+        "query": "Who leads the platform team?",
+        "mode": "mix",
+        "top_k": 40,
+        "conversation_history": [{"role": "user", "content": "Where is the platform team based?"},
+                                 {"role": "assistant", "content": "In Berlin."}],
+        "stream": False,
+    }]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     query: str = Field(..., min_length=1)

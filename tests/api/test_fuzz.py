@@ -13,8 +13,10 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from app.config import Settings
 from app.main import create_app
-from tests.conftest import TEMPLATE_DB, TEST_DIM
-from tests.live_server import serve_in_thread
+from tests.support.database import TEMPLATE_DB, TEST_DIM
+from tests.support.live_server import serve_in_thread
+
+pytestmark = pytest.mark.slow  # a real uvicorn server fuzzed by schemathesis
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
-from tests.fault_helpers import TEXTS
+from tests.support.faults import TEXTS
 
 ADMIN, KEY_A, KEY_B = "admin-key", "alpha-key", "beta-key"
 H_ADMIN, H_A = {"X-API-Key": ADMIN}, {"X-API-Key": KEY_A}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.fakes.openai_server import default_extract
+from tests.support.fakes.openai_server import default_extract
 
 SECRET_KEY = "sk-very-secret-key-4711"
 MARKER = "zorblaxian"  # a word that appears only in the document text and the query

@@ -1,0 +1,119 @@
+// Every call to the service goes through api(): it sends the API key (kept in sessionStorage) as a bearer
+// header, and when the service answers 401 it asks for a key and tries again.
+
+const KEY_STORAGE = 'lightrag.apiKey';
+const PROJECT_STORAGE = 'lightrag.project';
+
+// The UI lives at <service>/ui/, so the API is one level up (this also holds behind a path prefix).
+export const API_BASE = new URL('..', document.baseURI);
+
+export class ApiError extends Error {
+  constructor(status, detail, code) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function apiKey() {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+export function setApiKey(key) {
+  if (key) sessionStorage.setItem(KEY_STORAGE, key);
+  else sessionStorage.removeItem(KEY_STORAGE);
+}
+
+let askForKey = async () => { throw new ApiError(401, 'An API key is required', 'missing_api_key'); };
+let pendingPrompt = null;
+
+/** Install the function that asks the user for a key: (reason) → Promise<key>, rejecting when cancelled. */
+export function onKeyNeeded(prompt) {
+  askForKey = prompt;
+}
+
+function promptOnce(reason) {
+  // Several calls refused at once share one prompt.
+  pendingPrompt ??= askForKey(reason).finally(() => { pendingPrompt = null; });
+  return pendingPrompt;
+}
+
+export function apiUrl(path, params) {
+  const url = new URL(path.replace(/^\//, ''), API_BASE);
+  for (const [name, value] of Object.entries(params || {})) {
+    if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, value);
+  }
+  return url;
+}
+
+async function errorOf(response) {
+  let detail = response.statusText;
+  let code;
+  try {
+    const body = await response.json();
+    code = body.code;
+    detail = typeof body.detail === 'string' ? body.detail
+      : Array.isArray(body.detail) ? body.detail.map((d) => `${(d.loc || []).slice(1).join('.')}: ${d.msg}`).join('; ')
+        : JSON.stringify(body.detail);
+  } catch {
+    // not JSON: keep the status text
+  }
+  return new ApiError(response.status, detail, code);
+}
+
+/**
+ * api('documents', {params, method, json, body, raw, signal}) → parsed JSON (or the Response when raw).
+ * Non-2xx answers throw ApiError with the service's {detail, code}.
+ */
+export async function api(path, options = {}) {
+  const {params, method = 'GET', json, body, raw = false, signal, headers = {}} = options;
+  for (;;) {
+    const sent = new Headers(headers);
+    const key = apiKey();
+    if (key) sent.set('Authorization', `Bearer ${key}`);
+    let payload = body;
+    if (json !== undefined) {
+      sent.set('Content-Type', 'application/json');
+      payload = JSON.stringify(json);
+    }
+    const response = await fetch(apiUrl(path, params), {method, headers: sent, body: payload, signal});
+    if (response.status === 401) {
+      const refused = await errorOf(response);
+      setApiKey(await promptOnce(key ? `The service refused this key: ${refused.message}` : refused.message));
+      continue;
+    }
+    if (!response.ok) throw await errorOf(response);
+    if (raw) return response;
+    return response.status === 204 ? null : response.json();
+  }
+}
+
+// ----- the current project, shared by every page -----
+
+export function currentProject() {
+  return localStorage.getItem(PROJECT_STORAGE) || 'default';
+}
+
+export function setCurrentProject(id) {
+  localStorage.setItem(PROJECT_STORAGE, id);
+  window.dispatchEvent(new CustomEvent('project-changed', {detail: id}));
+}
+
+// ----- optional endpoints (added by newer versions of the service) -----
+
+let operations = null;
+
+/** The set of "METHOD /path" the service offers, read once from its OpenAPI description. */
+export async function availableOperations() {
+  operations ??= api('openapi.json').then((spec) => {
+    const found = new Set();
+    for (const [path, item] of Object.entries(spec.paths || {})) {
+      for (const method of Object.keys(item)) found.add(`${method.toUpperCase()} ${path}`);
+    }
+    return found;
+  }).catch(() => {
+    operations = null; // ask again next time (e.g. once a key is given)
+    return new Set();
+  });
+  return operations;
+}

@@ -1,0 +1,98 @@
+// Small DOM helpers shared by the pages: element building, notices, formatting.
+
+/** h('button', {class: 'x', onclick: fn}, 'text', child) → element. Attributes set to null/false are skipped. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else if (name === 'dataset') Object.assign(el.dataset, value);
+    else if (name in el && typeof value !== 'string') el[name] = value;
+    else el.setAttribute(name, value === true ? '' : value);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+export function $(selector, root = document) {
+  return root.querySelector(selector);
+}
+
+/** A short-lived notice in the live region (read out by screen readers). */
+export function toast(message, kind = 'info') {
+  const box = $('#toasts');
+  const item = h('div', {class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : null}, message);
+  box.append(item);
+  setTimeout(() => item.remove(), kind === 'error' ? 9000 : 4000);
+}
+
+export function emptyState(text, ...extra) {
+  return h('div', {class: 'empty'}, h('p', {}, text), ...extra);
+}
+
+export function errorState(err, retry) {
+  return h('div', {class: 'error-state', role: 'alert'},
+    h('p', {}, h('strong', {}, 'Could not load: '), errorText(err)),
+    retry ? h('button', {type: 'button', onclick: retry}, 'Try again') : null);
+}
+
+export function errorText(err) {
+  if (!err) return 'unknown error';
+  if (err.code) return `${err.message} (${err.code})`;
+  return err.message || String(err);
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short'});
+
+export function formatDate(value) {
+  return value ? dateFormat.format(new Date(value)) : '—';
+}
+
+export function formatSize(chars) {
+  if (chars < 1000) return `${chars} chars`;
+  if (chars < 1_000_000) return `${(chars / 1000).toFixed(1)} k chars`;
+  return `${(chars / 1_000_000).toFixed(1)} M chars`;
+}
+
+export function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The same colour for the same entity type on every page. */
+const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7',
+  '#9c755f', '#2f8f9d', '#8cd17d', '#d37295'];
+
+export function typeColour(type) {
+  let hash = 0;
+  for (const ch of String(type || 'unknown').toLowerCase()) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
+  return PALETTE[hash % PALETTE.length];
+}
+
+export function badge(text, kind = text) {
+  return h('span', {class: `badge badge-${kind}`}, text);
+}
+
+/** Save a Blob as a file through a temporary link. */
+export function saveBlob(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', {href: url, download: filename, hidden: true});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
