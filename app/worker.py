@@ -21,7 +21,9 @@ from app.config import Settings
 from app.container import Container
 from app.db.errors import is_connection_error
 from app.repositories import documents as docs_repo
+from app.repositories import pipeline_events as events_repo
 from app.services.ingest.pipeline import DocumentPipeline
+from app.wiring import build_container, close_container
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,10 @@ class Worker:
         """New work was enqueued: look for it now rather than at the next poll."""
         self._wake.set()
 
+    def request_cancel(self, project_id: str, document_id: str) -> None:
+        """The document's cancellation was recorded: if this worker runs it, stop it now."""
+        self.pipeline.request_cancel(project_id, document_id)
+
     async def wait_for_change(self, seconds: float) -> None:
         """Return when a document handled by this worker finished, or after `seconds`."""
         with contextlib.suppress(TimeoutError):
@@ -54,6 +60,11 @@ class Worker:
     @property
     def in_flight(self) -> list[tuple[str, str]]:
         return list(self._tasks)
+
+    @property
+    def running(self) -> bool:
+        """Started, not stopping, and both its claim and heartbeat loops still going."""
+        return bool(self._loops) and not self._stopping and not any(loop.done() for loop in self._loops)
 
     async def start(self) -> None:
         self._loops = [asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
@@ -91,6 +102,9 @@ class Worker:
         while not self._stopping and self._has_room():
             async with self.c.db.transaction() as conn:
                 row = await docs_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
+                if row is not None:
+                    await events_repo.add(conn, [(row["project_id"], row["id"], "started",
+                                                  f"attempt {row['attempts']} by worker {self.id}")])
             if row is None:
                 return
             key = (row["project_id"], row["id"])
@@ -126,8 +140,11 @@ class Worker:
             await asyncio.sleep(min(s.worker_heartbeat_interval, s.worker_claim_timeout / 3))
             try:
                 async with self.c.db.transaction() as conn:
-                    await docs_repo.heartbeat(conn, self.id, list(self._tasks))
-                    await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
+                    asked = await docs_repo.heartbeat(conn, self.id, list(self._tasks))
+                    ended = await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
+                    await events_repo.add(conn, [(r["project_id"], r["id"], r["status"], r["error"]) for r in ended])
+                for key in asked:
+                    self.request_cancel(*key)
                 async with self.c.db.connect() as conn:
                     metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
             except Exception as exc:
@@ -144,8 +161,6 @@ class Worker:
 
 async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Container | None:
     """Build the container, waiting (with backoff) while the database is unreachable; None if stopped."""
-    from app.main import build_container
-
     delay = 1.0
     while not stop.is_set():
         try:
@@ -163,9 +178,9 @@ async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Contai
 async def _main() -> None:
     from app.config import settings_or_exit
     from app.logging_setup import configure_logging
-    from app.main import close_container
+    from app.worker_http import start_worker_http
 
-    settings = settings_or_exit()
+    settings = settings_or_exit(needs_database=True)
     configure_logging(settings.log_level)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -176,9 +191,12 @@ async def _main() -> None:
         return
     worker = Worker(container)
     await worker.start()
+    listener = await start_worker_http(settings, container, lambda: worker.running, worker.id)
     try:
         await stop.wait()
     finally:
+        if listener is not None:
+            await listener.close()
         await worker.stop()
         await close_container(container)
 

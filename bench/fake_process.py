@@ -1,4 +1,4 @@
-"""The test fake OpenAI-compatible server (tests/fakes/openai_server.FakeOpenAI) in its own process.
+"""The test fake OpenAI-compatible server (tests/support/fakes/openai_server.FakeOpenAI) in its own process.
 
 In-process, the fake's HTTP handling would compete for the benchmarked process's GIL and inflate its
 figures; here it runs on the other core. The child is a plain `python -m bench.fake_process DIM`, not a
@@ -36,7 +36,7 @@ def _stats(fake: Any) -> dict:
 
 
 def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
-    from tests.fakes.openai_server import FakeOpenAI
+    from tests.support.fakes.openai_server import FakeOpenAI
 
     def reply(value: Any) -> None:
         replies.write(json.dumps(value) + "\n")

@@ -5,7 +5,7 @@
     .venv/bin/python -m bench.ingest_bench memory     [--big-tokens 100000]
 
 Everything is real except the model: an embedded PostgreSQL, the app with its in-process worker, the real
-openai client talking to the test fake server (tests/fakes/openai_server.FakeOpenAI), which runs in its own
+openai client talking to the test fake server (tests/support/fakes/openai_server.FakeOpenAI), which runs in its own
 process (bench/fake_process.py) so its HTTP handling does not share this process's GIL. The corpus (~1,500
 tokens per document at 4 paragraphs) has 40 people and 8 places recurring across all documents, so merges
 contend on shared keys and descriptions grow until the summary threshold, as in real use.

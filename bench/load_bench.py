@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ["local", "global", "hybrid", "mix", "naive", "bypass"]

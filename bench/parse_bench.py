@@ -30,7 +30,7 @@ import sys
 import time
 import zipfile
 
-from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
+from tests.support.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 
 CASES = ["flat_p", "nested_div", "docx_bomb", "normal_page", "open_comments", "pdf_bomb"]
 

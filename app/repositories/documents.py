@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import documents
 from app.usage import Usage
 
-STATUSES = ("pending", "processing", "processed", "failed")
+STATUSES = ("pending", "processing", "processed", "failed", "cancelled")
 _SUMMARY = func.left(documents.c.content, 250).label("content_summary")
 _LISTED = [c for c in documents.c if c.name != "content"]
 
@@ -82,7 +82,7 @@ async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -
 async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
     rows = await conn.execute(
         select(documents.c.id, documents.c.claimed_by, documents.c.heartbeat_at, documents.c.started_at,
-               documents.c.attempts)
+               documents.c.attempts, documents.c.stage, documents.c.progress, documents.c.cancel_requested)
         .where(documents.c.project_id == project_id, documents.c.status == "processing")
         .order_by(documents.c.started_at)
     )
@@ -96,10 +96,11 @@ async def claim_next(
     row = (await conn.execute(
         text(
             "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
-            " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL"
+            " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL,"
+            " finished_at = NULL, stage = NULL, progress = NULL"
             " WHERE (project_id, id) = ("
             "  SELECT project_id, id FROM documents"
-            "  WHERE status = 'pending' OR (status = 'processing'"
+            "  WHERE status = 'pending' OR (status = 'processing' AND NOT cancel_requested"
             "        AND heartbeat_at < now() - make_interval(secs => :timeout) AND attempts < :max_attempts)"
             "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
             " RETURNING project_id, id, attempts, graph_merged"
@@ -109,36 +110,43 @@ async def claim_next(
     return dict(row) if row else None
 
 
-async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> int:
-    """Stale claims that already used every attempt become failed instead of being retaken forever."""
-    result = await conn.execute(
+async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> list[dict]:
+    """Stale claims that already used every attempt become failed instead of being retaken forever; stale
+    claims of documents whose cancellation was asked become cancelled. Returns (project_id, id, status)."""
+    rows = await conn.execute(
         text(
-            "UPDATE documents SET status = 'failed', claimed_by = NULL, finished_at = now(), updated_at = now(),"
-            " error = 'abandoned: its worker stopped ' || attempts || ' time(s) while processing it'"
+            "UPDATE documents SET claimed_by = NULL, finished_at = now(), updated_at = now(),"
+            " status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'failed' END,"
+            " error = CASE WHEN cancel_requested THEN 'cancelled on request' ELSE"
+            "  'abandoned: its worker stopped ' || attempts || ' time(s) while processing it; retry it' END"
             " WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => :timeout)"
-            " AND attempts >= :max_attempts"
+            " AND (attempts >= :max_attempts OR cancel_requested)"
+            " RETURNING project_id, id, status, error"
         ),
         {"timeout": claim_timeout, "max_attempts": max_attempts},
     )
-    return result.rowcount or 0
+    return [dict(r) for r in rows.mappings()]
 
 
-async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]]) -> None:
+async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """Refresh only the claims the worker is really working on: a document whose task ended without its
-    final write (database down at that moment) must go stale so it is retaken, not stay processing forever."""
+    final write (database down at that moment) must go stale so it is retaken, not stay processing forever.
+    Returns the claimed documents whose cancellation was asked."""
     if not keys:
-        return
-    await conn.execute(
+        return []
+    rows = await conn.execute(
         update(documents).where(documents.c.claimed_by == worker_id, documents.c.status == "processing",
                                 tuple_(documents.c.project_id, documents.c.id).in_(list(keys)))
         .values(heartbeat_at=func.now())
+        .returning(documents.c.project_id, documents.c.id, documents.c.cancel_requested)
     )
+    return [(r[0], r[1]) for r in rows if r[2]]
 
 
 async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict | None:
     """Inside a transaction: lock the document row if `worker_id` still holds its claim."""
     row = (await conn.execute(
-        select(documents.c.id, documents.c.graph_merged)
+        select(documents.c.id, documents.c.graph_merged, documents.c.cancel_requested)
         .where(documents.c.project_id == project_id, documents.c.id == document_id,
                documents.c.status == "processing", documents.c.claimed_by == worker_id)
         .with_for_update()
@@ -155,7 +163,7 @@ async def set_fields(conn: AsyncConnection, project_id: str, document_id: str, *
 
 async def finish(
     conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, status: str,
-    error: str | None, usage: Usage,
+    error: str | None, usage: Usage, progress: dict | None = None, stage: str | None = None,
 ) -> bool:
     """Final status plus the token usage of this attempt, only while the claim is still ours.
 
@@ -165,6 +173,8 @@ async def finish(
         update(documents)
         .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
         .values(status=status, error=error, finished_at=func.now(), updated_at=func.now(),
+                **({"progress": progress} if progress is not None else {}),
+                **({"stage": stage} if stage is not None else {}),
                 llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
                 llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
                 llm_calls=c.llm_calls + usage.llm_calls,
@@ -183,21 +193,63 @@ async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[st
         where.append(tuple_(c.project_id, c.id).in_(list(keys)))
     result = await conn.execute(
         update(documents).where(and_(*where))
-        .values(status="pending", claimed_by=None, heartbeat_at=None,
+        .values(status="pending", claimed_by=None, heartbeat_at=None, stage=None, progress=None,
                 attempts=func.greatest(c.attempts - 1, 0), updated_at=func.now())
     )
     return result.rowcount or 0
 
 
-async def retry(conn: AsyncConnection, project_id: str, document_id: str) -> bool:
-    """failed → pending with a fresh attempt budget."""
+RETRYABLE = ("failed", "cancelled")
+
+
+async def retry(conn: AsyncConnection, project_id: str, document_id: str | None = None,
+                statuses: Sequence[str] = RETRYABLE) -> list[str]:
+    """failed or cancelled → pending with a fresh attempt budget: one document, or (no id) all of the
+    project's documents in `statuses`. Returns the ids requeued."""
     c = documents.c
+    where = [c.project_id == project_id, c.status.in_(list(statuses))]
+    if document_id is not None:
+        where.append(c.id == document_id)
     result = await conn.execute(
-        update(documents).where(c.project_id == project_id, c.id == document_id, c.status == "failed")
-        .values(status="pending", error=None, attempts=0, claimed_by=None, finished_at=None,
-                updated_at=func.now())
+        update(documents).where(*where)
+        .values(status="pending", error=None, attempts=0, claimed_by=None, finished_at=None, stage=None,
+                progress=None, cancel_requested=False, updated_at=func.now())
+        .returning(c.id)
     )
-    return bool(result.rowcount)
+    return sorted(r[0] for r in result)
+
+
+async def set_progress(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, stage: str,
+                       progress: dict) -> bool | None:
+    """Write a processing document's stage and figures while the claim is ours; returns whether its
+    cancellation was asked (None: the claim is no longer ours)."""
+    c = documents.c
+    row = (await conn.execute(
+        update(documents)
+        .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
+        .values(stage=stage, progress=progress).returning(c.cancel_requested)
+    )).first()
+    return None if row is None else bool(row[0])
+
+
+async def request_cancel(conn: AsyncConnection, project_id: str, document_id: str) -> dict | None:
+    """Cancel a pending document at once, or ask the worker of a processing one (not yet merged) to stop.
+    Locks the row, so it is ordered with the merge transaction (which locks it too). Returns the row as it
+    was (status, graph_merged), or None if there is no such document."""
+    c = documents.c
+    row = (await conn.execute(
+        select(c.status, c.graph_merged, c.file_path).where(c.project_id == project_id, c.id == document_id)
+        .with_for_update()
+    )).mappings().first()
+    if row is None:
+        return None
+    where = [c.project_id == project_id, c.id == document_id]
+    if row["status"] == "pending":
+        await conn.execute(update(documents).where(*where).values(
+            status="cancelled", error="cancelled on request", finished_at=func.now(), updated_at=func.now()))
+    elif row["status"] == "processing" and not row["graph_merged"]:
+        await conn.execute(update(documents).where(*where).values(cancel_requested=True, updated_at=func.now()))
+    return dict(row)
 
 
 async def queue_depth(conn: AsyncConnection, projects: set[str] | None = None) -> int:

@@ -69,3 +69,11 @@ async def delete_unreferenced(conn: AsyncConnection, project_id: str, keys: list
         )
     )
     return result.rowcount
+
+
+async def delete_types(conn: AsyncConnection, project_id: str, cache_types: list[str]) -> int:
+    """Delete the project's cached answers of these types (e.g. query keywords and answers); returns how many."""
+    result = await conn.execute(
+        delete(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.cache_type.in_(cache_types))
+    )
+    return result.rowcount or 0

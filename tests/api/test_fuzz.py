@@ -19,6 +19,7 @@ from tests.support.live_server import serve_in_thread
 pytestmark = pytest.mark.slow  # a real uvicorn server fuzzed by schemathesis
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
+ENDLESS = {"/pipeline/events"}
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +37,18 @@ def live_api(pg_cluster, fake_server):
     pg_cluster.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def no_unplanned_server_error(ctx, response, case):
+    """Like schemathesis' not_a_server_error, except the declared 501 `not_supported` of the LightRAG
+    compatibility routes: a field or route of LightRAG Server this service does not implement."""
+    if response.status_code == 501 and response.json().get("code") == "not_supported":
+        return None
+    return not_a_server_error(ctx, response, case)
+
+
 def _operations(base_url: str) -> list:
     schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
-    return [result.ok() for result in schema.get_all_operations()]
+    # An event stream that never ends (/pipeline/events) would hold each example until its timeout.
+    return [op for op in (result.ok() for result in schema.get_all_operations()) if op.path not in ENDLESS]
 
 
 def test_api_never_5xx_and_matches_schema(live_api):
@@ -50,7 +60,7 @@ def test_api_never_5xx_and_matches_schema(live_api):
         @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                   derandomize=True)
         def check(case):
-            case.call_and_validate(checks=[not_a_server_error, response_schema_conformance], timeout=60)
+            case.call_and_validate(checks=[no_unplanned_server_error, response_schema_conformance], timeout=60)
 
         try:
             check()

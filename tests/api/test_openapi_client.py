@@ -44,10 +44,15 @@ def _generate(spec: dict, out: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
         [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(spec_file),
-         "--output-path", str(out / PACKAGE), "--meta", "none", "--fail-on-warning"],
+         "--output-path", str(out / PACKAGE), "--meta", "none"],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    # The generator has no NDJSON support: streamed NDJSON answers (LightRAG's /query/stream) are left out of
+    # the client with a warning. Any other warning is a defect of the spec.
+    warnings = output.count("WARNING parsing")
+    assert warnings == output.count("Unsupported content_type application/x-ndjson"), output
 
 
 @pytest.fixture

@@ -72,6 +72,7 @@ def test_open_api_binds_to_loopback_unless_keys_or_host_are_set():
     assert Settings(_env_file=None, host="0.0.0.0").bind_host == "0.0.0.0"
 
 
+@pytest.mark.slow  # a `python -m` process per module
 @pytest.mark.parametrize("module", ["app", "app.worker"])
 def test_invalid_settings_stop_the_start_with_one_line_each(tmp_path, module):
     import subprocess  # noqa: PLC0415

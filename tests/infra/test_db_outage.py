@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from app.services.ingest.intake import IngestionService
-from tests.fault_helpers import (
+from tests.support.faults import (
     TEXTS,
     all_finished,
     dedicated_pg_server,
@@ -20,6 +20,8 @@ from tests.fault_helpers import (
     stop_pg,
     until,
 )
+
+pytestmark = pytest.mark.slow  # a PostgreSQL server of its own, stopped and restarted
 
 BATCH = [*TEXTS, "Erik Lund met Frida Holm in Oslo. Frida Holm leads Polar Works.",
          "Gustav Berg sold Polar Works to Acme Labs. Alice Walker approved the deal."]

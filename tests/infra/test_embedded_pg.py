@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from app.db.engine import EmbeddedPostgres
 
@@ -50,6 +51,7 @@ def _wait_gone(pid: int, seconds: float = 15) -> bool:
     return _gone(pid)
 
 
+@pytest.mark.slow  # processes starting the embedded server
 def test_clean_stop_after_a_killed_user_stops_the_server(tmp_path: Path) -> None:
     killed = _user(tmp_path, "hold")
     postmaster = None

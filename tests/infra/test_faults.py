@@ -13,7 +13,7 @@ import pytest
 
 from app import metrics
 from app.services.ingest.intake import IngestionService
-from tests.fault_helpers import TEXTS, document_rows, graph_counts, graph_rows, until
+from tests.support.faults import TEXTS, document_rows, graph_counts, graph_rows, until
 
 EMPTY = {"entities": 0, "relations": 0, "entity_sources": 0, "relation_sources": 0}
 

@@ -16,8 +16,8 @@ from app.db.tables import entities
 from app.services.graph import deletion as deletion_service
 from app.services.graph import merge as entity_merge
 from app.services.graph.deletion import DeletionService
-from tests.curation_helpers import Parked, seed_graph
-from tests.fakes.openai_server import default_summary
+from tests.support.curation import Parked, seed_graph
+from tests.support.fakes.openai_server import default_summary
 
 MERGES = 8    # more than the pool's 3 + 3 overflow connections
 HEALTHY = 5.0  # seconds; a request starved by the pool waits its 30 s checkout timeout

@@ -15,7 +15,7 @@ from app.errors import ProviderError
 from app.providers.embeddings import EmbeddingClient, parse_embeddings
 from app.providers.llm import LLMClient, parse_completion
 from app.usage import track_usage
-from tests.fakes.openai_server import fake_embedding
+from tests.support.fakes.openai_server import fake_embedding
 
 
 async def test_chat_sends_auth_operation_and_only_the_given_fields(make_settings, app_client, fake_llm):

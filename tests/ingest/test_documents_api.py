@@ -115,7 +115,7 @@ async def test_list_filters_and_counts(idle_client):
                            .values(status="failed", error="boom"))
     page = (await idle_client.http.get("/documents", params={"limit": 2, "offset": 1})).json()
     assert len(page["documents"]) == 2 and page["total"] == 5
-    assert page["counts"] == {"pending": 4, "processing": 0, "processed": 0, "failed": 1}
+    assert page["counts"] == {"pending": 4, "processing": 0, "processed": 0, "failed": 1, "cancelled": 0}
     failed = (await idle_client.http.get("/documents", params={"status": "failed"})).json()
     assert [d["error"] for d in failed["documents"]] == ["boom"] and failed["total"] == 1
     assert (await idle_client.http.get("/documents", params={"status": "weird"})).status_code == 422

@@ -16,7 +16,7 @@ import pytest
 
 from app.errors import InvalidInput
 from app.services.ingest.parsing import ParseLimits, extract_text, extract_text_isolated, isolation, worker_pids
-from tests.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
+from tests.support.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 
 
 def make_pdf(lines: list[str]) -> bytes:
@@ -283,6 +283,7 @@ async def test_upload_over_the_parse_budget_is_a_422(make_settings, start_app):
     assert response.status_code == 422 and "decompression bomb" in response.json()["detail"]
 
 
+@pytest.mark.slow  # a parent process killed mid-parse
 def test_a_worker_left_parsing_by_a_dead_parent_is_stopped_by_the_kernel():
     worker = isolation._Worker()
     try:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
 from app.domain.texts import SEP, fragments
 from app.services.ingest.intake import IngestionService
-from tests.fakes.openai_server import COMPLETE, TUPLE, chunk_text
+from tests.support.fakes.openai_server import COMPLETE, TUPLE, chunk_text
 
 PARAGRAPHS = {"chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}
 
@@ -181,7 +181,7 @@ async def test_llm_failure_mid_document_fails_cleanly_and_retry_works(para_app, 
     def flaky(messages):
         if "Oscar" in chunk_text(messages):
             raise RuntimeError("model crashed")
-        from tests.fakes.openai_server import default_extract
+        from tests.support.fakes.openai_server import default_extract
         return default_extract(messages)
 
     fake_llm.handlers["extract"] = flaky
@@ -275,7 +275,7 @@ async def test_upload_with_wait_processes_file(app, fake_llm):
 
 
 async def test_gleaning_repeating_first_pass_changes_nothing(app, fake_llm):
-    from tests.fakes.openai_server import default_extract
+    from tests.support.fakes.openai_server import default_extract
 
     fake_llm.handlers["glean"] = default_extract
     await ingest(app, ["Abe met Bea. Bea met Cy."])
@@ -301,7 +301,7 @@ async def test_long_names_and_hostile_output(app, fake_llm):
 
 
 def test_fold_summary_keeps_fragments_merged_meanwhile():
-    from app.services.ingest.pipeline import fold_summary
+    from app.services.ingest.finalise import fold_summary
 
     assert fold_summary(f"a{SEP}b", f"a{SEP}b", "S") == "S"
     assert fold_summary(f"a{SEP}b{SEP}c", f"a{SEP}b", "S") == f"S{SEP}c"  # c arrived during the LLM call
@@ -312,7 +312,7 @@ def test_fold_summary_keeps_fragments_merged_meanwhile():
 async def _assert_vectors_match_current_text(app, project_id: str) -> None:
     """Every entity and relation holds the embedding of its current canonical text."""
     from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
-    from tests.fakes.openai_server import fake_embedding
+    from tests.support.fakes.openai_server import fake_embedding
 
     def check(label: str, row: dict, text: str) -> None:
         assert row["embedded_hash"] == text_hash(text), f"{label} embedded a stale text"
@@ -334,7 +334,7 @@ async def test_item_skipped_for_a_later_writer_that_fails_is_embedded(make_setti
     the stored text of what it was the last writer of)."""
     import threading
 
-    from tests.fakes.openai_server import default_extract, default_summary
+    from tests.support.fakes.openai_server import default_extract, default_summary
 
     app = await start_app(make_settings(force_llm_summary_on_merge=2, max_parallel_insert=2, llm_max_retries=0,
                                         embedding_max_retries=0))

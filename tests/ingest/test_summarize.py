@@ -12,7 +12,7 @@ from app.services.graph.summaries import Summarizer
 def _summarizer(app, **overrides) -> Summarizer:
     settings = app.container.settings.model_copy(update=overrides)
     c = app.container
-    return Summarizer(c.db, c.llm, c.tokenizer, settings)
+    return Summarizer(c.llm_cache, c.tokenizer, settings)
 
 
 def _passages(call) -> list[str]:

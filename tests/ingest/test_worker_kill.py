@@ -16,8 +16,10 @@ from sqlalchemy import insert
 
 from app.db.tables import documents
 from app.services.ingest.intake import content_hash
-from tests.fakes.openai_server import COMPLETE, TUPLE, default_extract
-from tests.fault_helpers import TEXTS, document_rows, graph_counts, graph_rows, until
+from tests.support.fakes.openai_server import COMPLETE, TUPLE, default_extract
+from tests.support.faults import TEXTS, document_rows, graph_counts, graph_rows, until
+
+pytestmark = pytest.mark.slow  # worker processes killed mid-document
 
 ROOT = Path(__file__).resolve().parents[2]
 

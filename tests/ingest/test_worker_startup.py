@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import insert, select, text
 
 from app.db.engine import Database, async_url
 from app.db.tables import documents
 from app.services.ingest.intake import content_hash
-from tests.fault_helpers import dedicated_pg_server, start_pg, stop_pg, until
+from tests.support.faults import dedicated_pg_server, start_pg, stop_pg, until
+
+pytestmark = pytest.mark.slow  # a worker process and a PostgreSQL server of its own
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,12 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, insert, select, update
 
 from app.db.tables import chunks, documents, entity_sources, relation_sources
 from app.domain.names import entity_key, normalize_name
 from app.services.ingest.intake import IngestionService, content_hash
-from tests.fakes.openai_server import names_in, sentences
+from tests.support.fakes.openai_server import names_in, sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,7 @@ async def test_stale_claim_is_retaken(make_settings, start_app, fake_llm):
     done, states = await IngestionService(worker_app.container).wait_until_done("default", [doc_id], limit=30)
     assert done and states[doc_id]["status"] == "processed"
     [doc] = await _docs(app)
-    assert doc["attempts"] == 2 and doc["claimed_by"] == worker_app.container.extras["worker"].id
+    assert doc["attempts"] == 2 and doc["claimed_by"] == worker_app.container.worker.id
 
 
 async def test_fresh_claim_of_another_worker_is_left_alone(make_settings, start_app, fake_llm):
@@ -92,7 +93,7 @@ async def test_graceful_shutdown_returns_in_flight_documents(make_settings, star
         return (await _docs(app))[0]["status"] == "processing"
 
     await _until(processing)
-    worker = app.container.extras["worker"]
+    worker = app.container.worker
     assert worker.in_flight == [("default", doc_id)]
     await worker.stop()
     [doc] = await _docs(app)
@@ -118,6 +119,7 @@ def _spawn_worker(database_url: str, fake_url: str, log: Path) -> subprocess.Pop
                                 stdout=subprocess.DEVNULL, stderr=sink)
 
 
+@pytest.mark.slow  # worker processes
 async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake_llm, database_url, tmp_path):
     app = await start_app(make_settings(worker_enabled=False))
     fake_llm.latency = 0.05
@@ -168,7 +170,7 @@ async def test_retry_of_document_whose_claim_was_lost_does_not_double_merge(make
              ).json()["documents"]
     async with app.container.db.transaction() as conn:  # pretend a second attempt after a crash post-merge
         await conn.execute(update(documents).values(status="pending", attempts=1))
-    app.container.extras["worker"].notify()
+    app.container.worker.notify()
     done, _ = await IngestionService(app.container).wait_until_done("default", [doc["id"]], limit=30)
     assert done
     async with app.container.db.connect() as conn:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from app.prompts.answer import NO_CONTEXT_ANSWER
-from tests.graph_factory import GraphFactory
-from tests.query_graph import THRESHOLD, algernon_graph
+from tests.support.graph_factory import GraphFactory
+from tests.support.query_graph import THRESHOLD, algernon_graph
 
 LL = ["Charlie Gordon"]
 

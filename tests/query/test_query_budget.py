@@ -9,7 +9,7 @@ import pytest
 
 from app.domain.context_budget import messages_tokens
 from app.providers.tokenizer import get_tokenizer
-from tests.graph_factory import GraphFactory
+from tests.support.graph_factory import GraphFactory
 
 TOK = get_tokenizer()
 

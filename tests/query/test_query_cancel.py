@@ -22,8 +22,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.main import create_app
 from app.providers.concurrency import PrioritySemaphore
-from tests.fakes.openai_server import FakeOpenAI
-from tests.live_server import LiveServer, serve_in_thread
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.live_server import LiveServer, serve_in_thread
 
 SLOW = 60.0  # the slow LLM's latency: every wait below is far shorter
 PROMPT = 5.0  # "promptly": slots free and new work admitted within this

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.prompts.answer import NO_CONTEXT_ANSWER
-from tests.query_graph import MAZE_DESC, ROMANCE_DESC, THRESHOLD, WEATHER_QUERY, algernon_graph
+from tests.support.query_graph import MAZE_DESC, ROMANCE_DESC, THRESHOLD, WEATHER_QUERY, algernon_graph
 
 LL = ["Charlie Gordon"]
 HL = ["mentorship, romance"]
@@ -198,7 +198,9 @@ async def test_history_turns_keeps_only_the_last_turns(qc, fake_llm):
 
 async def test_thematic_question_gets_high_level_keywords_that_reach_relations(qc, fake_llm):
     body = await ask(qc, query="Is there any mentorship or romance?", mode="global", only_need_context=True)
-    assert body["keywords"] == {"high_level": ["mentorship", "romance"], "low_level": []}
+    # an empty low-level list falls back to the query text and the high-level keywords
+    assert body["keywords"] == {"high_level": ["mentorship", "romance"],
+                                "low_level": ["Is there any mentorship or romance?", "mentorship", "romance"]}
     assert pairs(body) == [("Alice Kinnian", "Charlie Gordon")]
     [call] = fake_llm.calls_of("keywords")
     prompt = call.messages[0]["content"]

@@ -16,7 +16,7 @@ from app.domain.context_budget import (
 from app.domain.hits import ChunkHit, EntityHit
 from app.prompts.keywords import keyword_messages
 from app.providers.tokenizer import get_tokenizer
-from app.services.query.keywords import parse_keywords
+from app.services.query.keywords import ExtractedKeywords, parse_keywords, with_fallbacks
 
 
 @pytest.mark.parametrize("text", [
@@ -37,6 +37,23 @@ def test_parse_keywords_splits_strings_and_gives_up_cleanly():
     assert parsed.high_level == ["a", "b", "c", "d"]
     assert parse_keywords("no json here at all").empty
     assert parse_keywords("").empty
+
+
+def test_parse_keywords_reads_past_reasoning_and_near_miss_key_names():
+    text = ('<think>maybe {"high_level_keywords": ["draft"]}</think>'
+            '{"High level keywords": ["themes"], "low_level": ["X"]}')
+    parsed = parse_keywords(text)
+    assert (parsed.high_level, parsed.low_level) == (["themes"], ["X"])
+    assert parse_keywords('<think>\nthe answer is {"high_level_keywords": ["cut"]').empty  # reasoning cut off
+
+
+def test_empty_low_level_keywords_fall_back_to_the_query_and_high_level_keywords():
+    long_query = "How did the relationship between the two research groups change over the decade? " * 3
+    assert with_fallbacks(ExtractedKeywords(["collaboration"], []), long_query) == \
+        ExtractedKeywords(["collaboration"], [long_query.strip(), "collaboration"])
+    assert with_fallbacks(ExtractedKeywords([], []), " hello ").low_level == ["hello"]
+    kept = ExtractedKeywords(["a"], ["B"])
+    assert with_fallbacks(kept, "query") is kept
 
 
 def test_keyword_prompt_has_examples_first_and_query_last():

@@ -162,11 +162,8 @@ class DeletionService:
             if not snapshot.keys <= keys:
                 keys |= snapshot.keys
                 raise _Outdated
+            prepared = await self._prepare(pid, snapshot, *inputs)
             batch = self.c.llm_cache.batch(pid)
-            try:  # summaries looked up at once and written in one statement, not one round trip each
-                prepared = await self._prepare(pid, snapshot, *inputs, batch=batch)
-            finally:
-                await batch.flush_best_effort("deletion")
             try:
                 async with self.c.db.transaction() as conn:
                     current = await self._snapshot(conn, pid, document_ids, lock=keys)

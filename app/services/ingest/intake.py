@@ -11,10 +11,10 @@ import asyncio
 import hashlib
 import posixpath
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import UploadFile
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
@@ -32,6 +32,7 @@ from app.errors import (
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
+from app.repositories import pipeline_events as events_repo
 from app.schemas.documents import (
     ChunkList,
     ChunkOut,
@@ -40,15 +41,16 @@ from app.schemas.documents import (
     DocumentSummary,
     InFlight,
     IngestItem,
+    PipelineEvent,
     PipelineStatus,
     StatusCounts,
 )
-from app.services.projects import ProjectService
+from app.services.projects import require_project
 from app.usage import current_usage
 
 # Upper bound of a `wait=true` request; past it the request answers 202 with the statuses so far.
 WAIT_LIMIT_SECONDS = 600.0
-TERMINAL = ("processed", "failed")
+TERMINAL = ("processed", "failed", "cancelled")
 
 def sanitize_text(text: str) -> str:
     """Trim and remove control characters (keeping tab, newline, carriage return) and lone surrogates."""
@@ -83,6 +85,14 @@ class Submission:
     too_large: bool = False
 
 
+@dataclass(frozen=True)
+class UploadedFile:
+    """A file of an upload request: the name the client sent and a reader of up to `n` bytes of its body."""
+
+    filename: str | None
+    read: Callable[[int], Awaitable[bytes]]
+
+
 @dataclass
 class _Candidate:
     index: int
@@ -107,7 +117,8 @@ class IngestionService:
 
     async def enqueue(self, project_id: str, items: list[Submission], wait: bool) -> tuple[list[IngestItem], bool]:
         """Store new documents as pending. Returns per-item results and whether all listed work is finished."""
-        await ProjectService(self.c.db, self.settings).require(project_id)
+        async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
         if not self.c.llm.configured:  # every document would fail: say so now, store nothing
             raise LLMNotConfigured()
         if not self.c.embedder.configured:
@@ -148,9 +159,8 @@ class IngestionService:
             else:
                 original = by_id.get(cand.id) or by_hash.get(cand.hash) or cand.id
                 results[cand.index] = IngestItem(id=original, status="duplicate", file_path=cand.file_path)
-        worker = self.c.extras.get("worker")
-        if worker is not None and new_ids:
-            worker.notify()
+        if self.c.worker is not None and new_ids:
+            self.c.worker.notify()
 
         final = [r for r in results if r is not None]
         if not wait:
@@ -196,7 +206,7 @@ class IngestionService:
         """Poll (woken early by the in-process worker) until every listed document is processed or failed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (WAIT_LIMIT_SECONDS if limit is None else limit)
-        worker = self.c.extras.get("worker")
+        worker = self.c.worker
         while True:
             async with self.c.db.connect() as conn:
                 states = await docs_repo.statuses(conn, project_id, ids)
@@ -223,7 +233,7 @@ class IngestionService:
                 usage.prompt_tokens += int(state["llm_prompt_tokens"])
                 usage.completion_tokens += int(state["llm_completion_tokens"])
 
-    async def from_uploads(self, files: list[UploadFile]) -> list[Submission]:
+    async def from_uploads(self, files: list[UploadedFile]) -> list[Submission]:
         """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
         from app.services.ingest.parsing import ParseLimits, extract_text_isolated  # noqa: PLC0415
 
@@ -248,16 +258,16 @@ class IngestionService:
 
     # ----- reads -----
     async def get(self, project_id: str, document_id: str) -> DocumentOut:
-        await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
             row = await _require_document(conn, project_id, document_id)
             counts = await graph_repo.document_graph_counts(conn, project_id, [document_id])
         entities, relations = counts[document_id]
         return DocumentOut(**row, entities_count=entities, relations_count=relations)
 
     async def list_documents(self, project_id: str, status: str | None, limit: int, offset: int) -> DocumentList:
-        await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
             rows, total = await docs_repo.list_page(conn, project_id, status, limit, offset)
             counts = await graph_repo.document_graph_counts(conn, project_id, [r["id"] for r in rows])
             by_status = await docs_repo.count_by_status(conn, project_id)
@@ -266,8 +276,8 @@ class IngestionService:
         return DocumentList(documents=docs, total=total, counts=StatusCounts(**by_status))
 
     async def chunks(self, project_id: str, document_id: str) -> ChunkList:
-        await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
             await _require_document(conn, project_id, document_id)
             rows = await chunks_repo.list_for_document(conn, project_id, document_id)
         return ChunkList(document_id=document_id, chunks=[
@@ -277,13 +287,14 @@ class IngestionService:
 
     async def pipeline(self, project_id: str, visible: set[str] | None = None) -> PipelineStatus:
         """The project's queue; `visible` (a scoped key's projects) bounds what the shared figures reveal."""
-        await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
             by_status = await docs_repo.count_by_status(conn, project_id)
             flying = await docs_repo.in_flight(conn, project_id)
             global_depth = await docs_repo.queue_depth(conn, visible)
+            events = await events_repo.recent(conn, project_id)
             metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
-        worker = self.c.extras.get("worker")
+        worker = self.c.worker
         local = None
         if worker is not None and visible is None:  # the local worker's figures span every project
             local = {"id": worker.id, "in_flight": len(worker.in_flight),
@@ -292,17 +303,18 @@ class IngestionService:
             project_id=project_id, queue_depth=by_status["pending"] + by_status["processing"],
             global_queue_depth=global_depth, by_status=StatusCounts(**by_status),
             in_flight=[InFlight(**r) for r in flying], local_worker=local,
+            recent_events=[PipelineEvent(**e) for e in events],
         )
 
     # ----- retry -----
     async def retry(self, project_id: str, document_id: str) -> IngestItem:
-        await ProjectService(self.c.db, self.settings).require(project_id)
         async with self.c.db.transaction() as conn:
+            await require_project(conn, project_id)
             row = await _require_document(conn, project_id, document_id)
             if not await docs_repo.retry(conn, project_id, document_id):
-                raise Conflict(f"Document '{document_id}' is {row['status']}; only failed documents can be retried",
-                               code="document_not_failed")
-        worker = self.c.extras.get("worker")
-        if worker is not None:
-            worker.notify()
+                raise Conflict(f"Document '{document_id}' is {row['status']}; only failed or cancelled documents "
+                               "can be retried", code="document_not_failed")
+            await events_repo.add(conn, [(project_id, document_id, "retried", f"was {row['status']}")])
+        if self.c.worker is not None:
+            self.c.worker.notify()
         return IngestItem(id=document_id, status="pending", file_path=row["file_path"])

@@ -30,11 +30,10 @@ from app.schemas.query import (
     QueryResponse,
     Reference,
 )
-from app.services.cached_llm import cached_chat
+from app.services.cached_llm import ChatRequest
 from app.services.projects import effective_settings
 from app.services.query.context_builder import ContextBuilder, PreparedContext
 from app.services.query.keywords import KeywordExtractor
-from app.services.query.rerank import get_reranker
 from app.usage import current_usage
 
 log = logging.getLogger(__name__)
@@ -91,7 +90,7 @@ class QueryService:
         effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
         prepared = Prepared(req, history)
-        builder = ContextBuilder(self.c, get_reranker(self.c.extras, self.settings))
+        builder = ContextBuilder(self.c)
         if req.mode == "bypass":
             prepared.messages = builder.bypass_messages(req, history)
             return prepared
@@ -108,7 +107,7 @@ class QueryService:
     async def _keywords(self, req: QueryRequest, history: list[Message], language: str) -> Keywords:
         if req.hl_keywords or req.ll_keywords:
             return Keywords(high_level=req.hl_keywords, low_level=req.ll_keywords)
-        extractor = KeywordExtractor(self.c.db, self.c.llm, cache_enabled=self.settings.enable_llm_cache)
+        extractor = KeywordExtractor(self.c.llm_cache, cache_enabled=self.settings.enable_llm_cache)
         found = await extractor.extract(req.project_id, req.query, history, language)
         keywords = Keywords(high_level=found.high_level, low_level=found.low_level)
         if found.empty:
@@ -131,10 +130,9 @@ class QueryService:
         if req.mode == "bypass":
             result = await self.c.llm.chat(p.messages, operation="bypass", priority=PRIORITY_QUERY)
             return result.text
-        cached = await cached_chat(
-            self.c.db, self.c.llm, req.project_id, "query", p.messages, operation="query",
-            priority=PRIORITY_QUERY, enabled=self.settings.enable_llm_cache and not p.history,
-        )
+        request = ChatRequest("query", p.messages, "query", priority=PRIORITY_QUERY,
+                              use_cache=self.settings.enable_llm_cache and not p.history)
+        cached = await self.c.llm_cache.chat(req.project_id, request)
         return cached.text
 
     async def stream(self, req: QueryRequest) -> tuple[Prepared, AsyncGenerator[str, None]]:

@@ -12,6 +12,10 @@ Tests can override any operation with `handlers[op] = fn(messages) -> str`, inje
 with `fail_next`, add latency, and inspect every call in `calls`. Misbehaviour on purpose: `latency` past the
 client's timeout hangs a call; `cut_stream_after = n` drops the connection after n streamed pieces;
 `fail_next_embeddings` / `embeddings_down` break the embeddings endpoint.
+Like a real provider it can also: answer `response_format` json_schema requests with JSON (extraction and
+gleaning; keywords are JSON anyway) or refuse the parameter with a 400 (`structured_outputs = False`); cut
+answers at the request's max_tokens words with finish_reason "length" (`honour_max_tokens`); refuse a call
+whose prompt words exceed `context_window` with a 400 that states the window.
 `started` lists the operation of every chat call as it arrives; a client that hangs up during the latency
 ends the call early (as a real provider stops generating) and its operation goes to `aborted`, as does one
 that hangs up while a streamed answer trickles out piece by piece (`stream_delay` seconds before each).
@@ -38,7 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.live_server import LiveServer, serve_in_thread
+from tests.support.live_server import LiveServer, serve_in_thread
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -137,6 +141,25 @@ def default_bypass(messages: list[dict]) -> str:
     return f"Direct answer to '{messages[-1]['content'][:200]}'."
 
 
+def records_to_json(records: str) -> str:
+    """Record lines (the default extraction answer) as the JSON object a structured-output call returns."""
+    entities, relations = [], []
+    for line in records.splitlines():
+        fields = line.split(TUPLE)
+        if fields[0] == "entity" and len(fields) == 4:
+            entities.append({"name": fields[1], "type": fields[2], "description": fields[3]})
+        elif fields[0] == "relation" and len(fields) == 5:
+            relations.append({"source": fields[1], "target": fields[2], "keywords": fields[3],
+                              "description": fields[4]})
+    return json.dumps({"entities": entities, "relationships": relations})
+
+
+JSON_HANDLERS: dict[str, Callable[[list[dict]], str]] = {
+    "extract": lambda messages: records_to_json(default_extract(messages)),
+    "extract_retry": lambda messages: records_to_json(default_extract(messages)),
+    "glean": lambda messages: json.dumps({"entities": [], "relationships": []}),
+}
+
 DEFAULT_HANDLERS: dict[str, Callable[[list[dict]], str]] = {
     "extract": default_extract,
     "glean": lambda messages: COMPLETE,
@@ -195,6 +218,10 @@ class FakeOpenAI:
     cut_stream_after: int | None = None  # streamed answers break off (connection dropped) after n pieces
     stream_delay: float = 0.0  # pause before each streamed piece: a slow model's tokens
     embeddings_down: bool = False  # every embeddings call answers 503 until cleared
+    structured_outputs: bool = True  # False: a json_schema response_format is refused with a 400
+    honour_max_tokens: bool = False  # True: answers are cut at max_tokens words, finish_reason "length"
+    context_window: int | None = None  # prompts of more words are refused with a 400 stating this window
+    window_counts_max_tokens: bool = False  # True: prompt words plus max_tokens must fit it (vLLM, OpenAI)
     started: list[str] = field(default_factory=list)  # operation of every chat call, on arrival
     aborted: list[str] = field(default_factory=list)  # operation of every call whose client left before the end
     in_flight: int = 0
@@ -224,6 +251,10 @@ class FakeOpenAI:
             self.cut_stream_after = None
             self.stream_delay = 0.0
             self.embeddings_down = False
+            self.structured_outputs = True
+            self.honour_max_tokens = False
+            self.context_window = None
+            self.window_counts_max_tokens = False
             self.started.clear()
             self.aborted.clear()
             self._failures.clear()
@@ -267,6 +298,9 @@ class FakeOpenAI:
             return JSONResponse({"error": {"message": f"injected {status}", "type": "server_error"}},
                                 status_code=status)
         messages = body["messages"]
+        refusal = self._refusal(body, messages)
+        if refusal is not None:
+            return refusal
         with self._lock:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
@@ -275,13 +309,19 @@ class FakeOpenAI:
                 with self._lock:
                     self.aborted.append(operation)
                 return Response(status_code=499)  # nobody is listening any more
-            handler = self.handlers.get(operation) or DEFAULT_HANDLERS.get(operation, default_query)
+            structured = (body.get("response_format") or {}).get("type") == "json_schema"
+            handler = (self.handlers.get(operation) or (JSON_HANDLERS.get(operation) if structured else None)
+                       or DEFAULT_HANDLERS.get(operation, default_query))
             text = handler(messages)
             if asyncio.iscoroutine(text):
                 text = await text
         finally:
             with self._lock:
                 self.in_flight -= 1
+        finish_reason = self.finish_reason
+        cap = body.get("max_tokens")
+        if self.honour_max_tokens and isinstance(cap, int) and len(text.split()) > cap:
+            text, finish_reason = " ".join(text.split(" ")[:cap]), "length"
         prompt_tokens, completion_tokens = self._usage(messages, text)
         json_mode = (body.get("response_format") or {}).get("type") == "json_object"
         with self._lock:
@@ -295,12 +335,30 @@ class FakeOpenAI:
         payload: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.calls)}", "object": "chat.completion", "created": int(time.time()),
             "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": self.finish_reason,
+            "choices": [{"index": 0, "finish_reason": finish_reason,
                          "message": {"role": "assistant", "content": text}}],
         }
         if not self.omit_usage:
             payload["usage"] = usage
         return JSONResponse(payload)
+
+    def _refusal(self, body: dict, messages: list[dict]) -> Response | None:
+        """The 400 a provider answers for a parameter it does not support or a prompt too long for it."""
+        if not self.structured_outputs and (body.get("response_format") or {}).get("type") == "json_schema":
+            return JSONResponse({"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' "
+                                                      "is not supported with this model.",
+                                           "type": "invalid_request_error", "param": "response_format"}},
+                                status_code=400)
+        words = sum(_word_count(str(m.get("content", ""))) for m in messages)
+        if self.window_counts_max_tokens and isinstance(body.get("max_tokens"), int):
+            words += body["max_tokens"]
+        if self.context_window is not None and words > self.context_window:
+            return JSONResponse({"error": {
+                "message": f"This model's maximum context length is {self.context_window} tokens. However, your "
+                           f"messages resulted in {words} tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}},
+                status_code=400)
+        return None
 
     async def _delay(self, seconds: float, request: Request) -> bool:
         """Sleep, but stop early once the latency is set back to 0 (reset() after a test), so a call parked

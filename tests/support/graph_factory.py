@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import chunks, documents, entities, entity_sources, projects, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
-from tests.fakes.openai_server import fake_embedding
+from tests.support.fakes.openai_server import fake_embedding
 
 DIM = 64
 

