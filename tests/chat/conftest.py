@@ -10,11 +10,9 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
-from tests.support.database import TEMPLATE_DB, TEST_DIM, PgCluster
+from tests.support.database import PgCluster
 from tests.support.fakes.openai_server import FakeOpenAI
-from tests.support.live_server import serve_in_thread
+from tests.support.live_server import live_app
 
 ADMIN_KEY = "chat-admin-key"
 SCOPED_KEY = "chat-scoped-key"
@@ -40,23 +38,15 @@ def _ingest(http: httpx.Client, project_id: str, text: str, file_path: str) -> N
 
 @pytest.fixture(scope="package")
 def chat_service(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[ChatService]:
-    name = f"chat_{os.getpid()}"
-    pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(
-        _env_file=None, database_url=pg_cluster.url(name), llm_base_url=fake_server.url, llm_model="fake-llm",
-        llm_api_key="k", llm_max_retries=0, embedding_model="fake-embedding", embedding_dim=TEST_DIM,
-        worker_poll_interval=0.05, log_level="ERROR", api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"],
-    ))
-    server = serve_in_thread(app)
-    service = ChatService(server.url)
-    fake_server.reset()
-    with service.http() as http:
-        http.post("/projects", json={"id": "other"}).raise_for_status()
-        _ingest(http, "default", STORY, "story.txt")
-        _ingest(http, "other", NOTE, "note.txt")
-    yield service
-    server.stop()
-    pg_cluster.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with live_app(pg_cluster, fake_server, f"chat_{os.getpid()}",
+                  api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]) as server:
+        service = ChatService(server.url)
+        fake_server.reset()
+        with service.http() as http:
+            http.post("/projects", json={"id": "other"}).raise_for_status()
+            _ingest(http, "default", STORY, "story.txt")
+            _ingest(http, "other", NOTE, "note.txt")
+        yield service
 
 
 def spent(fake: FakeOpenAI) -> tuple[int, int]:

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
-from tests.support.database import TEMPLATE_DB, TEST_DIM, PgCluster
+from tests.support.database import PgCluster
 from tests.support.fakes.openai_server import FakeOpenAI
-from tests.support.live_server import serve_in_thread
+from tests.support.live_server import live_app
 
 ADMIN_KEY = "compat-admin-key"
 SCOPED_KEY = "compat-scoped-key"
@@ -50,23 +48,15 @@ def wait_for_track(http: httpx.Client, track_id: str, timeout: float = 60) -> di
 
 @pytest.fixture(scope="package")
 def compat_service(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[CompatService]:
-    name = f"compat_{os.getpid()}"
-    pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(
-        _env_file=None, database_url=pg_cluster.url(name), llm_base_url=fake_server.url, llm_model="fake-llm",
-        llm_api_key="k", llm_max_retries=0, embedding_model="fake-embedding", embedding_dim=TEST_DIM,
-        worker_poll_interval=0.05, log_level="ERROR", api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"],
-    ))
-    server = serve_in_thread(app)
-    service = CompatService(server.url)
-    fake_server.reset()
-    with httpx.Client(base_url=server.url, headers={"X-API-Key": ADMIN_KEY}) as root:
-        root.post("/projects", json={"id": "other"}).raise_for_status()
-    for workspace, text, source in (("", STORY, "story.txt"), ("other", NOTE, "note.txt")):
-        with service.http(workspace=workspace) as http:
-            inserted = http.post("/documents/text", json={"text": text, "file_source": source})
-            inserted.raise_for_status()
-            assert wait_for_track(http, inserted.json()["track_id"])["status_summary"] == {"processed": 1}
-    yield service
-    server.stop()
-    pg_cluster.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with live_app(pg_cluster, fake_server, f"compat_{os.getpid()}",
+                  api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]) as server:
+        service = CompatService(server.url)
+        fake_server.reset()
+        with httpx.Client(base_url=server.url, headers={"X-API-Key": ADMIN_KEY}) as root:
+            root.post("/projects", json={"id": "other"}).raise_for_status()
+        for workspace, text, source in (("", STORY, "story.txt"), ("other", NOTE, "note.txt")):
+            with service.http(workspace=workspace) as http:
+                inserted = http.post("/documents/text", json={"text": text, "file_source": source})
+                inserted.raise_for_status()
+                assert wait_for_track(http, inserted.json()["track_id"])["status_summary"] == {"processed": 1}
+        yield service

@@ -5,9 +5,20 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
+
+from app.config import Settings
+from app.main import create_app
+from tests.support.database import TEMPLATE_DB, TEST_DIM
+
+if TYPE_CHECKING:  # the fakes serve themselves with serve_in_thread from here
+    from tests.support.database import PgCluster
+    from tests.support.fakes.openai_server import FakeOpenAI
 
 
 @dataclass
@@ -41,3 +52,21 @@ def serve_in_thread(app, *, lifespan: str = "on", timeout: float = 30.0, loop: s
             raise RuntimeError("live server did not start")
         time.sleep(0.02)
     return LiveServer(server, thread, port)
+
+
+@contextmanager
+def live_app(pg_cluster: PgCluster, fake_server: FakeOpenAI, name: str, **settings: Any) -> Iterator[LiveServer]:
+    """The whole app on a loopback port over its own database `name` (cloned from the template) and the fake
+    providers, as an outside client sees it; `settings` add to or override the test defaults."""
+    pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
+    app = create_app(Settings(**{
+        "_env_file": None, "database_url": pg_cluster.url(name), "llm_base_url": fake_server.url,
+        "llm_model": "fake-llm", "llm_api_key": "k", "llm_max_retries": 0, "embedding_model": "fake-embedding",
+        "embedding_dim": TEST_DIM, "worker_poll_interval": 0.05, "log_level": "ERROR", **settings,
+    }))
+    server = serve_in_thread(app)
+    try:
+        yield server
+    finally:
+        server.stop()
+        pg_cluster.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

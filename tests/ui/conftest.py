@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
-from app.main import create_app
-from tests.support.database import TEMPLATE_DB, TEST_DIM, PgCluster
+from tests.support.database import PgCluster
 from tests.support.fakes.openai_server import FakeOpenAI
-from tests.support.live_server import LiveServer, serve_in_thread
+from tests.support.live_server import LiveServer, live_app
 
 API_KEY = "ui-test-key"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -30,17 +28,8 @@ def chromium_path() -> str | None:
 
 @pytest.fixture(scope="module")
 def ui_server(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[LiveServer]:
-    name = f"ui_{os.getpid()}"
-    pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(
-        _env_file=None, database_url=pg_cluster.url(name), llm_base_url=fake_server.url, llm_model="fake-llm",
-        llm_api_key="k", llm_max_retries=0, embedding_model="fake-embedding", embedding_dim=TEST_DIM,
-        worker_poll_interval=0.05, log_level="ERROR", api_keys=[API_KEY],
-    ))
-    server = serve_in_thread(app)
-    yield server
-    server.stop()
-    pg_cluster.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with live_app(pg_cluster, fake_server, f"ui_{os.getpid()}", api_keys=[API_KEY]) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
