@@ -65,6 +65,10 @@ class Principal:
         return None if self.key is None or self.key.projects is None else set(self.key.projects)
 
 
+# Who reaches an open path (health, metrics, docs, the UI's files) while keys are configured: no project at
+# all, so a route ever served under such a path could not read or write a project without a key.
+ANONYMOUS = Principal(ApiKey("", frozenset()))
+
 _principal: ContextVar[Principal | None] = ContextVar("principal", default=None)
 
 
@@ -105,7 +109,7 @@ class ApiKeyMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        principal = Principal(None)
+        principal = ANONYMOUS if self.keys else Principal(None)
         if self.keys and scope["path"] not in self.open_paths and not _is_ui_asset(scope):
             presented = _presented_key(Headers(scope=scope))
             if not presented:

@@ -66,3 +66,26 @@ async def test_scope_applies_to_query_and_body_project_ids(start_app, make_setti
     ok = await app.http.post("/_probe", json={"project_id": "team", "x": 1}, headers=headers)
     assert ok.status_code == 200 and ok.json() == {"project_id": "team", "x": 1}
     assert (await app.http.post("/_probe", json={"project_id": "other"}, headers=headers)).status_code == 403
+
+
+@pytest.mark.parametrize(("keys", "allowed"), [([ADMIN], False), ([], True)])
+async def test_open_paths_carry_a_principal_without_projects_when_keys_are_set(keys, allowed):
+    """Health, metrics, docs and the UI's files need no key; whatever runs under them must not act on a project
+    as if it had an unrestricted key."""
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from app.auth import ApiKeyMiddleware, parse_api_keys, principal_of
+
+    async def probe(request):
+        return JSONResponse({"default": principal_of(request).allows("default")})
+
+    inner = Starlette(routes=[Route(path, probe) for path in ("/health", "/ui/probe")])
+    app = ApiKeyMiddleware(inner, parse_api_keys(keys), open_paths={"/health"})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+        for path in ("/health", "/ui/probe"):
+            answer = await http.get(path)
+            assert answer.status_code == 200
+            assert answer.json() == {"default": allowed}
