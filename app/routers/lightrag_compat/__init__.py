@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.config import Settings
 from app.routers.lightrag_compat import documents, graph, query, status
 
 DISABLED = ("", "off")
 
 
-def build_router(settings: Settings) -> APIRouter | None:
-    """The compatibility routes under the configured prefix, or None when LIGHTRAG_COMPAT_PREFIX is off."""
-    prefix = settings.lightrag_compat_prefix
+def build_router(prefix: str) -> APIRouter | None:
+    """The compatibility routes under the configured prefix (LIGHTRAG_COMPAT_PREFIX), or None when it is off."""
     if prefix in DISABLED:
         return None
     router = APIRouter(prefix=prefix)
