@@ -33,6 +33,8 @@ from app.providers.llm import LLMClient
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import retrieval as repo
 from app.schemas.query import QueryRequest
+from app.services.cached_llm import CachedLLM
+from app.services.query.rerank import RerankService
 from app.services.query.service import QueryService
 
 TOPICS = 200
@@ -211,7 +213,9 @@ async def main() -> None:
         await build(db, space, "small", 200, 300, 100)
         await explain(db, space)
         tokenizer = get_tokenizer()
-        container = Container(settings, db, tokenizer, LLMClient(settings, tokenizer), StubEmbedder(space))  # type: ignore[arg-type]
+        llm = LLMClient(settings, tokenizer)
+        container = Container(settings, db, tokenizer, llm, StubEmbedder(space),  # type: ignore[arg-type]
+                              llm_cache=CachedLLM(db, llm), reranker=RerankService(settings))
         service = QueryService(container)
         await measure(service, "bench", args.runs)
         await filtered_search_check(db, space)
