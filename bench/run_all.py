@@ -1,4 +1,5 @@
-"""Every benchmark of issue 8, one after the other, each in its own process (peak RSS is per process).
+"""Every benchmark (issue 8's and the retrieval-quality one), one after the other, each in its own process
+(peak RSS is per process).
 
     .venv/bin/python -m bench.run_all [--quick]
 
@@ -21,6 +22,7 @@ FULL = [
     ["bench.query_bench", "--entities", "100000", "--relations", "200000", "--chunks", "50000"],
     ["bench.delete_bench", "--docs", "1000"],
     ["bench.export_bench", "--entities", "100000", "--relations", "200000", "--formats", "json,csv"],
+    ["bench.quality_bench"],
 ]
 QUICK = [
     ["bench.ingest_bench", "overhead", "--docs", "60"],
@@ -29,6 +31,7 @@ QUICK = [
     ["bench.query_bench", "--runs", "20"],
     ["bench.delete_bench", "--docs", "1000"],
     ["bench.export_bench", "--entities", "10000", "--relations", "20000", "--formats", "json"],
+    ["bench.quality_bench", "--docs", "40", "--entities", "120"],
 ]
 
 

@@ -1,0 +1,66 @@
+"""The world-aware fake model (tests/support/fakes/world_model.py) served in its own process.
+
+Same control protocol as bench/fake_process.py (one JSON line each way: reset, stats, stop); the child
+rebuilds the world from the same parameters as the benchmark, so nothing large crosses the pipe.
+
+    python -m bench.quality_fake DIM SEED ENTITIES DOCS ALIASES(0|1)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, TextIO
+
+from bench.fake_process import ROOT, FakeProcess, _stats
+
+
+class WorldFakeProcess(FakeProcess):
+    def __init__(self, dim: int, seed: int, entities: int, docs: int, aliases: bool) -> None:  # noqa: PLR0913
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.quality_fake", str(dim), str(seed), str(entities), str(docs),
+             str(int(aliases))],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        self.dim = dim
+        self.url = self._read()
+
+
+def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
+    from bench.quality_world import build_world
+    from tests.support.fakes.openai_server import FakeOpenAI
+    from tests.support.fakes.world_model import WorldModel
+
+    dim, seed, entities, docs, aliases = (int(a) for a in args)
+    model = WorldModel(build_world(seed, entities, docs, bool(aliases)))
+
+    def reply(value: Any) -> None:
+        replies.write(json.dumps(value) + "\n")
+        replies.flush()
+
+    fake = FakeOpenAI(dim=dim).start(loop="uvloop")
+    model.install(fake)
+    reply(fake.url)
+    try:
+        for line in commands:  # ends when the parent closes the pipe (or dies)
+            command, arg = json.loads(line)
+            if command == "reset":
+                fake.reset()
+                fake.latency = arg
+                model.install(fake)
+                reply(None)
+            elif command == "stats":
+                reply(_stats(fake))
+            elif command == "stop":
+                break
+    finally:
+        fake.stop()
+    reply(None)
+
+
+if __name__ == "__main__":
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _serve(sys.argv[1:], sys.stdin, replies)
