@@ -14,10 +14,12 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Computed,
     DateTime,
     Float,
     ForeignKeyConstraint,
     Identity,
+    Index,
     Integer,
     MetaData,
     Table,
@@ -25,7 +27,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -104,6 +106,10 @@ chunks = Table(
     Column("embedding", Vector()),
     # llm_cache keys of every extraction pass (first pass, then gleaning) for this chunk, in order.
     Column("extraction_cache_keys", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    # the records parsed from those answers (app/domain/chunk_records.py; migration 0008), read by deletion
+    Column("extraction_records", JSONB),
+    # full-text search (migration 0005), kept by PostgreSQL; read only by app/repositories/lexical.py
+    Column("search_vector", TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     ForeignKeyConstraint(
         ["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"
@@ -126,6 +132,9 @@ entities = Table(
     Column("embedded_hash", Text),
     # Text written or edited by hand (migration 0002): deletion rebuilds keep it instead of recomputing it.
     Column("curated", Boolean, nullable=False, server_default=text("false")),
+    Column("search_vector", TSVECTOR, Computed(  # see chunks.search_vector
+        "setweight(to_tsvector('simple'::regconfig, name), 'A') || "
+        "setweight(to_tsvector('english'::regconfig, description), 'B')", persisted=True)),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
 )
@@ -145,6 +154,9 @@ relations = Table(
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
     Column("curated", Boolean, nullable=False, server_default=text("false")),  # see entities.curated
+    Column("search_vector", TSVECTOR, Computed(  # see chunks.search_vector
+        "setweight(to_tsvector('english'::regconfig, keywords), 'A') || "
+        "setweight(to_tsvector('english'::regconfig, description), 'B')", persisted=True)),
     *_timestamps(),
     ForeignKeyConstraint(["project_id", "src_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
     ForeignKeyConstraint(["project_id", "tgt_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
@@ -210,4 +222,55 @@ pipeline_events = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
     CheckConstraint("kind IN ('started', 'finished', 'failed', 'retried', 'cancelled')", name="kind"),
+)
+
+# Entity resolution (migration 0006). An alias key (an entity_key of a surface form) names the entity it
+# resolves to; suggestions are pairs found but not applied; rejections are pairs a user said are distinct.
+entity_aliases = Table(
+    "entity_aliases",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("alias_key", KEY, primary_key=True),
+    Column("entity_key", KEY, nullable=False),
+    Column("alias_name", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("document_id", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    CheckConstraint("source IN ('rule', 'acronym', 'partial', 'similarity', 'merge', 'manual')", name="source"),
+    Index("ix_entity_aliases_project_id_entity_key", "project_id", "entity_key"),
+)
+
+
+def _pair_table(name: str, *extra: Column) -> Table:
+    return Table(
+        name,
+        metadata,
+        Column("project_id", Text, primary_key=True),
+        Column("key_a", KEY, primary_key=True),
+        Column("key_b", KEY, primary_key=True),
+        *extra,
+        Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+        ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+        CheckConstraint("key_a < key_b", name="sorted_pair"),
+    )
+
+
+entity_suggestions = _pair_table(
+    "entity_suggestions",
+    Column("score", Float, nullable=False),
+    Column("evidence", Text, nullable=False, server_default=""),
+)
+entity_rejections = _pair_table("entity_rejections")
+
+# Worker liveness (migration 0007): a worker that stops heartbeating (its last_seen is older than three of
+# its own heartbeat intervals) is dead, and its claimed documents are retaken at once.
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("heartbeat_interval", Float, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("last_seen", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    CheckConstraint("heartbeat_interval > 0", name="positive_interval"),
 )

@@ -66,4 +66,4 @@ async def test_key_columns_use_byte_order_collation(app_client):
         ))).all()
     assert dict(rows) == {name: "C" for name in (
         "entities.key", "relations.src_key", "relations.tgt_key", "entity_sources.entity_key",
-        "relation_sources.src_key", "relation_sources.tgt_key")}
+        "relation_sources.src_key", "relation_sources.tgt_key", "entity_aliases.entity_key")}
