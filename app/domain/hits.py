@@ -45,5 +45,11 @@ class ChunkHit:
 
 @dataclass
 class GraphHits:
+    """Ranked entities and relations of one search side. The first `lead_entities` / `lead_relations` items
+    answer the question directly (named entities, their edges and connecting paths; relations of the asked
+    themes): merging sides keeps them ahead of the other side's weaker items."""
+
     entities: list[EntityHit] = field(default_factory=list)
     relations: list[RelationHit] = field(default_factory=list)
+    lead_entities: int = 0
+    lead_relations: int = 0

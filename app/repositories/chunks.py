@@ -48,7 +48,7 @@ async def replace_for_document(
 
 
 async def list_for_document(conn: AsyncConnection, project_id: str, document_id: str) -> list[dict]:
-    cols = [c for c in chunks.c if c.name != "embedding"]
+    cols = [c for c in chunks.c if c.name not in ("embedding", "search_vector")]
     rows = await conn.execute(
         select(*cols, chunks.c.embedding.is_not(None).label("embedded"))
         .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id)

@@ -120,43 +120,50 @@ async def search_chunks(
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
+# Edges of the named (anchored) entities first, in the entities' order; then every other edge by its
+# closeness to the query vector; then (edge degree, weight) as LightRAG ranks them.
 _RELATIONS_OF_ENTITIES = text("""
 WITH picked AS (
     SELECT k.key, k.pos FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
 ),
 touching AS (
-    SELECT r.src_key, r.tgt_key, r.weight, p.pos FROM picked p
+    SELECT r.src_key, r.tgt_key, r.weight, r.embedding, p.pos FROM picked p
     JOIN relations r ON r.project_id = :project_id AND r.src_key = p.key
     UNION ALL
-    SELECT r.src_key, r.tgt_key, r.weight, p.pos FROM picked p
+    SELECT r.src_key, r.tgt_key, r.weight, r.embedding, p.pos FROM picked p
     JOIN relations r ON r.project_id = :project_id AND r.tgt_key = p.key
 ),
+edges AS (
+    SELECT src_key, tgt_key, weight, min(pos) AS first_pos,
+           coalesce(min(embedding <=> :vec), 2.0) AS distance
+    FROM touching GROUP BY src_key, tgt_key, weight
+),
 top AS (
-    SELECT e.src_key, e.tgt_key, e.weight, min(e.pos) AS first_pos, s.name AS src_name, t.name AS tgt_name,
-           s.degree + t.degree AS edge_degree
-    FROM touching e
+    SELECT e.src_key, e.tgt_key, e.weight, e.first_pos, e.distance, s.name AS src_name, t.name AS tgt_name,
+           s.degree + t.degree AS edge_degree, least(e.first_pos, :anchored + 1) AS tier
+    FROM edges e
     JOIN entities s ON s.project_id = :project_id AND s.key = e.src_key
     JOIN entities t ON t.project_id = :project_id AND t.key = e.tgt_key
-    GROUP BY e.src_key, e.tgt_key, e.weight, s.name, t.name, s.degree, t.degree
-    ORDER BY edge_degree DESC, e.weight DESC, first_pos, e.src_key, e.tgt_key
+    ORDER BY tier, e.distance, edge_degree DESC, e.weight DESC, e.first_pos, e.src_key, e.tgt_key
     LIMIT :limit
 )
 SELECT t.src_key, t.tgt_key, t.src_name, t.tgt_name, t.edge_degree, t.first_pos,
        r.keywords, r.description, r.weight, r.file_paths
 FROM top t
 JOIN relations r ON r.project_id = :project_id AND r.src_key = t.src_key AND r.tgt_key = t.tgt_key
-ORDER BY t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
-""")
+ORDER BY t.tier, t.distance, t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
+""").bindparams(bindparam("vec", type_=_VEC))
 
 
-
-async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str],
-                                limit: int) -> list[RelationHit]:
-    """Edges touching any of `keys`, ranked by (deg(a) + deg(b), weight), ties in the entities' order.
-    Ranked and limited in SQL, so hub entities never pull thousands of rows."""
+async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int,
+                                vec: list[float] | None = None, anchored: int = 0) -> list[RelationHit]:
+    """Edges touching any of `keys`: those of the first `anchored` keys first (in key order), the rest by
+    closeness to `vec`; ties by (deg(a) + deg(b), weight). Ranked and limited in SQL, so hub entities never
+    pull thousands of rows."""
     if not keys:
         return []
-    rows = await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit})
+    rows = await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit,
+                                                      "vec": vec, "anchored": anchored})
     return [_relation_hit(r) for r in rows]
 
 

@@ -40,14 +40,15 @@ def chunk_ids(body: dict) -> list[tuple[str, str]]:
 
 async def test_local_finds_entity_by_low_level_keywords_and_ranks_its_edges(qc, fake_llm):
     body = await ask(qc, query="Tell me about him", mode="local", ll_keywords=LL, only_need_context=True)
-    assert names(body) == ["Charlie Gordon"]
+    # the named entity, then its neighbours (part of what is known about it) in the order of its edges
+    assert names(body) == ["Charlie Gordon", "Algernon", "Alice Kinnian"]
     entity = body["context"]["entities"][0]
     assert entity["description"] == "A man with an intellectual disability who undergoes experimental brain surgery."
     assert entity["degree"] == 2 and entity["source_chunk_ids"] == ["doc-novel-c0", "doc-novel-c1"]
-    # edge degree: Algernon–Charlie 2+2=4 before Alice–Charlie 1+2=3
+    # the named entity's edges, closest to the question first
     assert pairs(body) == [("Algernon", "Charlie Gordon"), ("Alice Kinnian", "Charlie Gordon")]
-    # entity chunks c0, c1; relation chunk c2 (c1 already taken from the entity); merged round-robin
-    assert chunk_ids(body) == [("doc-novel-c0", "entity"), ("doc-novel-c2", "relation"), ("doc-novel-c1", "entity")]
+    # entity chunks: c1 (listed by Charlie and Algernon) before c0, then Alice's c2; nothing left for relations
+    assert chunk_ids(body) == [("doc-novel-c1", "entity"), ("doc-novel-c0", "entity"), ("doc-novel-c2", "entity")]
     assert body["response"] is None
     assert body["keywords"] == {"high_level": [], "low_level": LL}
     assert body["references"] == [{"reference_id": "1", "document_id": "doc-novel", "file_path": "novel.txt"}]
@@ -67,15 +68,16 @@ async def test_global_finds_relation_by_high_level_keywords_without_naming_entit
 async def test_hybrid_merges_local_and_global_round_robin_without_duplicates(qc):
     body = await ask(qc, query="Charlie and love", mode="hybrid", ll_keywords=LL, hl_keywords=HL,
                      only_need_context=True)
-    assert names(body) == ["Charlie Gordon", "Alice Kinnian"]
-    assert pairs(body) == [("Algernon", "Charlie Gordon"), ("Alice Kinnian", "Charlie Gordon")]
-    assert [r["description"] for r in body["context"]["relations"]] == [MAZE_DESC, ROMANCE_DESC]
+    assert names(body) == ["Charlie Gordon", "Alice Kinnian", "Algernon"]
+    # the named entity's edges lead, ranked by relevance to the question ("love"), not by edge degree
+    assert pairs(body) == [("Alice Kinnian", "Charlie Gordon"), ("Algernon", "Charlie Gordon")]
+    assert [r["description"] for r in body["context"]["relations"]] == [ROMANCE_DESC, MAZE_DESC]
     assert all(c["source"] != "vector" for c in body["context"]["chunks"])
 
 
 async def test_mix_adds_vector_chunks_first_in_round_robin(qc):
     body = await ask(qc, query=WEATHER_QUERY, mode="mix", ll_keywords=LL, hl_keywords=HL, only_need_context=True)
-    assert names(body) == ["Charlie Gordon", "Alice Kinnian"]
+    assert names(body) == ["Charlie Gordon", "Algernon", "Alice Kinnian"]
     chunks = chunk_ids(body)
     assert chunks[0] == ("doc-lab-c1", "vector")
     assert ("doc-novel-c0", "entity") in chunks
@@ -117,7 +119,7 @@ async def test_answer_uses_context_in_system_prompt_and_query_last(qc, fake_llm)
 async def test_keywords_extracted_once_then_cached(qc, fake_llm):
     first = await ask(qc, query="Who is Charlie Gordon?", mode="local", only_need_context=True)
     assert first["keywords"]["low_level"] == ["Charlie Gordon"]
-    assert names(first) == ["Charlie Gordon"]
+    assert names(first)[0] == "Charlie Gordon"
     [call] = fake_llm.calls_of("keywords")
     assert call.json_mode and call.messages[-1]["content"].rstrip().endswith("Query: Who is Charlie Gordon?")
     second = await ask(qc, query="Who is Charlie Gordon?", mode="hybrid", only_need_context=True)
@@ -136,7 +138,7 @@ async def test_empty_keywords_short_query_becomes_low_level_keyword(qc, fake_llm
     fake_llm.handlers["keywords"] = lambda messages: "I cannot help with that."
     body = await ask(qc, query="Charlie Gordon", mode="local", only_need_context=True)
     assert body["keywords"] == {"high_level": [], "low_level": ["Charlie Gordon"]}
-    assert names(body) == ["Charlie Gordon"]
+    assert names(body)[0] == "Charlie Gordon"
 
 
 async def test_empty_keywords_long_query_returns_no_context_without_error(qc, fake_llm):

@@ -22,7 +22,7 @@ from app.errors import InvalidInput
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
-from app.services.query.retrieval import Retriever, merge_graph_hits
+from app.services.query.retrieval import Retriever, SearchOptions, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
 
@@ -83,7 +83,8 @@ class ContextBuilder:
         ll, hl = keywords.low_level, keywords.high_level
         use_local = kg and bool(ll) and (mode in ("local", "hybrid", "mix") or (mode == "global" and not hl))
         use_global = kg and bool(hl) and (mode in ("global", "hybrid", "mix") or (mode == "local" and not ll))
-        need_query_vec = mode in ("mix", "naive") or (method == "vector" and (use_local or use_global))
+        # the query vector also ranks the edges of the local side by relevance to the question
+        need_query_vec = mode in ("mix", "naive") or use_local or use_global
 
         head = system_head(req.response_type, req.user_prompt)
         history = self._fit_fixed(req, head, history, history_share=HISTORY_SHARE)
@@ -105,13 +106,14 @@ class ContextBuilder:
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         async with self.c.db.transaction() as conn:
             await repo.prepare_vector_search(conn, ef)
-            r = Retriever(conn, req.project_id, min_similarity=self.settings.cosine_threshold)
+            r = Retriever(conn, req.project_id, self._search_options())
             if query_vec is not None and mode in ("mix", "naive"):
-                vector_chunks = await r.vector_chunks(query_vec, req.chunk_top_k)
+                vector_chunks = await r.search_chunks(req.query, query_vec, req.chunk_top_k)
             if use_local or use_global:
                 rel_limit = max(1, req.max_relation_tokens // self._min_relation_tokens)
-                local = await r.local(ll_vec, req.top_k, rel_limit) if ll_vec is not None else GraphHits()
-                glob = await r.global_(hl_vec, req.top_k) if hl_vec is not None else GraphHits()
+                local = (await r.local(ll, ll_vec, query_vec or ll_vec, req.top_k, rel_limit)
+                         if ll_vec is not None else GraphHits())
+                glob = await r.global_(hl, hl_vec, req.top_k, rel_limit) if hl_vec is not None else GraphHits()
                 hits = merge_graph_hits(local, glob)
                 ctx.entities = truncate_by_tokens(hits.entities, entity_line,
                                                   min(req.max_entity_tokens, remaining), self.ledger)
@@ -130,6 +132,10 @@ class ContextBuilder:
         ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
         self._finalise(req, ctx, history)
         return ctx
+
+    def _search_options(self) -> SearchOptions:
+        s = self.settings
+        return SearchOptions(min_similarity=s.cosine_threshold, lexical=s.query_lexical, rrf_k=s.query_rrf_k)
 
     async def _rerank(self, req: QueryRequest, chunks: list[ChunkHit]) -> list[ChunkHit]:
         if not (req.enable_rerank and self.reranker.enabled and chunks):

@@ -1,43 +1,131 @@
-"""Graph and vector retrieval per mode, on one read transaction.
+"""Graph and chunk retrieval per mode, on one read transaction.
 
-local  — entities by the low-level keyword vector, then their edges ranked by (edge degree, weight);
-global — relations by the high-level keyword vector, then the entities at their ends;
-hybrid — both, merged round-robin without duplicates; mix adds chunk vector search; naive is chunks only.
+local  — entities named exactly by a low-level keyword (always found), then the vector and full-text
+         entity searches fused by reciprocal rank; when several entities are named, the paths of length two
+         between them; then the edges, those of the named entities first, the rest by closeness to the query;
+global — relations by the high-level keyword vector and by full-text (keyword-column matches, i.e. the asked
+         themes, first), fused by reciprocal rank with a mild weight factor; then the entities at their ends;
+hybrid — both, each side's leading items (see `GraphHits`) first, the rest round-robin; mix adds the chunk
+         searches (vector and full-text, fused); naive is chunks only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
-from app.domain.hits import ChunkHit, EntityHit, GraphHits
+from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
+from app.domain.names import entity_key
+from app.domain.rank_fusion import fuse, priority_merge, weight_factor
+from app.domain.search_terms import search_terms
+from app.repositories import lexical
 from app.repositories import retrieval as repo
+
+MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    min_similarity: float
+    lexical: bool = True
+    rrf_k: int = 60
 
 
 class Retriever:
     """Stateless helpers bound to one connection (inside a transaction) and one project."""
 
-    def __init__(self, conn: AsyncConnection, project_id: str, *, min_similarity: float) -> None:
+    def __init__(self, conn: AsyncConnection, project_id: str, options: SearchOptions) -> None:
         self.conn = conn
         self.project_id = project_id
-        self.min_similarity = min_similarity
+        self.options = options
 
-    async def local(self, ll_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
-        entities = await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.min_similarity)
+    async def local(self, ll: list[str], ll_vec: list[float], query_vec: list[float], top_k: int,
+                    relation_limit: int) -> GraphHits:
+        """`ll_vec` finds the entities; `query_vec` (the whole question) ranks the edges. The lead: entities
+        the keywords name, the entities connecting them, their neighbours; their edges and paths."""
+        keys = list(dict.fromkeys(entity_key(k) for k in ll if k.strip()))
+        named = await lexical.named_entities(self.conn, self.project_id, keys)
+        searched = await self._searched_entities(ll, ll_vec, top_k, {e.key for e in named})
+        path_relations, connecting = await self._paths(named, relation_limit)
+        lead = [*named, *connecting]
+        lead_keys = {e.key for e in lead}
+        entities = lead + [e for e in searched if e.key not in lead_keys][:max(0, top_k - len(lead))]
+
         edges = await repo.relations_of_entities(self.conn, self.project_id, [e.key for e in entities],
-                                                 relation_limit)
-        return GraphHits(entities, edges)
+                                                 relation_limit, query_vec, anchored=len(named))
+        path_pairs = {r.pair for r in path_relations}
+        named_keys = {e.key for e in named}
+        relations = path_relations + [r for r in edges if r.pair not in path_pairs]
+        leading = [r for r in relations if r.pair in path_pairs or not named_keys.isdisjoint(r.pair)]
+        lead += await self._neighbours(leading, lead_keys, entities)
+        lead_keys = {e.key for e in lead}
+        # top_k bounds the entities, neighbours included: searched ones make room, and their edges go with them
+        entities = lead + [e for e in entities if e.key not in lead_keys][:max(0, top_k - len(lead))]
+        kept = {e.key for e in entities}
+        relations = leading + [r for r in relations[len(leading):] if not kept.isdisjoint(r.pair)]
+        return GraphHits(entities, relations, lead_entities=len(lead), lead_relations=len(leading))
 
-    async def global_(self, hl_vec: list[float], top_k: int) -> GraphHits:
-        found = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.min_similarity)
+    async def _searched_entities(self, ll: list[str], ll_vec: list[float], top_k: int,
+                                 exclude: set[str]) -> list[EntityHit]:
+        """The vector search and (when on) the full-text search, fused by reciprocal rank."""
+        found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.options.min_similarity)]
+        if self.options.lexical:
+            found.append(await lexical.search_entities(self.conn, self.project_id, search_terms(ll), top_k))
+        return [e for e, _ in fuse(found, key=lambda e: e.key, k=self.options.rrf_k) if e.key not in exclude]
+
+    async def _paths(self, named: list[EntityHit], limit: int) -> tuple[list[RelationHit], list[EntityHit]]:
+        """Between several named entities: the relations of their direct edges and 2-paths, and the middles."""
+        if len(named) < 2:
+            return [], []
+        pairs, mids = await lexical.connecting_paths(self.conn, self.project_id, [e.key for e in named],
+                                                     min(MAX_PATHS, limit))
+        return (await lexical.relations_by_pairs(self.conn, self.project_id, pairs),
+                await lexical.entities_by_keys(self.conn, self.project_id, mids))
+
+    async def _neighbours(self, leading: list[RelationHit], lead_keys: set[str],
+                          loaded: list[EntityHit]) -> list[EntityHit]:
+        """The other ends of the leading relations, in relation order: part of what is known about a named
+        entity, so they are shown as entities too."""
+        keys = list(dict.fromkeys(k for r in leading for k in r.pair if k not in lead_keys))
+        known = {e.key: e for e in loaded}
+        missing = [k for k in keys if k not in known]
+        known.update({e.key: e for e in await lexical.entities_by_keys(self.conn, self.project_id, missing)})
+        return [known[k] for k in keys if k in known]
+
+    async def global_(self, hl: list[str], hl_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
+        vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k,
+                                             self.options.min_similarity)
+        found = [[(relation, src, tgt) for relation, src, tgt in vector]]
+        themed: set[tuple[str, str]] = set()
+        if self.options.lexical:
+            matches = await lexical.search_relations(self.conn, self.project_id, hl, search_terms(hl),
+                                                     relation_limit)
+            found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
+            themed = {relation.pair for relation, _, _, theme in matches if theme}
+        fused = [item for item, _ in fuse(found, key=lambda item: item[0].pair, k=self.options.rrf_k,
+                                          boost=lambda item: weight_factor(item[0].weight))]
+        ranked = [item for item in fused if item[0].pair in themed] \
+            + [item for item in fused if item[0].pair not in themed]
+        ranked = ranked[:max(top_k, len(themed))]
         entities: dict[str, EntityHit] = {}
-        for _, *ends in found:  # the ends, in order of appearance (source, then target)
+        lead_entities = 0
+        for i, (_, *ends) in enumerate(ranked):  # the ends, in order of appearance (source, then target)
             for end in ends:
                 entities.setdefault(end.key, end)
-        return GraphHits(list(entities.values()), [relation for relation, *_ in found])
+            if i < len(themed):
+                lead_entities = len(entities)
+        return GraphHits(list(entities.values()), [relation for relation, *_ in ranked],
+                         lead_entities=lead_entities, lead_relations=len(themed))
 
-    async def vector_chunks(self, query_vec: list[float], limit: int) -> list[ChunkHit]:
-        return await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.min_similarity)
+    async def search_chunks(self, query: str, query_vec: list[float], limit: int) -> list[ChunkHit]:
+        """The chunk vector search, fused with the full-text chunk search when that is on."""
+        vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.options.min_similarity)
+        if not self.options.lexical:
+            return vector
+        words = await lexical.search_chunks(self.conn, self.project_id, search_terms([query]), limit)
+        return [c for c, _ in fuse([vector, words], key=lambda c: c.id, k=self.options.rrf_k)][:limit]
 
     async def attach_sources(self, hits: GraphHits) -> None:
         by_entity, by_pair = await repo.source_chunk_ids(
@@ -93,8 +181,15 @@ def _pick(lists: list[list[str]], related: int, distances: dict[str, float] | No
 
 
 def merge_graph_hits(local: GraphHits, global_: GraphHits) -> GraphHits:
-    """Hybrid: local[i] then global[i], entities deduplicated by key and relations by pair."""
-    return GraphHits(
-        round_robin(local.entities, global_.entities, key=lambda e: e.key),
-        round_robin(local.relations, global_.relations, key=lambda r: r.pair),
-    )
+    """Hybrid: the leading items of local, then those of global, then the rest round-robin (local[i], global[i]),
+    entities deduplicated by key and relations by pair. The lead counts of the merged list say how many of
+    its first items came from a lead."""
+    entities = priority_merge([(local.entities, local.lead_entities), (global_.entities, global_.lead_entities)],
+                              key=lambda e: e.key)
+    relations = priority_merge([(local.relations, local.lead_relations),
+                                (global_.relations, global_.lead_relations)], key=lambda r: r.pair)
+    lead_entity_keys = {e.key for e in (*local.entities[:local.lead_entities],
+                                        *global_.entities[:global_.lead_entities])}
+    lead_pairs = {r.pair for r in (*local.relations[:local.lead_relations],
+                                   *global_.relations[:global_.lead_relations])}
+    return GraphHits(entities, relations, lead_entities=len(lead_entity_keys), lead_relations=len(lead_pairs))

@@ -1,0 +1,230 @@
+"""SQL of lexical and graph-shaped retrieval: exact entity keys, full-text searches over the generated
+`search_vector` columns (migration 0005), and the paths of length two between named entities.
+
+Full-text queries OR the given words: each word is matched in its 'english' form (stemmed; stop words give
+nothing) and, for entities, also in its 'simple' form, which is how names are indexed. Ranking uses
+`ts_rank` normalised by document length, so a long description does not win by size alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.hits import ChunkHit, EntityHit, RelationHit
+
+_ENGLISH_QUERY = """
+q AS (
+    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
+    FROM unnest(CAST(:words AS text[])) AS w
+    WHERE numnode(plainto_tsquery('english', w)) > 0
+)"""
+
+_NAME_QUERY = """
+q AS (
+    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ' | '
+                      || plainto_tsquery('simple', w)::text || ')', ' | ')::tsquery AS query
+    FROM unnest(CAST(:words AS text[])) AS w
+    WHERE numnode(plainto_tsquery('english', w)) > 0
+)"""
+
+_ENTITY_COLUMNS = "e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths"
+
+_EXACT_ENTITIES = text(f"""
+SELECT {_ENTITY_COLUMNS}, k.pos
+FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+JOIN entities e ON e.project_id = :project_id AND e.key = k.key
+ORDER BY k.pos
+""")
+
+# A keyword's key names an entity directly or, failing that, through a project-wide alias (migration 0006).
+_NAMED_ENTITIES = text(f"""
+SELECT {_ENTITY_COLUMNS}, k.pos
+FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+LEFT JOIN entity_aliases a ON a.project_id = :project_id AND a.alias_key = k.key
+JOIN LATERAL (
+    SELECT * FROM entities x
+    WHERE x.project_id = :project_id AND x.key IN (k.key, a.entity_key)
+    ORDER BY x.key = k.key DESC
+    LIMIT 1
+) e ON true
+ORDER BY k.pos
+""")
+
+_LEXICAL_ENTITIES = text(f"""
+WITH {_NAME_QUERY}
+SELECT {_ENTITY_COLUMNS}, ts_rank(e.search_vector, q.query, 1) AS score
+FROM entities e, q
+WHERE e.project_id = :project_id AND e.search_vector @@ q.query
+ORDER BY score DESC, e.key
+LIMIT :limit
+""")
+
+# `theme`: a whole keyword phrase matches the relation's keywords (weight A), not just a word somewhere.
+_LEXICAL_RELATIONS = text(f"""
+WITH {_ENGLISH_QUERY},
+phrases AS (
+    SELECT string_agg('(' || plainto_tsquery('english', p)::text || ')', ' | ')::tsquery AS query
+    FROM unnest(CAST(:phrases AS text[])) AS p
+    WHERE numnode(plainto_tsquery('english', p)) > 0
+),
+found AS MATERIALIZED (
+    SELECT r.src_key, r.tgt_key, r.keywords, r.description, r.weight, r.file_paths,
+           ts_rank(r.search_vector, q.query, 1) AS score,
+           coalesce(ts_filter(r.search_vector, '{{a}}') @@ phrases.query, false) AS theme
+    FROM relations r, q, phrases
+    WHERE r.project_id = :project_id AND r.search_vector @@ q.query
+    ORDER BY theme DESC, score DESC, r.src_key, r.tgt_key
+    LIMIT :limit
+)
+SELECT f.*, s.name AS src_name, t.name AS tgt_name,
+       s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
+       s.file_paths AS src_file_paths,
+       t.entity_type AS tgt_type, t.description AS tgt_description, t.degree AS tgt_degree,
+       t.file_paths AS tgt_file_paths
+FROM found f
+JOIN entities s ON s.project_id = :project_id AND s.key = f.src_key
+JOIN entities t ON t.project_id = :project_id AND t.key = f.tgt_key
+ORDER BY f.theme DESC, f.score DESC, f.src_key, f.tgt_key
+""")
+
+_LEXICAL_CHUNKS = text(f"""
+WITH {_ENGLISH_QUERY},
+found AS MATERIALIZED (
+    SELECT c.id, ts_rank(c.search_vector, q.query, 1) AS score
+    FROM chunks c, q
+    WHERE c.project_id = :project_id AND c.search_vector @@ q.query
+    ORDER BY score DESC, c.id
+    LIMIT :limit
+)
+SELECT c.id, c.document_id, c.content, c.file_path
+FROM found f JOIN chunks c ON c.project_id = :project_id AND c.id = f.id
+ORDER BY f.score DESC, f.id
+""")
+
+# Paths a – mid – b between two named entities (mid not itself named), and direct edges between named ones.
+_PATHS = text("""
+WITH named AS (
+    SELECT k.key, k.pos FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+),
+ends AS (
+    SELECT n.pos, r.tgt_key AS mid, r.src_key, r.tgt_key FROM named n
+    JOIN relations r ON r.project_id = :project_id AND r.src_key = n.key
+    UNION ALL
+    SELECT n.pos, r.src_key AS mid, r.src_key, r.tgt_key FROM named n
+    JOIN relations r ON r.project_id = :project_id AND r.tgt_key = n.key
+),
+paths AS (
+    SELECT x.pos AS p1, y.pos AS p2, x.mid, x.src_key AS s1, x.tgt_key AS t1, y.src_key AS s2, y.tgt_key AS t2
+    FROM ends x JOIN ends y ON y.mid = x.mid AND x.pos < y.pos
+    WHERE x.mid <> ALL(CAST(:keys AS text[]))
+    ORDER BY x.pos, y.pos, x.mid
+    LIMIT :limit
+)
+SELECT 0 AS hops, 0 AS p1, 0 AS p2, '' AS mid, src_key AS s1, tgt_key AS t1, '' AS s2, '' AS t2
+FROM relations
+WHERE project_id = :project_id AND src_key = ANY(CAST(:keys AS text[])) AND tgt_key = ANY(CAST(:keys AS text[]))
+UNION ALL
+SELECT 2, p1, p2, mid, s1, t1, s2, t2 FROM paths
+ORDER BY 1, 2, 3, 4, 5, 6
+""")
+
+_RELATIONS_BY_PAIRS = text("""
+SELECT r.src_key, r.tgt_key, s.name AS src_name, t.name AS tgt_name, r.keywords, r.description, r.weight,
+       r.file_paths, p.pos
+FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) WITH ORDINALITY AS p(src_key, tgt_key, pos)
+JOIN relations r ON r.project_id = :project_id AND r.src_key = p.src_key AND r.tgt_key = p.tgt_key
+JOIN entities s ON s.project_id = :project_id AND s.key = r.src_key
+JOIN entities t ON t.project_id = :project_id AND t.key = r.tgt_key
+ORDER BY p.pos
+""")
+
+
+async def _rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
+    return [dict(r) for r in (await conn.execute(statement, params)).mappings()]
+
+
+def entity_hit(row: dict) -> EntityHit:
+    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
+                     list(row["file_paths"] or []))
+
+
+def relation_hit(row: dict) -> RelationHit:
+    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
+                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
+
+
+async def entities_by_keys(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[EntityHit]:
+    """The stored entities among `keys`, in the order of `keys`."""
+    if not keys:
+        return []
+    rows = await _rows(conn, _EXACT_ENTITIES, {"project_id": project_id, "keys": keys})
+    return [entity_hit(r) for r in rows]
+
+
+async def named_entities(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[EntityHit]:
+    """The entities the `keys` name, by their own key or an alias, in the order of `keys`, each once."""
+    if not keys:
+        return []
+    rows = await _rows(conn, _NAMED_ENTITIES, {"project_id": project_id, "keys": keys})
+    return list({r["key"]: entity_hit(r) for r in rows}.values())
+
+
+async def search_entities(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[EntityHit]:
+    """Entities whose name or description holds any of `words`, best ranked first."""
+    if not words or limit <= 0:
+        return []
+    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit})
+    return [entity_hit(r) for r in rows]
+
+
+async def search_relations(
+    conn: AsyncConnection, project_id: str, phrases: list[str], words: list[str], limit: int
+) -> list[tuple[RelationHit, EntityHit, EntityHit, bool]]:
+    """Relations whose keywords or description hold any of `words`: (relation, source, target, theme), where
+    theme = one of `phrases` (all its words) is among the relation's keywords; themes first, then by rank."""
+    if not words or limit <= 0:
+        return []
+    rows = await _rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
+                                                  "limit": limit})
+    return [(relation_hit(r), _end(r, "src"), _end(r, "tgt"), bool(r["theme"])) for r in rows]
+
+
+def _end(row: dict, side: str) -> EntityHit:
+    return EntityHit(row[f"{side}_key"], row[f"{side}_name"], row[f"{side}_type"], row[f"{side}_description"],
+                     row[f"{side}_degree"], list(row[f"{side}_file_paths"] or []))
+
+
+async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[ChunkHit]:
+    if not words or limit <= 0:
+        return []
+    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
+    return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
+
+
+async def connecting_paths(
+    conn: AsyncConnection, project_id: str, keys: list[str], limit: int
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Between the named `keys`: the direct edges, then the edges of paths key – mid – key (at most `limit`
+    paths), as (relation pairs in order, connecting entity keys in order)."""
+    if len(keys) < 2:
+        return [], []
+    rows = await _rows(conn, _PATHS, {"project_id": project_id, "keys": keys, "limit": limit})
+    pairs: dict[tuple[str, str], None] = {}
+    mids: dict[str, None] = {}
+    for r in rows:
+        pairs[(r["s1"], r["t1"])] = None
+        if r["hops"] == 2:
+            pairs[(r["s2"], r["t2"])] = None
+            mids[r["mid"]] = None
+    return list(pairs), list(mids)
+
+
+async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: list[tuple[str, str]]) -> list[RelationHit]:
+    if not pairs:
+        return []
+    rows = await _rows(conn, _RELATIONS_BY_PAIRS, {"project_id": project_id, "srcs": [p[0] for p in pairs],
+                                                   "tgts": [p[1] for p in pairs]})
+    return [relation_hit(r) for r in rows]
