@@ -58,11 +58,17 @@ async def get_entity(conn: AsyncConnection, project_id: str, key: str) -> Entity
     return (await get_entities(conn, project_id, [key])).get(key)
 
 
+def _name_contains(q: str) -> Any:
+    """Substring match on the key, as LIKE so a trigram index on `entities.key` (migration 0005) serves it."""
+    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return E.c.key.like(f"%{escaped}%", escape="\\")
+
+
 async def list_entities(conn: AsyncConnection, project_id: str, *, q: str | None, entity_type: str | None,
                         limit: int, offset: int) -> tuple[list[EntityRow], int]:
     query = select(*ENTITY_COLUMNS, func.count().over().label("total")).where(E.c.project_id == project_id)
     if q:
-        query = query.where(func.strpos(E.c.key, q) > 0)
+        query = query.where(_name_contains(q))
     if entity_type:
         query = query.where(func.lower(E.c.entity_type) == entity_type.lower())
     query = query.order_by(E.c.degree.desc(), E.c.name, E.c.key).limit(limit).offset(offset)
@@ -74,7 +80,7 @@ async def list_entities(conn: AsyncConnection, project_id: str, *, q: str | None
 async def _count_entities(conn: AsyncConnection, project_id: str, q: str | None, entity_type: str | None) -> int:
     query = select(func.count()).select_from(E).where(E.c.project_id == project_id)
     if q:
-        query = query.where(func.strpos(E.c.key, q) > 0)
+        query = query.where(_name_contains(q))
     if entity_type:
         query = query.where(func.lower(E.c.entity_type) == entity_type.lower())
     return int(await conn.scalar(query) or 0)

@@ -18,7 +18,8 @@ from sqlalchemy import Select, Text, cast, func, select, tuple_
 from sqlalchemy.engine import RowMapping
 
 from app.db.engine import Database
-from app.db.tables import chunks, entities, relations
+from app.db.tables import chunks, entities, entity_aliases, relations
+from app.domain.resolution import MATCH_INDEX
 
 BATCH_SIZE = 1000
 
@@ -64,11 +65,21 @@ def _vector(column: Any) -> Any:
     return cast(column, Text).label("vector")
 
 
+def _aliases_of(key: Any) -> Any:
+    """The entity's alias names, each once (a name may be stored project-wide and per document), in order
+    of first appearance: `ARRAY(SELECT …)` evaluated for the rows of a page only, like the relation names."""
+    a = entity_aliases.c
+    names = (select(a.alias_name).where(a.project_id == entities.c.project_id, a.entity_key == key,
+                                        ~a.alias_key.startswith(MATCH_INDEX))
+             .group_by(a.alias_name).order_by(func.min(a.created_at), a.alias_name))
+    return func.array(names.scalar_subquery()).label("aliases")
+
+
 def entity_batches(
     db: Database, project_id: str, *, vectors: bool, batch_size: int = BATCH_SIZE
 ) -> AsyncIterator[list[RowMapping]]:
     e = entities.c
-    cols = [e.key, e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.degree]
+    cols = [e.key, e.name, e.entity_type, _aliases_of(e.key), e.description, e.source_ids, e.file_paths, e.degree]
     query = select(*cols, *([_vector(e.embedding)] if vectors else [])).where(e.project_id == project_id)
     return _keyset(db, query, [e.key], lambda r: (r["key"],), batch_size)
 

@@ -9,7 +9,10 @@ from fastapi import APIRouter, Query
 from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
 from app.openapi import MODELS_UNAVAILABLE, errors
+from app.schemas.duplicates import DuplicateList, DuplicateReject, DuplicateRejected
 from app.schemas.entities import (
+    AliasAdd,
+    AliasDetach,
     EntityCreate,
     EntityDeleted,
     EntityDetail,
@@ -25,6 +28,8 @@ from app.schemas.entities import (
     RelationOut,
     RelationUpdate,
 )
+from app.services.graph.alias_curation import AliasCurationService
+from app.services.graph.duplicates import DuplicateService
 from app.services.graph.entities import CurationService
 from app.services.graph.merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
@@ -58,6 +63,43 @@ async def create_entity(body: EntityCreate, c: ContainerDep) -> EntityOut:
                               MODELS_UNAVAILABLE))
 async def merge_entities(body: MergeRequest, c: ContainerDep) -> MergeReport:
     return await EntityMergeService(c).merge(body)
+
+
+@router.get("/entities/duplicates", response_model=DuplicateList, responses=errors(404))
+async def list_duplicates(c: ContainerDep, project_id: ProjectQuery = "default", limit: Limit = 50,
+                          offset: Offset = 0,
+                          threshold: Annotated[float | None, Query(
+                              ge=0.0, le=1.0, description="Similarity floor; ENTITY_SIMILARITY_THRESHOLD when "
+                                                          "omitted")] = None) -> DuplicateList:
+    """Possible duplicate entities, best first: suggestions stored by entity resolution and same-type
+    entities with similar embeddings, with the evidence for each. Accept one with `POST /entities/merge`,
+    reject it with `POST /entities/duplicates/reject`. (An entity named `duplicates` is read with
+    `GET /entities?q=duplicates`.)"""
+    return await DuplicateService(c).list_pairs(project_id, limit, offset, threshold)
+
+
+@router.post("/entities/duplicates/reject", response_model=DuplicateRejected,
+             responses=errors(_NO_ENTITY, (422, "The names are one entity (`same_entity`)")))
+async def reject_duplicate(body: DuplicateReject, c: ContainerDep) -> DuplicateRejected:
+    """Remember that the two entities are distinct: the pair is never suggested again."""
+    return await DuplicateService(c).reject(body)
+
+
+@router.post("/entities/{name:path}/aliases/detach", response_model=EntityOut,
+             responses=errors((404, "Unknown project, entity or alias (`project_not_found`, `entity_not_found`, "
+                                    "`alias_not_found`)")))
+async def detach_alias(name: str, body: AliasDetach, c: ContainerDep) -> EntityOut:
+    """Detach an alias: lookups by it no longer reach the entity, and later documents using it make (or keep)
+    a node of their own. A POST with the alias in the body, since names may contain `/`."""
+    return await AliasCurationService(c).detach_alias(name, body)
+
+
+@router.post("/entities/{name:path}/aliases", status_code=201, response_model=EntityOut,
+             responses=errors(_NO_ENTITY, (409, "The alias is an entity's name (`entity_exists`) or another "
+                                                "entity's alias (`alias_exists`)")))
+async def add_alias(name: str, body: AliasAdd, c: ContainerDep) -> EntityOut:
+    """Give the entity another name (a manual alias)."""
+    return await AliasCurationService(c).add_alias(name, body)
 
 
 @router.get("/entities/{name:path}", response_model=EntityDetail, responses=errors(_NO_ENTITY))

@@ -24,6 +24,9 @@ class _Body(BaseModel):
 class EntityOut(BaseModel):
     name: str
     entity_type: str
+    aliases: list[str] = Field(default_factory=list,
+                               description="Other names of this entity: lookups, curation and later documents "
+                                           "using them reach this entity")
     description: str
     degree: int
     file_paths: list[str]
@@ -92,6 +95,21 @@ class EntityUpdate(_Body):
         if self.new_name is None and self.description is None and self.entity_type is None:
             raise ValueError("give at least one of new_name, description, entity_type")
         return self
+
+
+class AliasAdd(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"project_id": "default", "alias": "A. Chen"}]})
+
+    project_id: str = ProjectField
+    alias: str = Field(min_length=1, max_length=1000, description="Another name of the entity")
+
+
+class AliasDetach(_Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"project_id": "default", "alias": "A. Chen"}]})
+
+    project_id: str = ProjectField
+    alias: str = Field(min_length=1, max_length=1000,
+                       description="The alias to detach: later documents using it make (or keep) a node of their own")
 
 
 class EntityDeleted(BaseModel):

@@ -66,7 +66,7 @@ def expected_entities() -> list[dict]:
         degree[entity_key(src)] += 1
         degree[entity_key(tgt)] += 1
     rows = [
-        {"name": n, "type": t, "description": readable(d), "source_ids": s, "file_paths": f,
+        {"name": n, "type": t, "aliases": [], "description": readable(d), "source_ids": s, "file_paths": f,
          "degree": degree[entity_key(n)], "vector": vector(i)}
         for i, (n, t, d, s, f) in enumerate(ENTITIES)
     ]
@@ -140,7 +140,7 @@ async def test_csv_zip_round_trips_every_entity_and_relation(seeded):
     assert archive.testzip() is None
     assert sorted(archive.namelist()) == ["entities.csv", "relations.csv"]
     raw = archive.read("entities.csv")
-    assert raw.startswith(b"name,type,description,source_ids,file_paths,degree\r\n")
+    assert raw.startswith(b"name,type,aliases,description,source_ids,file_paths,degree\r\n")
 
     got = read_csv_member(archive, "entities.csv")
     assert len(got) == len(ENTITIES)
@@ -203,14 +203,16 @@ async def test_xlsx_round_trips_with_styled_frozen_header_and_truncation(seeded)
     assert book.sheetnames == ["Entities", "Relations"]
     sheet = book["Entities"]
     assert sheet.freeze_panes == "A2"
-    assert [c.value for c in sheet[1]] == ["name", "type", "description", "source_ids", "file_paths", "degree"]
+    assert [c.value for c in sheet[1]] == ["name", "type", "aliases", "description", "source_ids", "file_paths",
+                                           "degree"]
     assert all(c.font.b for c in sheet[1])
-    assert sheet.column_dimensions["C"].width > sheet.column_dimensions["F"].width
+    assert sheet.column_dimensions["D"].width > sheet.column_dimensions["G"].width
 
     rows = list(sheet.iter_rows(min_row=2))
     assert len(rows) == len(ENTITIES)
     for row, want in zip(rows, expected_entities(), strict=True):
-        name, etype, desc, sources, paths, degree = (cell(c.value) for c in row)
+        name, etype, aliases, desc, sources, paths, degree = (cell(c.value) for c in row)
+        assert split_sep(aliases) == want["aliases"]
         assert name == sheet_text(want["name"])
         assert etype == want["type"]
         if len(want["description"]) > EXCEL_CELL_LIMIT // 2:
@@ -355,7 +357,8 @@ async def test_text_blocks_hold_every_entity_and_relation(seeded):
     assert body.startswith(f"Knowledge graph export of project {PROJECT}: 6 entities, 3 relations, 2 chunks\n")
     for want in expected_entities():
         block = "\n".join([
-            want["name"], txt_field("type", want["type"]), txt_field("description", want["description"]),
+            want["name"], txt_field("type", want["type"]), txt_field("aliases", ", ".join(want["aliases"])),
+            txt_field("description", want["description"]),
             txt_field("source_ids", ", ".join(want["source_ids"])),
             txt_field("file_paths", ", ".join(want["file_paths"])), txt_field("degree", str(want["degree"])),
         ])
@@ -400,7 +403,7 @@ async def test_empty_project_gives_a_valid_empty_file_in_every_format(client):
              for fmt in ExportFormat}
 
     archive = zipfile.ZipFile(io.BytesIO(fetch["csv"]))
-    assert archive.read("entities.csv") == b"name,type,description,source_ids,file_paths,degree\r\n"
+    assert archive.read("entities.csv") == b"name,type,aliases,description,source_ids,file_paths,degree\r\n"
     assert read_csv_member(archive, "relations.csv") == [] and read_csv_member(archive, "chunks.csv") == []
 
     book = load_xlsx(fetch["xlsx"])
@@ -425,7 +428,7 @@ async def test_items_not_embedded_yet_export_a_null_vector(app_client):
         await conn.execute(insert(projects).values(id="nv", name="nv"))
         await conn.execute(insert(entities).values(project_id="nv", key="a", name="A", description="d"))
     body = (await get_export(app_client.http, "json", "nv", include_vectors=True)).json()
-    assert body["entities"] == [{"name": "A", "type": "UNKNOWN", "description": "d", "source_ids": [],
+    assert body["entities"] == [{"name": "A", "type": "UNKNOWN", "aliases": [], "description": "d", "source_ids": [],
                                  "file_paths": [], "degree": 0, "vector": None}]
     response = await get_export(app_client.http, "csv", "nv", include_vectors=True)
     archive = zipfile.ZipFile(io.BytesIO(response.content))

@@ -86,7 +86,8 @@ async def test_document_deleted_during_a_slow_merge_leaves_nothing_behind(start_
     assert (await deletion).status_code == 200, (await deletion).text
     await _assert_document_gone(app, doc2, "doc2.txt")
     bob = (await app.http.get("/entities/Bob")).json()
-    assert bob["description"] == MERGED_TEXT and (await app.http.get("/entities/Alice")).status_code == 404
+    assert bob["description"] == MERGED_TEXT and bob["aliases"] == ["Alice"]
+    assert (await app.http.get("/entities/Alice")).json()["name"] == "Bob"  # the merged name is an alias now
 
 
 @pytest.mark.parametrize("plans_outside_locks", [3, 0], ids=["plan-outside-locks", "plan-under-locks"])

@@ -112,7 +112,8 @@ class LightragGraph:
 
     async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> LightragKnowledgeGraph:
         try:
-            graph = await GraphViewService(self.c).subgraph(project_id, label, max_depth, max_nodes)
+            graph = await GraphViewService(self.c).subgraph(project_id, label, max_depth, max_nodes,
+                                                           raw_descriptions=True)
         except NotFound as exc:  # LightRAG Server answers an unknown start label with an empty graph
             if not _is_missing_entity(exc):
                 raise
@@ -121,7 +122,7 @@ class LightragGraph:
 
     async def exists(self, project_id: str, name: str) -> bool:
         try:
-            await self.entities.get_entity(project_id, name, 1)
+            await self.entities.get_entity(project_id, name, 1, by_alias=False)
         except NotFound as exc:
             if not _is_missing_entity(exc):
                 raise

@@ -53,8 +53,9 @@ class GraphExport:
 VECTOR = Column("vector", Kind.VECTOR, 40)
 
 ENTITY_COLUMNS = (
-    Column("name", Kind.TEXT, 30), Column("type", Kind.TEXT, 16), Column("description", Kind.TEXT, 80),
-    Column("source_ids", Kind.LIST, 40), Column("file_paths", Kind.LIST, 30), Column("degree", Kind.NUMBER, 8),
+    Column("name", Kind.TEXT, 30), Column("type", Kind.TEXT, 16), Column("aliases", Kind.LIST, 30),
+    Column("description", Kind.TEXT, 80), Column("source_ids", Kind.LIST, 40), Column("file_paths", Kind.LIST, 30),
+    Column("degree", Kind.NUMBER, 8),
 )
 RELATION_COLUMNS = (
     Column("source", Kind.TEXT, 30), Column("target", Kind.TEXT, 30), Column("keywords", Kind.TEXT, 30),
@@ -68,8 +69,8 @@ CHUNK_COLUMNS = (
 
 
 def entity_row(r: RowMapping) -> Row:
-    return (r["name"], r["entity_type"], readable(r["description"]), list(r["source_ids"]), list(r["file_paths"]),
-            r["degree"])
+    return (r["name"], r["entity_type"], list(r["aliases"]), readable(r["description"]), list(r["source_ids"]),
+            list(r["file_paths"]), r["degree"])
 
 
 def relation_row(r: RowMapping) -> Row:

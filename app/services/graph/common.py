@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app.container import Container
 from app.db.engine import Database
+from app.domain.aliases import AliasRow
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow
-from app.errors import InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput, NotFound
+from app.repositories import aliases as alias_repo
+from app.repositories import curation as curation_repo
 from app.schemas.entities import EntityOut, Keywords, RelationOut
 
 _KEYWORD_SPLIT = re.compile(r"[,\uff0c]")
@@ -44,10 +49,45 @@ def join_keywords(*values: Keywords | str) -> str:
     return ",".join(sorted({k for v in values for k in keyword_list(v)}))
 
 
-def entity_out(row: EntityRow) -> EntityOut:
-    return EntityOut(name=row.name, entity_type=row.entity_type, description=row.description,
+def entity_out(row: EntityRow, aliases: Iterable[AliasRow] = ()) -> EntityOut:
+    return EntityOut(name=row.name, entity_type=row.entity_type, aliases=alias_names(aliases),
+                     description=row.description,
                      degree=row.degree, file_paths=list(row.file_paths or []), curated=row.curated,
                      created_at=row.created_at, updated_at=row.updated_at)
+
+
+def alias_names(aliases: Iterable[AliasRow]) -> list[str]:
+    """Each alias name once (one may be stored project-wide and for single documents), oldest first."""
+    return list(dict.fromkeys(a.alias_name for a in aliases))
+
+
+async def entities_out(conn: AsyncConnection, project_id: str, rows: Sequence[EntityRow]) -> list[EntityOut]:
+    aliases = await alias_repo.aliases_of(conn, project_id, [r.key for r in rows])
+    return [entity_out(r, aliases.get(r.key, ())) for r in rows]
+
+
+async def entity_with_aliases(conn: AsyncConnection, project_id: str, row: EntityRow | None) -> EntityOut:
+    assert row is not None  # read under the lock of the key the caller just wrote
+    return (await entities_out(conn, project_id, [row]))[0]
+
+
+async def refuse_alias_of_other(conn: AsyncConnection, project_id: str, key: str, name: str,
+                                owner: str | None) -> None:
+    """409 when `key` is a project-wide alias of an existing entity other than `owner`: giving the name to
+    another entity would leave it naming two."""
+    named = (await alias_repo.resolve_keys(conn, project_id, [key])).get(key)
+    if named is not None and named != owner:
+        other = await curation_repo.get_entity(conn, project_id, named)
+        raise Conflict(f"'{name}' is an alias of entity '{other.name if other else named}'; detach it first "
+                       "or merge the entities", code="alias_exists")
+
+
+async def resolve_key(conn: AsyncConnection, project_id: str, key: str) -> str:
+    """The entity a name's key refers to: the entity of that key if it exists, else the entity a
+    project-wide alias of that key names; the key itself when neither exists (callers answer 404)."""
+    if await curation_repo.get_entity(conn, project_id, key) is not None:
+        return key
+    return (await alias_repo.resolve_keys(conn, project_id, [key])).get(key, key)
 
 
 def relation_out(row: RelationRow) -> RelationOut:
@@ -135,6 +175,10 @@ class CurationBase:
 
     def _key(self, name: str) -> str:
         return name_key(name, self.max_name)
+
+    async def _resolve(self, conn: AsyncConnection, project_id: str, name: str) -> str:
+        """The key of the entity `name` names, directly or as an alias."""
+        return await resolve_key(conn, project_id, self._key(name))
 
     def _gate(self, project_id: str, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
         return entity_gate(self.db, project_id, keys)

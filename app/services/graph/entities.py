@@ -1,8 +1,9 @@
 """Hand curation of entities: list/search, read with provenance and relations, create, edit, rename, delete.
 
-Every write is one transaction holding the pipeline's advisory locks on the keys it touches, and
-re-embeds whatever text it changed before committing, so the stored vectors always match. Writes on the
-same entity first queue at the in-process gate (curation_common.entity_gate), holding no connection."""
+Every write is one short transaction holding the pipeline's advisory locks on the keys it touches; it stores
+the vectors of whatever text it changed, made beforehand with no transaction open (services/graph/vectors.py),
+so the stored vectors always match and no lock waits on the embedder. Writes on the same entity first queue
+at the in-process gate (curation_common.entity_gate), holding no connection."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow
 from app.errors import Conflict
+from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
+from app.repositories import entity_duplicates as duplicates_repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import (
     EntityCreate,
@@ -26,11 +29,13 @@ from app.services.graph.common import (
     CurationBase,
     clean_description,
     display_name,
-    entity_out,
+    entities_out,
+    entity_with_aliases,
     not_found,
+    refuse_alias_of_other,
     relation_out,
 )
-from app.services.graph.reembed import reembed
+from app.services.graph.vectors import PreparedVectors, write_with_vectors
 from app.services.projects import require_project
 
 MAX_DETAIL_SOURCES = 1000
@@ -47,43 +52,64 @@ class CurationService(CurationBase):
             await require_project(conn, project_id)
             rows, total = await repo.list_entities(conn, project_id, q=needle, entity_type=type_filter,
                                                    limit=limit, offset=offset)
-        return EntityList(entities=[entity_out(r) for r in rows], total=total, limit=limit, offset=offset)
+            out = await entities_out(conn, project_id, rows)
+        return EntityList(entities=out, total=total, limit=limit, offset=offset)
 
-    async def get_entity(self, project_id: str, name: str, relation_limit: int) -> EntityDetail:
-        key = self._key(name)
+    async def get_entity(self, project_id: str, name: str, relation_limit: int, *,
+                         by_alias: bool = True) -> EntityDetail:
+        """By its name or (unless not `by_alias`: a node of that name only) any of its aliases."""
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
+            key = await self._resolve(conn, project_id, name) if by_alias else self._key(name)
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)
+            out = await entity_with_aliases(conn, project_id, row)
             sources = await repo.entity_source_chunks(conn, project_id, key, MAX_DETAIL_SOURCES)
             rels = await repo.relations_touching(conn, project_id, [key], limit=relation_limit)
-        return EntityDetail(**entity_out(row).model_dump(), source_ids=list(row.source_ids or []),
+        return EntityDetail(**out.model_dump(), source_ids=list(row.source_ids or []),
                             source_chunks=[SourceChunk(**s) for s in sources],
                             relations=[relation_out(r) for r in rels], relations_total=row.degree)
 
     # ----- entities: writes -----
 
     async def create_entity(self, body: EntityCreate) -> EntityOut:
+        pid = body.project_id
         name = display_name(body.name, self.max_name)
         key = entity_key(name)
         values = {"key": key, "name": name, "description": clean_description(body.description),
                   "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
-        async with self._gate(body.project_id, [key]), self.db.transaction() as conn:
-            await require_project(conn, body.project_id)
-            await graph_repo.lock_keys(conn, body.project_id, [key])
-            existing = await repo.get_entity(conn, body.project_id, key)
+        vectors = PreparedVectors(self.c.embedder)
+
+        async def check_free(conn: AsyncConnection) -> None:
+            existing = await repo.get_entity(conn, pid, key)
             if existing is not None:
                 raise Conflict(f"Entity '{existing.name}' already exists", code="entity_exists")
-            await repo.insert_entity(conn, body.project_id, values)
-            await reembed(conn, self.c.embedder, body.project_id, entity_keys=[key])
-            row = await repo.get_entity(conn, body.project_id, key)
-        assert row is not None
-        return entity_out(row)
+            await refuse_alias_of_other(conn, pid, key, name, None)
+
+        async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
+            await require_project(conn, pid)
+            await graph_repo.lock_keys(conn, pid, [key])
+            await check_free(conn)
+            await repo.insert_entity(conn, pid, values)
+            await vectors.write(conn, pid, entity_keys=[key], embed_here=embed_here)
+            return await entity_with_aliases(conn, pid, await repo.get_entity(conn, pid, key))
+
+        async with self._gate(pid, [key]):
+            async with self.db.connect() as conn:
+                await require_project(conn, pid)
+                await check_free(conn)
+            vectors.want_entity(name, values["description"])
+            return await write_with_vectors(self.db, vectors, write)
 
     async def update_entity(self, name: str, body: EntityUpdate) -> EntityOut:
+        """Plan with no transaction open (read, predict the new texts, embed them), then lock and write in a
+        short transaction that stores the prepared vectors, or tries again when a concurrent change made
+        them outdated (see services/graph/vectors.py)."""
         pid = body.project_id
-        key = self._key(name)
+        async with self.db.connect() as conn:
+            await require_project(conn, pid)
+            key = await self._resolve(conn, pid, name)
         values: dict = {}
         if body.description is not None:
             values["description"] = clean_description(body.description)
@@ -93,31 +119,58 @@ class CurationService(CurationBase):
             values["curated"] = True  # a deletion rebuild keeps hand-written text (see migration 0002)
         new_name = display_name(body.new_name, self.max_name) if body.new_name is not None else None
         new_key = entity_key(new_name) if new_name else key
-        async with self._gate(pid, {key, new_key}), self.db.transaction() as conn:
+        vectors = PreparedVectors(self.c.embedder)
+
+        async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, {key, new_key})
             row = await repo.get_entity(conn, pid, key)
             if row is None:
                 raise not_found(name)
-            if new_name is not None:
-                values["name"] = new_name
+            changes = dict(values, name=new_name) if new_name is not None else dict(values)
             if new_key != key:
-                await self._rename(conn, pid, row, new_key, values)
+                await self._rename(conn, pid, row, new_key, changes)
             else:
-                await repo.update_entity(conn, pid, key, values)
-            await reembed(conn, self.c.embedder, pid, entity_keys=[new_key], touching=[new_key])
-            row = await repo.get_entity(conn, pid, new_key)
-        assert row is not None
-        return entity_out(row)
+                await repo.update_entity(conn, pid, key, changes)
+            await vectors.write(conn, pid, entity_keys=[new_key], touching=[new_key], embed_here=embed_here)
+            return await entity_with_aliases(conn, pid, await repo.get_entity(conn, pid, new_key))
 
-    async def _rename(self, conn: AsyncConnection, pid: str, row: EntityRow, new_key: str, values: dict) -> None:
-        """Create the new entity, move every relation (re-sorted pairs) and all provenance onto it, then
-        drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE."""
+        async with self._gate(pid, {key, new_key}):
+            await self._predict_update(pid, name, key, new_name, new_key, values, vectors)
+            return await write_with_vectors(self.db, vectors, write)
+
+    async def _predict_update(self, pid: str, name: str, key: str, new_name: str | None, new_key: str,
+                              values: dict, vectors: PreparedVectors) -> None:
+        """Read without locks and note the texts the update will embed; fail early on what would fail."""
+        async with self.db.connect() as conn:
+            await require_project(conn, pid)
+            row = await repo.get_entity(conn, pid, key)
+            if row is None:
+                raise not_found(name)
+            if new_key != key:
+                await self._check_rename_target(conn, pid, row, new_key)
+            renamed = new_name is not None and new_name != row.name
+            rels = await repo.relations_touching(conn, pid, [key]) if renamed else []
+        final_name = new_name or row.name
+        vectors.want_entity(final_name, values.get("description", row.description))
+        for rel in rels:
+            vectors.want_relation(final_name if rel.src_key == key else rel.src_name,
+                                  final_name if rel.tgt_key == key else rel.tgt_name,
+                                  rel.keywords, rel.description)
+
+    @staticmethod
+    async def _check_rename_target(conn: AsyncConnection, pid: str, row: EntityRow, new_key: str) -> None:
         clash = await repo.get_entity(conn, pid, new_key)
         if clash is not None:
             raise Conflict(
                 f"Entity '{clash.name}' already exists; to combine '{row.name}' into it use "
                 "POST /entities/merge", code="entity_exists")
+        await refuse_alias_of_other(conn, pid, new_key, new_key, row.key)
+
+    async def _rename(self, conn: AsyncConnection, pid: str, row: EntityRow, new_key: str, values: dict) -> None:
+        """Create the new entity, move every relation (re-sorted pairs) and all provenance onto it, then
+        drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE."""
+        await self._check_rename_target(conn, pid, row, new_key)
         old_key = row.key
         await repo.insert_entity(conn, pid, {
             "key": new_key, "name": values["name"],
@@ -134,9 +187,12 @@ class CurationService(CurationBase):
         await repo.rekey_relations(conn, pid, moves)
         await repo.copy_entity_sources(conn, pid, [old_key], new_key)
         await repo.delete_entities(conn, pid, [old_key])
+        await alias_repo.repoint(conn, pid, [old_key], new_key)
 
     async def delete_entity(self, project_id: str, name: str) -> EntityDeleted:
-        key = self._key(name)
+        async with self.db.connect() as conn:
+            await require_project(conn, project_id)
+            key = await self._resolve(conn, project_id, name)
         async with self._gate(project_id, [key]), self.db.transaction() as conn:
             await require_project(conn, project_id)
             await graph_repo.lock_keys(conn, project_id, [key])
@@ -145,4 +201,5 @@ class CurationService(CurationBase):
                 raise not_found(name)
             relations = await repo.count_relations(conn, project_id, [key])
             await repo.delete_entities(conn, project_id, [key])
+            await duplicates_repo.delete_aliases_of(conn, project_id, [key])
         return EntityDeleted(name=row.name, relations_deleted=relations)

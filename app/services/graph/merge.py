@@ -6,10 +6,12 @@ whole merge — rows, provenance, embeddings — commits or rolls back as one un
 
 Concurrency: merges touching the same entity queue at the in-process gate without a connection. The
 merge is planned once without locks, to learn the far ends of the relations it moves and the texts the
-LLM must write; those are written with no transaction open. The transaction then locks the entities and
-the far ends, plans again from what it reads and writes, reusing the LLM texts whose inputs are
-unchanged. Should they keep changing (busy ingestion), the last plan summarises under the locks, on the
-transaction's own connection: a transaction holding locks never waits for a second pooled connection."""
+LLM must write; those, and the vectors of the texts the merge will store, are made with no transaction
+open (services/graph/vectors.py). The transaction then locks the entities and the far ends, plans again
+from what it reads and writes, reusing the LLM texts and vectors whose inputs are unchanged; a vector
+found missing rolls the transaction back to be made outside it. Should the texts keep changing (busy
+ingestion), the last plan summarises under the locks, on the transaction's own connection: a transaction
+holding locks never waits for a second pooled connection."""
 
 from __future__ import annotations
 
@@ -21,18 +23,20 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.config import Settings
 from app.container import Container
+from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
 from app.errors import InvalidInput, NotFound, first_failure
+from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.repositories import projects as projects_repo
 from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
 from app.services.cached_llm import CacheBatch
-from app.services.graph.common import display_name, entity_gate, join_keywords, ordered_union
-from app.services.graph.reembed import reembed
+from app.services.graph.common import display_name, entity_gate, join_keywords, ordered_union, resolve_key
 from app.services.graph.summaries import Summarizer
+from app.services.graph.vectors import OUTSIDE_TRIES, PreparedVectors, VectorsOutdated
 from app.services.projects import effective_settings, require_project
 
 log = logging.getLogger(__name__)
@@ -66,6 +70,8 @@ class RelationPlan:
     new_rows: list[dict] = field(default_factory=list)
     new_sources: list[RelationSource] = field(default_factory=list)
     neighbours: set[str] = field(default_factory=set)  # far ends of the relations touching the merged entities
+    # every relation of the target after the merge: (source name, target name, keywords, description)
+    texts: list[tuple[str, str, str, str]] = field(default_factory=list)
     redirected: int = 0
     merged: int = 0
     self_loops: int = 0
@@ -140,11 +146,11 @@ class EntityMergeService:
         self.summarizer = Summarizer(c.llm_cache, c.tokenizer, forced)
 
     async def merge(self, body: MergeRequest) -> MergeReport:
-        req = self._request(body)
+        req = await self._resolved(self._request(body))
         async with entity_gate(self.c.db, req.pid, req.involved):
             texts = _Summaries(self.summarizer, req.pid)
             try:
-                return await self._merge(req, texts)
+                return await self._merge(req, texts, PreparedVectors(self.c.embedder))
             finally:
                 await texts.flush()
 
@@ -161,23 +167,57 @@ class EntityMergeService:
         return _Request(body.project_id, target_name, tkey, raw_by_key, ordered_union(list(raw_by_key), [tkey]),
                         body)
 
-    async def _merge(self, req: _Request, texts: _Summaries) -> MergeReport:
-        async with self.c.db.connect() as conn:  # a first plan without locks: far ends, texts for the LLM
+    async def _resolved(self, req: _Request) -> _Request:
+        """Names given as aliases stand for the entities they name; a target that is an alias of an entity
+        outside the sources is that entity (the merge goes into it and keeps its name)."""
+        async with self.c.db.connect() as conn:
             await require_project(conn, req.pid)
-            neighbours = (await self._plan(conn, req, texts)).relations.neighbours
-        outdated = 0
+            raw_by_key: dict[str, str] = {}
+            for key, raw in req.raw_by_key.items():
+                raw_by_key.setdefault(await resolve_key(conn, req.pid, key), raw)
+            target_name, tkey = req.target_name, await resolve_key(conn, req.pid, req.tkey)
+            if tkey != req.tkey and tkey not in raw_by_key:
+                named = await repo.get_entity(conn, req.pid, tkey)
+                target_name = named.name if named else target_name
+            else:
+                tkey = req.tkey
+        return replace(req, raw_by_key=raw_by_key, target_name=target_name, tkey=tkey,
+                       involved=ordered_union(list(raw_by_key), [tkey]))
+
+    async def _merge(self, req: _Request, texts: _Summaries, vectors: PreparedVectors) -> MergeReport:
+        plan = await self._unlocked_plan(req, texts)  # far ends, texts for the LLM
+        neighbours = plan.relations.neighbours
+        if texts.wanted:  # once the LLM wrote them, the texts to embed are known
+            await texts.write()
+            plan = await self._unlocked_plan(req, texts)
+        vectors.want_entity(req.target_name, plan.values["description"])
+        for names_and_texts in plan.relations.texts:
+            vectors.want_relation(*names_and_texts)
+        outdated = vectors_outdated = 0
         while True:
             await texts.write()
-            async with self.c.db.transaction() as conn:
-                report = await self._locked_merge(conn, req, texts, neighbours,
-                                                  summarise_here=outdated >= _LLM_OUTSIDE_TRIES)
+            await vectors.make()
+            try:
+                async with self.c.db.transaction() as conn:
+                    report = await self._locked_merge(
+                        conn, req, texts, vectors, neighbours, summarise_here=outdated >= _LLM_OUTSIDE_TRIES,
+                        embed_here=vectors_outdated >= OUTSIDE_TRIES)
+            except VectorsOutdated:  # rolled back; the missing vectors are made outside the transaction
+                vectors_outdated += 1
+                continue
             if report is not None:
                 return report
             if texts.wanted:
                 outdated += 1
 
-    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: _Summaries, neighbours: set[str],
-                            *, summarise_here: bool) -> MergeReport | None:
+    async def _unlocked_plan(self, req: _Request, texts: _Summaries) -> _Plan:
+        async with self.c.db.connect() as conn:
+            await require_project(conn, req.pid)
+            return await self._plan(conn, req, texts)
+
+    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: _Summaries,
+                            vectors: PreparedVectors, neighbours: set[str], *, summarise_here: bool,
+                            embed_here: bool) -> MergeReport | None:
         """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
         written) when a far end was not locked (`neighbours` grows) or an LLM text is missing and not
         `summarise_here`."""
@@ -196,7 +236,7 @@ class EntityMergeService:
             plan = await self._plan(conn, req, texts)
         if texts.wanted:
             return None
-        return await self._write(conn, req, plan)
+        return await self._write(conn, req, plan, vectors, embed_here=embed_here)
 
     async def _plan(self, conn: AsyncConnection, req: _Request, texts: _Summaries) -> _Plan:
         s = self.settings
@@ -222,7 +262,8 @@ class EntityMergeService:
                                                language, texts)
         return _Plan(found, values, relations)
 
-    async def _write(self, conn: AsyncConnection, req: _Request, plan: _Plan) -> MergeReport:
+    async def _write(self, conn: AsyncConnection, req: _Request, plan: _Plan, vectors: PreparedVectors, *,
+                     embed_here: bool) -> MergeReport:
         pid, tkey, rel = req.pid, req.tkey, plan.relations
         merged_keys = [k for k in req.raw_by_key if k != tkey]
         if tkey in plan.found:
@@ -232,9 +273,13 @@ class EntityMergeService:
         await repo.copy_entity_sources(conn, pid, merged_keys, tkey)
         await repo.delete_relations(conn, pid, rel.delete_pairs)
         await repo.delete_entities(conn, pid, merged_keys)
+        # the merged names, and every alias they had, now name the target
+        await alias_repo.repoint(conn, pid, merged_keys, tkey)
+        await alias_repo.add_aliases(conn, pid, tkey, [AliasItem(k, plan.found[k].name, "merge") for k in merged_keys],
+                                     overwrite=True)
         await repo.insert_relations(conn, pid, rel.new_rows)
         await repo.insert_relation_sources(conn, pid, rel.new_sources)
-        await reembed(conn, self.c.embedder, pid, entity_keys=[tkey], touching=[tkey])
+        await vectors.write(conn, pid, entity_keys=[tkey], touching=[tkey], embed_here=embed_here)
         return MergeReport(
             target=req.target_name, merged_sources=[plan.found[k].name for k in merged_keys],
             relations_redirected=rel.redirected, relations_merged=rel.merged, self_loops_dropped=rel.self_loops,
@@ -274,16 +319,21 @@ class EntityMergeService:
                 conn, pid, [m.pair for members in changed.values() for m in members]):
             provenance.setdefault((row.src_key, row.tgt_key), []).append(row)
 
+        for pair, members in groups.items():
+            if pair not in changed:
+                [row] = members
+                plan.texts.append((names[pair[0]], names[pair[1]], row.keywords, row.description))
         for pair, members in changed.items():
             old_pairs = [m.pair for m in members]
             plan.delete_pairs.extend(old_pairs)
             plan.merged += len(members) - 1
             label = f"{names[pair[0]]} - {names[pair[1]]}"
+            description = self._combine(texts, strategy, "relation", label, [m.description for m in members],
+                                        language)
+            keywords = join_keywords(*[m.keywords for m in members])
+            plan.texts.append((names[pair[0]], names[pair[1]], keywords, description))
             plan.new_rows.append({
-                "src_key": pair[0], "tgt_key": pair[1],
-                "description": self._combine(texts, strategy, "relation", label,
-                                             [m.description for m in members], language),
-                "keywords": join_keywords(*[m.keywords for m in members]),
+                "src_key": pair[0], "tgt_key": pair[1], "description": description, "keywords": keywords,
                 "weight": sum(float(m.weight) for m in members), "curated": True,
                 "source_ids": limit_ids(ordered_union(*[m.source_ids for m in members]),
                                         s.max_source_ids_per_relation, s.source_ids_limit_method),

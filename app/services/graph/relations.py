@@ -1,11 +1,16 @@
 """Hand curation of relations, addressed by {source, target} in either order: list, create, edit, delete.
 
-Each write is one transaction under the pipeline's advisory locks on both endpoint keys and re-embeds
-the relation before committing; writes on the same entities first queue at the in-process entity gate."""
+Each write is one short transaction under the pipeline's advisory locks on both endpoint keys that stores
+the relation's vector, made beforehand with no transaction open (services/graph/vectors.py); writes on the
+same entities first queue at the in-process entity gate."""
 
 from __future__ import annotations
 
-from app.errors import Conflict
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.names import sorted_pair
+from app.domain.rows import EntityRow, RelationRow
+from app.errors import Conflict, InvalidInput
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
@@ -18,13 +23,20 @@ from app.services.graph.common import (
     relation_missing,
     relation_out,
 )
-from app.services.graph.reembed import reembed
+from app.services.graph.vectors import PreparedVectors, write_with_vectors
 from app.services.projects import require_project
+
+Pair = tuple[str, str]
 
 
 class RelationCurationService(CurationBase):
-    def _pair(self, source: str, target: str) -> tuple[str, str]:
-        return pair_key(source, target, self.max_name)
+    async def _pair(self, conn: AsyncConnection, pid: str, source: str, target: str) -> Pair:
+        """The sorted keys of the entities the two names (or aliases) name."""
+        pair_key(source, target, self.max_name)  # 400 for unusable names or one name twice
+        a, b = await self._resolve(conn, pid, source), await self._resolve(conn, pid, target)
+        if a == b:
+            raise InvalidInput("A relation needs two different entities", code="self_relation")
+        return sorted_pair(a, b)
 
     async def list_relations(self, project_id: str, entity: str | None, limit: int, offset: int) -> RelationList:
         async with self.db.connect() as conn:
@@ -33,7 +45,7 @@ class RelationCurationService(CurationBase):
                 rows = await repo.list_relations(conn, project_id, limit=limit, offset=offset)
                 total = await repo.count_relations(conn, project_id)
             else:
-                key = self._key(entity)
+                key = await self._resolve(conn, project_id, entity)
                 if await repo.get_entity(conn, project_id, key) is None:
                     raise not_found(entity)
                 rows = await repo.relations_touching(conn, project_id, [key], limit=limit, offset=offset)
@@ -42,30 +54,45 @@ class RelationCurationService(CurationBase):
 
     async def create_relation(self, body: RelationCreate) -> RelationOut:
         pid = body.project_id
-        pair = self._pair(body.source, body.target)
-        description = clean_description(body.description)
-        async with self._gate(pid, pair), self.db.transaction() as conn:
+        async with self.db.connect() as conn:
+            await require_project(conn, pid)
+            pair = await self._pair(conn, pid, body.source, body.target)
+            found = await self._check_ends(conn, pid, pair, body.source, body.target)
+        values = {"src_key": pair[0], "tgt_key": pair[1], "description": clean_description(body.description),
+                  "keywords": join_keywords(body.keywords), "weight": body.weight, "curated": True}
+        vectors = PreparedVectors(self.c.embedder)
+
+        async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, pair)
-            found = await repo.get_entities(conn, pid, pair)
-            for raw in (body.source, body.target):
-                if self._key(raw) not in found:
-                    raise not_found(raw)
+            await self._check_ends(conn, pid, pair, body.source, body.target)
             if await repo.get_relation(conn, pid, pair) is not None:
                 raise Conflict(f"Relation between '{body.source}' and '{body.target}' already exists",
                                code="relation_exists")
-            await repo.insert_relations(conn, pid, [{
-                "src_key": pair[0], "tgt_key": pair[1], "description": description,
-                "keywords": join_keywords(body.keywords), "weight": body.weight, "curated": True,
-            }])
-            await reembed(conn, self.c.embedder, pid, pairs=[pair])
-            row = await repo.get_relation(conn, pid, pair)
+            await repo.insert_relations(conn, pid, [values])
+            await vectors.write(conn, pid, pairs=[pair], embed_here=embed_here)
+            return await repo.get_relation(conn, pid, pair)
+
+        async with self._gate(pid, pair):
+            vectors.want_relation(found[pair[0]].name, found[pair[1]].name, values["keywords"],
+                                  values["description"])
+            row = await write_with_vectors(self.db, vectors, write)
         assert row is not None
         return relation_out(row)
 
+    async def _check_ends(self, conn: AsyncConnection, pid: str, pair: Pair, source: str,
+                          target: str) -> dict[str, EntityRow]:
+        found = await repo.get_entities(conn, pid, pair)
+        for raw in (source, target):
+            if await self._resolve(conn, pid, raw) not in found:
+                raise not_found(raw)
+        return found
+
     async def update_relation(self, body: RelationUpdate) -> RelationOut:
         pid = body.project_id
-        pair = self._pair(body.source, body.target)
+        async with self.db.connect() as conn:
+            await require_project(conn, pid)
+            pair = await self._pair(conn, pid, body.source, body.target)
         values: dict = {}
         if body.description is not None:
             values["description"] = clean_description(body.description)
@@ -74,19 +101,32 @@ class RelationCurationService(CurationBase):
         if body.weight is not None:
             values["weight"] = body.weight
         values["curated"] = True
-        async with self._gate(pid, pair), self.db.transaction() as conn:
+        vectors = PreparedVectors(self.c.embedder)
+
+        async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
             await require_project(conn, pid)
             await graph_repo.lock_keys(conn, pid, pair)
             if await repo.get_relation(conn, pid, pair) is None:
                 raise relation_missing(body.source, body.target)
             await repo.update_relation(conn, pid, pair, values)
-            await reembed(conn, self.c.embedder, pid, pairs=[pair])
-            row = await repo.get_relation(conn, pid, pair)
-        assert row is not None
-        return relation_out(row)
+            await vectors.write(conn, pid, pairs=[pair], embed_here=embed_here)
+            return await repo.get_relation(conn, pid, pair)
+
+        async with self._gate(pid, pair):
+            async with self.db.connect() as conn:
+                row = await repo.get_relation(conn, pid, pair)
+            if row is None:
+                raise relation_missing(body.source, body.target)
+            vectors.want_relation(row.src_name, row.tgt_name, values.get("keywords", row.keywords),
+                                  values.get("description", row.description))
+            updated = await write_with_vectors(self.db, vectors, write)
+        assert updated is not None
+        return relation_out(updated)
 
     async def delete_relation(self, project_id: str, source: str, target: str) -> RelationDeleted:
-        pair = self._pair(source, target)
+        async with self.db.connect() as conn:
+            await require_project(conn, project_id)
+            pair = await self._pair(conn, project_id, source, target)
         async with self._gate(project_id, pair), self.db.transaction() as conn:
             await require_project(conn, project_id)
             await graph_repo.lock_keys(conn, project_id, pair)

@@ -20,6 +20,7 @@ from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationTe
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
 from app.services.ingest.last_writers import LastWriters
+from app.services.ingest.name_resolution import NameResolution, Relock
 from app.services.ingest.progress import DocumentCancelled
 from app.services.ingest.reporting import lock_keys_timed, locks_released
 
@@ -82,7 +83,43 @@ class GraphMerger:
         self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
-        earlier attempt had already merged)."""
+        earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
+        they name (app/services/ingest/name_resolution.py), under the same locks."""
+        resolution = None
+        if self.settings.entity_resolution != "off":
+            async with self.db.connect() as conn:
+                resolution = await NameResolution.prepare(conn, self.settings.entity_resolution, project_id,
+                                                           document_id, extractions)
+        while True:
+            try:
+                return await self._merge(project_id, document_id, worker_id, extractions, resolution)
+            except Relock:
+                continue
+
+    async def _merge(self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction],
+                     resolution: NameResolution | None) -> Touched | None:
+        async with self.db.transaction() as conn:
+            claim = await require_claim(conn, project_id, document_id, worker_id)
+            if claim["graph_merged"]:
+                return None
+            if claim["cancel_requested"]:  # ordered with POST /documents/{id}/cancel by the row lock
+                raise DocumentCancelled(document_id)
+            if resolution is not None:
+                locked = await lock_keys_timed(conn, project_id, resolution.lock_keys, "merge")
+                await resolution.resolve_locked(conn)
+                extractions = resolution.apply(extractions)
+                await resolution.record(conn)
+            touched, idents, locked = await self._merge_locked(conn, project_id, document_id, extractions,
+                                                               locked if resolution is not None else None)
+        locks_released("merge", locked)
+        self.last_writers.wrote(touched, idents)
+        return touched
+
+    async def _merge_locked(self, conn: AsyncConnection, project_id: str, document_id: str,
+                            extractions: list[ChunkExtraction],
+                            locked: float | None) -> tuple[Touched, list[tuple], float]:
+        """Fold the records into the rows under the key locks (taken here unless `locked` says when they
+        were); the items as written, their process-wide names and when the locks were taken."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[Pair, list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -99,50 +136,43 @@ class GraphMerger:
                     endpoint_sources.setdefault(key, []).append(rel.chunk_id)
         keys = set(entity_records) | set(endpoint_sources)
 
-        async with self.db.transaction() as conn:
-            claim = await require_claim(conn, project_id, document_id, worker_id)
-            if claim["graph_merged"]:
-                return None
-            if claim["cancel_requested"]:  # ordered with POST /documents/{id}/cancel by the row lock
-                raise DocumentCancelled(document_id)
+        if locked is None:
             locked = await lock_keys_timed(conn, project_id, keys, "merge")
-            existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
-            existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
-            missing = keys - set(existing) - set(entity_records)
-            for key, records in endpoint_records(all_relations, missing).items():
-                entity_records[key] = records
+        existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
+        existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
+        missing = keys - set(existing) - set(entity_records)
+        for key, records in endpoint_records(all_relations, missing).items():
+            entity_records[key] = records
 
-            entity_merges: list[EntityMerge] = []
-            for key in sorted(keys):
-                row = existing.get(key)
-                entity_merges.append(merge_entity(
-                    row.as_mapping() if row else None, entity_records.get(key, []), row.sources if row else [],
-                    self.settings, extra_sources=endpoint_sources.get(key, ()),
-                ))
-            relation_merges: list[RelationMerge] = []
-            for pair in sorted(relation_records):
-                rel = existing_rel.get(pair)
-                relation_merges.append(merge_relation(
-                    rel.as_mapping() if rel else None, relation_records[pair], rel.sources if rel else [],
-                    self.settings,
-                ))
+        entity_merges: list[EntityMerge] = []
+        for key in sorted(keys):
+            row = existing.get(key)
+            entity_merges.append(merge_entity(
+                row.as_mapping() if row else None, entity_records.get(key, []), row.sources if row else [],
+                self.settings, extra_sources=endpoint_sources.get(key, ()),
+            ))
+        relation_merges: list[RelationMerge] = []
+        for pair in sorted(relation_records):
+            rel = existing_rel.get(pair)
+            relation_merges.append(merge_relation(
+                rel.as_mapping() if rel else None, relation_records[pair], rel.sources if rel else [],
+                self.settings,
+            ))
 
-            written = [m for m in entity_merges if not m.skipped]
-            await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
-            await graph_repo.upsert_relations(
-                conn, project_id, [m.row() for m in relation_merges if not m.skipped]
-            )
-            await graph_repo.add_entity_sources(
-                conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
-            )
-            await graph_repo.add_relation_sources(
-                conn, project_id,
-                [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
-            )
-            await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
-        locks_released("merge", locked)
+        written = [m for m in entity_merges if not m.skipped]
+        await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
+        await graph_repo.upsert_relations(
+            conn, project_id, [m.row() for m in relation_merges if not m.skipped]
+        )
+        await graph_repo.add_entity_sources(
+            conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
+        )
+        await graph_repo.add_relation_sources(
+            conn, project_id,
+            [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
+        )
+        await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
         touched = _touched(entity_merges, relation_merges, existing, existing_rel)
-        self.last_writers.wrote(touched, item_idents(
-            project_id, [m.key for m in written],
-            [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]))
-        return touched
+        idents = item_idents(project_id, [m.key for m in written],
+                             [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped])
+        return touched, idents, locked

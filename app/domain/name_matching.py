@@ -1,0 +1,149 @@
+"""Name forms for entity resolution (pure): the match key two surface forms of one entity share, acronyms,
+initials and acronym definitions read from text.
+
+Precision first: the match key only drops what never distinguishes two entities — case, diacritics,
+quotes, punctuation, a leading "the", a person's honorific or title, an organisation's legal-form suffix.
+Words such as "Group" or "Holdings" stay: "Acme" and "Acme Holdings" may be parent and subsidiary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from app.domain.names import entity_key
+
+PERSON_TYPES = frozenset({"person", "people", "individual", "character", "human"})
+UNKNOWN_TYPES = frozenset({"", "unknown"})
+_TITLES = frozenset({
+    "dr", "doctor", "prof", "professor", "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady",
+    "capt", "captain", "col", "colonel", "gen", "general", "lt", "lieutenant", "sgt", "sergeant", "cmdr",
+    "commander", "adm", "admiral", "rev", "reverend", "hon", "judge", "senator", "sen", "gov", "governor",
+    "mayor", "president", "chancellor", "minister",
+})
+# Legal forms only. Not "group", "holdings", "company", "international": they name different entities.
+_LEGAL_SUFFIXES = frozenset({
+    "inc", "incorporated", "ltd", "limited", "llc", "llp", "lp", "plc", "corp", "corporation", "co", "gmbh",
+    "ag", "sa", "sas", "sarl", "srl", "spa", "bv", "nv", "oy", "pty", "pte", "ltda", "kg", "kgaa",
+})
+_STOPWORDS = frozenset({"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "on", "in", "at", "to"})
+_QUOTES = re.compile("['\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00b4]")
+_DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+_DROP = re.compile(r"[.()\[\]{}]")
+_TO_SPACE = re.compile(r"[,;:!?/\\|_\u2010-\u2015-]")
+_ACRONYM = re.compile(r"^(?:[A-Z][A-Z0-9&]{1,7}|(?:[A-Z]\.){2,8})$")
+_TRAILING_PAREN = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
+_WORD = r"[A-Z][\w'\u2019&.-]*"
+_LONG_THEN_SHORT = re.compile(
+    rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)")
+_SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
+
+
+def is_person(entity_type: str) -> bool:
+    return entity_type.lower() in PERSON_TYPES
+
+
+def types_compatible(a: str, b: str) -> bool:
+    a, b = a.lower(), b.lower()
+    return a == b or a in UNKNOWN_TYPES or b in UNKNOWN_TYPES
+
+
+def fold(text: str) -> str:
+    """Case-folded, diacritics removed, quotes dropped, punctuation to spaces, whitespace collapsed."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    plain = _QUOTES.sub("", plain.casefold())
+    plain = _DECIMAL_POINT.sub("\u2024", plain)  # "3.5" keeps its point; "S.A." becomes "sa"
+    plain = _TO_SPACE.sub(" ", _DROP.sub("", plain)).replace("&", " and ")
+    return " ".join(plain.replace("\u2024", ".").split())
+
+
+def without_defined_acronym(name: str) -> tuple[str, str | None]:
+    """("Kessara Research Institute", "KRI") for "Kessara Research Institute (KRI)"; a parenthesis that is
+    not the initials of the name ("Mercury (planet)") stays part of it."""
+    found = _TRAILING_PAREN.match(name.strip())
+    if found and is_acronym(found.group(2)) and initials_match(found.group(1), found.group(2)):
+        return found.group(1), acronym_letters(found.group(2))
+    return name, None
+
+
+def tokens(name: str, entity_type: str) -> list[str]:
+    """The folded words that identify the entity (see the module docstring for what is dropped)."""
+    words = fold(without_defined_acronym(name)[0]).split()
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    if is_person(entity_type):
+        while len(words) > 2 and words[0] in _TITLES:
+            words = words[1:]
+        if len(words) == 2 and words[0] in _TITLES:  # "Dr. Tolven": the surname alone
+            words = words[1:]
+    else:
+        while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
+            words = words[:-1]
+    return words
+
+
+def match_key(name: str, entity_type: str) -> str:
+    """What two surface forms of one entity share: "Acme Holdings Ltd." and "ACME HOLDINGS" → "acme holdings"."""
+    return " ".join(tokens(name, entity_type)) or entity_key(name)
+
+
+def is_acronym(name: str) -> bool:
+    return bool(_ACRONYM.match(name.strip()))
+
+
+def acronym_letters(name: str) -> str:
+    return name.strip().replace(".", "").upper()
+
+
+def _initials(words: list[str], *, with_stopwords: bool) -> str:
+    return "".join(w[0] for w in words if with_stopwords or w not in _STOPWORDS).upper()
+
+
+def initials_match(expansion: str, acronym: str) -> bool:
+    """"KRI" for "Kessara Research Institute"; "BoA"/"BA" for "Bank of America" (stop words optional)."""
+    letters = acronym_letters(acronym)
+    words = [w for w in fold(expansion).split() if w]
+    if words and words[0] == "the":
+        words = words[1:]
+    if len(words) < 2:
+        return False
+    return letters in (_initials(words, with_stopwords=False), _initials(words, with_stopwords=True))
+
+
+def initials_pattern(acronym: str) -> tuple[str, str]:
+    """(POSIX regex over entity keys, first letter) finding the names whose initials are the acronym."""
+    letters = acronym_letters(acronym).lower()
+    stop = "(?:(?:of|for|the|and|de|du|des|la|le|der|on|in|at|to|&) )*"
+    parts = [re.escape(ch) + r"[^ ]*" for ch in letters]
+    return "^(?:the )?" + (" " + stop).join(parts) + "$", letters[0]
+
+
+def _definition(long: str, short: str) -> tuple[str, str] | None:
+    """The shortest tail of `long` whose initials are `short` (text before an acronym is often longer)."""
+    words = long.split()
+    for start in range(len(words) - 1, -1, -1):
+        candidate = " ".join(words[start:])
+        if initials_match(candidate, short):
+            return acronym_letters(short), candidate
+    return None
+
+
+def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
+    """Acronym (upper-case letters) → the expansion the texts define for it, as written: "Kessara Research
+    Institute (KRI)" or "KRI (Kessara Research Institute)". An acronym defined two ways is left out."""
+    found: dict[str, set[str]] = {}
+    for text in texts:
+        for long, short in _LONG_THEN_SHORT.findall(text or ""):
+            if (pair := _definition(long, short)) is not None:
+                found.setdefault(pair[0], set()).add(pair[1])
+        for short, long in _SHORT_THEN_LONG.findall(text or ""):
+            if initials_match(long, short):
+                found.setdefault(acronym_letters(short), set()).add(long.strip())
+    out = {}
+    for acronym, expansions in found.items():
+        distinct = {match_key(e, "organization") for e in expansions}
+        if len(distinct) == 1:
+            out[acronym] = sorted(expansions, key=len)[0]
+    return out

@@ -1,0 +1,268 @@
+"""Entity resolution at merge time (pure): each name a document extracted → the entity key it merges into.
+
+The caller gathers the document's names (`DocumentNames`), looks up what the project already knows about
+the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this order:
+
+1. evidence inside the document: an acronym the document defines ("Kessara Research Institute (KRI)"), a
+   surname or first name alone that fits exactly one full person name of the document (never across
+   documents: such aliases are scoped to the document);
+2. the name is an existing entity (it stays itself), or a recorded alias of one;
+3. the match key (app/domain/name_matching.py) of an existing entity of a compatible type;
+4. another name of the document with the same match key (the plain form is preferred as the canonical);
+5. an acronym whose initials fit exactly one entity of the document or the project.
+
+With mode "suggest" nothing is applied: each match becomes a suggested pair. "off" is not resolved here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from app.domain.aliases import AliasSource
+from app.domain.name_matching import (
+    acronym_letters,
+    initials_match,
+    is_acronym,
+    is_person,
+    match_key,
+    tokens,
+    types_compatible,
+)
+from app.domain.names import entity_key, sorted_pair
+from app.domain.records import ChunkExtraction
+
+ResolutionMode = Literal["off", "suggest", "auto"]
+MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
+
+
+def index_key(match: str) -> str:
+    return MATCH_INDEX + match
+
+
+@dataclass
+class DocumentNames:
+    """The document's names in first-seen order: key → display name and type (first known type wins)."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+
+    def add(self, key: str, name: str, entity_type: str) -> None:
+        self.names.setdefault(key, name)
+        if self.types.get(key, "unknown").lower() in ("", "unknown"):
+            self.types[key] = entity_type or "unknown"
+
+    def match(self, key: str) -> str:
+        return match_key(self.names[key], self.types.get(key, "unknown"))
+
+
+@dataclass
+class Known:
+    """What the project holds about the looked-up keys (read under their key locks)."""
+
+    entity_types: dict[str, str] = field(default_factory=dict)   # existing entity key → its type
+    aliases: dict[str, str] = field(default_factory=dict)        # alias key or index_key(match) → entity key
+    initials: dict[str, list[str]] = field(default_factory=dict)  # acronym → entity keys with those initials
+
+
+@dataclass(frozen=True)
+class Decision:
+    target: str                       # key the name's records merge into (the name's own key when none)
+    source: AliasSource | None = None
+    evidence: str = ""
+    scoped: bool = False              # the alias holds only inside this document
+
+
+@dataclass
+class Resolution:
+    decisions: dict[str, Decision]            # every name's key → decision (applied ones have target != key)
+    suggestions: list[tuple[str, str, float, str]]   # (key, other key, score, evidence), not applied
+    index: dict[str, str]                     # index_key(match) → entity key, to record for later documents
+    display: dict[str, str]                   # target key → display name for entities new in this document
+
+    def target(self, key: str) -> str:
+        return self.decisions[key].target if key in self.decisions else key
+
+
+def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
+    """Keys to lock and read before resolving: the names, their match keys and defined expansions."""
+    keys: set[str] = set()
+    for key in doc.names:
+        match = doc.match(key)
+        keys |= {key, match}
+    for expansion in definitions.values():
+        keys |= {entity_key(expansion), match_key(expansion, "organization")}
+    return keys
+
+
+def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
+    return {index_key(doc.match(k)) for k in doc.names} | {
+        index_key(match_key(e, "organization")) for e in definitions.values()}
+
+
+class _Resolver:
+    def __init__(self, doc: DocumentNames, known: Known, definitions: dict[str, str]) -> None:
+        self.doc, self.known, self.definitions = doc, known, definitions
+        self.matches = {k: doc.match(k) for k in doc.names}
+        self.groups: dict[str, list[str]] = {}
+        for key, match in self.matches.items():
+            self.groups.setdefault(match, []).append(key)
+        self.done: dict[str, Decision] = {}
+        self.visiting: set[str] = set()
+
+    def type_of(self, key: str) -> str:
+        return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
+
+    def resolve(self, key: str) -> Decision:
+        if key in self.done:
+            return self.done[key]
+        if key in self.visiting:  # a cycle of evidence: the name stays itself
+            return Decision(key)
+        self.visiting.add(key)
+        decision = self._decide(key)
+        self.visiting.discard(key)
+        self.done[key] = decision
+        return decision
+
+    def _follow(self, key: str, target: str, source: AliasSource, evidence: str, *, scoped: bool = False) -> Decision:
+        final = self.resolve(target).target if target in self.doc.names else target
+        if final == key:
+            return Decision(key)
+        return Decision(final, source, evidence, scoped)
+
+    def _decide(self, key: str) -> Decision:
+        name, etype = self.doc.names[key], self.doc.types.get(key, "unknown")
+        if (local := self._defined_acronym(key, name)) is not None:
+            return local
+        if (partial := self._partial_name(key, name, etype)) is not None:
+            return partial
+        if key in self.known.entity_types:
+            return Decision(key)
+        if (aliased := self.known.aliases.get(key)) is not None:
+            return Decision(aliased, "rule", f"recorded alias of {aliased!r}")
+        match = self.matches[key]
+        for candidate in (match, self.known.aliases.get(match), self.known.aliases.get(index_key(match))):
+            if (candidate and candidate != key and candidate in self.known.entity_types
+                    and types_compatible(etype, self.known.entity_types[candidate])):
+                return Decision(candidate, "rule", f"same name as {candidate!r} once normalised ({match!r})")
+        group = self.groups[match]
+        canonical = match if match in group else group[0]
+        if canonical != key and all(types_compatible(etype, self.type_of(k)) for k in group):
+            return self._follow(key, canonical, "rule", f"same name as {canonical!r} once normalised ({match!r})")
+        if is_acronym(name):
+            return self._initials(key, name, etype) or Decision(key)
+        return Decision(key)
+
+    def _expansion_key(self, expansion: str) -> str | None:
+        """The document name or project entity an acronym's expansion names."""
+        exact, match = entity_key(expansion), match_key(expansion, "organization")
+        for key in (exact, *self.groups.get(match, [])):
+            if key in self.doc.names:
+                return key
+        for key in (exact, match, self.known.aliases.get(exact), self.known.aliases.get(index_key(match))):
+            if key and key in self.known.entity_types:
+                return key
+        return None
+
+    def _defined_acronym(self, key: str, name: str) -> Decision | None:
+        if not is_acronym(name):
+            return None
+        expansion = self.definitions.get(acronym_letters(name))
+        target = self._expansion_key(expansion) if expansion else None
+        if target is None or target == key:
+            return None
+        # an acronym that is an entity, or an alias of another, elsewhere in the project keeps that meaning
+        # there; this document's use goes to its own expansion
+        decision = self._follow(key, target, "acronym", f"the document defines {name} as {expansion!r}")
+        elsewhere = key in self.known.entity_types or self.known.aliases.get(key, decision.target) != decision.target
+        return replace(decision, scoped=elsewhere) if decision.source else decision
+
+    def _partial_name(self, key: str, name: str, etype: str) -> Decision | None:
+        words = tokens(name, etype if is_person(etype) else "person")
+        if len(words) != 1 or not (is_person(etype) or etype.lower() in ("", "unknown")):
+            return None
+        word = words[0]
+        fits = {other for other, other_name in self.doc.names.items()
+                if other != key and is_person(self.doc.types.get(other, "")) and
+                len(full := tokens(other_name, "person")) >= 2 and word in (full[0], full[-1])}
+        targets = {self.resolve(k).target for k in fits}
+        if len(targets) != 1:
+            return None
+        (target,) = targets
+        if target == key:
+            return None
+        full = self.doc.names.get(target, target)
+        return Decision(target, "partial", f"{name!r} alone in a document naming {full!r}", scoped=True)
+
+    def _initials(self, key: str, name: str, etype: str) -> Decision | None:
+        letters = acronym_letters(name)
+        local = {self.resolve(k).target for k, n in self.doc.names.items()
+                 if k != key and not is_acronym(n) and initials_match(n, letters)
+                 and types_compatible(etype, self.type_of(k))}
+        project = {k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k))}
+        candidates = local or project
+        if len(candidates) != 1 or key in candidates:
+            return None
+        (target,) = candidates
+        return Decision(target, "acronym", f"{name} are the initials of {target!r}, the only such "
+                        + ("name in the document" if local else "entity in the project"))
+
+
+def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode: ResolutionMode) -> Resolution:
+    resolver = _Resolver(doc, known, definitions)
+    decisions = {key: resolver.resolve(key) for key in doc.names}
+    suggestions: list[tuple[str, str, float, str]] = []
+    if mode == "suggest":
+        suggestions = [(k, d.target, 1.0, d.evidence) for k, d in decisions.items() if d.target != k]
+        decisions = {k: Decision(k) for k in decisions}
+    display: dict[str, str] = {}
+    for decision in decisions.values():
+        if decision.target in doc.names and decision.target not in known.entity_types:
+            display.setdefault(decision.target, doc.names[decision.target])
+    index = {}
+    for key, decision in decisions.items():
+        ikey = index_key(resolver.matches[key])
+        if decision.source not in (None, "rule") or decision.scoped:  # evidence of one document, or initials
+            continue
+        if resolver.matches[key] != decision.target and ikey not in known.aliases:
+            index.setdefault(ikey, decision.target)
+    return Resolution(decisions, suggestions, index, display)
+
+
+def document_names(extractions: list[ChunkExtraction]) -> DocumentNames:
+    """The names of a document's extractions (entities, then relation ends), in chunk order."""
+    doc = DocumentNames()
+    for extraction in extractions:
+        for ent in extraction.entities:
+            doc.add(ent.key, ent.name, ent.entity_type)
+        for rel in extraction.relations:
+            doc.add(rel.src_key, rel.src_name, "unknown")
+            doc.add(rel.tgt_key, rel.tgt_name, "unknown")
+    return doc
+
+
+def remap(extractions: list[ChunkExtraction], targets: Mapping[str, str],
+          display: Mapping[str, str] | None = None) -> list[ChunkExtraction]:
+    """The extractions with every name's key replaced by the entity it resolves to. A relation whose two
+    ends resolve to one entity is dropped: the graph holds no self-loops, so a resolved one would be lost
+    text either way, and it says nothing a description does not."""
+    display = display or {}
+    out = []
+    for x in extractions:
+        ents = [replace(e, key=t, name=display.get(t, e.name)) if (t := targets.get(e.key, e.key)) != e.key else e
+                for e in x.entities]
+        rels = []
+        for r in x.relations:
+            src, tgt = targets.get(r.src_key, r.src_key), targets.get(r.tgt_key, r.tgt_key)
+            if src == tgt:
+                continue
+            if (src, tgt) == (r.src_key, r.tgt_key):
+                rels.append(r)
+                continue
+            names = {src: display.get(src, r.src_name if src == targets.get(r.src_key, r.src_key) else r.tgt_name),
+                     tgt: display.get(tgt, r.tgt_name if tgt == targets.get(r.tgt_key, r.tgt_key) else r.src_name)}
+            a, b = sorted_pair(src, tgt)
+            rels.append(replace(r, src_key=a, tgt_key=b, src_name=names[a], tgt_name=names[b]))
+        out.append(replace(x, entities=ents, relations=rels))
+    return out

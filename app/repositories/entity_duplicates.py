@@ -1,0 +1,96 @@
+"""SQL behind the duplicate review and alias curation: same-type entities close in embedding space, the
+neighbours two entities share, and removing the aliases of deleted entities. Every statement is
+project-scoped; the alias table itself is written through repositories/aliases.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import delete, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.tables import entity_aliases, entity_rejections
+from app.domain.names import sorted_pair
+
+Pair = tuple[str, str]
+
+# The nearest same-type entities of the `probes` most recently changed entities (new duplicates come with
+# new documents), by the entity vector index (HNSW, iterative scan set by the caller): one index search per
+# probe, ~1 ms each. The similarity floor is applied outside the lateral search, as pgvector advises for
+# iterative scans; pairs come once per direction and are de-duplicated by the caller.
+_SIMILAR = text("""
+    SELECT e.key AS key_a, n.key AS key_b, 1 - n.distance AS score
+    FROM (SELECT project_id, key, entity_type, embedding FROM entities
+          WHERE project_id = :pid AND embedding IS NOT NULL
+          ORDER BY updated_at DESC, key LIMIT :probes) e
+    CROSS JOIN LATERAL (
+        SELECT x.key, x.embedding <=> e.embedding AS distance
+        FROM entities x
+        WHERE x.project_id = e.project_id AND x.entity_type = e.entity_type AND x.key <> e.key
+          AND x.embedding IS NOT NULL
+        ORDER BY x.embedding <=> e.embedding
+        LIMIT :neighbours
+    ) n
+    WHERE n.distance <= :max_distance
+    ORDER BY score DESC, e.key, n.key
+    LIMIT :cap
+""")
+
+_SHARED = text("""
+    WITH wanted AS (SELECT * FROM unnest(CAST(:a AS text[]), CAST(:b AS text[])) AS w(a, b)),
+    adjacent AS (
+        SELECT src_key AS k, tgt_key AS other FROM relations WHERE project_id = :pid
+        UNION ALL
+        SELECT tgt_key, src_key FROM relations WHERE project_id = :pid
+    )
+    SELECT w.a, w.b, en.name
+    FROM wanted w
+    JOIN adjacent na ON na.k = w.a
+    JOIN adjacent nb ON nb.k = w.b AND nb.other = na.other
+    JOIN entities en ON en.project_id = :pid AND en.key = na.other
+    WHERE na.other NOT IN (w.a, w.b)
+    ORDER BY w.a, w.b, en.degree DESC, en.key
+""")
+
+
+async def similar_pairs(conn: AsyncConnection, project_id: str, *, min_similarity: float, neighbours: int,
+                        probes: int, cap: int) -> list[tuple[str, str, float]]:
+    """(key, key, cosine similarity) of same-type entity pairs at least `min_similarity` alike, best first,
+    each unordered pair once."""
+    rows = await conn.execute(_SIMILAR, {"pid": project_id, "neighbours": neighbours, "probes": probes,
+                                         "max_distance": 1.0 - min_similarity, "cap": cap * 2})
+    seen: dict[Pair, float] = {}
+    for a, b, score in rows.all():
+        pair = (a, b) if a < b else (b, a)
+        seen[pair] = max(seen.get(pair, 0.0), float(score))
+    return [(a, b, s) for (a, b), s in list(seen.items())[:cap]]
+
+
+async def shared_neighbours(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> dict[Pair, list[str]]:
+    """For each pair, the display names of the entities related to both (highest degree first)."""
+    if not pairs:
+        return {}
+    rows = await conn.execute(_SHARED, {"pid": project_id, "a": [p[0] for p in pairs], "b": [p[1] for p in pairs]})
+    out: dict[Pair, list[str]] = {}
+    for a, b, name in rows.all():
+        names = out.setdefault((a, b), [])
+        if name not in names:
+            names.append(name)
+    return out
+
+
+async def delete_aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterable[str]) -> int:
+    """Forget every alias of entities being deleted (the caller holds their key locks)."""
+    keys = sorted(set(entity_keys))
+    if not keys:
+        return 0
+    a = entity_aliases.c
+    result = await conn.execute(delete(entity_aliases).where(a.project_id == project_id, a.entity_key.in_(keys)))
+    return result.rowcount or 0
+
+
+async def forget_rejection(conn: AsyncConnection, project_id: str, key_a: str, key_b: str) -> None:
+    """A pair a user joined by hand (a manual alias) is no longer one they said is distinct."""
+    a, b = sorted_pair(key_a, key_b)
+    r = entity_rejections.c
+    await conn.execute(delete(entity_rejections).where(r.project_id == project_id, r.key_a == a, r.key_b == b))

@@ -1,0 +1,155 @@
+"""Entity resolution inside the merge transaction (ENTITY_RESOLUTION): the document's names are matched
+against the project's entities and aliases (app/domain/resolution.py) under the key locks of the names,
+their match keys and their targets, so two documents introducing forms of one entity end with one node.
+
+The targets are read once without locks to choose the lock set; if, under the locks, a name resolves to
+a key outside them, the transaction is rolled back and retried with that key (`Relock`), as locks are only
+taken all at once, in one order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
+from app.domain.name_matching import acronym_definitions, acronym_letters, initials_pattern, is_acronym
+from app.domain.names import sorted_pair
+from app.domain.records import ChunkExtraction
+from app.domain.resolution import (
+    Decision,
+    DocumentNames,
+    Known,
+    Resolution,
+    ResolutionMode,
+    document_names,
+    index_lookups,
+    lookup_keys,
+    remap,
+    resolve,
+)
+from app.repositories import aliases as aliases_repo
+
+
+class Relock(Exception):
+    """Names resolve to keys outside the locks taken: retry the transaction with them."""
+
+
+@dataclass
+class NameResolution:
+    mode: ResolutionMode
+    project_id: str
+    document_id: str
+    doc: DocumentNames
+    definitions: dict[str, str]
+    lock_keys: set[str] = field(default_factory=set)
+    result: Resolution | None = None
+
+    @classmethod
+    async def prepare(cls, conn: AsyncConnection, mode: ResolutionMode, project_id: str, document_id: str,
+                      extractions: list[ChunkExtraction]) -> NameResolution:
+        doc = document_names(extractions)
+        definitions: dict[str, str] = {}
+        if any(is_acronym(n) for n in doc.names.values()):
+            texts = await aliases_repo.document_texts(conn, project_id, document_id)
+            texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
+            definitions = acronym_definitions(texts)
+        self = cls(mode, project_id, document_id, doc, definitions)
+        known = await self._known(conn)
+        self.lock_keys = (lookup_keys(doc, definitions) | set(known.aliases.values())
+                          | {k for keys in known.initials.values() for k in keys})
+        return self
+
+    async def _known(self, conn: AsyncConnection) -> Known:
+        keys = lookup_keys(self.doc, self.definitions)
+        wanted = keys | index_lookups(self.doc, self.definitions)
+        aliases = await aliases_repo.resolve_keys(conn, self.project_id, wanted, document_id=self.document_id)
+        initials: dict[str, list[str]] = {}
+        for name in self.doc.names.values():
+            letters = acronym_letters(name)
+            if is_acronym(name) and letters not in self.definitions and letters not in initials:
+                pattern, first = initials_pattern(letters)
+                initials[letters] = [k for k, _ in await aliases_repo.keys_by_prefix(conn, self.project_id, pattern,
+                                                                                    first.lower())]
+        types = await aliases_repo.entity_types(
+            conn, self.project_id, keys | set(aliases.values()) | {k for ks in initials.values() for k in ks})
+        return Known(types, aliases, initials)
+
+    async def resolve_locked(self, conn: AsyncConnection) -> None:
+        """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
+        known = await self._known(conn)
+        self.result = resolve(self.doc, known, self.definitions, self.mode)
+        await self._drop_rejected(conn)
+        targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
+        if not targets <= self.lock_keys:
+            self.lock_keys |= targets
+            raise Relock
+
+    async def _drop_rejected(self, conn: AsyncConnection) -> None:
+        """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
+        the name keeps its own node however well the rules match."""
+        assert self.result is not None
+        applied = [(key, d.target) for key, d in self.result.decisions.items() if d.target != key]
+        rejected = await aliases_repo.rejected_pairs(conn, self.project_id, applied)
+        for key, target in applied:
+            if sorted_pair(key, target) in rejected:
+                self.result.decisions[key] = Decision(key)
+
+    def apply(self, extractions: list[ChunkExtraction]) -> list[ChunkExtraction]:
+        assert self.result is not None
+        targets = {k: d.target for k, d in self.result.decisions.items() if d.target != k}
+        return remap(extractions, targets, self.result.display) if targets else extractions
+
+    async def record(self, conn: AsyncConnection) -> None:
+        """Write the new aliases, the match-key index entries and the suggestions."""
+        assert self.result is not None
+        by_target: dict[str, list[AliasItem]] = {}
+        for key, decision in self.result.decisions.items():
+            if decision.target != key and decision.source is not None:
+                by_target.setdefault(decision.target, []).append(AliasItem(
+                    key, self.doc.names[key], decision.source, self.document_id, decision.scoped))
+        for ikey, target in self.result.index.items():
+            by_target.setdefault(target, []).append(AliasItem(ikey, self.doc.names.get(target, target), "rule",
+                                                              self.document_id))
+        for target, items in sorted(by_target.items()):
+            await aliases_repo.add_aliases(conn, self.project_id, target, items)
+        if self.result.suggestions:
+            await aliases_repo.add_suggestions(conn, self.project_id, [
+                SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions])
+
+
+async def resolved_extractions(conn: AsyncConnection, project_id: str,
+                               extractions: dict[str, ChunkExtraction]) -> dict[str, ChunkExtraction]:
+    """Cached extractions (chunk id → records) with names mapped to the entities their aliases name, as the
+    merge mapped them: an alias scoped to the chunk's document first, then a project-wide alias of a name
+    that is not itself an entity. Deletion rebuilds read them, so a rebuilt item keeps its resolved records.
+    A handful of set-based queries whatever the number of chunks and documents; none without aliases."""
+    keys_by_chunk = {cid: set(document_names([x]).names) for cid, x in extractions.items()}
+    all_keys = set().union(*keys_by_chunk.values()) if keys_by_chunk else set()
+    if not all_keys or not await aliases_repo.has_aliases(conn, project_id):
+        return extractions
+    keys_by_document: dict[str, set[str]] = {}
+    chunks_by_document: dict[str, list[str]] = {}
+    for chunk_id, document_id in (await aliases_repo.document_of_chunks(conn, project_id, extractions)).items():
+        keys_by_document.setdefault(document_id, set()).update(keys_by_chunk[chunk_id])
+        chunks_by_document.setdefault(document_id, []).append(chunk_id)
+    wanted = all_keys | {scoped_key(k, d) for d, keys in keys_by_document.items() for k in keys}
+    found = await aliases_repo.alias_targets(conn, project_id, wanted)
+    if not found:
+        return extractions
+    entities_now = set(await aliases_repo.entity_types(conn, project_id, all_keys))
+    out = dict(extractions)
+    for document_id, keys in sorted(keys_by_document.items()):
+        targets: dict[str, str] = {}
+        for key in keys:
+            target = found.get(scoped_key(key, document_id))  # a scoped alias always applies
+            if target is None and key not in entities_now:
+                target = found.get(key)
+            if target is not None:
+                targets[key] = target
+        if targets:
+            chunk_ids = sorted(chunks_by_document[document_id])
+            for cid, mapped in zip(chunk_ids, remap([extractions[c] for c in chunk_ids], targets), strict=True):
+                out[cid] = mapped
+    return out

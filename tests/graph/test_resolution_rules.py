@@ -1,0 +1,115 @@
+"""Entity resolution rules (pure): match keys, acronyms, partial names, and the pairs that must stay apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.name_matching import acronym_definitions, initials_match, match_key
+from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
+from app.domain.resolution import DocumentNames, Known, index_key, remap, resolve
+
+
+def doc_of(*names: tuple[str, str]) -> DocumentNames:
+    doc = DocumentNames()
+    for name, etype in names:
+        doc.add(name.casefold(), name, etype)
+    return doc
+
+
+@pytest.mark.parametrize(("a", "b", "etype"), [
+    ("Acme Holdings Ltd.", "ACME HOLDINGS", "organization"),
+    ("Acme Holdings, Inc.", "acme holdings", "organization"),
+    ("Dr. Mira Tolven", "Mira Tolven", "person"),
+    ("Prof. Zoë Ardent", "Zoe Ardent", "person"),
+    ("The Kessara Research Institute (KRI)", "Kessara Research Institute", "organization"),
+    ("“Halvorsen Bridge”", "Halvorsen  Bridge", "location"),
+    ("Procter & Gamble Co.", "Procter and Gamble", "organization"),
+])
+def test_forms_of_one_name_share_a_match_key(a, b, etype):
+    assert match_key(a, etype) == match_key(b, etype)
+
+
+@pytest.mark.parametrize(("a", "b", "etype"), [
+    ("Draqua Energy", "Draqua Energies Group", "organization"),
+    ("Acme", "Acme Holdings", "organization"),
+    ("Acme Group", "Acme", "organization"),
+    ("Mercury (planet)", "Mercury (element)", "concept"),
+    ("John Smith Jr.", "John Smith", "person"),
+    ("General Dynamics Land Systems", "Dynamics Land Systems", "organization"),
+    ("GPT-3.5", "GPT-35", "concept"),
+])
+def test_distinct_names_keep_distinct_match_keys(a, b, etype):
+    assert match_key(a, etype) != match_key(b, etype)
+
+
+def test_acronym_definitions_and_initials():
+    found = acronym_definitions(["Work at the Kessara Research Institute (KRI) began. The WHO (World Health "
+                                 "Organization) agreed.", "Costs (USD) rose."])
+    assert found == {"KRI": "Kessara Research Institute", "WHO": "World Health Organization"}
+    assert initials_match("Bank of America", "BA") and initials_match("Bank of America", "BOA")
+    assert not initials_match("Kessara Institute", "KRI")
+    # an acronym defined two different ways in one document is not trusted
+    assert acronym_definitions(["Kessara Research Institute (KRI)", "Kelp Reef Initiative (KRI)"]) == {}
+
+
+def test_document_forms_resolve_to_one_canonical_preferring_the_plain_form():
+    doc = doc_of(("Acme Holdings Ltd.", "organization"), ("ACME Holdings", "organization"),
+                 ("Acme Holdings", "organization"))
+    res = resolve(doc, Known(), {}, "auto")
+    assert {k: d.target for k, d in res.decisions.items()} == {
+        "acme holdings ltd.": "acme holdings", "acme holdings": "acme holdings"}
+    assert res.decisions["acme holdings ltd."].source == "rule"
+
+
+def test_existing_entity_and_index_alias_win_across_documents():
+    doc = doc_of(("ACME Holdings Inc", "organization"))
+    known = Known(entity_types={"acme holdings ltd.": "organization"},
+                  aliases={index_key("acme holdings"): "acme holdings ltd."})
+    assert resolve(doc, known, {}, "auto").target("acme holdings inc") == "acme holdings ltd."
+    # a different type stays apart
+    known.entity_types["acme holdings ltd."] = "location"
+    assert resolve(doc, known, {}, "auto").target("acme holdings inc") == "acme holdings inc"
+
+
+def test_partial_person_name_needs_exactly_one_candidate_in_the_document():
+    one = doc_of(("Dr. Mira Tolven", "person"), ("Tolven", "person"), ("Mira", "person"))
+    res = resolve(one, Known(), {}, "auto")
+    assert res.target("tolven") == "dr. mira tolven" and res.target("mira") == "dr. mira tolven"
+    assert res.decisions["tolven"].scoped and res.decisions["tolven"].source == "partial"
+    assert not any(k == index_key("tolven") for k in res.index)  # never a project-wide index entry
+    two = doc_of(("Mira Tolven", "person"), ("Jon Tolven", "person"), ("Tolven", "person"))
+    assert resolve(two, Known(), {}, "auto").target("tolven") == "tolven"
+    # a surname alone never reaches a person of another document, and never another type
+    alone = doc_of(("Tolven", "person"), ("Tolven Mills", "organization"))
+    assert resolve(alone, Known(entity_types={"mira tolven": "person"}), {}, "auto").target("tolven") == "tolven"
+
+
+def test_acronyms_defined_in_the_document_or_unique_initials():
+    doc = doc_of(("Kessara Research Institute", "organization"), ("KRI", "organization"))
+    defined = resolve(doc, Known(), {"KRI": "Kessara Research Institute"}, "auto")
+    assert defined.target("kri") == "kessara research institute" and defined.decisions["kri"].source == "acronym"
+    assert resolve(doc, Known(), {}, "auto").target("kri") == "kessara research institute"  # initials, in doc
+    alone = doc_of(("KRI", "organization"))
+    unique = Known(entity_types={"kessara research institute": "organization"},
+                   initials={"KRI": ["kessara research institute"]})
+    assert resolve(alone, unique, {}, "auto").target("kri") == "kessara research institute"
+    ambiguous = Known(entity_types={"kessara research institute": "organization", "kelp reef initiative":
+                                    "organization"}, initials={"KRI": ["kessara research institute",
+                                                                        "kelp reef initiative"]})
+    assert resolve(alone, ambiguous, {}, "auto").target("kri") == "kri"
+
+
+def test_suggest_mode_applies_nothing_and_lists_pairs():
+    doc = doc_of(("Acme Holdings Ltd.", "organization"), ("Acme Holdings", "organization"))
+    res = resolve(doc, Known(), {}, "suggest")
+    assert all(d.target == k for k, d in res.decisions.items())
+    assert [(a, b) for a, b, _, _ in res.suggestions] == [("acme holdings ltd.", "acme holdings")]
+
+
+def test_remap_moves_records_and_drops_self_loops():
+    x = ChunkExtraction("c1", entities=[EntityRecord("Acme Ltd", "acme ltd", "organization", "d", "c1")],
+                        relations=[RelationRecord("Acme", "Acme Ltd", "acme", "acme ltd", ["k"], "same", 1.0, "c1"),
+                                   RelationRecord("Acme Ltd", "Zed", "acme ltd", "zed", ["k"], "rel", 1.0, "c1")])
+    [out] = remap([x], {"acme ltd": "acme"}, {"acme": "Acme"})
+    assert [(e.key, e.name) for e in out.entities] == [("acme", "Acme")]
+    assert [(r.src_key, r.tgt_key, r.src_name, r.tgt_name) for r in out.relations] == [("acme", "zed", "Acme", "Zed")]
