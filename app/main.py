@@ -33,7 +33,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        configure_logging(settings.log_level)
+        configure_logging(settings.log_level, settings.log_format)
         container = await build_container(settings)
         app.state.container = container
         if not app.state.api_keys:

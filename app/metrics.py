@@ -1,10 +1,22 @@
-"""Prometheus metrics, defined once per process."""
+"""Prometheus metrics, defined once per process.
+
+In Prometheus multiprocess mode (PROMETHEUS_MULTIPROC_DIR set before this module is imported, as
+`python -m app` does with WORKERS>1) every process writes its values to files there and `exposition` sums
+the files of all processes; gauges say how: the queue counts are the same in every process (the most recent
+write wins), calls in flight add up over the live processes. A standalone worker serves its own process's
+metrics on WORKER_PORT.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 HTTP_REQUESTS = Counter("http_requests_total", "HTTP requests", ["method", "route", "status"])
 HTTP_LATENCY = Histogram(
@@ -14,11 +26,13 @@ HTTP_LATENCY = Histogram(
 LLM_CALLS = Counter("llm_calls_total", "LLM calls", ["operation", "model", "outcome"])
 LLM_TOKENS = Counter("llm_tokens_total", "LLM tokens", ["operation", "model", "kind"])
 LLM_LATENCY = Histogram("llm_call_duration_seconds", "LLM call latency", ["operation"])
-LLM_IN_FLIGHT = Gauge("llm_calls_in_flight", "LLM calls currently running")
+LLM_IN_FLIGHT = Gauge("llm_calls_in_flight", "LLM calls currently running", multiprocess_mode="livesum")
 EMBEDDING_CALLS = Counter("embedding_calls_total", "Embedding requests", ["model", "outcome"])
 EMBEDDING_TOKENS = Counter("embedding_tokens_total", "Embedding input tokens", ["model"])
 CACHE_EVENTS = Counter("llm_cache_events_total", "LLM cache lookups", ["cache_type", "result"])
-PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"])
+PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"], multiprocess_mode="mostrecent")
+WORKERS_LIVE = Gauge("pipeline_workers_live", "Workers heartbeating within 3 of their intervals",
+                     multiprocess_mode="mostrecent")
 PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
 EXTRACTION_MALFORMED = Counter("extraction_malformed_records_total", "Extraction records skipped as unparseable")
 EXTRACTION_RECORDS = Counter(
@@ -59,7 +73,8 @@ KEY_LOCK_SECONDS = Counter(
 RERANK_CALLS = Counter("rerank_calls_total", "Rerank calls", ["provider", "outcome"])
 RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to original order", ["reason"])
 RERANK_BREAKER_STATE = Gauge(
-    "rerank_circuit_breaker_state", "Rerank breaker state (0 closed, 1 half-open, 2 open)", ["provider"]
+    "rerank_circuit_breaker_state", "Rerank breaker state (0 closed, 1 half-open, 2 open)", ["provider"],
+    multiprocess_mode="max",
 )
 
 
@@ -67,3 +82,24 @@ def set_queue_gauges(counts_by_status: Mapping[str, int]) -> None:
     """Documents per status across all projects (refreshed by workers, /pipeline and each scrape)."""
     for status, count in counts_by_status.items():
         PIPELINE_DOCUMENTS.labels(status).set(count)
+
+
+def exposition() -> bytes:
+    """The metrics text: summed over every process sharing PROMETHEUS_MULTIPROC_DIR when it is set, else
+    this process's own."""
+    if not os.environ.get(MULTIPROC_ENV):
+        return generate_latest()
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return generate_latest(registry)
+
+
+def prepare_multiprocess_dir(directory: Path | None) -> tuple[Path, bool]:
+    """The directory for multiprocess mode, created if missing and emptied of an earlier run's files (a
+    fresh temporary one if None). Returns it and whether it was created here (to remove it at exit)."""
+    if directory is None:
+        return Path(tempfile.mkdtemp(prefix="lightrag-metrics-")), True
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink(missing_ok=True)
+    return directory, False

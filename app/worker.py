@@ -2,8 +2,12 @@
 heartbeats its claims, and gives unfinished work back to the queue on shutdown.
 
 Runs inside the API process (settings.worker_enabled) or standalone: `python -m app.worker`. Any number
-of workers may share one database; a worker that dies leaves claims whose heartbeat goes stale, and
-those are retaken (up to WORKER_MAX_ATTEMPTS claims, then the document is marked failed).
+of workers may share one database. Each worker heartbeats itself (the `workers` table) and its claims; a
+worker that dies misses its heartbeats and, after three of its intervals, its claims are retaken by the
+others (up to WORKER_MAX_ATTEMPTS claims, then the document is marked failed). A claim whose document alone
+stopped being heartbeated (its task ended without its final write) is retaken after WORKER_CLAIM_TIMEOUT.
+A live worker's claims are never taken however slow its documents are: its liveness beats on a thread of its
+own (app/worker_liveness.py), so even a busy event loop does not make it look dead.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from app import metrics
 from app.config import Settings
 from app.container import Container
 from app.db.errors import is_connection_error
+from app.logging_setup import document_var, project_var
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
+from app.repositories import workers as workers_repo
 from app.services.ingest.pipeline import DocumentPipeline
 from app.wiring import build_container, close_container
+from app.worker_liveness import LivenessBeat
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +49,8 @@ class Worker:
         self._changed = asyncio.Event()
         self._stopping = False
         self._loops: list[asyncio.Task] = []
+        # the worker's own liveness (workers table) beats on a thread: see app/worker_liveness.py
+        self._beat = LivenessBeat(container.db.url, self.id, self.heartbeat_interval)
 
     # ----- public -----
     def notify(self) -> None:
@@ -63,10 +72,22 @@ class Worker:
 
     @property
     def running(self) -> bool:
-        """Started, not stopping, and both its claim and heartbeat loops still going."""
-        return bool(self._loops) and not self._stopping and not any(loop.done() for loop in self._loops)
+        """Started, not stopping, and its claim and heartbeat loops and liveness beat still going."""
+        return (bool(self._loops) and not self._stopping and self._beat.alive
+                and not any(loop.done() for loop in self._loops))
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Seconds between heartbeats: WORKER_HEARTBEAT_INTERVAL, at most a third of the claim timeout."""
+        return min(self.settings.worker_heartbeat_interval, self.settings.worker_claim_timeout / 3)
 
     async def start(self) -> None:
+        try:  # registered before its first claim; if the database is down, the first beat does it
+            async with self.c.db.transaction() as conn:
+                await workers_repo.seen(conn, self.id, self.heartbeat_interval)
+        except Exception as exc:
+            self._loop_failed("registration", exc)
+        self._beat.start()
         self._loops = [asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
                        asyncio.create_task(self._heartbeat_loop(), name=f"worker-heartbeat-{self.id}")]
         log.info("worker %s started (max %d documents at once)", self.id, self.settings.max_parallel_insert)
@@ -75,12 +96,14 @@ class Worker:
         """Graceful shutdown: stop claiming, cancel in-flight documents, hand them back as pending."""
         self._stopping = True
         self._wake.set()
+        await self._beat.stop()
         for task in [*self._loops, *self._tasks.values()]:
             task.cancel()
         await asyncio.gather(*self._loops, *self._tasks.values(), return_exceptions=True)
         try:
             async with self.c.db.transaction() as conn:
                 released = await docs_repo.release(conn, self.id)
+                await workers_repo.forget(conn, self.id)
             if released:
                 log.info("worker %s returned %d document(s) to the queue", self.id, released)
         except Exception:
@@ -120,6 +143,9 @@ class Worker:
         self._wake.set()
 
     async def _run_one(self, key: tuple[str, str]) -> None:
+        # this task's context only: everything logged while processing the document names it
+        project_var.set(key[0])
+        document_var.set(key[1])
         try:
             status = await self.pipeline.process(key[0], key[1], self.id, lambda: self._merged(key))
             self.processed += status in ("processed", "failed")
@@ -137,16 +163,19 @@ class Worker:
     async def _heartbeat_loop(self) -> None:
         s = self.settings
         while not self._stopping:
-            await asyncio.sleep(min(s.worker_heartbeat_interval, s.worker_claim_timeout / 3))
+            await asyncio.sleep(self.heartbeat_interval)
             try:
                 async with self.c.db.transaction() as conn:
                     asked = await docs_repo.heartbeat(conn, self.id, list(self._tasks))
+                async with self.c.db.transaction() as conn:
                     ended = await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
+                    await workers_repo.prune(conn, s.worker_claim_timeout)
                     await events_repo.add(conn, [(r["project_id"], r["id"], r["status"], r["error"]) for r in ended])
                 for key in asked:
                     self.request_cancel(*key)
                 async with self.c.db.connect() as conn:
                     metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
+                    metrics.WORKERS_LIVE.set(await workers_repo.live_count(conn))
             except Exception as exc:
                 self._loop_failed("heartbeat", exc)
 
@@ -181,7 +210,7 @@ async def _main() -> None:
     from app.worker_http import start_worker_http
 
     settings = settings_or_exit(needs_database=True)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

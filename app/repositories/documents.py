@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import documents
+from app.repositories.workers import CLAIMANT_DEAD
 from app.usage import Usage
 
 STATUSES = ("pending", "processing", "processed", "failed", "cancelled")
@@ -89,10 +90,16 @@ async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
     return [dict(r) for r in rows.mappings()]
 
 
+# A claim is stale when its worker is known dead (missed its heartbeats), or, for a worker that is not known
+# (an older version, or a row already pruned) or alive but no longer heartbeating this document (its task
+# ended without its final write), when the document's own heartbeat is older than the claim timeout.
+_STALE_CLAIM = f"(heartbeat_at < now() - make_interval(secs => :timeout) OR {CLAIMANT_DEAD})"
+
+
 async def claim_next(
     conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int
 ) -> dict | None:
-    """Take the oldest pending document (or one whose worker stopped heartbeating) for `worker_id`."""
+    """Take the oldest pending document (or one whose claim went stale, see `_STALE_CLAIM`) for `worker_id`."""
     row = (await conn.execute(
         text(
             "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
@@ -101,7 +108,7 @@ async def claim_next(
             " WHERE (project_id, id) = ("
             "  SELECT project_id, id FROM documents"
             "  WHERE status = 'pending' OR (status = 'processing' AND NOT cancel_requested"
-            "        AND heartbeat_at < now() - make_interval(secs => :timeout) AND attempts < :max_attempts)"
+            f"        AND {_STALE_CLAIM} AND attempts < :max_attempts)"
             "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
             " RETURNING project_id, id, attempts, graph_merged"
         ),
@@ -119,7 +126,7 @@ async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attemp
             " status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'failed' END,"
             " error = CASE WHEN cancel_requested THEN 'cancelled on request' ELSE"
             "  'abandoned: its worker stopped ' || attempts || ' time(s) while processing it; retry it' END"
-            " WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => :timeout)"
+            f" WHERE status = 'processing' AND {_STALE_CLAIM}"
             " AND (attempts >= :max_attempts OR cancel_requested)"
             " RETURNING project_id, id, status, error"
         ),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
+from app import metrics
 from app.auth import ProjectScopedRoute, unscoped
 from app.deps import ContainerDep
 from app.openapi import HEALTH_REPORT_CONTENT, errors
@@ -31,7 +32,7 @@ async def health(c: ContainerDep) -> JSONResponse:
 @unscoped
 async def prometheus_metrics(c: ContainerDep) -> Response:
     await refresh_pipeline_gauges(c)
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/health/llm", name="check_llm", response_model=LLMHealthOut, responses=errors(503))

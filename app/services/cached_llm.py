@@ -1,7 +1,11 @@
 """LLM calls through the per-project response cache.
 
-Keys hash the model and the full request (length-prefixed parts, as the official cache does), so a
-model change misses and identical chunk content in another document hits. A lookup and a write each
+Keys hash the model, the provider's base URL and the full request (length-prefixed parts, as the official
+cache does), so a model or provider change misses and identical chunk content in another document hits.
+Without LLM_BASE_URL (the SDK's default endpoint) the key is the one used before the base URL counted, so
+those entries stay readable; entries written through a base URL before it counted are no longer looked up
+(one new call each when a chunk is extracted again), but they stay in the table for the chunks that list
+them in `extraction_cache_keys`, which deletion rebuilds read by key. A lookup and a write each
 use their own short transaction: an LLM call never runs inside a caller's open transaction.
 Identical requests that miss at the same time in one process share one LLM call (single flight), so
 repeated chunks of a document cost one extraction, not one per copy.
@@ -126,6 +130,25 @@ def cache_key(cache_type: str, model: str | None, *parts: str) -> str:
     return f"{cache_type}:{hashlib.md5(payload.encode('utf-8')).hexdigest()}"
 
 
+def provider_identity(model: str | None, base_url: str | None) -> str:
+    """What the cache key records of the provider: the model, and the base URL when one is set (trailing
+    slash and case of scheme and host do not matter). Two endpoints serving one model name may answer
+    differently (a local server and a hosted one), so they must not share answers."""
+    url = (base_url or "").strip().rstrip("/")
+    if not url:
+        return model or ""
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        url = f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    return f"{model or ''}@{url}"
+
+
+def llm_identity(llm: LLMClient) -> str:
+    """`provider_identity` of a client: pass it as the `model` of `cache_key` / `messages_key`."""
+    return provider_identity(llm.model, llm.settings.llm_base_url)
+
+
 def messages_key(cache_type: str, model: str | None, messages: list[Message], *, json_mode: bool = False) -> str:
     canonical = json.dumps([{"role": m["role"], "content": m["content"]} for m in messages], ensure_ascii=False)
     return cache_key(cache_type, model, "json" if json_mode else "text", canonical)
@@ -164,7 +187,7 @@ class CachedLLM:
         return CacheBatch(self, project_id, conn)
 
     def key(self, request: ChatRequest) -> str:
-        return messages_key(request.cache_type, self.llm.model, request.messages, json_mode=request.json_mode)
+        return messages_key(request.cache_type, llm_identity(self.llm), request.messages, json_mode=request.json_mode)
 
     async def chat(self, project_id: str, request: ChatRequest, batch: CacheBatch | None = None) -> CachedResult:
         """The cached answer, else the LLM's (then cached, in `batch` if given)."""

@@ -20,7 +20,7 @@ from app.domain.texts import SEP, join_fragments
 from app.prompts.summary import summary_messages
 from app.providers.llm import PRIORITY_SUMMARY
 from app.providers.tokenizer import Tokenizer
-from app.services.cached_llm import CacheBatch, CachedLLM, ChatRequest, messages_key
+from app.services.cached_llm import CacheBatch, CachedLLM, ChatRequest, llm_identity, messages_key
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Summarizer:
         if not self._over_threshold(len(items), total) or total > self.settings.summary_context_size:
             return None
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
-        return messages_key("summary", self.llm.model, messages)
+        return messages_key("summary", llm_identity(self.llm), messages)
 
     async def summarize(
         self, kind: Kind, name: str, fragments: list[str], language: str, *, project_id: str = "default",

@@ -7,9 +7,10 @@ from __future__ import annotations
 from app.container import Container
 from app.domain.names import lookup_key, sanitize
 from app.domain.rows import NodeRow
+from app.domain.texts import readable
 from app.repositories import curation as repo
 from app.schemas.entities import GraphEdge, GraphNode, GraphOut
-from app.services.graph.common import not_found
+from app.services.graph.common import not_found, resolve_key
 from app.services.projects import require_project
 
 
@@ -17,7 +18,10 @@ class GraphViewService:
     def __init__(self, c: Container) -> None:
         self.c = c
 
-    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> GraphOut:
+    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int, *,
+                       raw_descriptions: bool = False) -> GraphOut:
+        """Descriptions are shown as query contexts show them (`readable`: one fragment per line);
+        `raw_descriptions` keeps the stored `<SEP>`-joined text (the LightRAG-compatible API returns that)."""
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
             if label.strip() == "*":
@@ -26,6 +30,7 @@ class GraphViewService:
                 nodes = nodes[:max_nodes]
             else:
                 key = lookup_key(sanitize(label), self.c.settings.entity_name_max_length)
+                key = await resolve_key(conn, project_id, key) if key else key  # an alias starts at its entity
                 start = await repo.get_entity(conn, project_id, key) if key else None
                 if start is None:
                     raise not_found(label)
@@ -33,11 +38,12 @@ class GraphViewService:
                 nodes, truncated = await self._expand(conn, project_id, node, max_depth, max_nodes)
             edges = await repo.edges_among(conn, project_id, [n.key for n in nodes])
         names = {n.key: n.name for n in nodes}
+        shown = (lambda d: d) if raw_descriptions else readable
         return GraphOut(
-            nodes=[GraphNode(id=n.name, entity_type=n.entity_type, description=n.description,
+            nodes=[GraphNode(id=n.name, entity_type=n.entity_type, description=shown(n.description),
                              degree=n.degree) for n in nodes],
             edges=[GraphEdge(source=names[e.src_key], target=names[e.tgt_key], weight=e.weight,
-                             keywords=e.keywords, description=e.description) for e in edges],
+                             keywords=e.keywords, description=shown(e.description)) for e in edges],
             is_truncated=truncated,
         )
 

@@ -25,7 +25,7 @@ from app.providers.llm import (
     json_schema_format,
 )
 from app.repositories import documents as docs_repo
-from app.services.cached_llm import CacheBatch, CachedLLM, ChatRequest, messages_key
+from app.services.cached_llm import CacheBatch, CachedLLM, ChatRequest, llm_identity, messages_key
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Extractor:
 
     def first_pass_key(self, content: str, entity_types: list[str], language: str) -> str:
         """The cache key of a chunk's first extraction pass (to prefetch a document's answers at once)."""
-        return messages_key(CACHE_TYPE, self.llm.model,
+        return messages_key(CACHE_TYPE, llm_identity(self.llm),
                             self._first_messages(content, entity_types, language, self.json_format))
 
     def gleaning_limit(self) -> int:
