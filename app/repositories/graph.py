@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select, text, tuple_, update
-from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy import Text, and_, bindparam, cast, func, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.selectable import TableValuedAlias
 
 from app.db.tables import entities, entity_sources, relation_sources, relations
 from app.domain.rows import EntityEmbeddingUpdate, EntityRow, RelationEmbeddingUpdate, RelationRow
@@ -47,7 +48,7 @@ async def fetch_entities(
     """Entity rows by key (without the embedding), each with `sources`: its full provenance in insertion order."""
     if not keys:
         return {}
-    cols = [c for c in entities.c if c.name != "embedding"]
+    cols = [c for c in entities.c if c.name not in ("embedding", "search_vector")]
     rows = (await conn.execute(
         select(*cols).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
     )).mappings().all()
@@ -63,6 +64,14 @@ async def fetch_entities(
     return {r["key"]: EntityRow.from_row(r, sources=found.get(r["key"], [])) for r in rows}
 
 
+def pair_rows(pairs: Iterable[Pair], name: str = "pairs") -> TableValuedAlias:
+    """The pairs as a joinable table (`s`, `t`): PostgreSQL turns `(src_key, tgt_key) IN (...)` into one OR
+    term per pair checked against every relation of the project; a join uses the primary key."""
+    unique = sorted(set(pairs))
+    return (func.unnest(cast([s for s, _ in unique], ARRAY(Text)), cast([t for _, t in unique], ARRAY(Text)))
+            .table_valued("s", "t").render_derived(name=name))
+
+
 async def fetch_relations(
     conn: AsyncConnection, project_id: str, pairs: Sequence[Pair], *, with_sources: bool = True
 ) -> dict[Pair, RelationRow]:
@@ -71,22 +80,24 @@ async def fetch_relations(
     if not pairs:
         return {}
     src, tgt = entities.alias("src"), entities.alias("tgt")
-    cols = [c for c in relations.c if c.name != "embedding"]
-    wanted = list(set(pairs))
+    cols = [c for c in relations.c if c.name not in ("embedding", "search_vector")]
+    wanted = pair_rows(pairs)
     query = (
         select(*cols, src.c.name.label("src_name"), tgt.c.name.label("tgt_name"))
+        .join(wanted, and_(relations.c.src_key == wanted.c.s, relations.c.tgt_key == wanted.c.t))
         .join(src, and_(src.c.project_id == relations.c.project_id, src.c.key == relations.c.src_key))
         .join(tgt, and_(tgt.c.project_id == relations.c.project_id, tgt.c.key == relations.c.tgt_key))
-        .where(relations.c.project_id == project_id,
-               tuple_(relations.c.src_key, relations.c.tgt_key).in_(wanted))
+        .where(relations.c.project_id == project_id)
     )
     rows = {(r["src_key"], r["tgt_key"]): r for r in (await conn.execute(query)).mappings().all()}
     found: dict[Pair, list[str]] = {}
     if rows and with_sources:
         rs = relation_sources.c
+        found_pairs = pair_rows(rows)
         found = {(s, t): list(sources) for s, t, sources in (await conn.execute(
             select(rs.src_key, rs.tgt_key, func.array_agg(aggregate_order_by(rs.chunk_id, rs.seq)))
-            .where(rs.project_id == project_id, tuple_(rs.src_key, rs.tgt_key).in_(list(rows)))
+            .join(found_pairs, and_(rs.src_key == found_pairs.c.s, rs.tgt_key == found_pairs.c.t))
+            .where(rs.project_id == project_id)
             .group_by(rs.src_key, rs.tgt_key)
         )).all()}
     return {pair: RelationRow.from_row(r, sources=found.get(pair, [])) for pair, r in rows.items()}

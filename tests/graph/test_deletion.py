@@ -284,4 +284,4 @@ async def test_merged_entity_survives_deletion_of_one_of_its_documents(three_doc
     carol = (await app.http.get("/entities/Carol")).json()
     assert carol["description"] == before  # the merge's text is kept, not recomputed from caches naming Bob
     assert {s["document_id"] for s in carol["source_chunks"]} == {doc_b, doc_c}
-    assert (await app.http.get("/entities/Bob")).status_code == 404
+    assert (await app.http.get("/entities/Bob")).json()["name"] == "Carol"  # the merged name is Carol's alias

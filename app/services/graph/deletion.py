@@ -4,7 +4,8 @@ of locks, and each touched entity or relation rebuilt and summarised once, howev
 
 Affected entities and relations are found through the provenance indexes (never a project scan) and
 locked with the pipeline's advisory-lock scheme. Items left without provenance are deleted; the others
-are rebuilt from the cached extraction answers of their remaining chunks with the ingestion merge rules,
+are rebuilt from the extraction records of their remaining chunks (stored with each chunk, else parsed
+again from its cached answers: services/graph/rebuild_inputs.py) with the ingestion merge rules,
 summarised when the thresholds say so and re-embedded — no extraction LLM call. Everything, including
 the document's cache entries, commits or rolls back together, so a failure midway leaves the old state.
 
@@ -26,7 +27,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.domain.merge import (
-    UNKNOWN_SOURCE,
     EntityMerge,
     RelationMerge,
     limit_method,
@@ -35,7 +35,6 @@ from app.domain.merge import (
     truncate_note,
 )
 from app.domain.rebuild import RebuildPlan, chunks_needed, plan_rebuild
-from app.domain.records import ChunkExtraction
 from app.domain.rows import (
     ChunkCacheRef,
     EntityEmbeddingUpdate,
@@ -55,8 +54,9 @@ from app.schemas.deletion import BatchDeletion, DocumentDeletion, LLMCalls
 from app.services.cached_llm import CacheBatch
 from app.services.graph.common import entity_gate
 from app.services.graph.embedding import embed_changed
+from app.services.graph.rebuild_inputs import RebuildInputs, read_inputs, store_parsed
 from app.services.graph.summaries import Summarizer
-from app.services.ingest.extraction import extraction_from_cached
+from app.services.ingest.name_resolution import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
 from app.usage import current_usage, track_usage
 
@@ -109,6 +109,7 @@ class Prepared:
     ent_rows: list[dict]
     rel_rows: list[dict]
     vectors: tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]
+    batch: CacheBatch  # the summaries' new cache entries, written after the deletion commits
 
 
 class _Outdated(Exception):
@@ -163,7 +164,7 @@ class DeletionService:
                 keys |= snapshot.keys
                 raise _Outdated
             prepared = await self._prepare(pid, snapshot, *inputs)
-            batch = self.c.llm_cache.batch(pid)
+            batches = [prepared.batch]
             try:
                 async with self.c.db.transaction() as conn:
                     current = await self._snapshot(conn, pid, document_ids, lock=keys)
@@ -174,12 +175,15 @@ class DeletionService:
                         if not plan_under_locks:
                             raise _Outdated
                         # summaries look the cache up on this connection: never wait for a second one here
-                        batch = self.c.llm_cache.batch(pid, conn)
+                        batches.append(self.c.llm_cache.batch(pid, conn))
                         inputs = await self._inputs(conn, pid, current)
-                        prepared = await self._prepare(pid, current, *inputs, batch=batch)
-                    return await self._apply(conn, pid, document_ids, prepared)
+                        prepared = await self._prepare(pid, current, *inputs, batch=batches[-1])
+                    report = await self._apply(conn, pid, document_ids, prepared)
+                await store_parsed(self.c.db, pid, inputs[0])
+                return report
             finally:
-                await batch.flush_best_effort("deletion")
+                for batch in batches:
+                    await batch.flush_best_effort("deletion")
 
     async def _document_keys(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...], *,
                              lock: set[str] | None) -> tuple[list[str], list[Pair]]:
@@ -213,28 +217,39 @@ class DeletionService:
             relations=await graph_repo.fetch_relations(conn, pid, pairs),
         )
 
-    async def _inputs(self, conn: AsyncConnection, pid: str,
-                      snap: Snapshot) -> tuple[dict[str, ChunkExtraction], dict[str, str], str]:
+    async def _inputs(self, conn: AsyncConnection, pid: str, snap: Snapshot) -> tuple[RebuildInputs, str]:
+        """The records of the chunks the rebuild reads (stored, else parsed from the cache) and the language."""
         needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
-        inputs = await repo.chunk_cache_inputs(conn, pid, needed)
-        paths = {cid: c.file_path or UNKNOWN_SOURCE for cid, c in inputs.items()}
         project = await self._project_settings(conn, pid)
-        return await self._cached_extractions(conn, pid, inputs, project.entity_types), paths, project.language
+        inputs = await read_inputs(conn, pid, needed, project.entity_types, self.settings.entity_name_max_length)
+        # names map through the aliases entity resolution recorded, as the merge mapped them
+        inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
+        return inputs, project.language
 
-    async def _prepare(self, pid: str, snap: Snapshot, extractions: dict[str, ChunkExtraction],
-                       paths: dict[str, str], language: str, *, batch: CacheBatch | None = None) -> Prepared:
-        plan = plan_rebuild(*snap.row_mappings(), snap.gone, extractions, self.settings)
-        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, paths,
+    async def _prepare(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,
+                       batch: CacheBatch | None = None) -> Prepared:
+        """The plan with its summaries and vectors. Summaries go through `batch` (one cache prefetch, one
+        write) — without one, through a new batch on pooled connections, flushed by the caller."""
+        if batch is None:
+            batch = self.c.llm_cache.batch(pid)
+            async with batch.flushed_on_failure():
+                return await self._planned(pid, snap, inputs, language, batch)
+        return await self._planned(pid, snap, inputs, language, batch)
+
+    async def _planned(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str,
+                       batch: CacheBatch) -> Prepared:
+        plan = plan_rebuild(*snap.row_mappings(), snap.gone, inputs.extractions, self.settings)
+        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, inputs.paths,
                                                          language, batch)
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
-        return Prepared(snap, plan, ent_rows, rel_rows, vectors)
+        return Prepared(snap, plan, ent_rows, rel_rows, vectors, batch)
 
     async def _apply(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...],
                      p: Prepared) -> BatchDeletion:
         plan = p.plan
         cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
         await repo.delete_documents(conn, pid, document_ids)
-        await curation_repo.delete_relations(conn, pid, plan.delete_relations)
+        await repo.delete_relations(conn, pid, plan.delete_relations)
         await curation_repo.delete_entities(conn, pid, plan.delete_entities)
         await graph_repo.upsert_entities(conn, pid, p.ent_rows)
         await graph_repo.upsert_relations(conn, pid, p.rel_rows)
@@ -249,38 +264,17 @@ class DeletionService:
             llm_calls=LLMCalls(extract=0, summary=0),
         )
 
-    async def _cached_extractions(self, conn: AsyncConnection, pid: str,
-                                  inputs: dict[str, ChunkCacheRef],
-                                  entity_types: list[str]) -> dict[str, ChunkExtraction]:
-        """Re-parse the cached pass answers (first pass, then gleanings) of the given chunks."""
-        cached = await cache_repo.get_many(conn, pid, [k for c in inputs.values() for k in c.extraction_cache_keys])
-        work: list[tuple[str, list[str], str]] = []
-        for chunk_id, chunk in inputs.items():
-            answers = [cached[k]["response"] for k in chunk.extraction_cache_keys if k in cached]
-            if len(answers) != len(chunk.extraction_cache_keys) or not answers:
-                log.warning("chunk %s: cached extraction incomplete; items found nowhere else keep their text",
-                            chunk_id)
-            if answers:
-                work.append((chunk_id, answers, chunk.file_path or UNKNOWN_SOURCE))
-        limit = self.settings.entity_name_max_length
-
-        def parse_all() -> dict[str, ChunkExtraction]:
-            return {cid: extraction_from_cached(answers, cid, path, limit, entity_types) for cid, answers, path in work}
-
-        # Hub entities can pull in hundreds of chunks: parse off the event loop.
-        return await asyncio.to_thread(parse_all)
-
     async def _project_settings(self, conn: AsyncConnection, pid: str) -> EffectiveSettings:
         row = await projects_repo.get(conn, pid)
         return effective_settings(self.settings, row["settings"] if row else None)
 
     async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict[str, EntityRow],
                                rels: dict[Pair, RelationRow], paths: dict[str, str],
-                               language: str, batch: CacheBatch | None) -> tuple[list[dict], list[dict]]:
+                               language: str, batch: CacheBatch) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
         and, for items without cached records, their current text with the shrunk source lists."""
         s = self.summarizer
-        if batch is not None and self.settings.enable_llm_cache_for_extract:
+        if self.settings.enable_llm_cache_for_extract:
             await batch.prefetch([key for key in (
                 *(s.first_call_key("entity", m.name, m.fragments, language) for m in plan.entities),
                 *(s.first_call_key("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language)

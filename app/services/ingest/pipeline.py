@@ -13,11 +13,14 @@ from collections.abc import Callable
 
 from app import metrics
 from app.container import Container
+from app.domain.chunk_records import encode as encode_records
+from app.domain.chunk_records import parse_fingerprint
 from app.domain.chunking import chunk_id, chunk_text
 from app.domain.merge import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
 from app.domain.rows import ChunkRow
 from app.errors import first_failure
+from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
@@ -176,6 +179,11 @@ class DocumentPipeline:
                 await chunks_repo.set_extraction_keys(
                     conn, project_id, [(row.id, keys) for row, (_, keys) in zip(rows, results, strict=True)]
                 )
+                # the parsed records too, so deleting a document rebuilds without parsing answers again
+                parsed_with = parse_fingerprint(project.entity_types, self.settings.entity_name_max_length)
+                await chunk_records_repo.store(conn, project_id, [
+                    (row.id, encode_records(x, keys, parsed_with)) for row, (x, keys) in zip(rows, results, strict=True)
+                ])
         return [extraction for extraction, _ in results]
 
     async def _embed_chunks(self, project_id: str, document_id: str) -> None:
