@@ -35,11 +35,17 @@ class Settings(BaseSettings):
     data_dir: Path = Path(platformdirs.user_data_dir("lightrag-service"))
     db_pool_size: int = Field(10, ge=1)
     log_level: str = "INFO"
+    # text: one readable line per record; json: one JSON object per line (time, level, logger, message,
+    # request_id / project / document_id when known)
+    log_format: Literal["text", "json"] = "text"
     # HTTP server of `python -m app`. Unset HOST: 127.0.0.1 while API_KEYS is empty (an open API stays
     # local), 0.0.0.0 once keys protect it.
     host: str | None = None
     port: int = Field(9621, ge=1, le=65535)
     workers: int = Field(1, ge=1)
+    # Prometheus multiprocess mode: with WORKERS>1 `python -m app` keeps every process's metrics here (a
+    # fresh temporary directory if unset), emptied at start, so /metrics sums all server processes.
+    prometheus_multiproc_dir: Path | None = None
 
     # --- LLM (any OpenAI-compatible endpoint) ---
     llm_base_url: str | None = None
@@ -97,6 +103,12 @@ class Settings(BaseSettings):
     max_source_ids_per_relation: int = Field(200, ge=1)
     source_ids_limit_method: Literal["KEEP", "FIFO"] = "KEEP"
     max_file_paths: int = Field(75, ge=1)
+    # off: names are keys as extracted; suggest: matches are recorded as duplicate suggestions only;
+    # auto: rule-based matches (normalised names, acronyms, partial person names) merge into one entity
+    entity_resolution: Literal["off", "suggest", "auto"] = "auto"
+    # GET /entities/duplicates: entities of one type whose name+description embeddings are at least this
+    # cosine-similar are listed as possible duplicates (never merged without a person accepting them)
+    entity_similarity_threshold: float = Field(0.85, ge=0.0, le=1.0)
 
     # --- caching ---
     enable_llm_cache: bool = True
@@ -112,6 +124,8 @@ class Settings(BaseSettings):
     related_chunk_number: int = Field(5, ge=1)
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
     hnsw_ef_search: int = Field(100, ge=1)
+    query_lexical: bool = True  # full-text search fused with the vector searches (reciprocal-rank fusion)
+    query_rrf_k: int = Field(60, ge=1)  # reciprocal-rank fusion constant: higher flattens the rank differences
 
     # --- rerank ---
     rerank_binding: Literal["none", "cohere", "jina"] = "none"
