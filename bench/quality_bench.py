@@ -1,7 +1,8 @@
 """Retrieval quality on a seeded synthetic world: recall per mode and question kind, at two budgets.
 
     .venv/bin/python -m bench.quality_bench [--docs 100] [--entities 300] [--seed 7] [--no-aliases]
-                                            [--resolution off|suggest|auto] [--app-dir /tmp/base] [--json out.json]
+                                            [--resolution off|suggest|auto] [--set SETTING=VALUE]
+                                            [--app-dir /tmp/base] [--json out.json]
 
 The world (bench/quality_world.py) is ingested through the real app (embedded PostgreSQL, in-process
 worker) with a world-aware fake model in its own process (bench/quality_fake.py): it extracts the gold
@@ -92,6 +93,7 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
         server.psql("CREATE DATABASE quality")
         socket_dir = server.get_postmaster_info().socket_dir
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
+        extra |= dict(item.split("=", 1) for item in args.set)
         settings = Settings(
             _env_file=None, database_url=f"postgresql://postgres@/quality?host={socket_dir}",
             llm_base_url=fake.url, llm_model="fake-llm", llm_api_key="k", embedding_model="fake-embedding",
@@ -200,6 +202,8 @@ def main() -> None:
     parser.add_argument("--aliases", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--resolution", choices=("off", "suggest", "auto"), default=None,
                         help="ENTITY_RESOLUTION for the service (default: the service's own default)")
+    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                        help="another service setting, e.g. --set query_rrf_k=20 (repeatable)")
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--json", default=None, help="also write the raw figures to this file")
     args = parser.parse_args()
@@ -210,6 +214,7 @@ def main() -> None:
           f"{len(world.documents)} documents, aliases {'on' if args.aliases else 'off'}; questions {kinds}")
     result = asyncio.run(run(world, args))
     label = f"app {args.app_dir or 'this checkout'}, resolution {args.resolution or 'service default'}"
+    label += "".join(f", {item}" for item in args.set)
     show(result, label)
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), **result}, indent=1))

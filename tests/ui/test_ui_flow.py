@@ -122,8 +122,10 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     page.fill("#merge-sources", "Alice")
     page.click("#merge-submit")
     expect(page.locator("#toasts")).to_contain_text("Merged Alice into Alice Chen")
+    expect(page.locator("#entity-panel")).to_contain_text("Aliases: Alice")
     with _api(ui_server) as http:
-        assert http.get("/entities/Alice").status_code == 404
+        merged = http.get("/entities/Alice").json()  # the merged name is now an alias of the target
+        assert merged["name"] == "Alice Chen" and "Alice" in merged["aliases"]
         assert "Alice" not in [n["id"] for n in http.get("/graph", params={"label": "*"}).json()["nodes"]]
 
     # Edit a type (the colours follow it) and rename another entity, picked from the node list.
