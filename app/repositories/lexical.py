@@ -15,20 +15,27 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.hits import ChunkHit, EntityHit, RelationHit
 
-_ENGLISH_QUERY = """
+# A word found in more than COMMON_WORD_ROWS rows of the searched table is left out, as a stop word would be:
+# it tells little about the query (its inverse document frequency is near zero) and ranking every row it
+# matches would cost more than the whole rest of a query (10,000 matches: ~50 ms). Counting stops there.
+COMMON_WORD_ROWS = 1000
+
+
+def _words_query(table: str, word_query: str) -> str:
+    """The CTE `q`: the OR of the words' queries, common words left out (NULL when none is left)."""
+    return f"""
 q AS (
-    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
+    SELECT string_agg('(' || ({word_query})::text || ')', ' | ')::tsquery AS query
     FROM unnest(CAST(:words AS text[])) AS w
     WHERE numnode(plainto_tsquery('english', w)) > 0
+      AND (SELECT count(*) FROM (SELECT 1 FROM {table} x
+                                 WHERE x.project_id = :project_id AND x.search_vector @@ ({word_query})
+                                 LIMIT :common_rows + 1) AS found) <= :common_rows
 )"""
 
-_NAME_QUERY = """
-q AS (
-    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ' | '
-                      || plainto_tsquery('simple', w)::text || ')', ' | ')::tsquery AS query
-    FROM unnest(CAST(:words AS text[])) AS w
-    WHERE numnode(plainto_tsquery('english', w)) > 0
-)"""
+
+_STEMMED = "plainto_tsquery('english', w)"
+_STEMMED_OR_NAME = "plainto_tsquery('english', w) || plainto_tsquery('simple', w)"
 
 _ENTITY_COLUMNS = "e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths"
 
@@ -54,7 +61,7 @@ ORDER BY k.pos
 """)
 
 _LEXICAL_ENTITIES = text(f"""
-WITH {_NAME_QUERY}
+WITH {_words_query("entities", _STEMMED_OR_NAME)}
 SELECT {_ENTITY_COLUMNS}, ts_rank(e.search_vector, q.query, 1) AS score
 FROM entities e, q
 WHERE e.project_id = :project_id AND e.search_vector @@ q.query
@@ -64,7 +71,7 @@ LIMIT :limit
 
 # `theme`: a whole keyword phrase matches the relation's keywords (weight A), not just a word somewhere.
 _LEXICAL_RELATIONS = text(f"""
-WITH {_ENGLISH_QUERY},
+WITH {_words_query("relations", _STEMMED)},
 phrases AS (
     SELECT string_agg('(' || plainto_tsquery('english', p)::text || ')', ' | ')::tsquery AS query
     FROM unnest(CAST(:phrases AS text[])) AS p
@@ -91,7 +98,7 @@ ORDER BY f.theme DESC, f.score DESC, f.src_key, f.tgt_key
 """)
 
 _LEXICAL_CHUNKS = text(f"""
-WITH {_ENGLISH_QUERY},
+WITH {_words_query("chunks", _STEMMED)},
 found AS MATERIALIZED (
     SELECT c.id, ts_rank(c.search_vector, q.query, 1) AS score
     FROM chunks c, q
@@ -176,7 +183,8 @@ async def search_entities(conn: AsyncConnection, project_id: str, words: list[st
     """Entities whose name or description holds any of `words`, best ranked first."""
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit})
+    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit,
+                                               "common_rows": COMMON_WORD_ROWS})
     return [entity_hit(r) for r in rows]
 
 
@@ -188,7 +196,7 @@ async def search_relations(
     if not words or limit <= 0:
         return []
     rows = await _rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
-                                                  "limit": limit})
+                                                  "limit": limit, "common_rows": COMMON_WORD_ROWS})
     return [(relation_hit(r), _end(r, "src"), _end(r, "tgt"), bool(r["theme"])) for r in rows]
 
 
@@ -200,7 +208,8 @@ def _end(row: dict, side: str) -> EntityHit:
 async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[ChunkHit]:
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
+    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit,
+                                               "common_rows": COMMON_WORD_ROWS})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 

@@ -78,6 +78,17 @@ async def test_full_text_finds_entities_by_description_words_when_on(make_app):
     assert names(ctx)[0] == "Zorvath Kell"  # stemmed: "quasar" matches "quasars"
 
 
+async def test_a_word_found_in_too_many_rows_is_left_out_like_a_stop_word(make_app, monkeypatch):
+    from app.repositories import lexical
+
+    app = await make_app()
+    found = names(await context(app, query="Ilmarin quasars?", mode="local", ll_keywords=["ilmarin quasar"]))
+    assert {"Zorvath Kell", "Ilmarin Regatta"} <= set(found)
+    monkeypatch.setattr(lexical, "COMMON_WORD_ROWS", 1)  # "ilmarin" names two entities, "quasar" one
+    found = names(await context(app, query="Ilmarin quasars?", mode="local", ll_keywords=["ilmarin quasar"]))
+    assert "Zorvath Kell" in found and "Ilmarin Regatta" not in found
+
+
 async def test_full_text_is_off_with_query_lexical_false(make_app):
     app = await make_app(query_lexical=False)
     ctx = await context(app, query="Who studied quasars?", mode="local", ll_keywords=["quasar astronomer"])
