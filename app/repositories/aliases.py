@@ -27,9 +27,15 @@ async def add_aliases(conn: AsyncConnection, project_id: str, entity_key: str, i
                       overwrite: bool = False) -> int:
     """Record aliases of `entity_key` (an alias of itself is skipped). An alias key already naming another
     entity keeps it unless `overwrite` (manual merges) or that entity no longer exists. Returns rows written."""
+    return await add_aliases_of(conn, project_id, {entity_key: items}, overwrite=overwrite)
+
+
+async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: dict[str, Sequence[AliasItem]], *,
+                         overwrite: bool = False) -> int:
+    """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
     rows = {i.stored_key: {"project_id": project_id, "alias_key": i.stored_key, "entity_key": entity_key,
                            "alias_name": i.alias_name, "source": i.source, "document_id": i.document_id}
-            for i in items if i.alias_key != entity_key}
+            for entity_key, items in sorted(by_entity.items()) for i in items if i.alias_key != entity_key}
     if not rows:
         return 0
     stmt = pg_insert(entity_aliases).values(list(rows.values()))

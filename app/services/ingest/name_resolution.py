@@ -112,8 +112,7 @@ class NameResolution:
         for ikey, target in self.result.index.items():
             by_target.setdefault(target, []).append(AliasItem(ikey, self.doc.names.get(target, target), "rule",
                                                               self.document_id))
-        for target, items in sorted(by_target.items()):
-            await aliases_repo.add_aliases(conn, self.project_id, target, items)
+        await aliases_repo.add_aliases_of(conn, self.project_id, by_target)
         if self.result.suggestions:
             await aliases_repo.add_suggestions(conn, self.project_id, [
                 SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions])
