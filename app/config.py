@@ -125,7 +125,9 @@ class Settings(BaseSettings):
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
     hnsw_ef_search: int = Field(100, ge=1)
     query_lexical: bool = True  # full-text search fused with the vector searches (reciprocal-rank fusion)
-    query_rrf_k: int = Field(60, ge=1)  # reciprocal-rank fusion constant: higher flattens the rank differences
+    # reciprocal-rank fusion constant: higher flattens the rank differences. 20 kept the quality bench's recall
+    # of 60 and 120 with 1-3% fewer context tokens at the tight budget.
+    query_rrf_k: int = Field(20, ge=1)
 
     # --- rerank ---
     rerank_binding: Literal["none", "cohere", "jina"] = "none"

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-DEFAULT_RRF_K = 60
+DEFAULT_RRF_K = 20
 WEIGHT_EXPONENT = 0.1  # relation weight's mild say in global ranking: weight 10 → ×1.26, weight 0.5 → ×0.93
 
 

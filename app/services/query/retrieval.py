@@ -30,7 +30,7 @@ MAX_PATHS = 50  # connecting paths between named entities considered per query (
 class SearchOptions:
     min_similarity: float
     lexical: bool = True
-    rrf_k: int = 60
+    rrf_k: int = 20
 
 
 class Retriever:
