@@ -116,6 +116,15 @@ async def detach(conn: AsyncConnection, project_id: str, alias_key: str) -> bool
     return bool(result.rowcount)
 
 
+async def delete_aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterable[str]) -> int:
+    """Forget every alias of entities being deleted (the caller holds their key locks)."""
+    keys = sorted(set(entity_keys))
+    if not keys:
+        return 0
+    result = await conn.execute(delete(entity_aliases).where(_A.project_id == project_id, _A.entity_key.in_(keys)))
+    return result.rowcount or 0
+
+
 async def repoint(conn: AsyncConnection, project_id: str, from_keys: Iterable[str], to_key: str) -> int:
     """Aliases of entities merged into (or renamed to) `to_key` follow it; an alias that would name
     `to_key` itself is dropped. Returns the aliases moved."""
@@ -208,6 +217,13 @@ async def reject(conn: AsyncConnection, project_id: str, key_a: str, key_b: str)
     await conn.execute(pg_insert(entity_rejections).values(project_id=project_id, key_a=a, key_b=b)
                        .on_conflict_do_nothing())
     await remove_suggestions(conn, project_id, [(a, b)])
+
+
+async def forget_rejection(conn: AsyncConnection, project_id: str, key_a: str, key_b: str) -> None:
+    """A pair a user joined by hand (a manual alias) is no longer one they said is distinct."""
+    a, b = sorted_pair(key_a, key_b)
+    r = entity_rejections.c
+    await conn.execute(delete(entity_rejections).where(r.project_id == project_id, r.key_a == a, r.key_b == b))
 
 
 async def rejected_pairs(conn: AsyncConnection, project_id: str, pairs: Iterable[Pair]) -> set[Pair]:

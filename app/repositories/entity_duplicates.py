@@ -1,16 +1,13 @@
 """SQL behind the duplicate review and alias curation: same-type entities close in embedding space, the
-neighbours two entities share, and removing the aliases of deleted entities. Every statement is
-project-scoped; the alias table itself is written through repositories/aliases.py."""
+neighbours two entities share. Every statement is project-scoped; the alias and rejection tables are
+written through repositories/aliases.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from sqlalchemy import delete, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
-
-from app.db.tables import entity_aliases, entity_rejections
-from app.domain.names import sorted_pair
 
 Pair = tuple[str, str]
 
@@ -77,20 +74,3 @@ async def shared_neighbours(conn: AsyncConnection, project_id: str, pairs: Seque
         if name not in names:
             names.append(name)
     return out
-
-
-async def delete_aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterable[str]) -> int:
-    """Forget every alias of entities being deleted (the caller holds their key locks)."""
-    keys = sorted(set(entity_keys))
-    if not keys:
-        return 0
-    a = entity_aliases.c
-    result = await conn.execute(delete(entity_aliases).where(a.project_id == project_id, a.entity_key.in_(keys)))
-    return result.rowcount or 0
-
-
-async def forget_rejection(conn: AsyncConnection, project_id: str, key_a: str, key_b: str) -> None:
-    """A pair a user joined by hand (a manual alias) is no longer one they said is distinct."""
-    a, b = sorted_pair(key_a, key_b)
-    r = entity_rejections.c
-    await conn.execute(delete(entity_rejections).where(r.project_id == project_id, r.key_a == a, r.key_b == b))

@@ -13,7 +13,6 @@ from app.domain.aliases import AliasItem
 from app.errors import Conflict, NotFound
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
-from app.repositories import entity_duplicates as duplicates_repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import AliasAdd, AliasDetach, EntityOut
 from app.services.graph.common import (
@@ -45,7 +44,7 @@ class AliasCurationService(CurationBase):
             await refuse_alias_of_other(conn, pid, alias_key, alias_name, key)
             await alias_repo.add_aliases(conn, pid, key, [AliasItem(alias_key, alias_name, "manual")],
                                          overwrite=True)
-            await duplicates_repo.forget_rejection(conn, pid, alias_key, key)
+            await alias_repo.forget_rejection(conn, pid, alias_key, key)
             return await entity_with_aliases(conn, pid, row)
 
     async def detach_alias(self, name: str, body: AliasDetach) -> EntityOut:

@@ -14,7 +14,6 @@ from app.domain.rows import EntityRow
 from app.errors import Conflict
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
-from app.repositories import entity_duplicates as duplicates_repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import (
     EntityCreate,
@@ -201,5 +200,5 @@ class CurationService(CurationBase):
                 raise not_found(name)
             relations = await repo.count_relations(conn, project_id, [key])
             await repo.delete_entities(conn, project_id, [key])
-            await duplicates_repo.delete_aliases_of(conn, project_id, [key])
+            await alias_repo.delete_aliases_of(conn, project_id, [key])
         return EntityDeleted(name=row.name, relations_deleted=relations)
