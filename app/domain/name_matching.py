@@ -16,6 +16,7 @@ from app.domain.names import entity_key
 
 PERSON_TYPES = frozenset({"person", "people", "individual", "character", "human"})
 UNKNOWN_TYPES = frozenset({"", "unknown"})
+GENERIC_TYPES = UNKNOWN_TYPES | {"other"}  # say nothing about what an entity is
 _TITLES = frozenset({
     "dr", "doctor", "prof", "professor", "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady",
     "capt", "captain", "col", "colonel", "gen", "general", "lt", "lieutenant", "sgt", "sergeant", "cmdr",
@@ -47,6 +48,17 @@ def is_person(entity_type: str) -> bool:
 def types_compatible(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()
     return a == b or a in UNKNOWN_TYPES or b in UNKNOWN_TYPES
+
+
+def specific_type(entity_type: str) -> str | None:
+    """The type in lower case when it says what the entity is, None for an empty or generic one."""
+    first = entity_type.split(",")[0].strip().lower()
+    return None if first in GENERIC_TYPES else first
+
+
+def qualified_name(name: str, entity_type: str) -> str:
+    """The name an entity gets when another entity of another type already holds its name: "Orlin (artifact)"."""
+    return f"{name} ({entity_type.lower()})"
 
 
 def fold(text: str) -> str:

@@ -11,7 +11,14 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
 4. another name of the document with the same match key (the plain form is preferred as the canonical);
 5. an acronym whose initials fit exactly one entity of the document or the project.
 
-With mode "suggest" nothing is applied: each match becomes a suggested pair. "off" is not resolved here.
+A name that stays itself but is held by an entity of another specific type ("Orlin", a place, and now
+"Orlin", a product) is kept apart under its qualified name, "Orlin (artifact)", for this document only (a
+scoped alias), and the pair is suggested; later documents naming the product reach the qualified entity the
+same way. Not when the document itself gives the name (or a form of it) two specific types, nor when a user
+merged the qualified entity into the bare one.
+
+With mode "suggest" no merge is applied: each match becomes a suggested pair (a name kept apart stays apart).
+"off" is not resolved here.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from app.domain.name_matching import (
     is_acronym,
     is_person,
     match_key,
+    qualified_name,
+    specific_type,
     tokens,
     types_compatible,
 )
@@ -35,6 +44,7 @@ from app.domain.records import ChunkExtraction
 
 ResolutionMode = Literal["off", "suggest", "auto"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
+SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
 
 
 def index_key(match: str) -> str:
@@ -47,9 +57,12 @@ class DocumentNames:
 
     names: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
+    specific: dict[str, set[str]] = field(default_factory=dict)  # key → every specific type it was given
 
     def add(self, key: str, name: str, entity_type: str) -> None:
         self.names.setdefault(key, name)
+        if (specific := specific_type(entity_type or "")) is not None:
+            self.specific.setdefault(key, set()).add(specific)
         if self.types.get(key, "unknown").lower() in ("", "unknown"):
             self.types[key] = entity_type or "unknown"
 
@@ -72,6 +85,7 @@ class Decision:
     source: AliasSource | None = None
     evidence: str = ""
     scoped: bool = False              # the alias holds only inside this document
+    apart: bool = False               # kept apart from an entity of another type holding the name
 
 
 @dataclass
@@ -96,6 +110,12 @@ def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     return keys
 
 
+def qualified_keys(doc: DocumentNames) -> dict[str, str]:
+    """Name key → the key of its qualified form, for the names given exactly one specific type."""
+    return {key: entity_key(qualified_name(doc.names[key], next(iter(types))))
+            for key, types in doc.specific.items() if len(types) == 1}
+
+
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     return {index_key(doc.match(k)) for k in doc.names} | {
         index_key(match_key(e, "organization")) for e in definitions.values()}
@@ -110,6 +130,7 @@ class _Resolver:
             self.groups.setdefault(match, []).append(key)
         self.done: dict[str, Decision] = {}
         self.visiting: set[str] = set()
+        self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
@@ -121,6 +142,8 @@ class _Resolver:
             return Decision(key)
         self.visiting.add(key)
         decision = self._decide(key)
+        if decision.target == key:
+            decision = self._other_type(key) or decision
         self.visiting.discard(key)
         self.done[key] = decision
         return decision
@@ -129,7 +152,28 @@ class _Resolver:
         final = self.resolve(target).target if target in self.doc.names else target
         if final == key:
             return Decision(key)
-        return Decision(final, source, evidence, scoped)
+        return Decision(final, source, evidence, scoped or target in self.apart)
+
+    def _other_type(self, key: str) -> Decision | None:
+        """The qualified entity for a name another entity of another specific type holds (module docstring)."""
+        types = {t for k in self.groups[self.matches[key]] for t in self.doc.specific.get(k, ())}
+        if len(types) != 1:
+            return None
+        (etype,) = types
+        display = qualified_name(self.doc.names[key], etype)
+        qualified = entity_key(display)
+        held_by = self.known.entity_types.get(key)
+        if held_by is not None:
+            other = specific_type(held_by)
+            if other is None or other == etype or self.known.aliases.get(qualified) == key:
+                return None
+            evidence = f"same name, other type: {key!r} is a {other}, this one a {etype}"
+        elif qualified in self.known.entity_types:
+            evidence = f"the {etype} named {self.doc.names[key]!r} is {display!r}"
+        else:
+            return None
+        self.apart[key] = display
+        return Decision(qualified, "rule", evidence, scoped=True, apart=True)
 
     def _decide(self, key: str) -> Decision:
         name, etype = self.doc.names[key], self.doc.types.get(key, "unknown")
@@ -145,7 +189,10 @@ class _Resolver:
         for candidate in (match, self.known.aliases.get(match), self.known.aliases.get(index_key(match))):
             if (candidate and candidate != key and candidate in self.known.entity_types
                     and types_compatible(etype, self.known.entity_types[candidate])):
-                return Decision(candidate, "rule", f"same name as {candidate!r} once normalised ({match!r})")
+                evidence = f"same name as {candidate!r} once normalised ({match!r})"
+                if candidate in self.doc.names and self.resolve(candidate).apart:  # this document's other type
+                    return self._follow(key, candidate, "rule", evidence)
+                return Decision(candidate, "rule", evidence)
         group = self.groups[match]
         canonical = match if match in group else group[0]
         if canonical != key and all(types_compatible(etype, self.type_of(k)) for k in group):
@@ -212,11 +259,13 @@ class _Resolver:
 def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode: ResolutionMode) -> Resolution:
     resolver = _Resolver(doc, known, definitions)
     decisions = {key: resolver.resolve(key) for key in doc.names}
-    suggestions: list[tuple[str, str, float, str]] = []
+    suggestions = [(k, d.target, SAME_NAME_SCORE, d.evidence) for k, d in decisions.items()
+                   if d.apart and k in known.entity_types]
     if mode == "suggest":
-        suggestions = [(k, d.target, 1.0, d.evidence) for k, d in decisions.items() if d.target != k]
-        decisions = {k: Decision(k) for k in decisions}
-    display: dict[str, str] = {}
+        suggestions += [(k, d.target, 1.0, d.evidence) for k, d in decisions.items() if d.target != k and not d.apart]
+        decisions = {k: d if d.apart else Decision(k) for k, d in decisions.items()}
+    display: dict[str, str] = {decisions[k].target: name for k, name in resolver.apart.items()
+                               if decisions[k].target not in known.entity_types}
     for decision in decisions.values():
         if decision.target in doc.names and decision.target not in known.entity_types:
             display.setdefault(decision.target, doc.names[decision.target])

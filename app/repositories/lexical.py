@@ -46,9 +46,12 @@ JOIN entities e ON e.project_id = :project_id AND e.key = k.key
 ORDER BY k.pos
 """)
 
-# A keyword's key names an entity directly or, failing that, through a project-wide alias (migration 0006).
+# A keyword's key names an entity directly or, failing that, through a project-wide alias (migration 0006);
+# it also names the entity kept apart under its qualified name, "orlin (artifact)" for "orlin", when another
+# entity of another type holds the name (app/domain/resolution.py). Keys sort bytewise (collation C): the
+# range scans the keys starting with "orlin (".
 _NAMED_ENTITIES = text(f"""
-SELECT {_ENTITY_COLUMNS}, k.pos
+SELECT {_ENTITY_COLUMNS}, k.pos, 0 AS qualified
 FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
 LEFT JOIN entity_aliases a ON a.project_id = :project_id AND a.alias_key = k.key
 JOIN LATERAL (
@@ -57,7 +60,12 @@ JOIN LATERAL (
     ORDER BY x.key = k.key DESC
     LIMIT 1
 ) e ON true
-ORDER BY k.pos
+UNION ALL
+SELECT {_ENTITY_COLUMNS}, k.pos, 1 AS qualified
+FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
+JOIN entities e ON e.project_id = :project_id AND e.key >= k.key || ' (' AND e.key < k.key || ' )'
+    AND e.key = k.key || ' (' || e.entity_type || ')'
+ORDER BY pos, qualified
 """)
 
 _LEXICAL_ENTITIES = text(f"""
@@ -172,7 +180,8 @@ async def entities_by_keys(conn: AsyncConnection, project_id: str, keys: list[st
 
 
 async def named_entities(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[EntityHit]:
-    """The entities the `keys` name, by their own key or an alias, in the order of `keys`, each once."""
+    """The entities the `keys` name, by their own key or an alias (and the same name kept apart under its
+    type), in the order of `keys`, each once."""
     if not keys:
         return []
     rows = await _rows(conn, _NAMED_ENTITIES, {"project_id": project_id, "keys": keys})

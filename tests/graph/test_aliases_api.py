@@ -108,11 +108,11 @@ async def test_an_alias_name_cannot_become_another_entity(seeded):
     assert created.status_code == 409 and created.json()["code"] == "alias_exists"
     renamed = await app.http.patch("/entities/Port Halden", json={"new_name": "Tolven"})
     assert renamed.status_code == 409 and renamed.json()["code"] == "alias_exists"
-    # renaming an entity to one of its own aliases is fine: the alias becomes its name
+    # renaming an entity to one of its own aliases is fine: the alias becomes its name, the old name an alias
     own = await app.http.patch("/entities/Mira Tolven", json={"new_name": "Tolven"})
     assert own.status_code == 200, own.text
-    assert own.json()["name"] == "Tolven" and own.json()["aliases"] == []
-    assert await _alias_rows(app) == {}
+    assert own.json()["name"] == "Tolven" and own.json()["aliases"] == ["Mira Tolven"]
+    assert await _alias_rows(app) == {"mira tolven": "tolven"}
 
 
 async def test_detach_alias(seeded):
@@ -169,7 +169,7 @@ async def test_curation_accepts_an_alias_wherever_it_takes_an_entity_name(seeded
     assert deleted.status_code == 200
 
     renamed = await app.http.patch("/entities/Tolven", json={"new_name": "Mira Tolven-Ashe"})
-    assert renamed.status_code == 200 and renamed.json()["aliases"] == ["Tolven"]
+    assert renamed.status_code == 200 and renamed.json()["aliases"] == ["Tolven", "Mira Tolven"]  # the old name too
     assert (await app.http.get("/entities/Tolven")).json()["name"] == "Mira Tolven-Ashe"
     assert (await _alias_rows(app))["tolven"] == entity_key("Mira Tolven-Ashe")
 

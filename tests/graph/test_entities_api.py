@@ -164,7 +164,9 @@ async def test_rename_moves_relations_provenance_and_embeddings(seeded):
         assert await relation_row(conn, "Alpha", "Mid") is None
         assert (await entity_row(conn, "Mid"))["degree"] == 2
         assert await count(conn, relation_sources) == 4
-    assert (await seeded.http.get("/entities/Alpha")).status_code == 404
+    old_name = await seeded.http.get("/entities/Alpha")  # the old name stays an alias of the entity
+    assert old_name.status_code == 200 and old_name.json()["name"] == "Zulu"
+    assert old_name.json()["aliases"] == ["Alpha"]
     detail = (await seeded.http.get("/entities/zulu")).json()
     assert sorted((r["source"], r["target"]) for r in detail["relations"]) == [("Mid", "Zulu"), ("Zed", "Zulu")]
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.extraction_parser import parse_extraction
 from app.domain.name_matching import acronym_definitions, initials_match, match_key
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.domain.resolution import DocumentNames, Known, index_key, remap, resolve
+from app.domain.resolution import DocumentNames, Known, document_names, index_key, remap, resolve
 
 
 def doc_of(*names: tuple[str, str]) -> DocumentNames:
@@ -113,3 +114,60 @@ def test_remap_moves_records_and_drops_self_loops():
     [out] = remap([x], {"acme ltd": "acme"}, {"acme": "Acme"})
     assert [(e.key, e.name) for e in out.entities] == [("acme", "Acme")]
     assert [(r.src_key, r.tgt_key, r.src_name, r.tgt_name) for r in out.relations] == [("acme", "zed", "Acme", "Zed")]
+
+
+def test_same_name_of_another_specific_type_is_kept_apart_under_its_qualified_name():
+    town = Known(entity_types={"orlin": "location"})
+    res = resolve(doc_of(("Orlin", "artifact")), town, {}, "auto")
+    decision = res.decisions["orlin"]
+    assert (decision.target, decision.scoped, decision.apart) == ("orlin (artifact)", True, True)
+    assert res.display == {"orlin (artifact)": "Orlin (artifact)"}
+    assert [(a, b, e.split(":")[0]) for a, b, _, e in res.suggestions] == [
+        ("orlin", "orlin (artifact)", "same name, other type")]
+    assert res.index == {}
+    # a form of the name in the same document follows, inside the document only
+    forms = resolve(doc_of(("Orlin", "artifact"), ("The Orlin", "unknown")), town, {}, "auto")
+    assert forms.target("the orlin") == "orlin (artifact)" and forms.decisions["the orlin"].scoped
+    # the qualified entity exists: later documents reach it, with or without the bare one
+    both = Known(entity_types={"orlin": "location", "orlin (artifact)": "artifact"})
+    assert resolve(doc_of(("Orlin", "artifact")), both, {}, "auto").target("orlin") == "orlin (artifact)"
+    only = Known(entity_types={"orlin (artifact)": "artifact"})
+    assert resolve(doc_of(("Orlin", "artifact")), only, {}, "auto").target("orlin") == "orlin (artifact)"
+    assert resolve(doc_of(("Orlin", "location")), only, {}, "auto").target("orlin") == "orlin"
+    # suggest mode applies no merge, but keeping apart is not one
+    assert resolve(doc_of(("Orlin", "artifact")), town, {}, "suggest").target("orlin") == "orlin (artifact)"
+
+
+@pytest.mark.parametrize(("names", "stored"), [
+    ((("Orlin", "artifact"), ("Orlin", "location")), "location"),       # the document gives two types
+    ((("Orlin", "artifact"), ("ORLIN", "location")), "location"),
+    ((("Orlin", "artifact"), ("The Orlin", "location")), "location"),   # a form of the name, another type
+    ((("Orlin", "other"),), "location"),                                # generic types say nothing
+    ((("Orlin", "unknown"),), "location"),
+    ((("Orlin", ""),), "location"),
+    ((("Orlin", "artifact"),), "other"),
+    ((("Orlin", "artifact"),), "unknown"),
+    ((("Orlin", "Location"),), "location"),                             # the same type in another case
+    ((("Orlin", "artifact"),), "artifact"),
+])
+def test_no_split_for_inconsistent_or_generic_types(names, stored):
+    res = resolve(doc_of(*names), Known(entity_types={"orlin": stored}), {}, "auto")
+    assert res.target("orlin") == "orlin" and res.suggestions == []
+
+
+def test_a_qualified_entity_merged_into_the_bare_one_by_a_user_is_not_split_again():
+    known = Known(entity_types={"orlin": "location"}, aliases={"orlin (artifact)": "orlin"})
+    assert resolve(doc_of(("Orlin", "artifact")), known, {}, "auto").target("orlin") == "orlin"
+
+
+def test_inconsistent_types_from_the_parser_reach_the_document_names():
+    answer = "\n".join([
+        "entity<|#|>Orlin<|#|>Artifact<|#|>A drone.", "entity<|#|>Orlin<|#|>Location<|#|>A port.",
+        "entity<|#|>Vessa<|#|>Gadget<|#|>Not a project type.", "<|COMPLETE|>"])
+    parsed = parse_extraction(answer, "c1", None, 500, ["Artifact", "Location"])
+    doc = document_names([parsed])
+    assert doc.specific == {"orlin": {"artifact", "location"}}  # "gadget" became the generic "other"
+    assert doc.types["vessa"] == "other"
+    known = Known(entity_types={"orlin": "location", "vessa": "location"})
+    res = resolve(doc, known, {}, "auto")
+    assert res.target("orlin") == "orlin" and res.target("vessa") == "vessa"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow
 from app.errors import Conflict
@@ -168,7 +169,9 @@ class CurationService(CurationBase):
 
     async def _rename(self, conn: AsyncConnection, pid: str, row: EntityRow, new_key: str, values: dict) -> None:
         """Create the new entity, move every relation (re-sorted pairs) and all provenance onto it, then
-        drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE."""
+        drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE.
+        The old name stays an alias of the entity: later documents, lookups and rebuilds of cached
+        records that use it reach the renamed entity."""
         await self._check_rename_target(conn, pid, row, new_key)
         old_key = row.key
         await repo.insert_entity(conn, pid, {
@@ -187,6 +190,7 @@ class CurationService(CurationBase):
         await repo.copy_entity_sources(conn, pid, [old_key], new_key)
         await repo.delete_entities(conn, pid, [old_key])
         await alias_repo.repoint(conn, pid, [old_key], new_key)
+        await alias_repo.add_aliases(conn, pid, new_key, [AliasItem(old_key, row.name, "manual")], overwrite=True)
 
     async def delete_entity(self, project_id: str, name: str) -> EntityDeleted:
         async with self.db.connect() as conn:

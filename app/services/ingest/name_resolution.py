@@ -26,6 +26,7 @@ from app.domain.resolution import (
     document_names,
     index_lookups,
     lookup_keys,
+    qualified_keys,
     remap,
     resolve,
 )
@@ -58,11 +59,13 @@ class NameResolution:
         self = cls(mode, project_id, document_id, doc, definitions)
         known = await self._known(conn)
         self.lock_keys = (lookup_keys(doc, definitions) | set(known.aliases.values())
-                          | {k for keys in known.initials.values() for k in keys})
+                          | {k for keys in known.initials.values() for k in keys}
+                          | {q for k, q in qualified_keys(doc).items() if k in known.entity_types
+                             or q in known.entity_types})
         return self
 
     async def _known(self, conn: AsyncConnection) -> Known:
-        keys = lookup_keys(self.doc, self.definitions)
+        keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
         wanted = keys | index_lookups(self.doc, self.definitions)
         aliases = await aliases_repo.resolve_keys(conn, self.project_id, wanted, document_id=self.document_id)
         initials: dict[str, list[str]] = {}
@@ -88,9 +91,9 @@ class NameResolution:
 
     async def _drop_rejected(self, conn: AsyncConnection) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
-        the name keeps its own node however well the rules match."""
+        the name keeps its own node however well the rules match (a name kept apart already is)."""
         assert self.result is not None
-        applied = [(key, d.target) for key, d in self.result.decisions.items() if d.target != key]
+        applied = [(key, d.target) for key, d in self.result.decisions.items() if d.target != key and not d.apart]
         rejected = await aliases_repo.rejected_pairs(conn, self.project_id, applied)
         for key, target in applied:
             if sorted_pair(key, target) in rejected:
