@@ -5,7 +5,7 @@ each other) and are shared by all services of the process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.config import Settings
@@ -14,6 +14,7 @@ from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.tokenizer import Tokenizer
 from app.services.cached_llm import CachedLLM
+from app.services.query.common_words import CommonWords
 from app.services.query.rerank import RerankService
 
 
@@ -44,5 +45,6 @@ class Container:
     embedder: EmbeddingClient
     llm_cache: CachedLLM
     reranker: RerankService
+    common_words: CommonWords = field(default_factory=CommonWords)  # query words too common to search for
     # Set when this process runs a queue worker (the API with WORKER_ENABLED, or `python -m app.worker`).
     worker: LocalWorker | None = None

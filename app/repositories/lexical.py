@@ -20,22 +20,35 @@ from app.domain.hits import ChunkHit, EntityHit, RelationHit
 # matches would cost more than the whole rest of a query (10,000 matches: ~50 ms). Counting stops there.
 COMMON_WORD_ROWS = 1000
 
+_HAS_LEXEMES = "numnode(plainto_tsquery('english', w)) > 0"  # stop words alone give an empty query
 
-def _words_query(table: str, word_query: str) -> str:
-    """The CTE `q`: the OR of the words' queries, common words left out (NULL when none is left)."""
+
+def _words_query(word_query: str) -> str:
+    """The CTE `q`: the OR of the words' queries (NULL when no word is left)."""
     return f"""
 q AS (
     SELECT string_agg('(' || ({word_query})::text || ')', ' | ')::tsquery AS query
     FROM unnest(CAST(:words AS text[])) AS w
-    WHERE numnode(plainto_tsquery('english', w)) > 0
-      AND (SELECT count(*) FROM (SELECT 1 FROM {table} x
-                                 WHERE x.project_id = :project_id AND x.search_vector @@ ({word_query})
-                                 LIMIT :common_rows + 1) AS found) <= :common_rows
+    WHERE {_HAS_LEXEMES}
 )"""
+
+
+def _common_words(table: str, word_query: str) -> Any:
+    return text(f"""
+SELECT w FROM unnest(CAST(:words AS text[])) AS w
+WHERE {_HAS_LEXEMES}
+  AND (SELECT count(*) FROM (SELECT 1 FROM {table} x
+                             WHERE x.project_id = :project_id AND x.search_vector @@ ({word_query})
+                             LIMIT :common_rows + 1) AS found) > :common_rows
+""")
 
 
 _STEMMED = "plainto_tsquery('english', w)"
 _STEMMED_OR_NAME = "plainto_tsquery('english', w) || plainto_tsquery('simple', w)"
+
+_COMMON_WORDS = {"entities": _common_words("entities", _STEMMED_OR_NAME),
+                 "relations": _common_words("relations", _STEMMED),
+                 "chunks": _common_words("chunks", _STEMMED)}
 
 _ENTITY_COLUMNS = "e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths"
 
@@ -69,7 +82,7 @@ ORDER BY pos, qualified
 """)
 
 _LEXICAL_ENTITIES = text(f"""
-WITH {_words_query("entities", _STEMMED_OR_NAME)}
+WITH {_words_query(_STEMMED_OR_NAME)}
 SELECT {_ENTITY_COLUMNS}, ts_rank(e.search_vector, q.query, 1) AS score
 FROM entities e, q
 WHERE e.project_id = :project_id AND e.search_vector @@ q.query
@@ -79,7 +92,7 @@ LIMIT :limit
 
 # `theme`: a whole keyword phrase matches the relation's keywords (weight A), not just a word somewhere.
 _LEXICAL_RELATIONS = text(f"""
-WITH {_words_query("relations", _STEMMED)},
+WITH {_words_query(_STEMMED)},
 phrases AS (
     SELECT string_agg('(' || plainto_tsquery('english', p)::text || ')', ' | ')::tsquery AS query
     FROM unnest(CAST(:phrases AS text[])) AS p
@@ -106,7 +119,7 @@ ORDER BY f.theme DESC, f.score DESC, f.src_key, f.tgt_key
 """)
 
 _LEXICAL_CHUNKS = text(f"""
-WITH {_words_query("chunks", _STEMMED)},
+WITH {_words_query(_STEMMED)},
 found AS MATERIALIZED (
     SELECT c.id, ts_rank(c.search_vector, q.query, 1) AS score
     FROM chunks c, q
@@ -188,12 +201,21 @@ async def named_entities(conn: AsyncConnection, project_id: str, keys: list[str]
     return list({r["key"]: entity_hit(r) for r in rows}.values())
 
 
+async def common_words(conn: AsyncConnection, table: str, project_id: str, words: list[str]) -> set[str]:
+    """Those of `words` found in more than COMMON_WORD_ROWS rows of the project's `table` (entities, relations
+    or chunks), as that table's search matches them."""
+    if not words:
+        return set()
+    result = await conn.execute(_COMMON_WORDS[table], {"project_id": project_id, "words": words,
+                                                       "common_rows": COMMON_WORD_ROWS})
+    return set(result.scalars())
+
+
 async def search_entities(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[EntityHit]:
     """Entities whose name or description holds any of `words`, best ranked first."""
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit,
-                                               "common_rows": COMMON_WORD_ROWS})
+    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit})
     return [entity_hit(r) for r in rows]
 
 
@@ -205,7 +227,7 @@ async def search_relations(
     if not words or limit <= 0:
         return []
     rows = await _rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
-                                                  "limit": limit, "common_rows": COMMON_WORD_ROWS})
+                                                  "limit": limit})
     return [(relation_hit(r), _end(r, "src"), _end(r, "tgt"), bool(r["theme"])) for r in rows]
 
 
@@ -217,8 +239,7 @@ def _end(row: dict, side: str) -> EntityHit:
 async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[ChunkHit]:
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit,
-                                               "common_rows": COMMON_WORD_ROWS})
+    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 

@@ -7,6 +7,8 @@ found here is found by the lexical side (or the exact-name lookup) alone.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.support.graph_factory import GraphFactory
@@ -87,6 +89,21 @@ async def test_a_word_found_in_too_many_rows_is_left_out_like_a_stop_word(make_a
     monkeypatch.setattr(lexical, "COMMON_WORD_ROWS", 1)  # "ilmarin" names two entities, "quasar" one
     found = names(await context(app, query="Ilmarin quasars?", mode="local", ll_keywords=["ilmarin quasar"]))
     assert "Zorvath Kell" in found and "Ilmarin Regatta" not in found
+
+
+async def test_a_common_word_decision_is_remembered_for_a_while(make_app, monkeypatch):
+    from app.repositories import lexical
+    from app.services.query.common_words import CommonWords
+
+    app = await make_app()
+    app.container.common_words = CommonWords(ttl=1.0)
+    monkeypatch.setattr(lexical, "COMMON_WORD_ROWS", 1)  # "ilmarin" names two entities: too common
+    ask = {"query": "Ilmarin?", "mode": "local", "ll_keywords": ["ilmarin"]}
+    assert "Ilmarin Regatta" not in names(await context(app, **ask))
+    assert (await app.http.delete("/entities/Ilmarin Observatory")).status_code == 200  # now it names one
+    assert "Ilmarin Regatta" not in names(await context(app, **ask))  # still decided: not counted again
+    await asyncio.sleep(1.1)
+    assert "Ilmarin Regatta" in names(await context(app, **ask))
 
 
 async def test_full_text_is_off_with_query_lexical_false(make_app):

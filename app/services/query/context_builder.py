@@ -106,7 +106,7 @@ class ContextBuilder:
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         async with self.c.db.transaction() as conn:
             await repo.prepare_vector_search(conn, ef)
-            r = Retriever(conn, req.project_id, self._search_options())
+            r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
             if query_vec is not None and mode in ("mix", "naive"):
                 vector_chunks = await r.search_chunks(req.query, query_vec, req.chunk_top_k)
             if use_local or use_global:

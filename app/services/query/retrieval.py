@@ -22,6 +22,7 @@ from app.domain.rank_fusion import fuse, priority_merge, weight_factor
 from app.domain.search_terms import search_terms
 from app.repositories import lexical
 from app.repositories import retrieval as repo
+from app.services.query.common_words import CommonWords
 
 MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
 
@@ -36,10 +37,16 @@ class SearchOptions:
 class Retriever:
     """Stateless helpers bound to one connection (inside a transaction) and one project."""
 
-    def __init__(self, conn: AsyncConnection, project_id: str, options: SearchOptions) -> None:
+    def __init__(self, conn: AsyncConnection, project_id: str, options: SearchOptions,
+                 common_words: CommonWords) -> None:
         self.conn = conn
         self.project_id = project_id
         self.options = options
+        self.common_words = common_words
+
+    async def _searchable(self, table: str, texts: list[str]) -> list[str]:
+        """The words of `texts` worth a full-text search of `table` (common ones left out)."""
+        return await self.common_words.searchable(self.conn, self.project_id, table, search_terms(texts))
 
     async def local(self, ll: list[str], ll_vec: list[float], query_vec: list[float], top_k: int,
                     relation_limit: int) -> GraphHits:
@@ -72,7 +79,8 @@ class Retriever:
         """The vector search and (when on) the full-text search, fused by reciprocal rank."""
         found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.options.min_similarity)]
         if self.options.lexical:
-            found.append(await lexical.search_entities(self.conn, self.project_id, search_terms(ll), top_k))
+            words = await self._searchable("entities", ll)
+            found.append(await lexical.search_entities(self.conn, self.project_id, words, top_k))
         return [e for e, _ in fuse(found, key=lambda e: e.key, k=self.options.rrf_k) if e.key not in exclude]
 
     async def _paths(self, named: list[EntityHit], limit: int) -> tuple[list[RelationHit], list[EntityHit]]:
@@ -100,8 +108,8 @@ class Retriever:
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
         themed: set[tuple[str, str]] = set()
         if self.options.lexical:
-            matches = await lexical.search_relations(self.conn, self.project_id, hl, search_terms(hl),
-                                                     relation_limit)
+            words = await self._searchable("relations", hl)
+            matches = await lexical.search_relations(self.conn, self.project_id, hl, words, relation_limit)
             found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
             themed = {relation.pair for relation, _, _, theme in matches if theme}
         fused = [item for item, _ in fuse(found, key=lambda item: item[0].pair, k=self.options.rrf_k,
@@ -124,8 +132,9 @@ class Retriever:
         vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.options.min_similarity)
         if not self.options.lexical:
             return vector
-        words = await lexical.search_chunks(self.conn, self.project_id, search_terms([query]), limit)
-        return [c for c, _ in fuse([vector, words], key=lambda c: c.id, k=self.options.rrf_k)][:limit]
+        words = await self._searchable("chunks", [query])
+        found = await lexical.search_chunks(self.conn, self.project_id, words, limit)
+        return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.options.rrf_k)][:limit]
 
     async def attach_sources(self, hits: GraphHits) -> None:
         by_entity, by_pair = await repo.source_chunk_ids(
