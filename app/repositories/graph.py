@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Text, and_, bindparam, cast, func, select, text, update
+from sqlalchemy import Text, and_, any_, bindparam, cast, func, select, text, update
 from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import TableValuedAlias
 
 from app.db.tables import entities, entity_sources, relation_sources, relations
@@ -22,6 +23,12 @@ Pair = tuple[str, str]
 
 _ENTITY_FIELDS = ("name", "entity_type", "description", "source_ids", "file_paths", "truncate")
 _RELATION_FIELDS = ("keywords", "description", "weight", "source_ids", "file_paths", "truncate")
+
+
+def any_of(values: Iterable[str]) -> ColumnElement:
+    """`column == any_of(values)`: the values bound as one text array. An `IN` binds one parameter per value,
+    so its statement text, compiled and prepared anew, changes with every list length."""
+    return any_(cast(list(values), ARRAY(Text)))
 
 
 async def lock_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str]) -> None:
@@ -50,7 +57,7 @@ async def fetch_entities(
         return {}
     cols = [c for c in entities.c if c.name not in ("embedding", "search_vector")]
     rows = (await conn.execute(
-        select(*cols).where(entities.c.project_id == project_id, entities.c.key.in_(list(set(keys))))
+        select(*cols).where(entities.c.project_id == project_id, entities.c.key == any_of(set(keys)))
     )).mappings().all()
     found: dict[str, list[str]] = {}
     if rows and with_sources:
@@ -58,7 +65,7 @@ async def fetch_entities(
         # one array per entity, not one row per source: hub entities have hundreds of sources
         found = {key: list(sources) for key, sources in (await conn.execute(
             select(es.entity_key, func.array_agg(aggregate_order_by(es.chunk_id, es.seq)))
-            .where(es.project_id == project_id, es.entity_key.in_([r["key"] for r in rows]))
+            .where(es.project_id == project_id, es.entity_key == any_of(r["key"] for r in rows))
             .group_by(es.entity_key)
         )).all()}
     return {r["key"]: EntityRow.from_row(r, sources=found.get(r["key"], [])) for r in rows}

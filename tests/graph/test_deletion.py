@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
+from app.repositories import deletion as deletion_repo
 from app.repositories import graph as graph_repo
 from app.services.graph.deletion import DeletionService
 
@@ -192,7 +193,7 @@ async def test_fault_midway_leaves_previous_state_intact(three_docs, monkeypatch
     async def boom(*args, **kwargs):
         raise RuntimeError("injected fault after the document rows were deleted")
 
-    monkeypatch.setattr(graph_repo, "upsert_relations", boom)
+    monkeypatch.setattr(deletion_repo, "update_rebuilt_relations", boom)  # the last graph write
     with pytest.raises(RuntimeError, match="injected fault"):
         await DeletionService(app.container).delete_document("default", doc_a)
     monkeypatch.undo()

@@ -53,6 +53,29 @@ async def test_degree_trigger_tracks_relations(app_client):
     assert degrees == {"a": 1, "b": 1, "c": 0}
 
 
+async def test_a_deletion_may_set_degrees_itself_for_its_own_transaction_only(app_client):
+    from app.repositories import deletion
+
+    db = app_client.container.db
+    async with db.transaction() as c:
+        await c.execute(text("INSERT INTO entities (project_id, key, name) VALUES "
+                             "('default','a','A'),('default','b','B'),('default','c','C')"))
+        await c.execute(text("INSERT INTO relations (project_id, src_key, tgt_key) VALUES "
+                             "('default','a','b'),('default','a','c'),('default','b','c')"))
+    async with db.transaction() as c:
+        await deletion.set_degrees_here(c)
+        await c.execute(text("DELETE FROM relations WHERE src_key='a'"))
+        untouched = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
+        await deletion.recount_degrees(c, "default", ["a", "b", "c"])
+        recounted = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
+    async with db.transaction() as c:  # the next transaction (maybe on the same pooled connection): trigger on
+        await c.execute(text("DELETE FROM relations WHERE src_key='b'"))
+        after = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
+    assert untouched == {"a": 2, "b": 2, "c": 2}
+    assert recounted == {"a": 0, "b": 1, "c": 1}
+    assert after == {"a": 0, "b": 0, "c": 0}
+
+
 
 async def test_key_columns_use_byte_order_collation(app_client):
     """Relation pairs are sorted in Python (code point order) and checked by the database; every key
@@ -67,3 +90,11 @@ async def test_key_columns_use_byte_order_collation(app_client):
     assert dict(rows) == {name: "C" for name in (
         "entities.key", "relations.src_key", "relations.tgt_key", "entity_sources.entity_key",
         "relation_sources.src_key", "relation_sources.tgt_key", "entity_aliases.entity_key")}
+
+
+async def test_full_text_indexes_have_no_pending_list(app_client):
+    """Searches must not read a pending list of recent entries (migration 0009)."""
+    async with app_client.container.db.connect() as c:
+        options = dict((await c.execute(text(
+            "SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'ix_%_search_vector'"))).all())
+    assert options == {f"ix_{t}_search_vector": ["fastupdate=off"] for t in ("entities", "relations", "chunks")}

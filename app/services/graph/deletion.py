@@ -45,6 +45,7 @@ from app.domain.rows import (
     RelationText,
 )
 from app.errors import Conflict, NotFound, document_not_found
+from app.repositories import aliases as alias_repo
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
@@ -222,8 +223,10 @@ class DeletionService:
         needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
         project = await self._project_settings(conn, pid)
         inputs = await read_inputs(conn, pid, needed, project.entity_types, self.settings.entity_name_max_length)
-        # names map through the aliases entity resolution recorded, as the merge mapped them
-        inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
+        # names map through the aliases entity resolution recorded, as the merge mapped them (a project
+        # without aliases has nothing to map: skip reading the names of thousands of records)
+        if await alias_repo.has_aliases(conn, pid):
+            inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
         return inputs, project.language
 
     async def _prepare(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,
@@ -248,13 +251,16 @@ class DeletionService:
                      p: Prepared) -> BatchDeletion:
         plan = p.plan
         cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
+        await repo.set_degrees_here(conn)  # written below with the rebuilt rows, not once more by the trigger
         await repo.delete_documents(conn, pid, document_ids)
         await repo.delete_relations(conn, pid, plan.delete_relations)
         await curation_repo.delete_entities(conn, pid, plan.delete_entities)
-        await graph_repo.upsert_entities(conn, pid, p.ent_rows)
-        await graph_repo.upsert_relations(conn, pid, p.rel_rows)
-        await graph_repo.set_entity_embeddings(conn, pid, p.vectors[0])
-        await graph_repo.set_relation_embeddings(conn, pid, p.vectors[1])
+        # one rewrite per row, its new vector and degree included (the rows exist: read under the locks)
+        await repo.update_rebuilt_entities(conn, pid, p.ent_rows, p.vectors[0])
+        await repo.update_rebuilt_relations(conn, pid, p.rel_rows, p.vectors[1])
+        rewritten = set(plan.delete_entities) | {r["key"] for r in p.ent_rows}
+        await repo.recount_degrees(conn, pid, {key for pair in (*plan.delete_relations, *cascaded) for key in pair
+                                               if key not in rewritten})
         await cache_repo.delete_unreferenced(
             conn, pid, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys])
         return BatchDeletion(

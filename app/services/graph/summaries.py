@@ -63,12 +63,26 @@ def _cleaned(fragments: list[str]) -> list[str]:
     return [f.strip() for f in fragments if f and f.strip()]
 
 
+# Fragments whose token counts are remembered: a caller checks needs_llm, first_call_key and then
+# summarize on the same fragments, and a hub entity has hundreds of them.
+_COUNTS_KEPT = 20_000
+
+
 class Summarizer:
     def __init__(self, cache: CachedLLM, tokenizer: Tokenizer, settings: Settings) -> None:
         self.cache = cache
         self.llm = cache.llm
         self.tokenizer = tokenizer
         self.settings = settings
+        self._counts: dict[str, int] = {}
+
+    def _count(self, text: str) -> int:
+        count = self._counts.get(text)
+        if count is None:
+            if len(self._counts) >= _COUNTS_KEPT:
+                self._counts.clear()
+            count = self._counts[text] = self.tokenizer.count(text)
+        return count
 
     def needs_llm(self, fragments: list[str]) -> bool:
         """Whether `summarize` would call the LLM for these fragments (cheap pre-check for callers)."""
@@ -77,7 +91,7 @@ class Summarizer:
             return False
         if len(items) >= self.settings.force_llm_summary_on_merge:  # no need to count tokens
             return True
-        return self._over_threshold(len(items), sum(map(self.tokenizer.count, items)))
+        return self._over_threshold(len(items), sum(map(self._count, items)))
 
     def _over_threshold(self, count: int, tokens: int) -> bool:
         """The official trigger: FORCE_LLM_SUMMARY_ON_MERGE fragments or SUMMARY_MAX_TOKENS tokens."""
@@ -90,7 +104,7 @@ class Summarizer:
         items = _cleaned(fragments)
         if len(items) <= 1:
             return None
-        total = sum(map(self.tokenizer.count, items))
+        total = sum(map(self._count, items))
         if not self._over_threshold(len(items), total) or total > self.settings.summary_context_size:
             return None
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
@@ -105,7 +119,7 @@ class Summarizer:
         if len(items) <= 1:
             return items[0] if items else ""
         s = self.settings
-        counts = [self.tokenizer.count(f) for f in items]
+        counts = [self._count(f) for f in items]
         for round_ in range(s.summary_max_iterations):
             total = sum(counts)
             if total <= s.summary_context_size:
@@ -123,7 +137,7 @@ class Summarizer:
             )))
             if len(items) == 1:
                 return items[0]
-            counts = [self.tokenizer.count(f) for f in items]
+            counts = [self._count(f) for f in items]
         log.warning("summary of %s %r still has %d parts after %d rounds; keeping them joined",
                     kind, name, len(items), s.summary_max_iterations)
         return join_fragments(items)
