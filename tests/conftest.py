@@ -4,11 +4,11 @@ The helpers they use live in tests/support/."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from fastapi import FastAPI
 
@@ -25,6 +25,15 @@ def _one_ssl_context_per_process() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _short_provider_retry_backoff() -> Iterator[None]:
+    """The openai SDK waits ~0.5 s, then ~1 s, ... before retrying a failed call; the tests that make a fake
+    provider fail would spend most of their time in that wait. The retries still happen, only sooner."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.05)
+        yield
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
     with running_cluster() as cluster:
@@ -32,10 +41,11 @@ def pg_cluster() -> Iterator[PgCluster]:
 
 
 @pytest.fixture(scope="session")
-def database_pool(pg_cluster: PgCluster) -> DatabasePool:
+async def database_pool(pg_cluster: PgCluster) -> AsyncIterator[DatabasePool]:
     pool = DatabasePool(pg_cluster)
-    asyncio.run(pool.load_template())
-    return pool
+    await pool.load_template()
+    yield pool
+    await pool.close()  # its admin sessions belong to the session's event loop: closed while it runs
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -23,6 +24,7 @@ def alembic_config(embedding_dim: int) -> Config:
     return config
 
 
+@cache  # the migration scripts do not change while the process runs
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config(0)).get_current_head()
 
@@ -32,15 +34,16 @@ def current_revision(conn: Connection) -> str | None:
 
 
 async def upgrade_to_head(db: Database, embedding_dim: int) -> None:
-    config = alembic_config(embedding_dim)
-
     def _upgrade(conn: Connection) -> None:
+        config = alembic_config(embedding_dim)
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 
     async with db.transaction() as conn:
         await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
-        await conn.run_sync(_upgrade)
+        # at the head already (every start but the first): skip alembic's script loading and env.py
+        if await conn.run_sync(current_revision) != head_revision():
+            await conn.run_sync(_upgrade)
 
 
 async def stored_embedding_dim(db: Database) -> int | None:

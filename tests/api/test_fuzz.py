@@ -6,10 +6,6 @@ from __future__ import annotations
 import os
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from app.config import Settings
 from app.main import create_app
@@ -40,18 +36,26 @@ def live_api(pg_cluster, fake_server):
 def no_unplanned_server_error(ctx, response, case):
     """Like schemathesis' not_a_server_error, except the declared 501 `not_supported` of the LightRAG
     compatibility routes: a field or route of LightRAG Server this service does not implement."""
+    from schemathesis.checks import not_a_server_error
+
     if response.status_code == 501 and response.json().get("code") == "not_supported":
         return None
     return not_a_server_error(ctx, response, case)
 
 
 def _operations(base_url: str) -> list:
+    import schemathesis
+
     schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
     # An event stream that never ends (/pipeline/events) would hold each example until its timeout.
     return [op for op in (result.ok() for result in schema.get_all_operations()) if op.path not in ENDLESS]
 
 
 def test_api_never_5xx_and_matches_schema(live_api):
+    # imported here: collecting the fast set (`-m "not slow"`) need not load schemathesis and hypothesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis.specs.openapi.checks import response_schema_conformance
+
     operations = _operations(live_api)
     assert len(operations) >= 8
     failures = []

@@ -20,6 +20,7 @@ from app.schemas import deletion, documents, entities, errors, projects, query
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 CAMEL_CASE = re.compile(r"^[a-z]+(?:[A-Z][a-z0-9]*)*$")
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser: the same result, 5x faster
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +34,13 @@ def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def test_openapi_yaml_matches_served_spec(spec):
-    committed = yaml.safe_load(TARGET.read_text(encoding="utf-8"))
+    committed = yaml.load(TARGET.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     assert committed == spec, "openapi.yaml is stale: run `python -m app.openapi_export`"
 
 
-async def test_served_openapi_endpoint_matches(client):
+async def test_served_openapi_endpoint_matches(client, spec):
     served = (await client.get("/openapi.json")).json()
-    assert served == served_spec()
+    assert served == spec
 
 
 def test_spec_is_valid_openapi(spec):

@@ -37,6 +37,7 @@ def test_an_unreachable_service_is_one_clear_line(live_service: LiveService):
     assert line.startswith(f"error: cannot connect to the service at {url}: ") and "Connection refused" in line
 
 
+@pytest.mark.slow  # a `python -m app.cli` process
 def test_the_installed_command_reports_errors_without_a_traceback():
     url = f"http://127.0.0.1:{_closed_port()}"
     done = subprocess.run([sys.executable, "-m", "app.cli", "--url", url, "query", "hello"],

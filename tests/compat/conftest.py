@@ -43,7 +43,7 @@ def wait_for_track(http: httpx.Client, track_id: str, timeout: float = 60) -> di
         if body["total_count"] and all(d["status"] in ("processed", "failed") for d in body["documents"]):
             return body
         assert time.monotonic() < deadline, body
-        time.sleep(0.1)
+        time.sleep(0.02)
 
 
 @pytest.fixture(scope="package")

@@ -4,6 +4,7 @@ in the routers. Read from the source with `ast`, so a lazy import inside a funct
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return {name for name in found if name in modules}
 
 
+@cache  # parsing every module takes a while: once per test process, for all the tests reading the graph
 def _graph() -> dict[str, set[str]]:
     files = {_module_name(p): p for p in APP.rglob("*.py")}
     modules = set(files)

