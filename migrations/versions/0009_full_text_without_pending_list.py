@@ -4,8 +4,9 @@ A GIN index with `fastupdate` (PostgreSQL's default) appends new entries to a pe
 reads in full until VACUUM or the list's size limit (4 MB) folds it into the index. Ingestion rewrites entity
 and relation rows all the time (each merge updates a description), so a busy project's searches kept
 scanning thousands of pending entries: right after 10,000 entities were written, a search for a word matching
-nothing read ~400 pages (7 with the list folded in). With `fastupdate = off` entries go straight into the index: writes cost a little more, searches
-read only the posting lists of their words. The existing pending lists are folded in now.
+nothing read ~400 pages (7 with the list folded in). With `fastupdate = off` entries go straight into the
+index: writes cost a little more, searches read only the posting lists of their words. The existing pending
+lists are folded in now.
 
 Revision ID: 0009
 Revises: 0008

@@ -98,3 +98,12 @@ async def test_full_text_indexes_have_no_pending_list(app_client):
         options = dict((await c.execute(text(
             "SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'ix_%_search_vector'"))).all())
     assert options == {f"ix_{t}_search_vector": ["fastupdate=off"] for t in ("entities", "relations", "chunks")}
+
+
+async def test_vectors_are_kept_in_the_row_before_text_columns(app_client):
+    """Migration 0011: the toaster moves descriptions, tsvectors and chunk text out of line before a vector."""
+    async with app_client.container.db.connect() as c:
+        storage = dict((await c.execute(text(
+            "SELECT attrelid::regclass::text, attstorage::text FROM pg_attribute WHERE attname = 'embedding' "
+            "AND attrelid IN ('entities'::regclass, 'relations'::regclass, 'chunks'::regclass)"))).all())
+    assert storage == {"entities": "m", "relations": "m", "chunks": "m"}
