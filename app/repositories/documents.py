@@ -96,6 +96,11 @@ async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
 _STALE_CLAIM = f"(heartbeat_at < now() - make_interval(secs => :timeout) OR {CLAIMANT_DEAD})"
 
 
+# A claimed document is at the pipeline's first stage (services/ingest/progress.py STAGES) from the claim on,
+# so progress readers never see a processing document without a stage.
+CLAIMED_STAGE = "chunking"
+
+
 async def claim_next(
     conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int
 ) -> dict | None:
@@ -104,7 +109,7 @@ async def claim_next(
         text(
             "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
             " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL,"
-            " finished_at = NULL, stage = NULL, progress = NULL"
+            " finished_at = NULL, stage = :first_stage, progress = NULL"
             " WHERE (project_id, id) = ("
             "  SELECT project_id, id FROM documents"
             "  WHERE status = 'pending' OR (status = 'processing' AND NOT cancel_requested"
@@ -112,7 +117,7 @@ async def claim_next(
             "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
             " RETURNING project_id, id, attempts, graph_merged"
         ),
-        {"worker": worker_id, "timeout": claim_timeout, "max_attempts": max_attempts},
+        {"worker": worker_id, "timeout": claim_timeout, "max_attempts": max_attempts, "first_stage": CLAIMED_STAGE},
     )).mappings().first()
     return dict(row) if row else None
 

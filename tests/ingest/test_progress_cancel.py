@@ -247,3 +247,18 @@ async def test_control_routes_refuse_unknown_fields(start_app, make_settings, fa
     app = await make_app(start_app, make_settings, worker_enabled=False)
     response = await app.http.post(path, json={"project_id": "p", "surprise": 1})
     assert response.status_code == 422
+
+
+async def test_a_claimed_document_is_at_the_first_stage_from_its_claim_on(start_app, make_settings, fake_llm):
+    """No progress reader sees a processing document without a stage (between the claim and the first write)."""
+    from app.services.ingest.progress import STAGES
+
+    app = await make_app(start_app, make_settings, worker_enabled=False)
+    doc_id = await enqueue(app, "Ria met Sol in Tam.")
+    async with app.container.db.transaction() as conn:
+        claimed = await docs_repo.claim_next(conn, "w1", 120, 3)
+    assert claimed["id"] == doc_id
+    doc = (await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})).json()
+    assert doc["status"] == "processing" and doc["stage"] == STAGES[0]
+    in_flight = (await app.http.get("/pipeline", params={"project_id": "p"})).json()
+    assert [(d["id"], d["stage"]) for d in in_flight["in_flight"]] == [(doc_id, STAGES[0])]
