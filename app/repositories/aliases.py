@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import and_, delete, exists, func, or_, select, tuple_, update
-from sqlalchemy.dialects.postgresql import ARRAY, array
+from sqlalchemy import and_, bindparam, delete, exists, select, text, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.types import Text
 
 from app.db.tables import chunks, entities, entity_aliases, entity_rejections, entity_suggestions
 from app.domain.aliases import AliasItem, AliasRow, SuggestionItem, SuggestionRow, scoped_key
 from app.domain.names import sorted_pair
 from app.domain.resolution import MATCH_INDEX
+from app.repositories.graph import any_of, pair_rows
 
 Pair = tuple[str, str]
 _A = entity_aliases.c
@@ -30,25 +30,31 @@ async def add_aliases(conn: AsyncConnection, project_id: str, entity_key: str, i
     return await add_aliases_of(conn, project_id, {entity_key: items}, overwrite=overwrite)
 
 
+# One statement text whatever the number of aliases (a multi-row VALUES list would be prepared anew for
+# every row count, inside the merge transaction that holds the key locks).
+_ADD_ALIASES = text("""
+INSERT INTO entity_aliases AS a (project_id, alias_key, entity_key, alias_name, source, document_id)
+SELECT :project_id, r.alias_key, r.entity_key, r.alias_name, r.source, r.document_id
+  FROM jsonb_to_recordset(:rows) AS r(alias_key text, entity_key text, alias_name text, source text,
+                                      document_id text)
+ON CONFLICT (project_id, alias_key) DO UPDATE
+   SET entity_key = excluded.entity_key, alias_name = excluded.alias_name, source = excluded.source,
+       document_id = excluded.document_id, created_at = now()
+ WHERE :overwrite OR a.entity_key = excluded.entity_key
+    OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.project_id = a.project_id AND e.key = a.entity_key)
+""").bindparams(bindparam("rows", type_=JSONB))
+
+
 async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: dict[str, Sequence[AliasItem]], *,
                          overwrite: bool = False) -> int:
     """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
-    rows = {i.stored_key: {"project_id": project_id, "alias_key": i.stored_key, "entity_key": entity_key,
-                           "alias_name": i.alias_name, "source": i.source, "document_id": i.document_id}
+    rows = {i.stored_key: {"alias_key": i.stored_key, "entity_key": entity_key, "alias_name": i.alias_name,
+                           "source": i.source, "document_id": i.document_id}
             for entity_key, items in sorted(by_entity.items()) for i in items if i.alias_key != entity_key}
     if not rows:
         return 0
-    stmt = pg_insert(entity_aliases).values(list(rows.values()))
-    dangling = ~exists().where(entities.c.project_id == entity_aliases.c.project_id,
-                               entities.c.key == entity_aliases.c.entity_key)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[_A.project_id, _A.alias_key],
-        set_={"entity_key": stmt.excluded.entity_key, "alias_name": stmt.excluded.alias_name,
-              "source": stmt.excluded.source, "document_id": stmt.excluded.document_id,
-              "created_at": func.now()},
-        where=None if overwrite else or_(dangling, entity_aliases.c.entity_key == stmt.excluded.entity_key),
-    )
-    result = await conn.execute(stmt)
+    result = await conn.execute(_ADD_ALIASES, {"project_id": project_id, "rows": list(rows.values()),
+                                               "overwrite": overwrite})
     return result.rowcount or 0
 
 
@@ -62,7 +68,7 @@ async def resolve_keys(conn: AsyncConnection, project_id: str, keys: Iterable[st
     stored = wanted + ([scoped_key(k, document_id) for k in wanted] if document_id else [])
     rows = (await conn.execute(
         select(_A.alias_key, _A.entity_key)
-        .where(_A.project_id == project_id, _A.alias_key.in_(stored),
+        .where(_A.project_id == project_id, _A.alias_key == any_of(stored),
                exists().where(entities.c.project_id == project_id, entities.c.key == _A.entity_key))
     )).all()
     found = {a: e for a, e in rows if a in set(wanted)}
@@ -82,7 +88,7 @@ async def alias_targets(conn: AsyncConnection, project_id: str, stored_keys: Ite
         return {}
     rows = await conn.execute(
         select(_A.alias_key, _A.entity_key)
-        .where(_A.project_id == project_id, _A.alias_key == func.any(array(wanted, type_=ARRAY(Text))),
+        .where(_A.project_id == project_id, _A.alias_key == any_of(wanted),
                exists().where(entities.c.project_id == project_id, entities.c.key == _A.entity_key)))
     return dict(rows.all())
 
@@ -95,7 +101,7 @@ async def aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterab
         return {}
     rows = (await conn.execute(
         select(_A.alias_key, _A.entity_key, _A.alias_name, _A.source, _A.document_id, _A.created_at)
-        .where(_A.project_id == project_id, _A.entity_key.in_(wanted), ~_A.alias_key.startswith(MATCH_INDEX))
+        .where(_A.project_id == project_id, _A.entity_key == any_of(wanted), ~_A.alias_key.startswith(MATCH_INDEX))
         .order_by(_A.entity_key, _A.created_at, _A.alias_key)
     )).mappings().all()
     out: dict[str, list[AliasRow]] = {}
@@ -121,7 +127,8 @@ async def delete_aliases_of(conn: AsyncConnection, project_id: str, entity_keys:
     keys = sorted(set(entity_keys))
     if not keys:
         return 0
-    result = await conn.execute(delete(entity_aliases).where(_A.project_id == project_id, _A.entity_key.in_(keys)))
+    result = await conn.execute(delete(entity_aliases).where(_A.project_id == project_id,
+                                                             _A.entity_key == any_of(keys)))
     return result.rowcount or 0
 
 
@@ -133,7 +140,7 @@ async def repoint(conn: AsyncConnection, project_id: str, from_keys: Iterable[st
         return 0
     await conn.execute(delete(entity_aliases).where(_A.project_id == project_id, _A.alias_key == to_key))
     result = await conn.execute(
-        update(entity_aliases).where(_A.project_id == project_id, _A.entity_key.in_(sources))
+        update(entity_aliases).where(_A.project_id == project_id, _A.entity_key == any_of(sources))
         .values(entity_key=to_key))
     return result.rowcount or 0
 
@@ -154,7 +161,7 @@ async def document_of_chunks(conn: AsyncConnection, project_id: str, chunk_ids: 
     if not ids:
         return {}
     rows = await conn.execute(select(chunks.c.id, chunks.c.document_id)
-                              .where(chunks.c.project_id == project_id, chunks.c.id.in_(ids)))
+                              .where(chunks.c.project_id == project_id, chunks.c.id == any_of(ids)))
     return dict(rows.all())
 
 
@@ -204,8 +211,9 @@ async def remove_suggestions(conn: AsyncConnection, project_id: str, pairs: Iter
     if not wanted:
         return 0
     s = entity_suggestions.c
+    listed = pair_rows(wanted)
     result = await conn.execute(delete(entity_suggestions).where(
-        s.project_id == project_id, tuple_(s.key_a, s.key_b).in_(wanted)))
+        s.project_id == project_id, s.key_a == listed.c.s, s.key_b == listed.c.t))
     return result.rowcount or 0
 
 
@@ -231,8 +239,9 @@ async def rejected_pairs(conn: AsyncConnection, project_id: str, pairs: Iterable
     if not wanted:
         return set()
     r = entity_rejections.c
-    rows = await conn.execute(select(r.key_a, r.key_b).where(r.project_id == project_id,
-                                                             tuple_(r.key_a, r.key_b).in_(wanted)))
+    listed = pair_rows(wanted)
+    rows = await conn.execute(select(r.key_a, r.key_b).join(listed, and_(r.key_a == listed.c.s, r.key_b == listed.c.t))
+                              .where(r.project_id == project_id))
     return {(a, b) for a, b in rows.all()}
 
 
@@ -242,7 +251,7 @@ async def entity_types(conn: AsyncConnection, project_id: str, keys: Iterable[st
     if not wanted:
         return {}
     rows = await conn.execute(select(entities.c.key, entities.c.entity_type)
-                              .where(entities.c.project_id == project_id, entities.c.key.in_(wanted)))
+                              .where(entities.c.project_id == project_id, entities.c.key == any_of(wanted)))
     return dict(rows.all())
 
 
