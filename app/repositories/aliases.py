@@ -77,6 +77,44 @@ async def resolve_keys(conn: AsyncConnection, project_id: str, keys: Iterable[st
     return found
 
 
+# What the merge needs to know about a document's names, in one round trip under the key locks: the aliases
+# among `stored` (project-wide and document-scoped keys) that name an existing entity ('a'), the types of the
+# entities among `keys` and those aliases' targets ('t'), and the rejected pairs touching `names` ('r').
+_NAMES_STATE = text("""
+WITH al AS (
+    SELECT a.alias_key, a.entity_key FROM entity_aliases a
+     WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:stored AS text[]))
+       AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
+)
+SELECT 'a' AS kind, alias_key AS x, entity_key AS y FROM al
+UNION ALL
+SELECT 't', e.key, e.entity_type FROM entities e
+ WHERE e.project_id = :project_id
+   AND e.key = ANY(CAST(:keys AS text[]) || ARRAY(SELECT entity_key FROM al))
+UNION ALL
+SELECT 'r', r.key_a, r.key_b FROM entity_rejections r
+ WHERE r.project_id = :project_id
+   AND (r.key_a = ANY(CAST(:names AS text[])) OR r.key_b = ANY(CAST(:names AS text[])))
+""")
+
+
+async def names_state(conn: AsyncConnection, project_id: str, document_id: str, alias_keys: Iterable[str],
+                      type_keys: Iterable[str], names: Iterable[str]
+                      ) -> tuple[dict[str, str], dict[str, str], set[Pair]]:
+    """(`resolve_keys(alias_keys, document_id=…)`, `entity_types` of `type_keys` and of the aliases' targets,
+    the rejected pairs that involve any of `names`) in one statement."""
+    wanted = sorted(set(alias_keys))
+    stored = wanted + [scoped_key(k, document_id) for k in wanted]
+    rows = (await conn.execute(_NAMES_STATE, {
+        "project_id": project_id, "stored": stored, "keys": sorted(set(type_keys)), "names": sorted(set(names)),
+    })).all()
+    found = {x: y for kind, x, y in rows if kind == "a"}
+    aliases = {k: found[k] for k in wanted if k in found}
+    aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
+    types = {x: y for kind, x, y in rows if kind == "t"}
+    return aliases, types, {(x, y) for kind, x, y in rows if kind == "r"}
+
+
 async def has_aliases(conn: AsyncConnection, project_id: str) -> bool:
     return bool(await conn.scalar(select(exists().where(_A.project_id == project_id))))
 

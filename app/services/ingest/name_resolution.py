@@ -46,6 +46,7 @@ class NameResolution:
     definitions: dict[str, str]
     lock_keys: set[str] = field(default_factory=set)
     result: Resolution | None = None
+    rejected: set[tuple[str, str]] = field(default_factory=set)  # rejected pairs touching the document's names
 
     @classmethod
     async def prepare(cls, conn: AsyncConnection, mode: ResolutionMode, project_id: str, document_id: str,
@@ -65,38 +66,39 @@ class NameResolution:
         return self
 
     async def _known(self, conn: AsyncConnection) -> Known:
+        """Aliases, entity types and rejected pairs of the document's names as stored now (one statement, plus
+        one per undefined acronym); the rejected pairs are kept for `_drop_rejected`."""
         keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
         wanted = keys | index_lookups(self.doc, self.definitions)
-        aliases = await aliases_repo.resolve_keys(conn, self.project_id, wanted, document_id=self.document_id)
+        aliases, types, self.rejected = await aliases_repo.names_state(
+            conn, self.project_id, self.document_id, wanted, keys, self.doc.names)
         initials: dict[str, list[str]] = {}
         for name in self.doc.names.values():
             letters = acronym_letters(name)
             if is_acronym(name) and letters not in self.definitions and letters not in initials:
                 pattern, first = initials_pattern(letters)
-                initials[letters] = [k for k, _ in await aliases_repo.keys_by_prefix(conn, self.project_id, pattern,
-                                                                                    first.lower())]
-        types = await aliases_repo.entity_types(
-            conn, self.project_id, keys | set(aliases.values()) | {k for ks in initials.values() for k in ks})
+                found = await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())
+                initials[letters] = [k for k, _ in found]
+                types.update(found)
         return Known(types, aliases, initials)
 
     async def resolve_locked(self, conn: AsyncConnection) -> None:
         """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
         known = await self._known(conn)
         self.result = resolve(self.doc, known, self.definitions, self.mode)
-        await self._drop_rejected(conn)
+        self._drop_rejected()
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
 
-    async def _drop_rejected(self, conn: AsyncConnection) -> None:
+    def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
         the name keeps its own node however well the rules match (a name kept apart already is)."""
         assert self.result is not None
         applied = [(key, d.target) for key, d in self.result.decisions.items() if d.target != key and not d.apart]
-        rejected = await aliases_repo.rejected_pairs(conn, self.project_id, applied)
         for key, target in applied:
-            if sorted_pair(key, target) in rejected:
+            if sorted_pair(key, target) in self.rejected:
                 self.result.decisions[key] = Decision(key)
 
     def apply(self, extractions: list[ChunkExtraction]) -> list[ChunkExtraction]:
