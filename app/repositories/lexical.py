@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.hits import ChunkHit, EntityHit, RelationHit
+from app.repositories.retrieval import ENDPOINT_COLUMNS, endpoint_hit, entity_hit, mapped_rows, relation_hit
 
 # A word found in more than COMMON_WORD_ROWS rows of the searched table is left out, as a stop word would be:
 # it tells little about the query (its inverse document frequency is near zero) and ranking every row it
@@ -108,10 +109,7 @@ found AS MATERIALIZED (
     LIMIT :limit
 )
 SELECT f.*, s.name AS src_name, t.name AS tgt_name,
-       s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
-       s.file_paths AS src_file_paths,
-       t.entity_type AS tgt_type, t.description AS tgt_description, t.degree AS tgt_degree,
-       t.file_paths AS tgt_file_paths
+       {ENDPOINT_COLUMNS}
 FROM found f
 JOIN entities s ON s.project_id = :project_id AND s.key = f.src_key
 JOIN entities t ON t.project_id = :project_id AND t.key = f.tgt_key
@@ -170,25 +168,11 @@ ORDER BY p.pos
 """)
 
 
-async def _rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
-    return [dict(r) for r in (await conn.execute(statement, params)).mappings()]
-
-
-def entity_hit(row: dict) -> EntityHit:
-    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
-                     list(row["file_paths"] or []))
-
-
-def relation_hit(row: dict) -> RelationHit:
-    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
-                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
-
-
 async def entities_by_keys(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[EntityHit]:
     """The stored entities among `keys`, in the order of `keys`."""
     if not keys:
         return []
-    rows = await _rows(conn, _EXACT_ENTITIES, {"project_id": project_id, "keys": keys})
+    rows = await mapped_rows(conn, _EXACT_ENTITIES, {"project_id": project_id, "keys": keys})
     return [entity_hit(r) for r in rows]
 
 
@@ -197,7 +181,7 @@ async def named_entities(conn: AsyncConnection, project_id: str, keys: list[str]
     type), in the order of `keys`, each once."""
     if not keys:
         return []
-    rows = await _rows(conn, _NAMED_ENTITIES, {"project_id": project_id, "keys": keys})
+    rows = await mapped_rows(conn, _NAMED_ENTITIES, {"project_id": project_id, "keys": keys})
     return list({r["key"]: entity_hit(r) for r in rows}.values())
 
 
@@ -215,7 +199,7 @@ async def search_entities(conn: AsyncConnection, project_id: str, words: list[st
     """Entities whose name or description holds any of `words`, best ranked first."""
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit})
+    rows = await mapped_rows(conn, _LEXICAL_ENTITIES, {"project_id": project_id, "words": words, "limit": limit})
     return [entity_hit(r) for r in rows]
 
 
@@ -226,20 +210,15 @@ async def search_relations(
     theme = one of `phrases` (all its words) is among the relation's keywords; themes first, then by rank."""
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
+    rows = await mapped_rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
                                                   "limit": limit})
-    return [(relation_hit(r), _end(r, "src"), _end(r, "tgt"), bool(r["theme"])) for r in rows]
-
-
-def _end(row: dict, side: str) -> EntityHit:
-    return EntityHit(row[f"{side}_key"], row[f"{side}_name"], row[f"{side}_type"], row[f"{side}_description"],
-                     row[f"{side}_degree"], list(row[f"{side}_file_paths"] or []))
+    return [(relation_hit(r), endpoint_hit(r, "src"), endpoint_hit(r, "tgt"), bool(r["theme"])) for r in rows]
 
 
 async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[ChunkHit]:
     if not words or limit <= 0:
         return []
-    rows = await _rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
+    rows = await mapped_rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
@@ -250,7 +229,7 @@ async def connecting_paths(
     paths), as (relation pairs in order, connecting entity keys in order)."""
     if len(keys) < 2:
         return [], []
-    rows = await _rows(conn, _PATHS, {"project_id": project_id, "keys": keys, "limit": limit})
+    rows = await mapped_rows(conn, _PATHS, {"project_id": project_id, "keys": keys, "limit": limit})
     pairs: dict[tuple[str, str], None] = {}
     mids: dict[str, None] = {}
     for r in rows:
@@ -264,6 +243,6 @@ async def connecting_paths(
 async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: list[tuple[str, str]]) -> list[RelationHit]:
     if not pairs:
         return []
-    rows = await _rows(conn, _RELATIONS_BY_PAIRS, {"project_id": project_id, "srcs": [p[0] for p in pairs],
+    rows = await mapped_rows(conn, _RELATIONS_BY_PAIRS, {"project_id": project_id, "srcs": [p[0] for p in pairs],
                                                    "tgts": [p[1] for p in pairs]})
     return [relation_hit(r) for r in rows]

@@ -43,7 +43,13 @@ WITH nearest AS MATERIALIZED (
 SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, key
 """).bindparams(bindparam("vec", type_=_VEC))
 
-_RELATION_SEARCH = text("""
+# The two ends of a relation row, joined as `s` (source) and `t` (target); read back by `endpoint_hit`.
+ENDPOINT_COLUMNS = """s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
+       s.file_paths AS src_file_paths,
+       t.entity_type AS tgt_type, t.description AS tgt_description, t.degree AS tgt_degree,
+       t.file_paths AS tgt_file_paths"""
+
+_RELATION_SEARCH = text(f"""
 WITH nearest AS MATERIALIZED (
     SELECT src_key, tgt_key, keywords, description, weight, file_paths, embedding <=> :vec AS distance
     FROM relations
@@ -52,10 +58,7 @@ WITH nearest AS MATERIALIZED (
     LIMIT :limit
 )
 SELECT n.*, s.name AS src_name, t.name AS tgt_name, s.degree + t.degree AS edge_degree,
-       s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
-       s.file_paths AS src_file_paths,
-       t.entity_type AS tgt_type, t.description AS tgt_description, t.degree AS tgt_degree,
-       t.file_paths AS tgt_file_paths
+       {ENDPOINT_COLUMNS}
 FROM nearest n
 JOIN entities s ON s.project_id = :project_id AND s.key = n.src_key
 JOIN entities t ON t.project_id = :project_id AND t.key = n.tgt_key
@@ -75,22 +78,22 @@ SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, id
 """).bindparams(bindparam("vec", type_=_VEC))
 
 
-async def _rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
+async def mapped_rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
     return [dict(r) for r in (await conn.execute(statement, params)).mappings()]
 
 
-def _entity_hit(row: dict) -> EntityHit:
+def entity_hit(row: dict) -> EntityHit:
     return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
                      list(row["file_paths"] or []))
 
 
-def _endpoint_hit(row: dict, side: str) -> EntityHit:
+def endpoint_hit(row: dict, side: str) -> EntityHit:
     """The `side` ("src" or "tgt") end of a relation search row."""
     return EntityHit(row[f"{side}_key"], row[f"{side}_name"], row[f"{side}_type"], row[f"{side}_description"],
                      row[f"{side}_degree"], list(row[f"{side}_file_paths"] or []))
 
 
-def _relation_hit(row: dict) -> RelationHit:
+def relation_hit(row: dict) -> RelationHit:
     return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
                        row["description"], float(row["weight"]), list(row["file_paths"] or []))
 
@@ -98,24 +101,24 @@ def _relation_hit(row: dict) -> RelationHit:
 async def search_entities(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[EntityHit]:
-    rows = await _rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+    rows = await mapped_rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                               "max_distance": 1.0 - min_similarity})
-    return [_entity_hit(r) for r in rows]
+    return [entity_hit(r) for r in rows]
 
 
 async def search_relations(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[tuple[RelationHit, EntityHit, EntityHit]]:
     """The nearest relations, each with its source and target entities."""
-    rows = await _rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+    rows = await mapped_rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                                 "max_distance": 1.0 - min_similarity})
-    return [(_relation_hit(r), _endpoint_hit(r, "src"), _endpoint_hit(r, "tgt")) for r in rows]
+    return [(relation_hit(r), endpoint_hit(r, "src"), endpoint_hit(r, "tgt")) for r in rows]
 
 
 async def search_chunks(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[ChunkHit]:
-    rows = await _rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
+    rows = await mapped_rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
                                              "max_distance": 1.0 - min_similarity})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
@@ -162,9 +165,9 @@ async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: li
     pull thousands of rows."""
     if not keys:
         return []
-    rows = await _rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit,
+    rows = await mapped_rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit,
                                                       "vec": vec, "anchored": anchored})
-    return [_relation_hit(r) for r in rows]
+    return [relation_hit(r) for r in rows]
 
 
 # Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
@@ -220,7 +223,7 @@ async def chunks_by_ids(conn: AsyncConnection, project_id: str, sources: dict[st
     """The chunks named by `sources` (chunk id → how it was found: "entity", "relation")."""
     if not sources:
         return {}
-    rows = await _rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": list(sources)})
+    rows = await mapped_rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": list(sources)})
     return {r["id"]: ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], sources[r["id"]])
             for r in rows}
 
