@@ -45,7 +45,6 @@ from app.domain.rows import (
     RelationText,
 )
 from app.errors import Conflict, NotFound, document_not_found
-from app.repositories import aliases as alias_repo
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
@@ -223,10 +222,8 @@ class DeletionService:
         needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
         project = await self._project_settings(conn, pid)
         inputs = await read_inputs(conn, pid, needed, project.entity_types, self.settings.entity_name_max_length)
-        # names map through the aliases entity resolution recorded, as the merge mapped them (a project
-        # without aliases has nothing to map: skip reading the names of thousands of records)
-        if await alias_repo.has_aliases(conn, pid):
-            inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
+        # names map through the aliases entity resolution recorded, as the merge mapped them
+        inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
         return inputs, project.language
 
     async def _prepare(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,

@@ -129,9 +129,11 @@ async def resolved_extractions(conn: AsyncConnection, project_id: str,
     merge mapped them: an alias scoped to the chunk's document first, then a project-wide alias of a name
     that is not itself an entity. Deletion rebuilds read them, so a rebuilt item keeps its resolved records.
     A handful of set-based queries whatever the number of chunks and documents; none without aliases."""
+    if not extractions or not await aliases_repo.has_aliases(conn, project_id):
+        return extractions  # before reading the names of thousands of records
     keys_by_chunk = {cid: set(document_names([x]).names) for cid, x in extractions.items()}
-    all_keys = set().union(*keys_by_chunk.values()) if keys_by_chunk else set()
-    if not all_keys or not await aliases_repo.has_aliases(conn, project_id):
+    all_keys = set().union(*keys_by_chunk.values())
+    if not all_keys:
         return extractions
     keys_by_document: dict[str, set[str]] = {}
     chunks_by_document: dict[str, list[str]] = {}
