@@ -119,7 +119,7 @@ ORDER BY f.theme DESC, f.score DESC, f.src_key, f.tgt_key
 _LEXICAL_CHUNKS = text(f"""
 WITH {_words_query(_STEMMED)},
 found AS MATERIALIZED (
-    SELECT c.id, ts_rank(c.search_vector, q.query, 1) AS score
+    SELECT c.id, ts_rank(c.search_vector, q.query, :normalization) AS score
     FROM chunks c, q
     WHERE c.project_id = :project_id AND c.search_vector @@ q.query
     ORDER BY score DESC, c.id
@@ -215,10 +215,14 @@ async def search_relations(
     return [(relation_hit(r), endpoint_hit(r, "src"), endpoint_hit(r, "tgt"), bool(r["theme"])) for r in rows]
 
 
-async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[ChunkHit]:
+async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int,
+                        by_density: bool = False) -> list[ChunkHit]:
+    """Chunks matching `words`, best first. `by_density` divides the rank by the chunk's length (ts_rank
+    normalisation 2) instead of 1 + its logarithm, so that short chunks dense in the words come first."""
     if not words or limit <= 0:
         return []
-    rows = await mapped_rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit})
+    rows = await mapped_rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit,
+                                                     "normalization": 2 if by_density else 1})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 

@@ -183,3 +183,18 @@ async def test_a_keyword_naming_an_alias_finds_its_entity(make_app):
     # an entity's own key wins over an alias spelled the same
     ctx = await context(app, query="The regatta?", mode="local", ll_keywords=["Ilmarin Regatta"])
     assert names(ctx)[0] == "Ilmarin Regatta"
+
+
+async def test_chunks_ranked_by_density_put_a_short_dense_chunk_first(make_app):
+    """Naive (only chunks) ranks a chunk holding every word first; mix (the graph states the facts) the chunk
+    with most matches per word of its length."""
+    app = await make_app(insert=False)
+    g = GraphFactory("default")
+    filler = " ".join(f"The clerk filed form {n} about the roads." for n in range(4))
+    g.document("doc-long", "long.txt", [f"The saffron harvest in the valley failed. {filler}"])
+    g.document("doc-short", "short.txt", ["Saffron failed."])
+    async with app.container.db.transaction() as conn:
+        await g.insert(conn)
+    query = {"query": "saffron harvest valley", "chunk_top_k": 1, "hl_keywords": ["none"], "ll_keywords": ["none"]}
+    assert [c["id"] for c in (await context(app, mode="naive", **query))["chunks"]] == ["doc-long-c0"]
+    assert [c["id"] for c in (await context(app, mode="mix", **query))["chunks"]] == ["doc-short-c0"]

@@ -108,7 +108,10 @@ class ContextBuilder:
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
             if query_vec is not None and mode in ("mix", "naive"):
-                vector_chunks = await r.search_chunks(req.query, query_vec, req.chunk_top_k)
+                # in mix the graph already states the facts of the entities found, so the searched chunks
+                # should add much per token; naive has only chunks, so a chunk covering more is better
+                vector_chunks = await r.search_chunks(req.query, query_vec, req.chunk_top_k,
+                                                      by_density=mode == "mix")
             if use_local or use_global:
                 rel_limit = max(1, req.max_relation_tokens // self._min_relation_tokens)
                 local = (await r.local(ll, ll_vec, query_vec or ll_vec, req.top_k, rel_limit)

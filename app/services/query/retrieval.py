@@ -127,13 +127,15 @@ class Retriever:
         return GraphHits(list(entities.values()), [relation for relation, *_ in ranked],
                          lead_entities=lead_entities, lead_relations=len(themed))
 
-    async def search_chunks(self, query: str, query_vec: list[float], limit: int) -> list[ChunkHit]:
-        """The chunk vector search, fused with the full-text chunk search when that is on."""
+    async def search_chunks(self, query: str, query_vec: list[float], limit: int,
+                            by_density: bool = False) -> list[ChunkHit]:
+        """The chunk vector search, fused with the full-text chunk search when that is on. `by_density`: see
+        `lexical.search_chunks`."""
         vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.options.min_similarity)
         if not self.options.lexical:
             return vector
         words = await self._searchable("chunks", [query])
-        found = await lexical.search_chunks(self.conn, self.project_id, words, limit)
+        found = await lexical.search_chunks(self.conn, self.project_id, words, limit, by_density)
         return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.options.rrf_k)][:limit]
 
     async def attach_sources(self, hits: GraphHits) -> None:
