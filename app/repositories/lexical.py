@@ -116,10 +116,12 @@ JOIN entities t ON t.project_id = :project_id AND t.key = f.tgt_key
 ORDER BY f.theme DESC, f.score DESC, f.src_key, f.tgt_key
 """)
 
-_LEXICAL_CHUNKS = text(f"""
+
+def _lexical_chunks(normalization: int) -> Any:
+    return text(f"""
 WITH {_words_query(_STEMMED)},
 found AS MATERIALIZED (
-    SELECT c.id, ts_rank(c.search_vector, q.query, :normalization) AS score
+    SELECT c.id, ts_rank(c.search_vector, q.query, {normalization}) AS score
     FROM chunks c, q
     WHERE c.project_id = :project_id AND c.search_vector @@ q.query
     ORDER BY score DESC, c.id
@@ -129,6 +131,10 @@ SELECT c.id, c.document_id, c.content, c.file_path
 FROM found f JOIN chunks c ON c.project_id = :project_id AND c.id = f.id
 ORDER BY f.score DESC, f.id
 """)
+
+# ts_rank normalisation 1 divides the rank by 1 + log(length), 2 by the length (see search_chunks)
+_LEXICAL_CHUNKS = {False: _lexical_chunks(1), True: _lexical_chunks(2)}
+
 
 # Paths a – mid – b between two named entities (mid not itself named), and direct edges between named ones.
 _PATHS = text("""
@@ -221,8 +227,8 @@ async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str]
     normalisation 2) instead of 1 + its logarithm, so that short chunks dense in the words come first."""
     if not words or limit <= 0:
         return []
-    rows = await mapped_rows(conn, _LEXICAL_CHUNKS, {"project_id": project_id, "words": words, "limit": limit,
-                                                     "normalization": 2 if by_density else 1})
+    rows = await mapped_rows(conn, _LEXICAL_CHUNKS[by_density],
+                             {"project_id": project_id, "words": words, "limit": limit})
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
