@@ -99,6 +99,7 @@ class Database:
     def __init__(self, url: str, *, pool_size: int = 10, embedded: EmbeddedPostgres | None = None) -> None:
         self.url = url
         self.embedded = embedded
+        self.max_connections = 2 * pool_size  # the pool, then as many again as overflow
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
             hide_parameters=True,  # SQL errors end up in logs and documents.error: never with document text
@@ -119,6 +120,18 @@ class Database:
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[AsyncConnection]:
         """A connection for read-only work (autocommit-free, rolled back on exit)."""
+        async with self.engine.connect() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def spare(self) -> AsyncIterator[AsyncConnection | None]:
+        """A second read connection for work that can run beside the caller's, or None when the pool has none
+        to give at once: a caller waiting for a second connection while holding one could, with every other
+        caller doing the same, hold the whole pool and wait forever. Checking the count and taking the
+        connection happen with no await between them, so no other task of this loop can take it meanwhile."""
+        if self.engine.pool.checkedout() >= self.max_connections:
+            yield None
+            return
         async with self.engine.connect() as conn:
             yield conn
 

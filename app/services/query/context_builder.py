@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from app.container import Container
@@ -104,19 +106,40 @@ class ContextBuilder:
         entity_ids: list[str] = []
         relation_ids: list[str] = []
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
-        async with self.c.db.transaction() as conn:
+        rel_limit = max(1, req.max_relation_tokens // self._min_relation_tokens)
+
+        async def local_side(r: Retriever) -> GraphHits:
+            if ll_vec is None:
+                return GraphHits()
+            return await r.local(ll, ll_vec, query_vec or ll_vec, req.top_k, rel_limit)
+
+        async def other_side(r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:
+            """The global side and the chunk searches."""
+            glob = await r.global_(hl, hl_vec, req.top_k, rel_limit) if hl_vec is not None else GraphHits()
+            if query_vec is None or mode not in ("mix", "naive"):
+                return glob, []
+            # in mix the graph already states the facts of the entities found, so the searched chunks
+            # should add much per token; naive has only chunks, so a chunk covering more is better
+            return glob, await r.search_chunks(req.query, query_vec, req.chunk_top_k, by_density=mode == "mix")
+
+        # local on one side; global and the chunk searches on the other, at once when the pool has a second
+        # connection free (a second server process does them meanwhile)
+        two_sides = ll_vec is not None and (hl_vec is not None or mode == "mix")
+        async with self.c.db.transaction() as conn, \
+                (self.c.db.spare() if two_sides else nullcontext(None)) as spare:
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
-            if query_vec is not None and mode in ("mix", "naive"):
-                # in mix the graph already states the facts of the entities found, so the searched chunks
-                # should add much per token; naive has only chunks, so a chunk covering more is better
-                vector_chunks = await r.search_chunks(req.query, query_vec, req.chunk_top_k,
-                                                      by_density=mode == "mix")
+            if spare is not None:
+                await repo.prepare_vector_search(spare, ef)
+                beside = Retriever(spare, req.project_id, self._search_options(), self.c.common_words)
+                async with asyncio.TaskGroup() as group:
+                    local_task = group.create_task(local_side(r))
+                    other_task = group.create_task(other_side(beside))
+                local, (glob, vector_chunks) = local_task.result(), other_task.result()
+            else:
+                local = await local_side(r)
+                glob, vector_chunks = await other_side(r)
             if use_local or use_global:
-                rel_limit = max(1, req.max_relation_tokens // self._min_relation_tokens)
-                local = (await r.local(ll, ll_vec, query_vec or ll_vec, req.top_k, rel_limit)
-                         if ll_vec is not None else GraphHits())
-                glob = await r.global_(hl, hl_vec, req.top_k, rel_limit) if hl_vec is not None else GraphHits()
                 hits = merge_graph_hits(local, glob)
                 ctx.entities = truncate_by_tokens(hits.entities, entity_line,
                                                   min(req.max_entity_tokens, remaining), self.ledger)

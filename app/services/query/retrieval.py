@@ -1,4 +1,5 @@
-"""Graph and chunk retrieval per mode, on one read transaction.
+"""Graph and chunk retrieval per mode; a Retriever works on one connection (hybrid and mix may use two at once,
+see ContextBuilder.build).
 
 local  — entities named exactly by a low-level keyword (always found), then the vector and full-text
          entity searches fused by reciprocal rank; when several entities are named, the paths of length two
