@@ -7,9 +7,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
 
@@ -29,8 +29,13 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config(0)).get_current_head()
 
 
-def current_revision(conn: Connection) -> str | None:
-    return MigrationContext.configure(conn).get_current_revision()
+async def current_revision(conn: AsyncConnection) -> str | None:
+    """The schema's revision: None before the first migration (or, never expected, with several heads).
+    Two plain statements; alembic's own lookup reflects the table through the catalog on every call."""
+    if (await conn.execute(text("SELECT to_regclass('alembic_version')"))).scalar() is None:
+        return None
+    revisions = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars().all()
+    return revisions[0] if len(revisions) == 1 else None
 
 
 async def upgrade_to_head(db: Database, embedding_dim: int) -> None:
@@ -42,7 +47,7 @@ async def upgrade_to_head(db: Database, embedding_dim: int) -> None:
     async with db.transaction() as conn:
         await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
         # at the head already (every start but the first): skip alembic's script loading and env.py
-        if await conn.run_sync(current_revision) != head_revision():
+        if await current_revision(conn) != head_revision():
             await conn.run_sync(_upgrade)
 
 

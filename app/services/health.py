@@ -24,7 +24,7 @@ async def health_report(c: Container) -> tuple[bool, dict]:
     try:
         async with c.db.connect() as conn:
             await conn.execute(text("SELECT 1"))
-            current = await conn.run_sync(current_revision)
+            current = await current_revision(conn)
         report["database"] = "ok"
         report["migrations"] = {"current": current, "head": head, "ok": current == head}
     except Exception as exc:  # any failure to reach the DB means "not ready"

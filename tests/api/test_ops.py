@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import text
+
 
 async def test_health_ok(client):
     response = await client.get("/health")
@@ -75,3 +77,12 @@ async def test_request_body_over_limit_is_413(start_app, make_settings):
     response = await app.http.post("/projects", json={"id": "big", "name": "x" * 5000})
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
+
+
+async def test_health_is_unavailable_when_the_schema_is_not_at_the_head_revision(app_client):
+    async with app_client.container.db.transaction() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    response = await app_client.http.get("/health")
+    assert response.status_code == 503
+    assert response.json()["migrations"]["current"] == "0001"
+    assert response.json()["migrations"]["ok"] is False

@@ -7,7 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
 
 from app.db.engine import Database, async_url
-from app.db.migrate import head_revision, upgrade_to_head
+from app.db.migrate import current_revision, head_revision, upgrade_to_head
 from app.db.tables import metadata
 
 
@@ -18,6 +18,8 @@ async def test_upgrade_from_empty_database(pg_cluster):
     await conn.close()
     db = Database(async_url(pg_cluster.url("empty_mig")))
     try:
+        async with db.connect() as c:
+            assert await current_revision(c) is None  # no alembic_version table yet
         await upgrade_to_head(db, 64)
         await upgrade_to_head(db, 64)  # idempotent
         async with db.connect() as c:
@@ -29,6 +31,8 @@ async def test_upgrade_from_empty_database(pg_cluster):
             default = await c.scalar(text("SELECT id FROM projects WHERE id = 'default'"))
             diff = await c.run_sync(lambda sync: compare_metadata(MigrationContext.configure(sync), metadata))
         assert version == head_revision()
+        async with db.connect() as c:
+            assert await current_revision(c) == version
         assert {"projects", "documents", "chunks", "entities", "relations", "entity_sources",
                 "relation_sources", "llm_cache"} <= tables
         assert indexes == {"ix_chunks_embedding_hnsw", "ix_entities_embedding_hnsw", "ix_relations_embedding_hnsw"}
