@@ -47,6 +47,10 @@ class LivenessBeat:
         asyncio.run(self._beat())
 
     async def _beat(self) -> None:
+        # Worker.start recorded the worker just now: the first beat is due one interval later, so a process
+        # that stops sooner (a CLI command, a test) never opens this thread's connection
+        if self._stop.wait(self.interval):
+            return
         db = Database(self.database_url, pool_size=1)
         failing = False
         try:

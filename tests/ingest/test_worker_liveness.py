@@ -164,3 +164,21 @@ async def test_killed_worker_is_detected_within_three_heartbeats(
                 proc.wait(timeout=30)
     async with db.connect() as conn:  # the stopped worker removed its row; the killed one could not
         assert list(await conn.scalars(select(workers.c.id))) == [slow_owner]
+
+
+async def test_the_liveness_beat_starts_one_interval_after_the_registration(make_settings, start_app):
+    """Worker.start records the worker itself; its beat thread connects only when the first beat is due, so a
+    process stopping sooner (a CLI command, a short test) never opens that connection."""
+    app = await start_app(make_settings(worker_heartbeat_interval=0.4))
+    worker = app.container.worker
+    db = app.container.db
+    async with db.connect() as conn:
+        registered = await conn.scalar(select(workers.c.last_seen).where(workers.c.id == worker.id))
+    await asyncio.sleep(0.2)  # half an interval: long enough for a beat thread that connects at once
+    assert registered is not None and worker._beat.beats == 0
+    async def beaten() -> bool:
+        return worker._beat.beats >= 1
+
+    await until(beaten, limit=5)
+    async with db.connect() as conn:
+        assert await conn.scalar(select(workers.c.last_seen).where(workers.c.id == worker.id)) > registered
