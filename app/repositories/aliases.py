@@ -58,25 +58,6 @@ async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: dict
     return result.rowcount or 0
 
 
-async def resolve_keys(conn: AsyncConnection, project_id: str, keys: Iterable[str], *,
-                       document_id: str | None = None) -> dict[str, str]:
-    """alias key → entity key for the given keys that are aliases of an existing entity; with `document_id`,
-    the aliases scoped to that document too (they win over project-wide ones)."""
-    wanted = sorted(set(keys))
-    if not wanted:
-        return {}
-    stored = wanted + ([scoped_key(k, document_id) for k in wanted] if document_id else [])
-    rows = (await conn.execute(
-        select(_A.alias_key, _A.entity_key)
-        .where(_A.project_id == project_id, _A.alias_key == any_of(stored),
-               exists().where(entities.c.project_id == project_id, entities.c.key == _A.entity_key))
-    )).all()
-    found = {a: e for a, e in rows if a in set(wanted)}
-    if document_id:
-        found.update({k: e for k in wanted if (e := dict(rows).get(scoped_key(k, document_id)))})
-    return found
-
-
 # What the merge needs to know about a document's names, in one round trip under the key locks: the aliases
 # among `stored` (project-wide and document-scoped keys) that name an existing entity ('a'), the types of the
 # entities among `keys` and those aliases' targets ('t'), and the rejected pairs touching `names` ('r').
@@ -101,8 +82,9 @@ SELECT 'r', r.key_a, r.key_b FROM entity_rejections r
 async def names_state(conn: AsyncConnection, project_id: str, document_id: str, alias_keys: Iterable[str],
                       type_keys: Iterable[str], names: Iterable[str]
                       ) -> tuple[dict[str, str], dict[str, str], set[Pair]]:
-    """(`resolve_keys(alias_keys, document_id=…)`, `entity_types` of `type_keys` and of the aliases' targets,
-    the rejected pairs that involve any of `names`) in one statement."""
+    """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
+    to `document_id` winning over a project-wide one; `entity_types` of `type_keys` and of those targets; the
+    rejected pairs that involve any of `names`."""
     wanted = sorted(set(alias_keys))
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
     rows = (await conn.execute(_NAMES_STATE, {
@@ -120,7 +102,8 @@ async def has_aliases(conn: AsyncConnection, project_id: str) -> bool:
 
 
 async def alias_targets(conn: AsyncConnection, project_id: str, stored_keys: Iterable[str]) -> dict[str, str]:
-    """Stored alias key (scoped or not) → entity key, for those of `stored_keys` naming an existing entity."""
+    """Stored alias key (scoped or not) → entity key, for those of `stored_keys` naming an existing entity (a
+    document's own aliases are read with the rest of its names' state: `names_state`)."""
     wanted = sorted(set(stored_keys))
     if not wanted:
         return {}

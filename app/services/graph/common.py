@@ -75,7 +75,7 @@ async def refuse_alias_of_other(conn: AsyncConnection, project_id: str, key: str
                                 owner: str | None) -> None:
     """409 when `key` is a project-wide alias of an existing entity other than `owner`: giving the name to
     another entity would leave it naming two."""
-    named = (await alias_repo.resolve_keys(conn, project_id, [key])).get(key)
+    named = (await alias_repo.alias_targets(conn, project_id, [key])).get(key)
     if named is not None and named != owner:
         other = await curation_repo.get_entity(conn, project_id, named)
         raise Conflict(f"'{name}' is an alias of entity '{other.name if other else named}'; detach it first "
@@ -87,7 +87,7 @@ async def resolve_key(conn: AsyncConnection, project_id: str, key: str) -> str:
     project-wide alias of that key names; the key itself when neither exists (callers answer 404)."""
     if await curation_repo.get_entity(conn, project_id, key) is not None:
         return key
-    return (await alias_repo.resolve_keys(conn, project_id, [key])).get(key, key)
+    return (await alias_repo.alias_targets(conn, project_id, [key])).get(key, key)
 
 
 def relation_out(row: RelationRow) -> RelationOut:
