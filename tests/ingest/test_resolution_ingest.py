@@ -26,10 +26,11 @@ RECORDS = {
 }
 
 
-def install(fake_llm) -> None:
+def install(fake_llm, records: dict[str, list[str]] = RECORDS) -> None:
+    """Each chunk's extraction answers with the records of the first marker (a key of `records`) it contains."""
     def extract(messages) -> str:
         text = chunk_text(messages)
-        return "\n".join(next(v for k, v in RECORDS.items() if k in text) + [COMPLETE])
+        return "\n".join(next(v for k, v in records.items() if k in text) + [COMPLETE])
     fake_llm.handlers["extract"] = extract
 
 

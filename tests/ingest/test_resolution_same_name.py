@@ -10,8 +10,7 @@ from sqlalchemy import select
 from app.db.tables import entities, entity_aliases, entity_suggestions
 from app.repositories import lexical
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line, rows
-from tests.ingest.test_resolution_ingest import graph
-from tests.support.fakes.openai_server import COMPLETE, chunk_text
+from tests.ingest.test_resolution_ingest import graph, install
 
 TOWN, DRONE = "orlin", "orlin (artifact)"
 RECORDS = {
@@ -33,13 +32,6 @@ RECORDS = {
 }
 
 
-def install(fake_llm) -> None:
-    def extract(messages) -> str:
-        text = chunk_text(messages)
-        return "\n".join(next(v for k, v in RECORDS.items() if k in text) + [COMPLETE])
-    fake_llm.handlers["extract"] = extract
-
-
 async def descriptions(app) -> dict[str, tuple[str, str, str]]:
     return {r["key"]: (r["name"], r["entity_type"], r["description"])
             for r in await rows(app, select(entities.c.key, entities.c.name, entities.c.entity_type,
@@ -48,7 +40,7 @@ async def descriptions(app) -> dict[str, tuple[str, str, str]]:
 
 async def test_same_name_other_type_is_kept_apart_and_suggested(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(app, ["town doc"])
     [drone] = await ingest(app, ["drone doc"])
     await ingest(app, ["drone again", "town again"])
@@ -77,7 +69,7 @@ async def test_same_name_other_type_is_kept_apart_and_suggested(make_settings, s
 
 async def test_one_document_giving_two_types_or_a_generic_type_keeps_one_node(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(app, ["town doc"])
     await ingest(app, ["both types"])
     await ingest(app, ["generic type"])
@@ -88,7 +80,7 @@ async def test_one_document_giving_two_types_or_a_generic_type_keeps_one_node(ma
 
 async def test_off_mode_keeps_name_only_keys(make_settings, start_app, fake_llm):
     off = await start_app(make_settings(entity_resolution="off"))
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(off, ["town doc"])
     await ingest(off, ["drone doc"])
     assert not any(k.startswith("orlin (") for k in (await graph(off))[0])  # name-only, as LightRAG
@@ -96,7 +88,7 @@ async def test_off_mode_keeps_name_only_keys(make_settings, start_app, fake_llm)
 
 async def test_suggest_mode_keeps_apart_and_suggests(make_settings, start_app, fake_llm):
     suggest = await start_app(make_settings(entity_resolution="suggest"))
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(suggest, ["town doc"])
     await ingest(suggest, ["drone doc"])
     assert {TOWN, DRONE} <= (await graph(suggest))[0]  # keeping apart is not a merge: it applies
@@ -105,7 +97,7 @@ async def test_suggest_mode_keeps_apart_and_suggests(make_settings, start_app, f
 
 async def test_deletion_rebuild_and_reingest_keep_the_split(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     [town] = await ingest(app, ["town doc"])
     [drone] = await ingest(app, ["drone doc"])
     [again] = await ingest(app, ["drone again"])
@@ -135,7 +127,7 @@ async def test_deletion_rebuild_and_reingest_keep_the_split(make_settings, start
 async def test_later_product_documents_reach_the_qualified_entity_when_the_bare_one_is_gone(
         make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     [town] = await ingest(app, ["town doc"])
     await ingest(app, ["drone doc"])
     assert (await app.http.delete(f"/documents/{town['id']}")).status_code == 200
@@ -147,7 +139,7 @@ async def test_later_product_documents_reach_the_qualified_entity_when_the_bare_
 
 async def test_a_merge_by_the_user_is_not_split_again(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(app, ["town doc"])
     await ingest(app, ["drone doc"])
     merged = await app.http.post("/entities/merge", json={"source_entities": ["Orlin (artifact)"],
@@ -161,7 +153,7 @@ async def test_a_merge_by_the_user_is_not_split_again(make_settings, start_app, 
 
 async def test_a_renamed_entity_keeps_its_old_name_for_later_documents(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    install(fake_llm)
+    install(fake_llm, RECORDS)
     await ingest(app, ["town doc"])
     renamed = await app.http.patch("/entities/Orlin", json={"new_name": "Orlin-on-Vess"})
     assert renamed.status_code == 200 and renamed.json()["aliases"] == ["Orlin"]
