@@ -18,6 +18,7 @@ from app.error_handlers import install_error_handlers
 from app.logging_setup import configure_logging
 from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from app.openapi import describe_api, operation_id
+from app.process_gc import freeze_start_up_objects
 from app.routers import documents, entities, export, lightrag_compat, ollama_api, openai_api, ops, projects, query
 from app.ui import install_ui
 from app.wiring import build_container, close_container
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.worker_enabled:
             worker = container.worker = Worker(container)
             await worker.start()
+        freeze_start_up_objects()
         try:
             yield
         finally:

@@ -207,6 +207,7 @@ async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Contai
 async def _main() -> None:
     from app.config import settings_or_exit
     from app.logging_setup import configure_logging
+    from app.process_gc import freeze_start_up_objects
     from app.worker_http import start_worker_http
 
     settings = settings_or_exit(needs_database=True)
@@ -221,6 +222,7 @@ async def _main() -> None:
     worker = Worker(container)
     await worker.start()
     listener = await start_worker_http(settings, container, lambda: worker.running, worker.id)
+    freeze_start_up_objects()
     try:
         await stop.wait()
     finally:

@@ -28,6 +28,7 @@ from sqlalchemy import insert
 from app.config import Settings
 from app.db.tables import projects
 from app.main import build_container, close_container
+from app.process_gc import freeze_start_up_objects
 from app.services.graph.deletion import DeletionService
 from app.usage import track_usage
 from bench.delete_bench import DIM, SAMPLES, build_project, counts
@@ -54,6 +55,7 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
                         llm_api_key="k", embedding_model="fake-embedding", embedding_dim=DIM, worker_enabled=False,
                         log_level="WARNING")
     c = await build_container(settings)
+    freeze_start_up_objects()  # as the API and worker processes do once started
     try:
         for pid in ("single", "batch"):
             async with c.db.transaction() as conn:

@@ -36,6 +36,7 @@ from app.domain.records import EntityRecord, RelationRecord
 from app.domain.rows import EntityEmbeddingUpdate, RelationEmbeddingUpdate
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.main import build_container, close_container
+from app.process_gc import freeze_start_up_objects
 from app.repositories import graph as graph_repo
 from app.services.graph.deletion import DeletionService
 from app.services.ingest.extraction import extraction_from_cached
@@ -152,6 +153,7 @@ async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = Fal
                         llm_api_key="k", embedding_model="fake-embedding", embedding_dim=DIM, worker_enabled=False,
                         log_level="WARNING")
     c = await build_container(settings)
+    freeze_start_up_objects()  # as the API and worker processes do once started
     try:
         for size in sizes:
             pid = f"bench{size}"
