@@ -3,10 +3,10 @@
 A service process holds hundreds of thousands of objects that live as long as it does: modules, classes,
 the SQLAlchemy, pydantic and HTTP client machinery, the container. CPython's collector walks all of them on
 each full collection, and work that allocates many short-lived containers (a batch deletion decoding the
-records of thousands of chunks, a large query context) triggers full collections again and again: about a
-fifth of such a request's time on a 2-core machine (bench/batch_delete_bench.py). Freezing what exists once
-start-up is done moves it to a generation the collector never scans; garbage made later is collected as
-before.
+records of thousands of chunks, a large query context) triggers full collections again and again: 13-17% of
+a deletion's time on a 2-core machine (bench/batch_delete_bench.py, one document and fifty). Freezing what
+exists once start-up is done moves it to a generation the collector never scans; garbage made later is
+collected as before.
 """
 
 from __future__ import annotations

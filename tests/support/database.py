@@ -192,7 +192,7 @@ class DatabasePool:
         self._admin: dict[str, asyncpg.Connection] = {}
         self._resets: set[asyncio.Task[None]] = set()  # releases still resetting their database
         self._failures: list[BaseException] = []  # raised by the next acquire: a failed reset is not hidden
-        self._created = 0
+        self._held = 0  # databases of this pool: in use, free or being reset
 
     async def load_template(self) -> None:
         """Remember the template's schema fingerprint, rows (the migrations seed the default project), foreign
@@ -225,7 +225,7 @@ class DatabasePool:
         )
 
     async def acquire(self) -> str:
-        while not self._free and self._resets and self._created >= _DATABASES_KEPT:
+        while not self._free and self._resets and self._held >= _DATABASES_KEPT:
             await asyncio.wait(self._resets, return_when=asyncio.FIRST_COMPLETED)
         if self._failures:
             raise self._failures.pop(0)
@@ -233,7 +233,7 @@ class DatabasePool:
             return self.cluster.url(self._free.pop())
         name = next(self._names)
         await self.cluster.create_database(name)
-        self._created += 1
+        self._held += 1
         return self.cluster.url(name)
 
     async def release(self, url: str) -> None:
@@ -252,7 +252,7 @@ class DatabasePool:
             self._free.append(name)
         else:
             self._forget(name)
-            self._created -= 1
+            self._held -= 1
             await self.cluster.drop_database(name)
 
     async def close(self) -> None:
