@@ -16,7 +16,7 @@ from app.repositories import curation as curation_repo
 from app.repositories import graph as graph_repo
 from app.services.graph import vectors as vectors_module
 from app.services.graph.embedding import embed_changed
-from tests.support.curation import Parked, entity_row, relation_row, seed_graph
+from tests.support.curation import ADVISORY_HERE, Parked, entity_row, relation_row, seed_graph
 
 GRAPH = {
     "docs": {"d1": ["c1", "c2"]},
@@ -73,7 +73,7 @@ class HeldEmbedder:
 
 async def advisory_locks(app) -> int:
     async with app.container.db.connect() as conn:
-        return int(await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")))
+        return int(await conn.scalar(text(f"SELECT count(*) FROM pg_locks WHERE {ADVISORY_HERE}")))
 
 
 async def open_transactions(app) -> list:

@@ -127,6 +127,11 @@ class Parked:
             await asyncio.sleep(0.005)
 
 
+# Advisory locks in this test's database only: pg_locks covers the whole server, where the previous test's
+# database may still be being reset, its leftover sessions ended (tests/support/database.py).
+ADVISORY_HERE = "locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+
+
 async def queued_behind_another(app: Any, task: asyncio.Task, deadline: float = 20.0) -> None:
     """Return once `task` is done or waits behind another request: at an entity gate of this process, or
     on an advisory lock in the database."""
@@ -135,7 +140,7 @@ async def queued_behind_another(app: Any, task: asyncio.Task, deadline: float = 
         if any(gate.users > 1 for gate in getattr(curation_common, "_GATES", {}).values()):
             return
         async with app.container.db.connect() as conn:
-            if await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")):
+            if await conn.scalar(text(f"SELECT count(*) FROM pg_locks WHERE {ADVISORY_HERE} AND NOT granted")):
                 return
         assert time.monotonic() < ends, "the request neither finished nor queued"
         await asyncio.sleep(0.01)
