@@ -9,20 +9,13 @@ from sqlalchemy import event
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.db.engine import Database, async_url
-from tests.support.faults import until
-
-_OTHERS = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+from tests.support.database import end_other_sessions
 
 
 async def _end_every_other_session(database_url: str) -> None:
     admin = await asyncpg.connect(database_url)
     try:
-        await admin.execute(f"SELECT pg_terminate_backend(pid) FROM ({_OTHERS}) AS s")
-
-        async def gone() -> bool:
-            return not await admin.fetch(_OTHERS)
-
-        await until(gone, limit=10)
+        await end_other_sessions(admin)
     finally:
         await admin.close()
 

@@ -86,6 +86,11 @@ _SEQUENCES = "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename)
 _OTHER_SESSIONS = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
 
 
+async def end_other_sessions(conn: asyncpg.Connection) -> None:
+    """End every other session of `conn`'s database, waiting (up to 5 s each) until their processes are gone."""
+    await conn.execute(f"SELECT pg_terminate_backend(pid, 5000) FROM ({_OTHER_SESSIONS}) AS s")
+
+
 def _rows_hash(table: str) -> str:
     """An expression for the content of `table`, equal for equal rows in any physical order."""
     return f"(SELECT md5(coalesce(string_agg(r::text, E'\\n' ORDER BY r::text), '')) FROM {table} AS r)"
@@ -283,7 +288,7 @@ class DatabasePool:
     async def _reset_on(self, conn: asyncpg.Connection) -> bool:
         # A test that left a connection open (a stray task, a killed worker's session) must not write
         # into the next test's data: end those sessions first, as DROP DATABASE ... WITH (FORCE) would.
-        await conn.execute(f"SELECT pg_terminate_backend(pid, 5000) FROM ({_OTHER_SESSIONS}) AS s")
+        await end_other_sessions(conn)
         found = await conn.fetchrow(self._differences)
         if found["fingerprint"] != self._fingerprint:
             return False
