@@ -46,5 +46,6 @@ class Container:
     llm_cache: CachedLLM
     reranker: RerankService
     common_words: CommonWords = field(default_factory=CommonWords)  # query words too common to search for
+    owns_db: bool = True  # False when the caller passed the database in and closes it itself
     # Set when this process runs a queue worker (the API with WORKER_ENABLED, or `python -m app.worker`).
     worker: LocalWorker | None = None

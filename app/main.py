@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute
 
 from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.config import Settings, get_settings
+from app.db.engine import Database
 from app.error_handlers import install_error_handlers
 from app.logging_setup import configure_logging
 from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
@@ -29,13 +30,15 @@ log = logging.getLogger(__name__)
 API_VERSION = "0.1.0"
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
+    """`database`: an open one to use instead of connecting to DATABASE_URL; the caller keeps and closes it
+    (the tests hand one database's warm connection pool from app to app)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings.log_level, settings.log_format)
-        container = await build_container(settings)
+        container = await build_container(settings, database)
         app.state.container = container
         if not app.state.api_keys:
             log.warning("API_KEYS is empty: the API is open to anyone who can reach it. `python -m app` then "

@@ -16,8 +16,9 @@ from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 from app.services.query.rerank import RerankService
 
 
-async def build_container(settings: Settings) -> Container:
-    db = Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
+async def build_container(settings: Settings, database: Database | None = None) -> Container:
+    """`database`, when given, stays its caller's: the container uses it and leaves it open when closed."""
+    db = database or Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
     try:
         stored = await stored_embedding_dim(db)
         if stored is not None and stored != settings.embedding_dim:
@@ -29,7 +30,8 @@ async def build_container(settings: Settings) -> Container:
         async with db.transaction() as conn:
             await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
     except BaseException:
-        await db.close()
+        if database is None:
+            await db.close()
         raise
     tokenizer = get_tokenizer(settings.tokenizer_encoding)
     llm = LLMClient(settings, tokenizer)
@@ -41,6 +43,7 @@ async def build_container(settings: Settings) -> Container:
         embedder=EmbeddingClient(settings, tokenizer),
         llm_cache=CachedLLM(db, llm),
         reranker=RerankService(settings),  # built now, so its breaker gauge is in /metrics from the start
+        owns_db=database is None,
     )
 
 
@@ -52,4 +55,5 @@ async def close_container(c: Container) -> None:
     await c.reranker.close()
     await c.llm.close()
     await c.embedder.close()
-    await c.db.close()
+    if c.owns_db:
+        await c.db.close()

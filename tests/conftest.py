@@ -13,6 +13,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.db.engine import Database
 from app.main import create_app
 from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster
 from tests.support.fakes.openai_server import FakeOpenAI
@@ -108,25 +109,36 @@ class AppClient:
 
 
 @pytest.fixture
-async def start_app(database_url: str) -> AsyncIterator[Callable[..., Any]]:
+async def start_app(database_url: str, database_pool: DatabasePool) -> AsyncIterator[Callable[..., Any]]:
     """`await start_app(settings)` → AppClient; everything started is shut down after the test, before its
-    database is reset (requesting `database_url` here orders the teardowns)."""
-    stack: list[tuple[Any, httpx.AsyncClient]] = []
+    database is reset (requesting `database_url` here orders the teardowns). An app on the test's database
+    gets that database's kept engine when no other running app has it (tests/support/warm_databases.py)."""
+    warm = database_pool.warm
+    stack: list[tuple[Any, httpx.AsyncClient, Database | None]] = []
 
     async def _start(settings: Settings, setup: Callable[[FastAPI], None] | None = None) -> AppClient:
-        app = create_app(settings)
+        on_test_database = settings.database_url == database_url
+        database = warm.lend(database_url, settings.db_pool_size) if on_test_database else None
+        app = create_app(settings, database)
         if setup is not None:
             setup(app)
         lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
+        try:
+            await lifespan.__aenter__()
+        except BaseException:
+            if database is not None:
+                await warm.give_back(database)
+            raise
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=60)
-        stack.append((lifespan, client))
+        stack.append((lifespan, client, database))
         return AppClient(app, client)
 
     yield _start
-    for lifespan, client in reversed(stack):
+    for lifespan, client, database in reversed(stack):
         await client.aclose()
         await lifespan.__aexit__(None, None, None)
+        if database is not None:
+            await warm.give_back(database)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import asyncpg
 
 from app.db.engine import Database
 from app.db.migrate import upgrade_to_head
+from tests.support.warm_databases import WarmDatabases
 
 TEST_DIM = 64
 TEMPLATE_DB = "lrs_template"
@@ -83,12 +84,16 @@ WHERE k.contype = 'f' AND k.connamespace = 'public'::regnamespace
 
 _SEQUENCES = "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename), last_value FROM pg_sequences"
 
-_OTHER_SESSIONS = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+_OTHER_SESSIONS = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    " AND NOT (pid = ANY($1::int[]) AND state = 'idle')"
+)
 
 
-async def end_other_sessions(conn: asyncpg.Connection) -> None:
-    """End every other session of `conn`'s database, waiting (up to 5 s each) until their processes are gone."""
-    await conn.execute(f"SELECT pg_terminate_backend(pid, 5000) FROM ({_OTHER_SESSIONS}) AS s")
+async def end_other_sessions(conn: asyncpg.Connection, spare: list[int] | None = None) -> None:
+    """End every other session of `conn`'s database but the idle ones of `spare`, waiting (up to 5 s each)
+    until their processes are gone."""
+    await conn.execute(f"SELECT pg_terminate_backend(pid, 5000) FROM ({_OTHER_SESSIONS}) AS s", spare or [])
 
 
 def _rows_hash(table: str) -> str:
@@ -183,11 +188,14 @@ class DatabasePool:
     table swaps the files of the table and of each of its indexes), and the next test need not wait for it.
     The pool keeps two databases per test process, so the next test takes the other one while this one is
     reset; it waits for a reset only when both are still being reset.
+
+    The apps' engines outlive their tests (`warm`): a reset ends every other session of the database except
+    the idle connections in those engines' pools, which hold no locks and no transaction.
     """
 
-    def __init__(self, cluster: PgCluster) -> None:
+    def __init__(self, cluster: PgCluster, prefix: str = "t") -> None:
         self.cluster = cluster
-        self._names = (f"t_{os.getpid()}_{n}" for n in itertools.count())
+        self._names = (f"{prefix}_{os.getpid()}_{n}" for n in itertools.count())
         self._free: list[str] = []
         self._fingerprint = ""
         self._template_rows: dict[str, bytes] = {}
@@ -198,6 +206,7 @@ class DatabasePool:
         self._resets: set[asyncio.Task[None]] = set()  # releases still resetting their database
         self._failures: list[BaseException] = []  # raised by the next acquire: a failed reset is not hidden
         self._held = 0  # databases of this pool: in use, free or being reset
+        self.warm = WarmDatabases()  # the apps' engines, kept open between the tests of a database
 
     async def load_template(self) -> None:
         """Remember the template's schema fingerprint, rows (the migrations seed the default project), foreign
@@ -258,11 +267,13 @@ class DatabasePool:
         else:
             self._forget(name)
             self._held -= 1
+            await self.warm.forget(name)
             await self.cluster.drop_database(name)
 
     async def close(self) -> None:
         if self._resets:
             await asyncio.wait(self._resets)
+        await self.warm.close()
         for name in list(self._admin):
             conn = self._admin.pop(name)
             try:
@@ -274,21 +285,22 @@ class DatabasePool:
         """Make the database equal to the template again; False when it must be dropped instead."""
         kept = name in self._admin
         try:
-            return await self._reset_on(await self._session(name))
+            return await self._reset_on(await self._session(name), name)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             self._forget(name)
             if not kept:
                 return False
         try:  # the kept session was ended (a test may end every session of its database): once more
-            return await self._reset_on(await self._session(name))
+            return await self._reset_on(await self._session(name), name)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             self._forget(name)
             return False
 
-    async def _reset_on(self, conn: asyncpg.Connection) -> bool:
+    async def _reset_on(self, conn: asyncpg.Connection, name: str) -> bool:
         # A test that left a connection open (a stray task, a killed worker's session) must not write
         # into the next test's data: end those sessions first, as DROP DATABASE ... WITH (FORCE) would.
-        await end_other_sessions(conn)
+        spare = self.warm.idle_sessions(name)
+        await end_other_sessions(conn, spare)
         found = await conn.fetchrow(self._differences)
         if found["fingerprint"] != self._fingerprint:
             return False
@@ -303,7 +315,7 @@ class DatabasePool:
                     value = self._sequences[sequence]
                     await conn.execute(f"ALTER SEQUENCE {sequence} RESTART" if value is None
                                        else f"SELECT setval('{sequence}', {value})")
-        return not await conn.fetch(_OTHER_SESSIONS)
+        return not await conn.fetch(_OTHER_SESSIONS, spare)
 
     def _emptied_with(self, tables: list[str]) -> set[str]:
         """`tables` and every table referencing one of them: TRUNCATE has to empty those together."""
