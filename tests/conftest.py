@@ -4,6 +4,7 @@ The helpers they use live in tests/support/."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -18,6 +19,13 @@ from app.main import create_app
 from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster
 from tests.support.fakes.openai_server import FakeOpenAI
 from tests.support.ssl_context import shared_default_ssl_context
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (the default in pyproject.toml): one test process per core, and one more. Each process waits
+    for part of its time (fake providers' latency, keep-alive intervals, "still open after 0.5 s" checks), and
+    the extra one runs meanwhile: on 2 cores the full suite went from 115 to 99 s, the fast set from 66 to 59 s."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(scope="session", autouse=True)
