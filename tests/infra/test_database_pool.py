@@ -4,7 +4,6 @@ engines keep only their idle connections across a reset (tests/support/database.
 from __future__ import annotations
 
 import itertools
-from urllib.parse import urlsplit
 
 import asyncpg
 from sqlalchemy import text
@@ -13,6 +12,7 @@ from app.db.engine import Database, async_url
 from app.main import create_app
 from tests.support.curation import seed_graph
 from tests.support.database import TEMPLATE_DB, DatabasePool, PgCluster
+from tests.support.warm_databases import database_name
 
 _pools = itertools.count()
 
@@ -62,13 +62,13 @@ async def test_a_released_database_comes_back_equal_to_the_template(pg_cluster: 
         first, second = await pool.acquire(), await pool.acquire()
         for url in (first, second):
             await _scribble(url)
-            assert await _content(pg_cluster, urlsplit(url).path.lstrip("/")) != template
+            assert await _content(pg_cluster, database_name(url)) != template
         await pool.release(first)
         await pool.release(second)
         again = {await pool.acquire(), await pool.acquire()}
         assert again == {first, second}  # reset in place, not dropped and created anew
         for url in again:
-            assert await _content(pg_cluster, urlsplit(url).path.lstrip("/")) == template
+            assert await _content(pg_cluster, database_name(url)) == template
     finally:
         await pool.close()
 

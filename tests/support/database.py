@@ -20,13 +20,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import asyncpg
 
 from app.db.engine import Database
 from app.db.migrate import upgrade_to_head
-from tests.support.warm_databases import WarmDatabases
+from tests.support.warm_databases import WarmDatabases, database_name
 
 TEST_DIM = 64
 TEMPLATE_DB = "lrs_template"
@@ -246,7 +245,7 @@ class DatabasePool:
 
     async def release(self, url: str) -> None:
         """Start resetting the database for the next test (see the class documentation)."""
-        task = asyncio.create_task(self._recycle(urlsplit(url).path.lstrip("/")))
+        task = asyncio.create_task(self._recycle(database_name(url)))
         self._resets.add(task)
         task.add_done_callback(self._finished)
 
