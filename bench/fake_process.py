@@ -5,8 +5,8 @@ figures; here it runs on the other core. The child is a plain `python -m bench.f
 multiprocessing spawn: spawn re-imports the parent's main module (a benchmark importing the whole app,
 ~1 s of start-up and memory) before running anything. Control is one JSON line each way over the child's
 stdin/stdout: reset (with a per-call latency), stats (calls per operation, peak concurrency, and o200k
-token counts per operation computed after the run), stop. The child stops when its stdin closes, so it
-never outlives the benchmark.
+token counts per operation computed after the run), requests (the chat calls' bodies), stop. The child
+stops when its stdin closes, so it never outlives the benchmark.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
                 reply(None)
             elif command == "stats":
                 reply(_stats(fake))
+            elif command == "requests":  # the chat calls' bodies since the last reset, to replay them
+                reply([{"operation": call.operation, "body": call.body} for call in list(fake.calls)])
             elif command == "stop":
                 asked_to_stop = True
                 break
@@ -94,6 +96,10 @@ class FakeProcess:
 
     def stats(self) -> dict:
         return self._ask("stats")
+
+    def requests(self) -> list[dict]:
+        """{"operation", "body"} of every chat call since the last reset."""
+        return self._ask("requests")
 
     def stop(self) -> None:
         try:
