@@ -96,6 +96,29 @@ def test_delete_removes_documents_and_reports_unknown_ones(live_service: LiveSer
         assert http.get(f"/documents/{doc_id}", params={"project_id": ingested}).status_code == 404
 
 
+def test_delete_of_several_documents_is_one_batch(live_service: LiveService, project: str, tmp_path: Path):
+    """Several ids go in one request: one plan and one rebuild, so the entity they share is rebuilt once."""
+    for name in ("one", "two", "three"):
+        (tmp_path / f"{name}.txt").write_text(f"{TEXT}Alice Walker wrote chapter {name}.\n")
+    assert_ok(live_service.run("ingest", str(tmp_path), "--poll-interval", "0.05", project=project))
+    with live_service.http() as http:
+        listed = http.get("/documents", params={"project_id": project}).json()["documents"]
+    ids = {d["file_path"]: d["id"] for d in listed}
+    gone, kept = [ids["one.txt"], ids["two.txt"]], ids["three.txt"]
+
+    result = live_service.run("delete", *gone, project=project)
+
+    assert_ok(result)
+    [line] = result.stdout.splitlines()  # one report for the batch, not one per document
+    assert line.startswith(f"deleted 2 documents ({gone[0]}, {gone[1]}): ") and line.endswith("rebuilt (each once)")
+    with live_service.http() as http:
+        for doc_id in gone:
+            assert http.get(f"/documents/{doc_id}", params={"project_id": project}).status_code == 404
+        assert http.get(f"/documents/{kept}", params={"project_id": project}).json()["status"] == "processed"
+        alice = http.get("/entities/Alice Walker", params={"project_id": project}).json()
+        assert alice["source_ids"] and all(kept in chunk for chunk in alice["source_ids"])
+
+
 def test_export_streams_the_graph_to_a_file(live_service: LiveService, ingested: str, tmp_path: Path):
     (tmp_path / "out").mkdir()
     target = tmp_path / "out" / "graph.xlsx"
