@@ -67,7 +67,7 @@ async def replay_calls(url: str, requests: Sequence[dict], concurrency: int) -> 
 
 async def _explained(conn: AsyncConnection, statement: TextClause, params: dict, *binds: BindParameter) -> float:
     """Server execution seconds of the statement."""
-    explained = text(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement.text}").bindparams(*binds)
+    explained = text(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {statement.text}").bindparams(*binds)
     plan = (await conn.execute(explained, params)).scalar_one()
     plan = json.loads(plan) if isinstance(plan, str) else plan
     return plan[0]["Execution Time"] / 1000
