@@ -40,14 +40,17 @@ from bench.deletion_floor import database_floor, replay_calls
 from bench.fake_process import FakeProcess
 
 
-async def _timed_delete(c, fake: FakeProcess, pid: str, doc_ids: list[str], latency: float) -> dict:
+async def _timed_delete(c, fake: FakeProcess, pid: str, doc_ids: list[str], latency: float, *,
+                        keep_requests: bool = False) -> dict:
+    """`keep_requests`: also the chat calls' bodies, for the floor's replay."""
     fake.reset(latency)
     with track_usage() as usage:
         started = time.perf_counter()
         report = await DeletionService(c).delete_documents(pid, doc_ids)
         seconds = time.perf_counter() - started
     return {"seconds": seconds, "report": report, "summary_calls": fake.stats()["calls"].get("summary", 0),
-            "embedding_calls": usage.embedding_calls, "document_ids": doc_ids, "requests": fake.requests()}
+            "embedding_calls": usage.embedding_calls, "document_ids": doc_ids,
+            "requests": fake.requests() if keep_requests else None}
 
 
 async def _floors(c, fake: FakeProcess, one: dict, batch: dict) -> tuple[float, float]:
@@ -85,10 +88,11 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
         # documents sharing hubs and pool entities (the first SAMPLES are private-entity baselines)
         shared = [f"doc-{i:05d}" for i in range(SAMPLES, docs, max(1, (docs - SAMPLES) // delete))][:delete]
 
-        singles = [await _timed_delete(c, fake, "single", [doc_id], latency) for doc_id in shared[:3]]
+        singles = [await _timed_delete(c, fake, "single", [doc_id], latency, keep_requests=floor)
+                   for doc_id in shared[:3]]
         singles.sort(key=lambda m: m["seconds"])
         one = singles[len(singles) // 2]
-        batch = await _timed_delete(c, fake, "batch", shared, latency)
+        batch = await _timed_delete(c, fake, "batch", shared, latency, keep_requests=floor)
         floors = await _floors(c, fake, one, batch) if floor else None
         sequential = [await _timed_delete(c, fake, "sequential", [doc_id], latency) for doc_id in shared]
         seq_seconds = sum(m["seconds"] for m in sequential)
