@@ -1,8 +1,8 @@
 // Documents page: upload (drag and drop, file picker, pasted text), the pipeline, the document list with
 // filter, sort, retry/cancel/delete (one or many), and a document's chunks.
 
-import {api, availableOperations, currentProject} from './api.js';
-import {$, badge, clear, emptyState, errorState, errorText, formatBytes, formatDate, formatSize, h, toast} from './dom.js';
+import {api, availableOperations, currentProject, setCurrentProject} from './api.js';
+import {$, badge, clear, emptyState, errorState, errorText, formatBytes, formatDate, formatSize, h, pageLink, toast} from './dom.js';
 
 const BUSY = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
@@ -16,11 +16,14 @@ const SORTS = {
 };
 
 let root;
-let documents = [];
-let counts = {};
+// What the table shows and for which project: every action on it goes to that project, whatever the selector
+// says by the time it is pressed. `loaded` is false until the project's first answer arrives.
+let listing = {project: null, documents: [], counts: {}, loaded: false};
 let selected = new Set();
 let timer = null;
-let loading = false;
+let loading = null; // the list request in flight: {project}
+let refreshAgain = false; // a refresh asked for while one of the same project was in flight
+let chunksShown = null; // the chunks request the panel waits for
 let ops = new Set();
 const view = {status: '', text: '', sort: 'updated'};
 
@@ -44,18 +47,26 @@ export const documentsPage = {
     availableOperations().then((found) => { ops = found; render(); });
   },
   show(params) {
-    refresh();
-    if (params.get('doc')) openChunks(params.get('doc'), params.get('chunk'));
+    // A link to a document names its project: show that project, so the selector never disagrees with the page.
+    const project = params.get('project');
+    if (project && project !== currentProject()) setCurrentProject(project); // projectChanged() refreshes
+    else refresh();
+    if (params.get('doc')) openChunks(params.get('doc'), params.get('chunk'), currentProject());
   },
   hide() {
     clearTimeout(timer);
     timer = null;
   },
   projectChanged() {
+    // Nothing of the previous project stays on screen, not even until the new list arrives.
     selected = new Set();
-    justAdded = [];
+    justAdded = {project: null, items: []};
+    listing = {project: currentProject(), documents: [], counts: {}, loaded: false};
+    chunksShown = null;
     clear($('#upload-result', root));
-    $('#doc-chunks', root).hidden = true;
+    clear($('#doc-chunks', root)).hidden = true;
+    clear($('#pipeline', root), 'Loading…');
+    render();
     if (!root.hidden) refresh();
   },
 };
@@ -89,12 +100,13 @@ async function upload(files) {
   if (!files.length) return;
   const form = new FormData();
   for (const file of files) form.append('files', file, file.name);
-  form.append('project_id', currentProject());
+  const project = currentProject();
+  form.append('project_id', project);
   const total = files.reduce((sum, f) => sum + f.size, 0);
   const result = clear($('#upload-result', root), h('p', {}, `Uploading ${files.length} file(s), ${formatBytes(total)}…`));
   try {
     const {documents: items} = await api('documents/upload', {method: 'POST', body: form});
-    showIngestResult(result, items);
+    showIngestResult(project, items);
   } catch (err) {
     clear(result, h('p', {class: 'error-text', role: 'alert'}, `Upload failed: ${errorText(err)}`));
   }
@@ -105,9 +117,10 @@ async function ingestText(textArea, nameInput) {
   const text = textArea.value;
   if (!text.trim()) { toast('Paste some text first', 'error'); textArea.focus(); return; }
   const doc = {text, file_path: nameInput.value.trim() || undefined};
+  const project = currentProject();
   try {
-    const {documents: items} = await api('documents', {method: 'POST', json: {project_id: currentProject(), documents: [doc]}});
-    showIngestResult($('#upload-result', root), items);
+    const {documents: items} = await api('documents', {method: 'POST', json: {project_id: project, documents: [doc]}});
+    showIngestResult(project, items);
     textArea.value = '';
     nameInput.value = '';
   } catch (err) {
@@ -116,18 +129,22 @@ async function ingestText(textArea, nameInput) {
   refresh();
 }
 
-let justAdded = [];
+let justAdded = {project: null, items: []};
 
-function showIngestResult(box, items) {
-  justAdded = items;
-  renderJustAdded(box);
+function showIngestResult(project, items) {
+  if (project !== currentProject()) {
+    toast(`${items.length} document(s) sent to project ${project}`);
+    return;
+  }
+  justAdded = {project, items};
+  renderJustAdded();
 }
 
 /** What the last upload did, with each stored document's current status. */
-function renderJustAdded(box = $('#upload-result', root)) {
-  if (!justAdded.length) return;
-  const now = new Map(documents.map((d) => [d.id, d.status]));
-  clear(box, h('h3', {}, 'Just added'), h('ul', {class: 'plain'}, justAdded.map((item) => {
+function renderJustAdded() {
+  if (!justAdded.items.length || justAdded.project !== currentProject()) return;
+  const now = new Map(listing.project === justAdded.project ? listing.documents.map((d) => [d.id, d.status]) : []);
+  clear($('#upload-result', root), h('h3', {}, `Just added to ${justAdded.project}`), h('ul', {class: 'plain'}, justAdded.items.map((item) => {
     const status = ['rejected', 'duplicate'].includes(item.status) ? item.status : now.get(item.id) || item.status;
     return h('li', {}, badge(status), ' ', item.file_path || item.id || '(text)',
       item.error ? h('span', {class: 'error-text'}, ` — ${item.error}`) : null);
@@ -155,31 +172,51 @@ function listControls() {
     h('button', {type: 'button', class: 'secondary', onclick: refresh}, 'Refresh'));
 }
 
+/**
+ * Load the current project's list. Asked again while a load of the same project is in flight, it loads once
+ * more when that one ends (never dropped); a load of another project starts at once, and the answer of the
+ * one it replaces is thrown away.
+ */
 async function refresh() {
-  clearTimeout(timer);
-  if (loading) return;
-  loading = true;
   const project = currentProject();
+  if (loading?.project === project) {
+    refreshAgain = true;
+    return;
+  }
+  clearTimeout(timer);
+  timer = null;
+  refreshAgain = false;
+  const mine = {project};
+  loading = mine;
   try {
     const [list, pipeline] = await Promise.all([
       api('documents', {params: {project_id: project, limit: 1000}}),
       api('pipeline', {params: {project_id: project}}),
     ]);
-    if (project !== currentProject()) return;
-    documents = list.documents;
-    counts = list.counts;
+    if (loading !== mine || project !== currentProject()) return;
+    listing = {project, documents: list.documents, counts: list.counts, loaded: true};
     renderPipeline(pipeline);
     render();
   } catch (err) {
+    if (loading !== mine || project !== currentProject()) return;
     clear($('#doc-table', root), errorState(err, refresh));
     clear($('#pipeline', root), '—');
   } finally {
-    loading = false;
-    if (!root.hidden) {
-      const busy = documents.some((d) => BUSY.has(d.status));
-      timer = setTimeout(refresh, busy ? 1500 : 10_000);
+    if (loading === mine) {
+      loading = null;
+      if (!root.hidden) loadNext(project);
     }
   }
+}
+
+/** After a load: at once when asked meanwhile (or the project changed), else at the next poll. */
+function loadNext(project) {
+  if (refreshAgain || project !== currentProject()) {
+    refresh();
+    return;
+  }
+  const busy = listing.documents.some((d) => BUSY.has(d.status));
+  timer = setTimeout(refresh, busy ? 1500 : 10_000);
 }
 
 function renderPipeline(p) {
@@ -197,7 +234,7 @@ function renderPipeline(p) {
 }
 
 function visibleDocuments() {
-  return documents
+  return listing.documents
     .filter((d) => !view.status || d.status === view.status)
     .filter((d) => !view.text || displayName(d).toLowerCase().includes(view.text) || d.id.toLowerCase().includes(view.text))
     .sort(SORTS[view.sort]);
@@ -220,11 +257,16 @@ function progressOf(doc) {
 function render() {
   if (!root) return;
   renderJustAdded();
+  const {project, documents, counts} = listing;
   $('#cancel-selected', root).hidden = !cancelPath();
   $('#retry-failed', root).hidden = !(ops.has('POST /documents/retry-failed') && counts.failed);
   const table = $('#doc-table', root);
+  if (!listing.loaded || project !== currentProject()) {
+    clear(table, h('p', {class: 'muted'}, `Loading the documents of ${currentProject()}…`));
+    return;
+  }
   if (!documents.length) {
-    clear(table, emptyState('No documents in this project yet. Drop files above or paste text to start.'));
+    clear(table, emptyState(`No documents in ${project} yet. Drop files above or paste text to start.`));
     return;
   }
   const rows = visibleDocuments();
@@ -232,20 +274,21 @@ function render() {
   const all = h('input', {type: 'checkbox', 'aria-label': 'Select all shown', checked: rows.length > 0 && rows.every((d) => selected.has(d.id)),
     onchange: (e) => { for (const d of rows) e.target.checked ? selected.add(d.id) : selected.delete(d.id); render(); }});
   clear(table,
-    h('p', {class: 'muted'}, `${rows.length} shown of ${documents.length}`,
+    h('p', {class: 'muted'}, `Project ${project}: ${rows.length} shown of ${documents.length}`,
       ` · ${counts.processed || 0} processed, ${counts.failed || 0} failed`, selected.size ? ` · ${selected.size} selected` : ''),
     rows.length ? h('div', {class: 'table-wrap'}, h('table', {class: 'docs'},
       h('thead', {}, h('tr', {}, h('th', {}, all), ['Name', 'Status', 'Size', 'Chunks', 'Entities', 'Relations', 'Created',
         'Updated', 'Actions'].map((t) => h('th', {scope: 'col', class: t === 'Created' ? 'wide-only' : null}, t)))),
-      h('tbody', {}, rows.map(row)))) : emptyState('No document matches the filter.'));
+      h('tbody', {}, rows.map((doc) => row(doc, project))))) : emptyState('No document matches the filter.'));
 }
 
-function row(doc) {
+function row(doc, project) {
   const name = displayName(doc);
-  return h('tr', {dataset: {id: doc.id, status: doc.status}},
+  const target = [{id: doc.id, name}];
+  return h('tr', {dataset: {id: doc.id, status: doc.status, project}},
     h('td', {}, h('input', {type: 'checkbox', 'aria-label': `Select ${name}`, checked: selected.has(doc.id),
       onchange: (e) => { e.target.checked ? selected.add(doc.id) : selected.delete(doc.id); render(); }})),
-    h('td', {class: 'name'}, h('a', {href: `#/documents?doc=${encodeURIComponent(doc.id)}`}, name),
+    h('td', {class: 'name'}, h('a', {href: pageLink('documents', project, {doc: doc.id})}, name),
       doc.file_path && doc.file_path !== doc.id ? h('div', {class: 'muted small doc-id', title: doc.id}, doc.id) : null,
       doc.error ? h('div', {class: 'error-text small'}, doc.error) : null,
       doc.extraction_report?.warning ? h('div', {class: 'warn-text small'}, doc.extraction_report.warning) : null),
@@ -257,24 +300,36 @@ function row(doc) {
     h('td', {class: 'wide-only'}, formatDate(doc.created_at)),
     h('td', {}, formatDate(doc.updated_at)),
     h('td', {class: 'row-actions'},
-      RETRYABLE.has(doc.status) ? h('button', {type: 'button', class: 'small secondary', onclick: () => act('retry', [doc.id])}, 'Retry') : null,
-      BUSY.has(doc.status) && cancelPath() ? h('button', {type: 'button', class: 'small secondary', onclick: () => act('cancel', [doc.id])}, 'Cancel') : null,
-      h('button', {type: 'button', class: 'small danger', 'aria-label': `Delete ${name}`, onclick: () => act('delete', [doc.id])}, 'Delete')));
+      RETRYABLE.has(doc.status) ? h('button', {type: 'button', class: 'small secondary', onclick: () => act('retry', target, project)}, 'Retry') : null,
+      BUSY.has(doc.status) && cancelPath() ? h('button', {type: 'button', class: 'small secondary', onclick: () => act('cancel', target, project)}, 'Cancel') : null,
+      h('button', {type: 'button', class: 'small danger', 'aria-label': `Delete ${name}`, onclick: () => act('delete', target, project)}, 'Delete')));
 }
+
+
 
 function cancelPath() {
   return ops.has('POST /documents/{document_id}/cancel') ? 'cancel' : null;
 }
 
 async function bulk(action) {
-  const ids = [...selected];
-  if (!ids.length) { toast('Select documents first (the boxes on the left)', 'error'); return; }
-  await act(action, ids);
+  // The selection is of the rows shown, so it belongs to the listed project (it is emptied on a switch).
+  const names = new Map(listing.documents.map((d) => [d.id, displayName(d)]));
+  const targets = [...selected].map((id) => ({id, name: names.get(id) || id}));
+  if (!targets.length) { toast('Select documents first (the boxes on the left)', 'error'); return; }
+  await act(action, targets, listing.project);
 }
 
-async function act(action, ids) {
-  if (action === 'delete' && !confirm(`Delete ${ids.length} document(s) and what the graph took from them?`)) return;
-  const project = currentProject();
+function deleteQuestion(targets, project) {
+  const listed = targets.slice(0, 5).map((t) => `"${t.name}"`).join(', ');
+  const more = targets.length > 5 ? ` and ${targets.length - 5} more` : '';
+  const what = targets.length === 1 ? `the document ${listed}` : `${targets.length} documents (${listed}${more})`;
+  return `Delete ${what} from project "${project}", with what the graph took from ${targets.length === 1 ? 'it' : 'them'}?`;
+}
+
+/** Run `action` on `targets` ({id, name}) of `project`: the project they were shown for. */
+async function act(action, targets, project) {
+  if (action === 'delete' && !confirm(deleteQuestion(targets, project))) return;
+  const ids = targets.map((t) => t.id);
   const failures = [];
   if (action === 'delete' && ids.length > 1 && ops.has('POST /documents/delete')) {
     // One plan and one rebuild per batch: each touched entity is rebuilt once, not once per document.
@@ -287,7 +342,7 @@ async function act(action, ids) {
         failures.push({count: batch.length, text: `${batch.length} document(s): ${errorText(err)}`});
       }
     }
-    report(action, ids.length, failures);
+    report(action, project, ids.length, failures);
     return;
   }
   await Promise.all(ids.map(async (id) => {
@@ -300,20 +355,21 @@ async function act(action, ids) {
       failures.push({count: 1, text: `${id}: ${errorText(err)}`});
     }
   }));
-  report(action, ids.length, failures);
+  report(action, project, ids.length, failures);
 }
 
-function report(action, count, failures) {
+function report(action, project, count, failures) {
   const failed = failures.reduce((n, f) => n + f.count, 0);
-  if (count > failed) toast(`${action}: ${count - failed} document(s) done`);
+  if (count > failed) toast(`${action}: ${count - failed} document(s) of ${project} done`);
   for (const failure of failures) toast(`${action} failed for ${failure.text}`, 'error');
   refresh();
 }
 
 async function retryAllFailed() {
+  const {project} = listing; // the project whose failed count shows the button
   try {
-    const {document_ids: ids} = await api('documents/retry-failed', {method: 'POST', json: {project_id: currentProject()}});
-    toast(`${ids.length} failed document(s) back in the queue`);
+    const {document_ids: ids} = await api('documents/retry-failed', {method: 'POST', json: {project_id: project}});
+    toast(`${ids.length} failed document(s) of ${project} back in the queue`);
   } catch (err) {
     toast(`Retry failed: ${errorText(err)}`, 'error');
   }
@@ -322,20 +378,24 @@ async function retryAllFailed() {
 
 // ----- a document's chunks (the targets of query references) -----
 
-async function openChunks(documentId, chunkId) {
+async function openChunks(documentId, chunkId, project) {
   const box = $('#doc-chunks', root);
+  const mine = {};
+  chunksShown = mine;
+  const title = () => h('h2', {id: 'h-chunks'}, `Chunks of ${documentId} in ${project}`);
   box.hidden = false;
-  clear(box, h('h2', {id: 'h-chunks'}, `Chunks of ${documentId}`), h('p', {}, 'Loading…'));
+  clear(box, title(), h('p', {}, 'Loading…'));
   try {
-    const {chunks} = await api(`documents/${encodeURIComponent(documentId)}/chunks`, {params: {project_id: currentProject()}});
-    clear(box, h('h2', {id: 'h-chunks'}, `Chunks of ${documentId}`),
-      h('button', {type: 'button', class: 'secondary small', onclick: () => { box.hidden = true; location.hash = '#/documents'; }}, 'Close'),
+    const {chunks} = await api(`documents/${encodeURIComponent(documentId)}/chunks`, {params: {project_id: project}});
+    if (chunksShown !== mine) return; // closed, or replaced by another document or project meanwhile
+    clear(box, title(),
+      h('button', {type: 'button', class: 'secondary small', onclick: () => { chunksShown = null; box.hidden = true; location.hash = '#/documents'; }}, 'Close'),
       chunks.length ? h('ol', {class: 'chunks'}, chunks.map((c) => h('li', {id: `chunk-${c.id}`, class: c.id === chunkId ? 'highlight' : null},
         h('div', {class: 'muted small'}, `#${c.order} · ${c.tokens} tokens · ${c.id}`), h('pre', {}, c.content))))
         : emptyState('This document has no chunks (yet).'));
     const target = chunkId && document.getElementById(`chunk-${chunkId}`);
     (target || box).scrollIntoView({block: 'start'});
   } catch (err) {
-    clear(box, h('h2', {id: 'h-chunks'}, `Chunks of ${documentId}`), errorState(err));
+    if (chunksShown === mine) clear(box, title(), errorState(err));
   }
 }

@@ -27,6 +27,13 @@ export function clear(el, ...children) {
   return el;
 }
 
+/** The address of a page showing a project's data: it names the project, so the link never shows another. */
+export function pageLink(page, project, params = {}) {
+  const query = new URLSearchParams({project});
+  for (const [name, value] of Object.entries(params)) if (value) query.set(name, value);
+  return `#/${page}?${query}`;
+}
+
 export function $(selector, root = document) {
   return root.querySelector(selector);
 }

@@ -1,8 +1,9 @@
 // The graph explorer's side panel: one entity with its description, aliases, sources and relations, and the
-// forms that edit, rename, merge and delete it.
+// forms that edit, rename, merge and delete it. The panel belongs to the project the entity was read from: every
+// action goes there, and an answer read for a project no longer chosen is never shown.
 
 import {api, availableOperations, currentProject} from './api.js';
-import {badge, clear, errorState, errorText, h, toast, typeColour} from './dom.js';
+import {badge, clear, errorState, errorText, h, pageLink, toast, typeColour} from './dom.js';
 
 const STRATEGIES = ['concatenate', 'keep_first', 'keep_longest', 'llm_summarize'];
 
@@ -10,23 +11,33 @@ function entityPath(name) {
   return `entities/${encodeURIComponent(name)}`;
 }
 
+let shown = null; // the showEntity() call the panel waits for
+
 /**
- * Show `name` in `panel`. hooks.open(name) opens another entity; hooks.changed(focus) redraws the graph after
- * an edit (focus: the entity to centre on, or null after a deletion).
+ * Show `name` of `project` in `panel`. hooks.open(name) opens another entity; hooks.changed(focus) redraws the
+ * graph after an edit (focus: the entity to centre on, or null after a deletion).
  */
-export async function showEntity(panel, name, hooks) {
+export async function showEntity(panel, name, project, graphHooks) {
+  const mine = {};
+  shown = mine;
+  const current = () => shown === mine && project === currentProject();
   clear(panel, h('h2', {id: 'h-entity'}, name), h('p', {}, 'Loading…'));
   let entity;
   try {
-    entity = await api(entityPath(name), {params: {project_id: currentProject(), relation_limit: 50}});
+    entity = await api(entityPath(name), {params: {project_id: project, relation_limit: 50}});
   } catch (err) {
-    clear(panel, h('h2', {id: 'h-entity'}, name), errorState(err));
+    if (current()) clear(panel, h('h2', {id: 'h-entity'}, name), errorState(err));
     return;
   }
   const ops = await availableOperations();
+  if (!current()) return;
+  entity.project = project;
+  // An edit that ends after a switch must not redraw the graph of the project now chosen.
+  const hooks = {open: graphHooks.open, changed: (focus) => (project === currentProject() ? graphHooks.changed(focus) : null)};
   clear(panel,
     h('h2', {id: 'h-entity'}, h('span', {class: 'dot', style: `background:${typeColour(entity.entity_type)}`}), entity.name),
-    h('p', {}, badge(entity.entity_type, 'type'), ` degree ${entity.degree}`, entity.curated ? ' · edited by hand' : ''),
+    h('p', {}, badge(entity.entity_type, 'type'), ` degree ${entity.degree}`, entity.curated ? ' · edited by hand' : '',
+      h('span', {class: 'muted'}, ` · project ${project}`)),
     h('p', {class: 'description'}, readable(entity.description) || h('span', {class: 'muted'}, 'No description.')),
     entity.aliases?.length ? h('p', {class: 'small'}, h('strong', {}, 'Aliases: '), entity.aliases.join(', ')) : null,
     sources(entity),
@@ -48,7 +59,7 @@ function sources(entity) {
   const chunks = entity.source_chunks || [];
   return h('details', {open: chunks.length <= 5}, h('summary', {}, `Sources (${chunks.length} chunk(s))`),
     chunks.length ? h('ul', {class: 'plain small'}, chunks.map((c) => h('li', {},
-      h('a', {href: `#/documents?doc=${encodeURIComponent(c.document_id)}&chunk=${encodeURIComponent(c.chunk_id)}`},
+      h('a', {href: pageLink('documents', entity.project, {doc: c.document_id, chunk: c.chunk_id})},
         c.file_path || c.document_id), h('span', {class: 'muted'}, ` · ${c.chunk_id.slice(0, 16)}`))))
       : h('p', {class: 'muted small'}, 'Added by hand: no source chunk.'));
 }
@@ -71,7 +82,7 @@ function duplicates(entity, ops, hooks) {
   if (!path) return null;
   const box = h('div', {class: 'small'}, 'Looking for duplicates…');
   const url = path.includes('{name}') ? `${entityPath(entity.name)}/duplicates` : 'entities/duplicates';
-  api(url, {params: {project_id: currentProject(), name: entity.name}}).then((found) => {
+  api(url, {params: {project_id: entity.project, name: entity.name}}).then((found) => {
     const items = (found.duplicates || found.suggestions || found.candidates || []).map((d) => d.name || d.entity || d);
     clear(box, items.length ? [h('strong', {}, 'Possible duplicates: '), items.map((n, i) => [i ? ', ' : '',
       h('button', {type: 'button', class: 'link', onclick: () => hooks.open(n)}, n)])] : 'No duplicate suggested.');
@@ -81,7 +92,7 @@ function duplicates(entity, ops, hooks) {
 
 async function patch(entity, changes, hooks, focus) {
   try {
-    await api(entityPath(entity.name), {method: 'PATCH', json: {project_id: currentProject(), ...changes}});
+    await api(entityPath(entity.name), {method: 'PATCH', json: {project_id: entity.project, ...changes}});
     toast(`Saved ${focus}`);
     await hooks.changed(focus);
   } catch (err) {
@@ -127,9 +138,9 @@ function mergeForm(entity, hooks) {
       e.preventDefault();
       const names = sourcesInput.value.split(',').map((s) => s.trim()).filter((s) => s && s !== entity.name);
       if (!names.length) { toast('Name the entities to merge into this one', 'error'); sourcesInput.focus(); return; }
-      if (!confirm(`Merge ${names.join(', ')} into ${entity.name}?`)) return;
+      if (!confirm(`Merge ${names.join(', ')} into ${entity.name} in project "${entity.project}"?`)) return;
       try {
-        const report = await api('entities/merge', {method: 'POST', json: {project_id: currentProject(),
+        const report = await api('entities/merge', {method: 'POST', json: {project_id: entity.project,
           source_entities: names, target_entity: entity.name, strategy: strategy.value}});
         toast(`Merged ${report.merged_sources.join(', ')} into ${report.target}: ${report.relations_redirected} relation(s) redirected`);
         await hooks.changed(entity.name);
@@ -143,9 +154,9 @@ function mergeForm(entity, hooks) {
 }
 
 async function remove(entity, hooks) {
-  if (!confirm(`Delete ${entity.name} and its ${entity.relations_total} relation(s)?`)) return;
+  if (!confirm(`Delete the entity "${entity.name}" and its ${entity.relations_total} relation(s) from project "${entity.project}"?`)) return;
   try {
-    const result = await api(entityPath(entity.name), {method: 'DELETE', params: {project_id: currentProject()}});
+    const result = await api(entityPath(entity.name), {method: 'DELETE', params: {project_id: entity.project}});
     toast(`Deleted ${result.name} and ${result.relations_deleted} relation(s)`);
     await hooks.changed(null);
   } catch (err) {

@@ -1,9 +1,10 @@
 // Graph explorer: an entity's neighbourhood (GET /graph) drawn with cytoscape, coloured by type and sized by
 // degree; a click selects a node, shows it in the side panel and expands its neighbours. The panel edits,
-// renames, merges and deletes (entity_panel.js).
+// renames, merges and deletes (entity_panel.js). Answers that arrive after a project switch are thrown away, so
+// neither the drawing nor the panel ever shows the previous project.
 
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.js';
-import {api, currentProject} from './api.js';
+import {api, currentProject, setCurrentProject} from './api.js';
 import {$, clear, emptyState, errorState, errorText, h, typeColour} from './dom.js';
 import {showEntity} from './entity_panel.js';
 
@@ -11,6 +12,7 @@ let root;
 let cy = null;
 let searchTimer = null;
 let lastLabel = null;
+let latestLoad = null; // the load() whose answer the drawing waits for
 
 export const graphPage = {
   title: 'Graph',
@@ -42,6 +44,8 @@ export const graphPage = {
   },
   show(params) {
     const entity = params.get('entity');
+    const project = params.get('project'); // a link to an entity names its project: show that one
+    if (project && project !== currentProject()) setCurrentProject(project);
     if (entity) {
       $('#entity-search', root).value = entity;
       load(entity).then(() => select(entity));
@@ -55,6 +59,10 @@ export const graphPage = {
   projectChanged() {
     cy?.destroy();
     cy = null;
+    latestLoad = null;
+    clear($('#node-list', root));
+    clear($('#legend', root));
+    clear($('#entity-options', root));
     clear($('#entity-panel', root), emptyState('Search an entity, or click a node to see it here.'));
     if (!root.hidden) load('*');
   },
@@ -65,8 +73,10 @@ function suggest(event) {
   const q = event.target.value.trim();
   if (!q) return;
   searchTimer = setTimeout(async () => {
+    const project = currentProject();
     try {
-      const {entities} = await api('entities', {params: {project_id: currentProject(), q, limit: 20}});
+      const {entities} = await api('entities', {params: {project_id: project, q, limit: 20}});
+      if (project !== currentProject()) return;
       clear($('#entity-options', root), entities.map((e) => h('option', {value: e.name}, e.entity_type)));
     } catch {
       // suggestions are optional
@@ -74,31 +84,36 @@ function suggest(event) {
   }, 200);
 }
 
-async function fetchGraph(label, depth) {
-  return api('graph', {params: {project_id: currentProject(), label, max_depth: depth,
+async function fetchGraph(project, label, depth) {
+  return api('graph', {params: {project_id: project, label, max_depth: depth,
     max_nodes: Number.parseInt($('#graph-max', root).value, 10) || 150}});
 }
 
 /** Replace the drawing with the neighbourhood of `label` (`*`: the best-connected entities). */
 export async function load(label = lastLabel || '*') {
   lastLabel = label;
+  const project = currentProject();
+  const mine = {};
+  latestLoad = mine;
   const message = $('#graph-message', root);
   clear(message, 'Loading…');
   try {
-    const graph = await fetchGraph(label, Number.parseInt($('#graph-depth', root).value, 10));
+    const graph = await fetchGraph(project, label, Number.parseInt($('#graph-depth', root).value, 10));
+    if (latestLoad !== mine || project !== currentProject()) return;
     draw(graph, true);
     clear(message, graph.nodes.length ? (graph.is_truncated ? 'Truncated: raise "Max nodes" to see more.' : '')
       : emptyState(label === '*' ? 'The graph is empty: process some documents first.' : `No entity named "${label}".`));
   } catch (err) {
-    clear(message, errorState(err, () => load(label)));
+    if (latestLoad === mine && project === currentProject()) clear(message, errorState(err, () => load(label)));
   }
 }
 
-async function expand(name) {
+async function expand(name, project) {
   try {
-    draw(await fetchGraph(name, 1), false);
+    const graph = await fetchGraph(project, name, 1);
+    if (project === currentProject()) draw(graph, false);
   } catch (err) {
-    clear($('#graph-message', root), `Could not expand ${name}: ${errorText(err)}`);
+    if (project === currentProject()) clear($('#graph-message', root), `Could not expand ${name}: ${errorText(err)}`);
   }
 }
 
@@ -155,14 +170,15 @@ function renderLegend() {
 
 /** Select a node: highlight it, open it in the side panel and add its neighbours to the drawing. */
 export async function select(name) {
+  const project = currentProject();
   if (cy) {
     cy.elements().unselect();
     const node = cy.getElementById(name);
     if (node.nonempty()) node.select();
   }
   await Promise.all([
-    showEntity($('#entity-panel', root), name, {open: select, changed: onGraphChanged}),
-    expand(name),
+    showEntity($('#entity-panel', root), name, project, {open: select, changed: onGraphChanged}),
+    expand(name, project),
   ]);
 }
 

@@ -102,11 +102,18 @@ export async function loadProjects() {
 
 window.addEventListener('projects-changed', loadProjects);
 
+/** A link's address names its project (pageLink): once another is chosen, a reload must not switch back. */
+function forgetOtherProjectLink(project) {
+  const {name, params} = parseHash();
+  if (params.has('project') && params.get('project') !== project) history.replaceState(null, '', `#/${name}`);
+}
+
 function start() {
   onKeyNeeded(askForKey);
   $('#key-button').addEventListener('click', changeKey);
   $('#project-select').addEventListener('change', (event) => setCurrentProject(event.target.value));
-  window.addEventListener('project-changed', () => {
+  window.addEventListener('project-changed', (event) => {
+    forgetOtherProjectLink(event.detail);
     for (const name of started) PAGES[name].projectChanged?.();
     loadProjects();
   });

@@ -46,15 +46,16 @@ function exportPanel() {
 }
 
 async function download(fmt, button) {
+  const project = currentProject();
   const status = $('#export-status', root);
   button.disabled = true;
-  clear(status, `Preparing ${fmt}…`);
+  clear(status, `Preparing ${fmt} of ${project}…`);
   try {
-    const response = await api('export', {raw: true, params: {project_id: currentProject(), format: fmt,
+    const response = await api('export', {raw: true, params: {project_id: project, format: fmt,
       include_chunks: $('#export-chunks', root).checked || undefined,
       include_vectors: $('#export-vectors', root).checked || undefined}});
     const disposition = response.headers.get('Content-Disposition') || '';
-    const filename = /filename="?([^";]+)"?/.exec(disposition)?.[1] || `${currentProject()}.${fmt}`;
+    const filename = /filename="?([^";]+)"?/.exec(disposition)?.[1] || `${project}.${fmt}`;
     const blob = await response.blob();
     saveBlob(blob, filename);
     clear(status, `Downloaded ${filename} (${blob.size} bytes).`);

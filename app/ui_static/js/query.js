@@ -1,9 +1,10 @@
 // Query playground: the question with its mode, budgets and rerank toggle; the answer streamed from
 // POST /query/stream (Server-Sent Events read with fetch); references linked to the cited chunks; the context
-// inspector; token usage; the conversation so far (sent back as conversation_history).
+// inspector; token usage; the conversation so far (sent back as conversation_history). Each project has its own
+// conversation; an answer still arriving after a switch goes to its own project's conversation, not on screen.
 
 import {api, currentProject} from './api.js';
-import {$, badge, clear, emptyState, errorText, h, typeColour} from './dom.js';
+import {$, badge, clear, emptyState, errorText, h, pageLink, typeColour} from './dom.js';
 
 const MODES = ['mix', 'hybrid', 'local', 'global', 'naive', 'bypass'];
 const BUDGETS = [
@@ -15,7 +16,7 @@ const BUDGETS = [
 ];
 
 let root;
-let turns = []; // {question, answer, mode, final, usage, error}
+let conversation = {project: null, turns: []}; // turns: {question, answer, mode, final, usage, error}
 let running = null; // the AbortController of the query in progress
 
 export const queryPage = {
@@ -43,25 +44,28 @@ export const queryPage = {
 };
 
 // The conversation of each project is kept for the tab's life (session storage), so a reload keeps it.
-function historyKey() {
-  return `lightrag.conversation.${currentProject()}`;
+function historyKey(project) {
+  return `lightrag.conversation.${project}`;
 }
 
-function saveConversation() {
+function saveConversation({project, turns} = conversation) {
   const kept = turns.map(({question, answer, mode, final, error}) => ({question, answer, mode, final, error}));
   try {
-    sessionStorage.setItem(historyKey(), JSON.stringify(kept));
+    sessionStorage.setItem(historyKey(project), JSON.stringify(kept));
   } catch {
-    sessionStorage.removeItem(historyKey()); // over the storage quota: keep it in this page only
+    sessionStorage.removeItem(historyKey(project)); // over the storage quota: keep it in this page only
   }
 }
 
 function restoreConversation() {
+  const project = currentProject();
+  let turns;
   try {
-    turns = JSON.parse(sessionStorage.getItem(historyKey()) || '[]');
+    turns = JSON.parse(sessionStorage.getItem(historyKey(project)) || '[]');
   } catch {
     turns = [];
   }
+  conversation = {project, turns};
   renderConversation();
   renderInspector(turns.at(-1)?.final || null);
   clear($('#usage', root));
@@ -90,16 +94,16 @@ function queryForm() {
 
 function resetConversation() {
   running?.abort();
-  turns = [];
+  conversation.turns.splice(0); // emptied in place: a stopped answer saving its conversation saves it empty
   saveConversation();
   renderConversation();
   renderInspector(null);
   clear($('#usage', root));
 }
 
-function requestBody(question) {
+function requestBody(question, {project, turns}) {
   const body = {
-    project_id: currentProject(),
+    project_id: project,
     query: question,
     mode: $('#mode', root).value,
     enable_rerank: $('#rerank', root).checked,
@@ -120,17 +124,19 @@ async function ask() {
   if (!question) { input.focus(); return; }
   if (running) return;
   const turn = {question, answer: '', mode: $('#mode', root).value, final: null, error: null, streaming: true};
-  const body = requestBody(question);
-  turns.push(turn);
+  const asked = conversation; // the project it is asked in, whatever is chosen when the answer ends
+  const body = requestBody(question, asked);
+  asked.turns.push(turn);
   input.value = '';
-  running = new AbortController();
+  const controller = new AbortController();
+  running = controller;
   setBusy(true);
   renderConversation();
   try {
-    const response = await api('query/stream', {method: 'POST', json: body, raw: true, signal: running.signal});
+    const response = await api('query/stream', {method: 'POST', json: body, raw: true, signal: controller.signal});
     turn.headerUsage = {input: response.headers.get('X-Token-Input'), output: response.headers.get('X-Token-Output')};
     await readEvents(response, (event) => {
-      if (event.type === 'chunk') { turn.answer += event.text; updateAnswer(turn); }
+      if (event.type === 'chunk') { turn.answer += event.text; if (asked === conversation) updateAnswer(turn); }
       else if (event.type === 'done') turn.final = event;
       else if (event.type === 'error') turn.error = `${event.detail} (${event.code})`;
     });
@@ -138,12 +144,16 @@ async function ask() {
     turn.error = err.name === 'AbortError' ? 'Stopped.' : errorText(err);
   } finally {
     turn.streaming = false;
-    running = null;
-    setBusy(false);
-    renderConversation();
-    renderInspector(turn.final);
-    renderUsage(turn);
-    saveConversation();
+    saveConversation(asked);
+    if (running === controller) {
+      running = null;
+      setBusy(false);
+    }
+    if (asked === conversation) {
+      renderConversation();
+      renderInspector(turn.final);
+      renderUsage(turn);
+    }
   }
 }
 
@@ -184,6 +194,7 @@ function renderUsage(turn) {
 
 function renderConversation() {
   const box = $('#conversation', root);
+  const {project, turns} = conversation;
   if (!turns.length) {
     clear(box, emptyState('Ask a question to start. Follow-up questions send the conversation so far.'));
     return;
@@ -193,15 +204,15 @@ function renderConversation() {
     h('div', {class: 'answer', id: `answer-${index}`, 'aria-busy': turn.streaming ? 'true' : 'false'},
       turn.answer || (turn.streaming ? 'Thinking…' : '')),
     turn.error ? h('p', {class: 'error-text', role: 'alert'}, turn.error) : null,
-    turn.final ? references(turn.final) : null)));
+    turn.final ? references(turn.final, project) : null)));
 }
 
 function updateAnswer(turn) {
-  const el = $(`#answer-${turns.indexOf(turn)}`, root);
+  const el = $(`#answer-${conversation.turns.indexOf(turn)}`, root);
   if (el) el.textContent = turn.answer;
 }
 
-function references(final) {
+function references(final, project) {
   if (!final.references?.length) return h('p', {class: 'muted small'}, 'No references.');
   const chunks = final.context?.chunks || [];
   return h('div', {class: 'references'}, h('h3', {}, 'References'), h('ol', {class: 'plain'},
@@ -209,10 +220,10 @@ function references(final) {
       const cited = chunks.filter((c) => c.reference_id === ref.reference_id);
       return h('li', {},
         h('span', {class: 'ref-id'}, `[${ref.reference_id}] `),
-        h('a', {class: 'reference', href: `#/documents?doc=${encodeURIComponent(ref.document_id)}`}, ref.file_path || ref.document_id),
+        h('a', {class: 'reference', href: pageLink('documents', project, {doc: ref.document_id})}, ref.file_path || ref.document_id),
         cited.length ? h('span', {class: 'muted'}, ' — chunks: ') : null,
         cited.map((c, i) => [i ? ', ' : '', h('a', {class: 'chunk-link', title: c.id,
-          href: `#/documents?doc=${encodeURIComponent(c.document_id)}&chunk=${encodeURIComponent(c.id)}`}, `chunk ${i + 1}`)]));
+          href: pageLink('documents', project, {doc: c.document_id, chunk: c.id})}, `chunk ${i + 1}`)]));
     })));
 }
 
@@ -232,7 +243,7 @@ function renderInspector(final) {
     h('details', {open: true}, h('summary', {}, `Entities (${entities.length})`),
       entities.length ? h('ul', {class: 'plain'}, entities.map((e) => h('li', {},
         h('span', {class: 'dot', style: `background:${typeColour(e.type)}`}),
-        h('a', {href: `#/graph?entity=${encodeURIComponent(e.name)}`}, e.name),
+        h('a', {href: pageLink('graph', conversation.project, {entity: e.name})}, e.name),
         h('span', {class: 'muted'}, ` ${e.type} · degree ${e.degree}`),
         h('div', {class: 'small'}, e.description)))) : h('p', {class: 'muted'}, 'None.')),
     h('details', {}, h('summary', {}, `Relations (${relations.length})`),
