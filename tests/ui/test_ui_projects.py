@@ -4,6 +4,7 @@ or entity answers of the first project are held back while the user switches to 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,7 +34,8 @@ WATCH_STALE = """() => {
       }
     }
   };
-  new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+  new MutationObserver(check).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
   document.querySelector('#project-select').addEventListener('change', check);
 }"""
 
@@ -98,7 +100,8 @@ def _query(url: str) -> tuple[str, dict[str, list[str]]]:
 def page(ui_server: LiveServer, browser) -> Iterator:  # noqa: ANN001
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');"
-                            "if (!localStorage.getItem('lightrag.project')) localStorage.setItem('lightrag.project', 'alpha');")
+                            "if (!localStorage.getItem('lightrag.project'))"
+                            " localStorage.setItem('lightrag.project', 'alpha');")
     page = context.new_page()
     page.set_default_timeout(TIMEOUT)
     page.errors = []
@@ -123,7 +126,8 @@ def test_switching_project_during_a_refresh_never_shows_or_acts_on_the_old_proje
     stale_delete = page.locator("#doc-table tbody tr button.danger").element_handle()
 
     # Refresh: alpha's list is held back; the user switches to beta at once.
-    held = HeldRequests(lambda url: _query(url)[0].endswith("/documents") and _query(url)[1].get("project_id") == ["alpha"])
+    held = HeldRequests(lambda url: _query(url) == (urlsplit(ui_server.url).path + "/documents",
+                                                   {"project_id": ["alpha"], "limit": ["1000"]}))
     page.route(lambda url: "/documents" in url, held)
     page.get_by_role("button", name="Refresh").click()
     held.wait(page)
@@ -138,6 +142,9 @@ def test_switching_project_during_a_refresh_never_shows_or_acts_on_the_old_proje
     expect(page.locator("#doc-table tbody tr")).to_have_count(1)
     expect(page.locator("#doc-table")).to_contain_text("beta-notes.md")
     _screenshot(page, artifacts / "project-switch-documents.png")
+    page.get_by_role("link", name="beta-notes.md").click()  # its chunks are read from the row's project
+    expect(page.locator("#h-chunks")).to_contain_text("in beta")
+    expect(page).to_have_url(re.compile(r"project=beta"))
 
     # A row's actions keep the project it was shown for, even when pressed after the switch (as the stale
     # table allowed): alpha's Delete deletes alpha's document, not beta's of the same id.
