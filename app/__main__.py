@@ -7,6 +7,7 @@ counters of an earlier run are not added again) and `/metrics` sums every proces
 
 import os
 import shutil
+from typing import Any
 
 import uvicorn
 
@@ -23,9 +24,10 @@ def main() -> None:
         created = directory if fresh else None
         os.environ[MULTIPROC_ENV] = str(directory)  # inherited by the server processes uvicorn starts
     log_config = uvicorn_log_config(settings.log_level, settings.log_format)
+    logging_option: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     try:
         uvicorn.run("app.asgi:app", host=settings.bind_host, port=settings.port, workers=settings.workers,
-                    **({"log_config": log_config} if log_config is not None else {}))
+                    **logging_option)
     finally:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)

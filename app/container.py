@@ -33,6 +33,9 @@ class LocalWorker(Protocol):
     async def wait_for_change(self, seconds: float) -> None:
         """Return when a document handled by this worker finished, or after `seconds`."""
 
+    def request_cancel(self, project_id: str, document_id: str) -> None:
+        """Stop the document's processing at its next checkpoint, if this worker is processing it."""
+
     async def stop(self) -> None: ...
 
 

@@ -8,7 +8,7 @@ borrowed connections, so even a stalled download never holds a pooled database c
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import anyio
 from fastapi import Request
@@ -30,7 +30,7 @@ class _SendTimedOut(Exception):
     pass
 
 
-async def _sliced(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def _sliced(body: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
     async for data in body:
         for start in range(0, len(data), SEND_SLICE):
             yield data[start:start + SEND_SLICE]

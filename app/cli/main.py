@@ -20,7 +20,7 @@ from app.cli.errors import CliError
 class _ReportingGroup(TyperGroup):
     """Turns a CliError raised by any command into one line on stderr and its exit code, never a traceback."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # Any: the base class takes click's Context, which typer vendors privately
         try:
             return super().invoke(ctx)
         except CliError as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
 from app.config import EMBEDDED_MISSING
 
@@ -143,7 +143,8 @@ class Database:
         to give at once: a caller waiting for a second connection while holding one could, with every other
         caller doing the same, hold the whole pool and wait forever. Checking the count and taking the
         connection happen with no await between them, so no other task of this loop can take it meanwhile."""
-        if self.engine.pool.checkedout() >= self.max_connections:
+        pool = self.engine.pool
+        if isinstance(pool, QueuePool) and pool.checkedout() >= self.max_connections:
             yield None
             return
         async with self.engine.connect() as conn:

@@ -28,18 +28,18 @@ def candidate_lists(per_item: Sequence[Sequence[str]], exclude: Iterable[str] = 
 def pick_by_weighted_polling(lists: Sequence[Sequence[str]], max_related: int, min_related: int = 1) -> list[str]:
     """Higher-ranked items get more chunks: expected_i falls linearly from max to min; the shortfall of
     items with too few chunks is handed out one at a time to the first item that still has unused ones."""
-    lists = [list(items) for items in lists if items]
-    n = len(lists)
+    pools = [list(items) for items in lists if items]
+    n = len(pools)
     if n == 0:
         return []
     if n == 1:
-        return lists[0][:max_related]
+        return pools[0][:max_related]
     expected = [round(max_related - (i / (n - 1)) * (max_related - min_related)) for i in range(n)]
-    taken = [min(e, len(items)) for e, items in zip(expected, lists, strict=True)]
-    picked = [c for items, t in zip(lists, taken, strict=True) for c in items[:t]]
+    taken = [min(e, len(items)) for e, items in zip(expected, pools, strict=True)]
+    picked = [c for items, t in zip(pools, taken, strict=True) for c in items[:t]]
     shortfall = sum(e - t for e, t in zip(expected, taken, strict=True))
     while shortfall > 0:
-        for i, items in enumerate(lists):
+        for i, items in enumerate(pools):
             if taken[i] < len(items):
                 picked.append(items[taken[i]])
                 taken[i] += 1

@@ -22,10 +22,17 @@ NOT_CHUNKS = {"manual_creation", "UNKNOWN", ""}
 
 
 class MergeSettings(Protocol):
-    max_source_ids_per_entity: int
-    max_source_ids_per_relation: int
-    source_ids_limit_method: str
-    max_file_paths: int
+    """The settings the merge rules read. Read-only members, so `Settings` (whose limit method is a Literal)
+    satisfies it."""
+
+    @property
+    def max_source_ids_per_entity(self) -> int: ...
+    @property
+    def max_source_ids_per_relation(self) -> int: ...
+    @property
+    def source_ids_limit_method(self) -> str: ...
+    @property
+    def max_file_paths(self) -> int: ...
 
 
 @dataclass
@@ -215,6 +222,8 @@ def merge_relation(
     kept = _keep_filter(records, limited, existing_sources, method)
 
     ex = existing or {}
+    stored_weight = ex.get("weight")
+    existing_weight = 1.0 if stored_weight is None else float(stored_weight)
     first = records[0] if records else None
     src_key = ex.get("src_key") or (first.src_key if first else "")
     tgt_key = ex.get("tgt_key") or (first.tgt_key if first else "")
@@ -224,7 +233,7 @@ def merge_relation(
         return RelationMerge(
             src_key=src_key, tgt_key=tgt_key, src_name=src_name, tgt_name=tgt_name,
             keywords=ex.get("keywords") or "", fragments=fragments(ex.get("description") or ""),
-            weight=float(ex.get("weight") if ex.get("weight") is not None else 1.0),
+            weight=existing_weight,
             source_ids=list(ex.get("source_ids") or limited), all_sources=all_sources,
             file_paths=list(ex.get("file_paths") or []), truncate=ex.get("truncate") or "",
             skipped=True, new_sources=new_sources,
@@ -232,7 +241,7 @@ def merge_relation(
 
     weight = 0.0
     if existing is not None:
-        weight = float(ex.get("weight") if ex.get("weight") is not None else 1.0)
+        weight = existing_weight
     weight += sum(r.weight for r in kept if r.chunk_id not in already)
     weight = max(weight, float(len(limited)))
     keywords = ",".join(sorted(set(_keyword_tokens(ex.get("keywords") or "")

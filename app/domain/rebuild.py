@@ -111,8 +111,8 @@ def plan_rebuild(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
             plan.delete_relations.append(pair)
         elif rels[pair].get("curated"):
             plan.stale_relations[pair] = remaining
-        elif (merged := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
-            plan.relations.append(merged)
+        elif (rebuilt := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
+            plan.relations.append(rebuilt)
         else:
             plan.stale_relations[pair] = remaining
     return plan

@@ -207,9 +207,9 @@ class _Resolver:
         for key in (exact, *self.groups.get(match, [])):
             if key in self.doc.names:
                 return key
-        for key in (exact, match, self.known.aliases.get(exact), self.known.aliases.get(index_key(match))):
-            if key and key in self.known.entity_types:
-                return key
+        for candidate in (exact, match, self.known.aliases.get(exact), self.known.aliases.get(index_key(match))):
+            if candidate and candidate in self.known.entity_types:
+                return candidate
         return None
 
     def _defined_acronym(self, key: str, name: str) -> Decision | None:
@@ -239,8 +239,8 @@ class _Resolver:
         (target,) = targets
         if target == key:
             return None
-        full = self.doc.names.get(target, target)
-        return Decision(target, "partial", f"{name!r} alone in a document naming {full!r}", scoped=True)
+        full_name = self.doc.names.get(target, target)
+        return Decision(target, "partial", f"{name!r} alone in a document naming {full_name!r}", scoped=True)
 
     def _initials(self, key: str, name: str, etype: str) -> Decision | None:
         letters = acronym_letters(name)
@@ -269,7 +269,7 @@ def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode:
     for decision in decisions.values():
         if decision.target in doc.names and decision.target not in known.entity_types:
             display.setdefault(decision.target, doc.names[decision.target])
-    index = {}
+    index: dict[str, str] = {}
     for key, decision in decisions.items():
         ikey = index_key(resolver.matches[key])
         if decision.source not in (None, "rule") or decision.scoped:  # evidence of one document, or initials

@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from functools import cache
 from typing import Any, Self
 
 Pair = tuple[str, str]
 
 
-@cache
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class _Row:
@@ -27,7 +31,8 @@ class _Row:
     __slots__ = ()
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any], **extra: Any) -> Self:
+    def from_row(cls, row: Mapping[Any, Any], **extra: Any) -> Self:
+        # Mapping[Any, Any]: SQLAlchemy's RowMapping is keyed by column objects as well as names
         return cls(**{name: row[name] for name in _field_names(cls) if name in row}, **extra)
 
     def as_mapping(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import openai
 from app import metrics
 from app.config import Settings
 from app.errors import EmbeddingNotConfigured, ProviderError
-from app.providers.openai_http import BEARER_ONLY, openai_client, reported_count
+from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.tokenizer import Tokenizer
 from app.usage import current_usage
 
@@ -34,7 +34,9 @@ def _vector(value: object) -> list[float]:
 
 def parse_embeddings(data: object) -> tuple[list[list[float]], int | None]:
     """(vectors in input order, reported prompt tokens or None) of an embeddings JSON body; ValueError if malformed."""
-    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ValueError("no list of embeddings in the response")
+    items = data.get("data")
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise ValueError("no list of embeddings in the response")
     try:
@@ -88,7 +90,7 @@ class EmbeddingClient:
                 # `client.post`, not `embeddings.create`: that one re-walks the inputs through the SDK's
                 # type-driven transform, builds a pydantic model per vector and tries to import numpy on
                 # every call (~45% of a call's CPU); the body and the base64 answer are the SDK's own
-                data = await self._client.post("/embeddings", cast_to=object, options={"security": BEARER_ONLY},
+                data = await self._client.post("/embeddings", cast_to=object, options=request_options(),
                                                body={"model": self.model, "input": inputs, "encoding_format": "base64"})
             except openai.OpenAIError as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()

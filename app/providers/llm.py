@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+from openai._types import RequestOptions
 
 from app import metrics
 from app.config import Settings
 from app.domain.chat import Message, strip_think
 from app.errors import LLMNotConfigured, ProviderError
 from app.providers.concurrency import PrioritySemaphore
-from app.providers.openai_http import BEARER_ONLY, openai_client, reported_count
+from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.tokenizer import Tokenizer
 from app.usage import current_usage
 
@@ -100,7 +101,9 @@ def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 def parse_completion(data: object) -> tuple[str, str | None, int | None, int | None]:
     """(text, finish_reason, prompt_tokens, completion_tokens) of a chat-completions JSON body; token
     counts are None where the provider did not report them. ValueError for a body without an answer."""
-    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ValueError("response has no choices")
+    choices = data.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise ValueError("response has no choices")
     message = choices[0].get("message")
@@ -269,7 +272,7 @@ class LLMClient:
         # and build a pydantic model from the answer (another ~10%)
         cap = max_tokens if max_tokens is not None else self.completion_cap(operation, messages)
         body = self._body(messages, json_mode, cap, response_format)
-        options = {"headers": {OPERATION_HEADER: operation}, "security": BEARER_ONLY}
+        options = request_options({OPERATION_HEADER: operation})
         async with self.semaphore.slot(priority):
             started = time.perf_counter()
             metrics.LLM_IN_FLIGHT.inc()
@@ -296,7 +299,7 @@ class LLMClient:
             log.warning("LLM answer cut by its max_tokens cap (%s, %d tokens)", operation, completion_tokens)
         return LLMResult(strip_think(raw), prompt_tokens, completion_tokens, finish_reason)
 
-    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], options: dict[str, Any],
+    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], options: RequestOptions,
                     operation: str, structured: bool, *, retry_fit: bool) -> object:
         try:
             return await client.post("/chat/completions", cast_to=object, body=body, options=options)

@@ -11,10 +11,20 @@ from __future__ import annotations
 import aiohttp
 import httpx2
 import openai
+from openai._models import SecurityOptions
+from openai._types import RequestOptions
 from openai._vendor.httpx_aiohttp import AiohttpTransport  # what openai.DefaultAioHttpClient builds
 
 # Options every direct `client.post` call sends, as the SDK's own resource methods do: bearer auth only.
-BEARER_ONLY = {"bearer_auth": True}
+BEARER_ONLY: SecurityOptions = {"bearer_auth": True}
+
+
+def request_options(headers: dict[str, str] | None = None) -> RequestOptions:
+    """The options of a direct `client.post`: bearer auth only, and any extra headers."""
+    options: RequestOptions = {"security": BEARER_ONLY}
+    if headers:
+        options["headers"] = headers
+    return options
 
 
 def reported_count(value: object) -> int | None:

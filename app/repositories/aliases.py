@@ -6,7 +6,7 @@ of the entity and of the alias keys (graph_repo.lock_keys), as for any graph wri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import and_, bindparam, delete, exists, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB
@@ -45,7 +45,7 @@ ON CONFLICT (project_id, alias_key) DO UPDATE
 """).bindparams(bindparam("rows", type_=JSONB))
 
 
-async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: dict[str, Sequence[AliasItem]], *,
+async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: Mapping[str, Sequence[AliasItem]], *,
                          overwrite: bool = False) -> int:
     """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
     rows = {i.stored_key: {"alias_key": i.stored_key, "entity_key": entity_key, "alias_name": i.alias_name,

@@ -118,7 +118,7 @@ async def upsert_entities(conn: AsyncConnection, project_id: str, rows: Sequence
     values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: r["key"])]
     stmt = pg_insert(entities)
     present = [f for f in _ENTITY_FIELDS if f in values[0] and f != "name"]
-    updates = {f: stmt.excluded[f] for f in present}
+    updates: dict[str, Any] = {f: stmt.excluded[f] for f in present}
     updates["updated_at"] = func.now()
     # executemany: SQLAlchemy batches the rows into multi-row statements with one cached compilation
     await conn.execute(stmt.on_conflict_do_update(index_elements=["project_id", "key"], set_=updates), values)
@@ -132,7 +132,7 @@ async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequenc
     values = [{"project_id": project_id, **r} for r in sorted(rows, key=lambda r: (r["src_key"], r["tgt_key"]))]
     stmt = pg_insert(relations)
     present = [f for f in _RELATION_FIELDS if f in values[0]]
-    updates = {f: stmt.excluded[f] for f in present}
+    updates: dict[str, Any] = {f: stmt.excluded[f] for f in present}
     updates["updated_at"] = func.now()
     await conn.execute(
         stmt.on_conflict_do_update(index_elements=["project_id", "src_key", "tgt_key"], set_=updates), values
@@ -246,11 +246,11 @@ async def document_graph_counts(
     if not document_ids:
         return {}
     es, rs = entity_sources.c, relation_sources.c
-    ent = dict((await conn.execute(
+    ent: dict[str, int] = dict((await conn.execute(
         select(es.document_id, func.count(func.distinct(es.entity_key)))
         .where(es.project_id == project_id, es.document_id.in_(list(document_ids))).group_by(es.document_id)
     )).all())
-    rel = dict((await conn.execute(
+    rel: dict[str, int] = dict((await conn.execute(
         select(rs.document_id, func.count(func.distinct(func.concat(rs.src_key, "\x1f", rs.tgt_key))))
         .where(rs.project_id == project_id, rs.document_id.in_(list(document_ids))).group_by(rs.document_id)
     )).all())

@@ -3,7 +3,7 @@ and streaming responses that stop (and close the answer behind them) when the cl
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import Any
 
 from fastapi import Request, Response
@@ -25,7 +25,7 @@ def protocol_route(shape: ErrorShape) -> type[ProjectScopedRoute]:
     protocol's own error object, which keeps the service's `detail` and `code` next to it."""
 
     class ProtocolRoute(ProjectScopedRoute):
-        def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
             handler = super().get_route_handler()
 
             async def handle(request: Request) -> Response:

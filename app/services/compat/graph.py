@@ -138,7 +138,7 @@ class LightragGraph:
         if renamed and not allow_rename:
             raise InvalidInput("Entity renaming is not allowed. Set allow_rename=True to enable this feature",
                                code="rename_not_allowed")
-        changes = {k: updated[k] for k in ("description", "entity_type") if k in updated}
+        changes: dict[str, Any] = {k: updated[k] for k in ("description", "entity_type") if k in updated}
         merged = renamed and allow_merge and await self.exists(project_id, str(new_name))
         if merged:
             if changes:

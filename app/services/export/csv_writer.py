@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any
 
 from app.services.export.cells import neutralise
@@ -65,7 +65,7 @@ def _record(columns: tuple[Column, ...], row: Row) -> list[Any]:
     return [_cell(c, v) for c, v in zip(columns, row, strict=True)]
 
 
-async def write_csv(export: GraphExport) -> AsyncIterator[bytes]:
+async def write_csv(export: GraphExport) -> AsyncGenerator[bytes, None]:
     sink = _Sink()
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL) as archive:
         for section in export.sections:

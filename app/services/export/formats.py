@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,7 +22,7 @@ class ExportFormat(StrEnum):
     json = "json"
 
 
-Writer = Callable[[GraphExport], AsyncIterator[bytes]]
+Writer = Callable[[GraphExport], AsyncGenerator[bytes, None]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ vectors are emitted as the JSON arrays the database already produced (no float r
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from app.services.export.model import GraphExport, Kind, Row, Section
@@ -27,7 +27,7 @@ def _head(export: GraphExport) -> dict[str, Any]:
     return {"project": export.project_id, "counts": {s.name: export.counts.get(s.name, 0) for s in export.sections}}
 
 
-async def write_json(export: GraphExport) -> AsyncIterator[bytes]:
+async def write_json(export: GraphExport) -> AsyncGenerator[bytes, None]:
     head = _ENCODER.encode(_head(export))
     yield head[:-1].encode()  # leave the object open
     for section in export.sections:

@@ -8,7 +8,7 @@ and line breaks become `<br>`. List cells show one value per line.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from app.services.export.model import Column, GraphExport, Kind
@@ -37,7 +37,7 @@ def _line(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |\n"
 
 
-async def write_markdown(export: GraphExport) -> AsyncIterator[bytes]:
+async def write_markdown(export: GraphExport) -> AsyncGenerator[bytes, None]:
     counts = " · ".join(f"{s.title}: {export.counts.get(s.name, 0)}" for s in export.sections)
     yield f"# Knowledge graph export: {export.project_id}\n\n{counts}\n".encode()
     for section in export.sections:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from app.container import Container
@@ -34,7 +34,7 @@ class ExportOptions:
 class ExportDownload:
     filename: str
     media_type: str
-    body: AsyncIterator[bytes]
+    body: AsyncGenerator[bytes, None]
 
 
 class ExportService:
@@ -53,7 +53,7 @@ class ExportService:
             body=self.stream(project_id, options),
         )
 
-    async def stream(self, project_id: str, options: ExportOptions) -> AsyncIterator[bytes]:
+    async def stream(self, project_id: str, options: ExportOptions) -> AsyncGenerator[bytes, None]:
         """No database connection is held between batches, so none while the consumer waits on `yield`."""
         writer = FORMATS[options.format].writer
         counts = await repo.counts(self.db, project_id)

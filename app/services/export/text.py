@@ -3,7 +3,7 @@ multi-line values (descriptions, chunk content) indented one level further, line
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from app.services.export.model import Column, GraphExport, Kind, Row, Section
@@ -32,7 +32,7 @@ def _block(section: Section, row: Row) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-async def write_text(export: GraphExport) -> AsyncIterator[bytes]:
+async def write_text(export: GraphExport) -> AsyncGenerator[bytes, None]:
     counts = ", ".join(f"{export.counts.get(s.name, 0)} {s.name}" for s in export.sections)
     yield f"Knowledge graph export of project {export.project_id}: {counts}\n".encode()
     for section in export.sections:

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import xlsxwriter
@@ -56,7 +56,7 @@ def _add_sheet(book: xlsxwriter.Workbook, title: str, columns: tuple[Column, ...
     return sheet
 
 
-async def write_xlsx(export: GraphExport) -> AsyncIterator[bytes]:
+async def write_xlsx(export: GraphExport) -> AsyncGenerator[bytes, None]:
     workdir = tempfile.mkdtemp(prefix="lrs-export-")
     try:
         path = os.path.join(workdir, "graph.xlsx")

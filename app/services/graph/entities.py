@@ -77,7 +77,8 @@ class CurationService(CurationBase):
         pid = body.project_id
         name = display_name(body.name, self.max_name)
         key = entity_key(name)
-        values = {"key": key, "name": name, "description": clean_description(body.description),
+        description = clean_description(body.description)
+        values = {"key": key, "name": name, "description": description,
                   "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
         vectors = PreparedVectors(self.c.embedder)
 
@@ -99,7 +100,7 @@ class CurationService(CurationBase):
             async with self.db.connect() as conn:
                 await require_project(conn, pid)
                 await check_free(conn)
-            vectors.want_entity(name, values["description"])
+            vectors.want_entity(name, description)
             return await write_with_vectors(self.db, vectors, write)
 
     async def update_entity(self, name: str, body: EntityUpdate) -> EntityOut:

@@ -321,8 +321,8 @@ class EntityMergeService:
 
         for pair, members in groups.items():
             if pair not in changed:
-                [row] = members
-                plan.texts.append((names[pair[0]], names[pair[1]], row.keywords, row.description))
+                [member] = members
+                plan.texts.append((names[pair[0]], names[pair[1]], member.keywords, member.description))
         for pair, members in changed.items():
             old_pairs = [m.pair for m in members]
             plan.delete_pairs.extend(old_pairs)

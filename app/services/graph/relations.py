@@ -58,8 +58,9 @@ class RelationCurationService(CurationBase):
             await require_project(conn, pid)
             pair = await self._pair(conn, pid, body.source, body.target)
             found = await self._check_ends(conn, pid, pair, body.source, body.target)
-        values = {"src_key": pair[0], "tgt_key": pair[1], "description": clean_description(body.description),
-                  "keywords": join_keywords(body.keywords), "weight": body.weight, "curated": True}
+        description, keywords = clean_description(body.description), join_keywords(body.keywords)
+        values = {"src_key": pair[0], "tgt_key": pair[1], "description": description, "keywords": keywords,
+                  "weight": body.weight, "curated": True}
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
@@ -74,8 +75,7 @@ class RelationCurationService(CurationBase):
             return await repo.get_relation(conn, pid, pair)
 
         async with self._gate(pid, pair):
-            vectors.want_relation(found[pair[0]].name, found[pair[1]].name, values["keywords"],
-                                  values["description"])
+            vectors.want_relation(found[pair[0]].name, found[pair[1]].name, keywords, description)
             row = await write_with_vectors(self.db, vectors, write)
         assert row is not None
         return relation_out(row)

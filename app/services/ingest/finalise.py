@@ -18,7 +18,7 @@ from app.domain.texts import fragments, join_fragments
 from app.errors import first_failure
 from app.repositories import graph as graph_repo
 from app.services.graph.embedding import embed_changed
-from app.services.graph.summaries import Summarizer
+from app.services.graph.summaries import Kind, Summarizer
 from app.services.ingest.graph_merge import Touched, item_idents
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.reporting import error_text, lock_keys_timed, locks_released, stage
@@ -129,7 +129,7 @@ class Finaliser:
         ent_todo, rel_todo = list(ents.values()), list(rels.values())
         if not ent_todo and not rel_todo:
             return
-        jobs = [("entity", e.name, fragments(e.description)) for e in ent_todo]
+        jobs: list[tuple[Kind, str, list[str]]] = [("entity", e.name, fragments(e.description)) for e in ent_todo]
         jobs += [("relation", f"({r.src_name}, {r.tgt_name})", fragments(r.description)) for r in rel_todo]
         batch = self.c.llm_cache.batch(project_id)
         if self.settings.enable_llm_cache_for_extract:

@@ -153,9 +153,9 @@ class GraphMerger:
             ))
         relation_merges: list[RelationMerge] = []
         for pair in sorted(relation_records):
-            rel = existing_rel.get(pair)
+            stored = existing_rel.get(pair)
             relation_merges.append(merge_relation(
-                rel.as_mapping() if rel else None, relation_records[pair], rel.sources if rel else [],
+                stored.as_mapping() if stored else None, relation_records[pair], stored.sources if stored else [],
                 self.settings,
             ))
 

@@ -91,8 +91,8 @@ def parse_keywords(text: str) -> ExtractedKeywords:
     """High/low keywords from a model answer: fenced or bare JSON, prose or reasoning around it, broken JSON
     (repaired). Anything unusable yields empty lists; `with_fallbacks` then supplies keywords."""
     text = strip_think(text or "")
-    if _UNCLOSED_THINK.search(text):  # reasoning cut off before any answer: its drafts are not the answer
-        text = text[:_UNCLOSED_THINK.search(text).start()]
+    if unclosed := _UNCLOSED_THINK.search(text):  # reasoning cut off before any answer: not the answer
+        text = text[:unclosed.start()]
     data = _json_object(text)
     if data is None:
         log.warning("keyword extraction answer was not JSON; using empty keywords")

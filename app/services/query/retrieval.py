@@ -154,7 +154,8 @@ class Retriever:
         """Chunk ids picked from the entities, then from the relations (minus those already picked)."""
         distances: dict[str, float] | None = None
         if method == "vector" and query_vec is not None:
-            every = list(dict.fromkeys(c for item in (*hits.entities, *hits.relations) for c in item.chunk_ids))
+            chunk_lists = [e.chunk_ids for e in hits.entities] + [r.chunk_ids for r in hits.relations]
+            every = list(dict.fromkeys(c for ids in chunk_lists for c in ids))
             distances = await repo.chunk_distances(self.conn, self.project_id, every, query_vec)
         entity_ids = _pick(candidate_lists([e.chunk_ids for e in hits.entities]), related, distances)
         relation_lists = candidate_lists([r.chunk_ids for r in hits.relations], exclude=entity_ids)
