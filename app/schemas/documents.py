@@ -122,6 +122,9 @@ class ExtractionReportOut(BaseModel):
     retried_chunks: int = Field(0, description="Chunks whose first answer held no usable record.")
     runaway_answers: int = Field(0, description="Answers cut by their token cap or caught looping; the records "
                                                 "before the cut were kept.")
+    truncated_names: int = Field(0, description="Entity names the model wrote too long, cut to ENTITY_NAME_MAX_LENGTH "
+                                                "characters and 1,024 bytes of UTF-8 (a relation's two ends are "
+                                                "indexed together, and an index row holds 2,704 bytes).")
     warning: str | None = Field(None, description='Set when extraction fell short, e.g. "the model returned no '
                                                   'usable records": the document is processed (its chunks serve '
                                                   'naive queries) but adds nothing to the graph.')
