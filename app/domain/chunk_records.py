@@ -19,14 +19,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.domain.extraction_parser import PARSER_VERSION
+from app.domain.names import NAME_MAX_BYTES
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 
 
 def parse_fingerprint(entity_types: Sequence[str] | None, name_max_length: int) -> str:
-    """What, besides the answers, decides a parse: the parser version, the entity types and the name limit."""
+    """What, besides the answers, decides a parse: the parser version, the entity types and the name limits."""
     types = "\x1f".join(entity_types) if entity_types is not None else "\x1e"
     digest = hashlib.md5(types.encode("utf-8")).hexdigest()[:16]
-    return f"{PARSER_VERSION}:{name_max_length}:{digest}"
+    return f"{PARSER_VERSION}:{name_max_length}:{NAME_MAX_BYTES}:{digest}"
 
 
 def encode(extraction: ChunkExtraction, cache_keys: Sequence[str], fingerprint: str) -> dict[str, Any]:

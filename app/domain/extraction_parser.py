@@ -13,7 +13,8 @@ format, whatever its delimiter) or by `extraction_json` (JSON answers) means:
   surrounding quotes, emphasis and trailing punctuation;
 - identical records within one answer are kept once.
 Records that cannot be read are skipped and counted in `ChunkExtraction.malformed`; an answer without
-any usable record (prose, an empty answer) is flagged `no_usable_records`.
+any usable record (prose, an empty answer) is flagged `no_usable_records`. A name too long (characters, or
+bytes of its key: app/domain/names.py) is cut and counted in `ChunkExtraction.truncated_names`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TypeVar
 from app.config import DEFAULT_ENTITY_TYPES
 from app.domain.chat import strip_think
 from app.domain.extraction_json import json_records, looks_like_json
-from app.domain.names import entity_key, normalize_description, normalize_name, normalize_type
+from app.domain.names import entity_key, normalize_description, normalize_name_checked, normalize_type
 from app.domain.record_lines import ENTITY, FIELDS, IGNORED, RELATION, balance, keyword, record_lines
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.prompts.extraction import TUPLE_DELIMITER as D
@@ -206,7 +207,7 @@ def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str 
     chunk_id = result.chunk_id
     if kind == ENTITY:
         name_raw, type_raw, description_raw = fields
-        name = normalize_name(_clean_name(name_raw), name_max_length)
+        name = _name(result, name_raw, name_max_length)
         description = _clean_text(description_raw)
         if not name or not description:
             return False
@@ -216,8 +217,8 @@ def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str 
         ))
         return True
     src_raw, tgt_raw, keywords_raw, description_raw, weight = fields
-    src = normalize_name(_clean_name(src_raw), name_max_length)
-    tgt = normalize_name(_clean_name(tgt_raw), name_max_length)
+    src = _name(result, src_raw, name_max_length)
+    tgt = _name(result, tgt_raw, name_max_length)
     description = _clean_text(description_raw)
     if not src or not tgt or not description:
         return False
@@ -232,6 +233,13 @@ def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str 
         chunk_id=chunk_id, file_path=file_path,
     ))
     return True
+
+
+def _name(result: ChunkExtraction, raw: str, max_length: int) -> str:
+    name, cut = normalize_name_checked(_clean_name(raw), max_length)
+    if cut and name:
+        result.truncated_names += 1
+    return name
 
 
 def _drop_type_ends(result: ChunkExtraction, types: _Types) -> None:
@@ -268,6 +276,7 @@ def merge_gleaning(first: ChunkExtraction, glean: ChunkExtraction) -> ChunkExtra
     return ChunkExtraction(
         chunk_id=first.chunk_id, entities=entities, relations=relations,
         malformed=first.malformed + glean.malformed, recovered=first.recovered + glean.recovered,
+        truncated_names=first.truncated_names + glean.truncated_names,
         completed=first.completed or glean.completed,
         no_usable_records=first.no_usable_records and glean.no_usable_records, retried=first.retried,
     )

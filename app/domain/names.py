@@ -30,6 +30,10 @@ _FULLWIDTH_PUNCT = str.maketrans({
 _TYPE_FORBIDDEN = set("'()<>|/\\")
 _RESERVED_TYPES = {"__proto__", "constructor", "prototype"}
 _DIGITS = re.compile(r"^\d+$")
+# The most UTF-8 bytes of an entity key. Keys are indexed in pairs (relations, their provenance, duplicate
+# rejections) and a btree index row holds at most 2,704 bytes: two keys of this size, a qualified type suffix
+# each, the project id and a chunk id still fit. 1,024 bytes are ~340 Chinese characters or 1,024 ASCII ones.
+NAME_MAX_BYTES = 1024
 _DIGITS_DOTS = re.compile(r"^[\d.]+$")
 
 
@@ -70,6 +74,11 @@ def _narrow_nbsp(text: str) -> str:
 
 def normalize_name(raw: str, max_length: int = 500) -> str:
     """A display name, or "" when the raw value is not a usable name."""
+    return normalize_name_checked(raw, max_length)[0]
+
+
+def normalize_name_checked(raw: str, max_length: int = 500) -> tuple[str, bool]:
+    """(display name or "", whether it was cut to `max_length` characters or NAME_MAX_BYTES bytes of key)."""
     text = _TAGS.sub("", sanitize(raw))
     text = _narrow_nbsp(_fullwidth_to_ascii(text))
     text = _SPACE_BETWEEN_CJK.sub("", text)
@@ -79,13 +88,25 @@ def normalize_name(raw: str, max_length: int = 500) -> str:
     text = _ASCII_QUOTE_TOUCHING_CJK.sub("", text)
     text = " ".join(text.split())
     if not text:
-        return ""
+        return "", False
     if _DIGITS.match(text) and len(text) < 3:
-        return ""
+        return "", False
     if "." in text and _DIGITS_DOTS.match(text) and len(text) < 6:
-        return ""
-    if len(text) > max_length:
+        return "", False
+    cut = len(text) > max_length
+    if cut:
         text = text[:max_length].rstrip()
+    if len(entity_key(text).encode("utf-8")) > NAME_MAX_BYTES:
+        cut = True
+        text = _within_key_bytes(text)
+    return text, cut
+
+
+def _within_key_bytes(text: str) -> str:
+    """The longest prefix of `text` whose key fits NAME_MAX_BYTES (case folding may lengthen a key)."""
+    text = text.encode("utf-8")[:NAME_MAX_BYTES].decode("utf-8", errors="ignore").rstrip()
+    while len(entity_key(text).encode("utf-8")) > NAME_MAX_BYTES:
+        text = text[:-max(1, len(text) // 64)].rstrip()
     return text
 
 

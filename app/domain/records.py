@@ -41,6 +41,7 @@ class ChunkExtraction:
     no_usable_records: bool = False  # the answer held no usable record: prose, nothing, or only broken records
     retried: bool = False  # the first answer had no usable record and the model was asked again
     runaway_answers: int = 0  # answers cut by their max_tokens cap or repeating themselves (loops trimmed)
+    truncated_names: int = 0  # names cut to the name length limit (characters, or bytes of the key)
 
 
 NO_USABLE_RECORDS = "the model returned no usable records"
@@ -58,6 +59,7 @@ class ExtractionReport:
     failed_chunks: int = 0        # chunks whose answers held no usable record, even after one corrective retry
     retried_chunks: int = 0       # chunks whose first answer held no usable record
     runaway_answers: int = 0      # answers cut by their token cap or looping (the records before the loop kept)
+    truncated_names: int = 0      # names cut to the name length limit (characters, or bytes of the key)
     warning: str | None = None
 
     @classmethod
@@ -71,6 +73,7 @@ class ExtractionReport:
             failed_chunks=sum(1 for x in extractions if x.no_usable_records),
             retried_chunks=sum(1 for x in extractions if x.retried),
             runaway_answers=sum(x.runaway_answers for x in extractions),
+            truncated_names=sum(x.truncated_names for x in extractions),
         )
         if report.chunks and report.failed_chunks == report.chunks:
             report.warning = NO_USABLE_RECORDS
@@ -81,6 +84,9 @@ class ExtractionReport:
         elif report.runaway_answers:
             report.warning = (f"{report.runaway_answers} answers ran away (cut by LLM_MAX_TOKENS_EXTRACT or looping); "
                               "records before the cut were kept")
+        elif report.truncated_names:
+            report.warning = (f"{report.truncated_names} names were too long and were cut (at most "
+                              "ENTITY_NAME_MAX_LENGTH characters and 1,024 bytes of UTF-8)")
         return report
 
     def as_dict(self) -> dict[str, int | str | None]:

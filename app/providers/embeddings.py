@@ -1,4 +1,10 @@
-"""Embeddings from an OpenAI-compatible endpoint: batched, concurrent up to a limit, dimension-checked."""
+"""Embeddings from an OpenAI-compatible endpoint: batched, concurrent up to a limit, dimension-checked.
+
+`embed` fails as a whole. `embed_each` isolates inputs the endpoint refuses (400/422: too long for it,
+filtered, unreadable): a refused batch is split in halves, again until each refused input stands alone,
+so one bad text costs the others nothing; when every input is refused the call fails (the request, not
+an input, is wrong: a model name, say).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import binascii
 import logging
 import sys
 from array import array
+from dataclasses import dataclass, field
 
 import openai
 
@@ -47,6 +54,30 @@ def parse_embeddings(data: object) -> tuple[list[list[float]], int | None]:
     return vectors, reported_count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
 
 
+def _message(exc: openai.APIStatusError) -> str:
+    """The provider's own message (OpenAI shape: {"error": {"message": ...}}), cut short."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else body
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message or exc.message)[:300]
+
+
+class InputRefused(ProviderError):
+    """The endpoint refused a batch as bad input (HTTP 400 or 422), not as a failure of its own."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"Embedding endpoint refused the input: {detail}")
+        self.detail = detail
+
+
+@dataclass
+class EachEmbedded:
+    """Vectors in input order (None for a refused input) and why each refused input was refused."""
+
+    vectors: list[list[float] | None]
+    refused: dict[int, str] = field(default_factory=dict)
+
+
 class EmbeddingClient:
     def __init__(self, settings: Settings, tokenizer: Tokenizer) -> None:
         self.settings = settings
@@ -80,6 +111,34 @@ class EmbeddingClient:
     async def embed_one(self, text: str) -> list[float]:
         return (await self.embed([text]))[0]
 
+    async def embed_each(self, texts: list[str]) -> EachEmbedded:
+        """Like `embed`, but an input the endpoint refuses gets no vector instead of failing the others."""
+        if not texts:
+            return EachEmbedded([])
+        if self._client is None:
+            raise EmbeddingNotConfigured()
+        size = self.settings.embedding_batch_size
+        results = await asyncio.gather(*(self._isolating(texts[i:i + size]) for i in range(0, len(texts), size)))
+        out = EachEmbedded([item if isinstance(item, list) else None for batch in results for item in batch])
+        out.refused = {i: item for i, item in enumerate(x for batch in results for x in batch)
+                       if isinstance(item, str)}
+        if len(out.refused) == len(texts):
+            raise InputRefused(next(iter(out.refused.values())))
+        for index, reason in out.refused.items():
+            log.warning("embedding input %d of %d refused: %s", index + 1, len(texts), reason)
+        return out
+
+    async def _isolating(self, texts: list[str]) -> list[list[float] | str]:
+        """The batch's vectors, halving a refused batch until each refused input (its reason) stands alone."""
+        try:
+            return list(await self._embed_batch(texts))
+        except InputRefused as exc:
+            if len(texts) == 1:
+                return [exc.detail]
+        half = len(texts) // 2
+        left, right = await asyncio.gather(self._isolating(texts[:half]), self._isolating(texts[half:]))
+        return left + right
+
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         assert self._client is not None
         limit = self.settings.embedding_max_tokens
@@ -92,6 +151,9 @@ class EmbeddingClient:
                 # every call (~45% of a call's CPU); the body and the base64 answer are the SDK's own
                 data = await self._client.post("/embeddings", cast_to=object, options=request_options(),
                                                body={"model": self.model, "input": inputs, "encoding_format": "base64"})
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
+                raise InputRefused(f"{exc.status_code}: {_message(exc)}") from exc
             except openai.OpenAIError as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
                 log.warning("embedding call failed: %s", type(exc).__name__)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, text, tuple_, update
+from sqlalchemy import and_, func, literal, or_, select, text, tuple_, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -193,6 +194,25 @@ async def finish(
                 embedding_tokens=c.embedding_tokens + usage.embedding_tokens)
     )
     return bool(result.rowcount)
+
+
+UNEMBEDDED_SHOWN = 3  # refused inputs named in the report's warning (the count covers them all)
+
+
+async def set_unembedded(conn: AsyncConnection, project_id: str, document_id: str, refused: Sequence[str]) -> None:
+    """Record on the document's extraction report the inputs (chunks, entities, relations) the embedding endpoint
+    refused in this attempt: none clears what an earlier attempt recorded."""
+    warning = None
+    if refused:
+        shown = "; ".join(refused[:UNEMBEDDED_SHOWN]) + ("; …" if len(refused) > UNEMBEDDED_SHOWN else "")
+        warning = (f"{len(refused)} inputs were refused by the embedding endpoint and have no current vector "
+                   f"(full-text search still finds them; edit or retry to embed them again): {shown}")
+    c = documents.c
+    note = literal({"unembedded_items": len(refused), "embedding_warning": warning}, type_=JSONB)
+    await conn.execute(
+        update(documents).where(c.project_id == project_id, c.id == document_id, c.extraction_report.is_not(None))
+        .values(extraction_report=c.extraction_report.op("||")(note))
+    )
 
 
 async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]] | None = None) -> int:

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.hits import ChunkHit, EntityHit, RelationHit
-from app.repositories.retrieval import ENDPOINT_COLUMNS, endpoint_hit, entity_hit, mapped_rows, relation_hit
+from app.repositories.retrieval import ENDPOINT_COLUMNS, endpoint_hit, entity_hit, mapped_rows, processed, relation_hit
 
 # A word found in more than COMMON_WORD_ROWS rows of the searched table is left out, as a stop word would be:
 # it tells little about the query (its inverse document frequency is near zero) and ranking every row it
@@ -123,7 +123,7 @@ WITH {_words_query(_STEMMED)},
 found AS MATERIALIZED (
     SELECT c.id, ts_rank(c.search_vector, q.query, {normalization}) AS score
     FROM chunks c, q
-    WHERE c.project_id = :project_id AND c.search_vector @@ q.query
+    WHERE c.project_id = :project_id AND c.search_vector @@ q.query AND {processed("c")}
     ORDER BY score DESC, c.id
     LIMIT :limit
 )

@@ -5,6 +5,10 @@ Every statement is set-based and filtered by project. Vector searches run in a t
 projects) keeps scanning until enough rows of *this* project are found (a plain HNSW scan
 returns ef_search candidates, of which few may belong to a small project). The
 distance threshold is applied outside a materialized CTE, as pgvector recommends for iterative scans.
+
+Only the chunks of `processed` documents are retrieved, by every path (vector, full text, graph provenance):
+a pending, processing, cancelled or failed document may hold embedded chunks (they are embedded while it is
+extracted, and kept for its retry) that must not answer questions.
 """
 
 from __future__ import annotations
@@ -21,6 +25,14 @@ from app.domain.hits import ChunkHit, EntityHit, RelationHit
 
 _VEC = Vector()
 _TEXTS = ARRAY(Text)
+
+
+def processed(alias: str) -> str:
+    """SQL condition: the row's document (`alias`.`document_id`) is processed. A scalar subquery, not EXISTS:
+    the planner keeps it a per-row filter on the HNSW index scan instead of turning it into a join."""
+    return (f"(SELECT d.status FROM documents d WHERE d.project_id = {alias}.project_id"
+            f" AND d.id = {alias}.document_id) = 'processed'")
+
 
 
 async def prepare_vector_search(conn: AsyncConnection, ef_search: int) -> None:
@@ -66,12 +78,12 @@ WHERE n.distance < :max_distance
 ORDER BY n.distance, n.src_key, n.tgt_key
 """).bindparams(bindparam("vec", type_=_VEC))
 
-_CHUNK_SEARCH = text("""
+_CHUNK_SEARCH = text(f"""
 WITH nearest AS MATERIALIZED (
-    SELECT id, document_id, content, file_path, embedding <=> :vec AS distance
-    FROM chunks
-    WHERE project_id = :project_id AND embedding IS NOT NULL
-    ORDER BY embedding <=> :vec
+    SELECT c.id, c.document_id, c.content, c.file_path, c.embedding <=> :vec AS distance
+    FROM chunks c
+    WHERE c.project_id = :project_id AND c.embedding IS NOT NULL AND {processed("c")}
+    ORDER BY c.embedding <=> :vec
     LIMIT :limit
 )
 SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, id
@@ -173,18 +185,18 @@ async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: li
 # Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
 # the chunks it keeps are used, as the official implementation reads its capped source_id field.
 # Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
-_SOURCES = text("""
+_SOURCES = text(f"""
 SELECT 'e' AS kind, es.entity_key AS src_key, '' AS tgt_key, es.chunk_id, es.seq
 FROM entity_sources es
 JOIN entities e ON e.project_id = es.project_id AND e.key = es.entity_key
 WHERE es.project_id = :project_id AND es.entity_key = ANY(CAST(:keys AS text[]))
-  AND (cardinality(e.source_ids) = 0 OR es.chunk_id = ANY(e.source_ids))
+  AND (cardinality(e.source_ids) = 0 OR es.chunk_id = ANY(e.source_ids)) AND {processed("es")}
 UNION ALL
 SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
 FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
 JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
 JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
-WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
+WHERE (cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)) AND {processed("rs")}
 ORDER BY 1, 2, 3, 5, 4
 """)
 
@@ -206,16 +218,17 @@ async def source_chunk_ids(
     return by_entity, by_pair
 
 
-_CHUNKS_BY_IDS = text("""
+_CHUNKS_BY_IDS = text(f"""
 SELECT c.id, c.document_id, c.content, c.file_path, c.order_index
 FROM chunks c
-WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[]))
+WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
 """)
 
-_CHUNK_SIMILARITY = text("""
+_CHUNK_SIMILARITY = text(f"""
 SELECT c.id, c.embedding <=> :vec AS distance
 FROM chunks c
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND c.embedding IS NOT NULL
+  AND {processed("c")}
 """).bindparams(bindparam("vec", type_=_VEC))
 
 

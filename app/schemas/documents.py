@@ -122,6 +122,13 @@ class ExtractionReportOut(BaseModel):
     retried_chunks: int = Field(0, description="Chunks whose first answer held no usable record.")
     runaway_answers: int = Field(0, description="Answers cut by their token cap or caught looping; the records "
                                                 "before the cut were kept.")
+    unembedded_items: int = Field(0, description="Chunks, entities and relations whose text the embedding endpoint "
+                                                 "refused (HTTP 400/422) in the last attempt: they have no current "
+                                                 "vector; the document's other items were embedded.")
+    embedding_warning: str | None = Field(None, description="Which inputs the embedding endpoint refused, and why.")
+    truncated_names: int = Field(0, description="Entity names the model wrote too long, cut to ENTITY_NAME_MAX_LENGTH "
+                                                "characters and 1,024 bytes of UTF-8 (a relation's two ends are "
+                                                "indexed together, and an index row holds 2,704 bytes).")
     warning: str | None = Field(None, description='Set when extraction fell short, e.g. "the model returned no '
                                                   'usable records": the document is processed (its chunks serve '
                                                   'naive queries) but adds nothing to the graph.')

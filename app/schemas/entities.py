@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
+from app.domain.names import NAME_MAX_BYTES
 from app.domain.projects import PROJECT_ID_PATTERN
 
 ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
 NameField = Field(min_length=1, max_length=1000)
+
+
+def _fits_in_bytes(name: str) -> str:
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    if size > NAME_MAX_BYTES:
+        raise ValueError(f"a name may take at most {NAME_MAX_BYTES} bytes of UTF-8 (about {NAME_MAX_BYTES // 3} "
+                         f"Chinese characters); this one takes {size}")
+    return name
+
+
+# A name an entity or relation is written under: its key is indexed (in pairs, for relations), so it is
+# limited in bytes as well as in characters.
+Name = Annotated[str, Field(min_length=1, max_length=1000,
+                            description=f"At most 1,000 characters and {NAME_MAX_BYTES:,} bytes of UTF-8."),
+                 AfterValidator(_fits_in_bytes)]
 Keywords = str | list[str]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
 
@@ -74,7 +90,7 @@ class EntityCreate(_Body):
     }]})
 
     project_id: str = ProjectField
-    name: str = NameField
+    name: Name
     description: str = Field(min_length=1, max_length=200_000)
     entity_type: str | None = Field(None, max_length=200, description="Defaults to `unknown`.")
 
@@ -85,8 +101,8 @@ class EntityUpdate(_Body):
     }]})
 
     project_id: str = ProjectField
-    new_name: str | None = Field(None, min_length=1, max_length=1000,
-                                 description="Rename; every relation follows. An existing other entity → 409.")
+    new_name: Annotated[Name | None, Field(description="Rename; every relation follows. An existing other "
+                                                       "entity → 409.")] = None
     description: str | None = Field(None, min_length=1, max_length=200_000)
     entity_type: str | None = Field(None, min_length=1, max_length=200)
 
@@ -101,7 +117,7 @@ class AliasAdd(_Body):
     model_config = ConfigDict(json_schema_extra={"examples": [{"project_id": "default", "alias": "A. Chen"}]})
 
     project_id: str = ProjectField
-    alias: str = Field(min_length=1, max_length=1000, description="Another name of the entity")
+    alias: Annotated[Name, Field(description="Another name of the entity")]
 
 
 class AliasDetach(_Body):
@@ -133,8 +149,8 @@ class RelationCreate(_Body):
     }]})
 
     project_id: str = ProjectField
-    source: str = NameField
-    target: str = NameField
+    source: Name
+    target: Name
     description: str = Field(min_length=1, max_length=200_000)
     keywords: Keywords = Field("", description="Comma-separated string or list of strings.")
     weight: StrictFloat = Field(1.0, gt=0, le=1_000_000)
@@ -146,8 +162,8 @@ class RelationUpdate(_Body):
     }]})
 
     project_id: str = ProjectField
-    source: str = NameField
-    target: str = NameField
+    source: Name
+    target: Name
     description: str | None = Field(None, min_length=1, max_length=200_000)
     keywords: Keywords | None = None
     weight: StrictFloat | None = Field(None, gt=0, le=1_000_000)
@@ -179,7 +195,7 @@ class MergeRequest(_Body):
 
     project_id: str = ProjectField
     source_entities: list[str] = Field(min_length=1, max_length=1000)
-    target_entity: str = NameField
+    target_entity: Name
     strategy: MergeStrategy = "concatenate"
     target_entity_data: TargetEntityData | None = None
 

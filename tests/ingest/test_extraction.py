@@ -333,8 +333,8 @@ async def test_document_reports_what_extraction_produced(app_client, fake_llm):
     [good] = (await app_client.http.post("/documents", json=body)).json()["documents"]
     report = (await app_client.http.get(f"/documents/{good['id']}")).json()["extraction_report"]
     assert report == {"chunks": 1, "entities": 3, "relations": 2, "unparseable_records": 0, "empty_chunks": 0,
-                      "failed_chunks": 0, "retried_chunks": 0, "runaway_answers": 0,
-                      "warning": None}
+                      "failed_chunks": 0, "retried_chunks": 0, "runaway_answers": 0, "truncated_names": 0,
+                      "unembedded_items": 0, "embedding_warning": None, "warning": None}
 
     fake_llm.handlers["extract"] = lambda messages: PROSE
     body = {"documents": [{"text": "Bob Stone sells boats in Bergen."}], "wait": True}

@@ -51,9 +51,10 @@ class Finaliser:
         self._summarising: dict[tuple, asyncio.Event] = {}  # items being summarised by a document of this process
 
     async def finalise(self, project_id: str, document_id: str, language: str, touched: Touched,
-                       on_stage: Callable[[str], None] | None = None) -> None:
+                       on_stage: Callable[[str], None] | None = None, refused: list[str] | None = None) -> None:
         """Summarise the document's over-threshold items, then embed the items whose text changed;
-        `on_stage` hears "summarising", then "embedding"."""
+        `on_stage` hears "summarising", then "embedding". Items whose text the embedding endpoint refuses
+        are described in `refused` (when given) while the others are embedded; without it they fail the call."""
         report = on_stage or (lambda _: None)
         report("summarising")
         with stage("summarise", self.timings):
@@ -69,6 +70,7 @@ class Finaliser:
                 project_id,
                 {k: e for k, e in touched.entities.items() if should(touched, ("e", project_id, k))},
                 {p: r for p, r in touched.relations.items() if should(touched, ("r", project_id, p))},
+                refused,
             )
 
     async def embed_stored(self, project_id: str, touched: Touched) -> None:
@@ -84,7 +86,7 @@ class Finaliser:
                     stored = Touched.of_rows(
                         await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
                         await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
-                await self._embed_graph(project_id, stored.entities, stored.relations)
+                await self._embed_graph(project_id, stored.entities, stored.relations, [])
         except Exception as exc:
             log.warning("could not embed the items of a failed document in %s: %s", project_id, error_text(exc))
 
@@ -170,8 +172,8 @@ class Finaliser:
             touched.relations[(src, tgt)] = replace(touched.relations[(src, tgt)], description=text)
 
     async def _embed_graph(self, project_id: str, ents: dict[str, EntityText],
-                           rels: dict[Pair, RelationText]) -> None:
-        ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values())
+                           rels: dict[Pair, RelationText], refused: list[str] | None = None) -> None:
+        ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values(), refused)
         if not ent_done and not rel_done:
             return
         ent_done.sort(key=lambda u: u.key)

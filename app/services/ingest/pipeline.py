@@ -92,6 +92,8 @@ class DocumentPipeline:
                                               progress.figures(), progress.stage):
                     return "lost"
                 await events_repo.add(conn, [(project_id, document_id, _EVENT_OF_STATUS[status], error)])
+                if status == "processed":
+                    await docs_repo.set_unembedded(conn, project_id, document_id, progress.unembedded)
         metrics.PIPELINE_PROCESSED.labels(status).inc()
         return status
 
@@ -135,9 +137,10 @@ class DocumentPipeline:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
             touched = await self.finaliser.read_touched(project_id, document_id)
-            await self._embed_chunks(project_id, document_id)
+            await self._embed_chunks(project_id, document_id, progress)
         try:
-            await self.finaliser.finalise(project_id, document_id, project.language, touched, progress.enter)
+            await self.finaliser.finalise(project_id, document_id, project.language, touched, progress.enter,
+                                          progress.unembedded)
         except Exception:
             await self.finaliser.embed_stored(project_id, touched)
             raise
@@ -149,7 +152,7 @@ class DocumentPipeline:
                                  project, progress: Progress) -> list[ChunkExtraction]:
         try:
             async with asyncio.TaskGroup() as group:
-                group.create_task(self._embed_chunks(project_id, document_id))
+                group.create_task(self._embed_chunks(project_id, document_id, progress))
                 extracting = group.create_task(self._extract_all(project_id, rows, file_path, project, progress))
         except* Exception as errors:
             raise first_failure(errors) from None
@@ -186,14 +189,18 @@ class DocumentPipeline:
                 ])
         return [extraction for extraction, _ in results]
 
-    async def _embed_chunks(self, project_id: str, document_id: str) -> None:
+    async def _embed_chunks(self, project_id: str, document_id: str, progress: Progress) -> None:
+        """Embed the document's chunks that have none; a chunk the endpoint refuses stays without (found by
+        full text only) and is reported, the others are embedded."""
         async with self.c.db.connect() as conn:
             pending = await chunks_repo.unembedded(conn, project_id, document_id)
         if not pending:
             return
         with stage("embed", self.timings):
-            vectors = await self.c.embedder.embed([r.content for r in pending])
+            each = await self.c.embedder.embed_each([r.content for r in pending])
+            progress.unembedded.extend(f"chunk {pending[i].order_index + 1} ({pending[i].id}): {reason}"
+                                       for i, reason in sorted(each.refused.items()))
             async with self.c.db.transaction() as conn:
                 await chunks_repo.set_embeddings(
-                    conn, project_id, [(r.id, v) for r, v in zip(pending, vectors, strict=True)]
+                    conn, project_id, [(r.id, v) for r, v in zip(pending, each.vectors, strict=True) if v is not None]
                 )

@@ -40,6 +40,7 @@ class Progress:
         self.stage = STAGES[0]
         self.chunks_total = 0
         self.chunks_done = 0
+        self.unembedded: list[str] = []  # inputs the embedding endpoint refused: reported on the document
         self.cancelled = asyncio.Event()
         self._dirty = asyncio.Event()
         self._writer: asyncio.Task | None = None

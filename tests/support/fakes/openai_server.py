@@ -11,7 +11,8 @@ The operation is read from the `X-LightRAG-Operation` header the service sends.
 Tests can override any operation with `handlers[op] = fn(messages) -> str`, inject HTTP failures
 with `fail_next`, add latency, and inspect every call in `calls`. Misbehaviour on purpose: `latency` past the
 client's timeout hangs a call; `cut_stream_after = n` drops the connection after n streamed pieces;
-`fail_next_embeddings` / `embeddings_down` break the embeddings endpoint.
+`fail_next_embeddings` / `embeddings_down` break the embeddings endpoint; `refused_embedding_words` makes it
+refuse (400, as providers do for one bad input) any request holding an input with one of those words.
 Like a real provider it can also: answer `response_format` json_schema requests with JSON (extraction and
 gleaning; keywords are JSON anyway) or refuse the parameter with a 400 (`structured_outputs = False`); cut
 answers at the request's max_tokens words with finish_reason "length" (`honour_max_tokens`); refuse a call
@@ -218,6 +219,8 @@ class FakeOpenAI:
     cut_stream_after: int | None = None  # streamed answers break off (connection dropped) after n pieces
     stream_delay: float = 0.0  # pause before each streamed piece: a slow model's tokens
     embeddings_down: bool = False  # every embeddings call answers 503 until cleared
+    refused_embedding_words: set[str] = field(default_factory=set)  # a request with an input holding one: 400
+    embedding_requests: int = 0
     structured_outputs: bool = True  # False: a json_schema response_format is refused with a 400
     honour_max_tokens: bool = False  # True: answers are cut at max_tokens words, finish_reason "length"
     context_window: int | None = None  # prompts of more words are refused with a 400 stating this window
@@ -251,6 +254,8 @@ class FakeOpenAI:
             self.cut_stream_after = None
             self.stream_delay = 0.0
             self.embeddings_down = False
+            self.refused_embedding_words.clear()
+            self.embedding_requests = 0
             self.structured_outputs = True
             self.honour_max_tokens = False
             self.context_window = None
@@ -406,9 +411,15 @@ class FakeOpenAI:
                 status = 503
         if status is not None:
             return JSONResponse({"error": {"message": f"injected {status}"}}, status_code=status)
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        with self._lock:
+            self.embedding_requests += 1
+        bad = [i for i, text in enumerate(inputs) if any(word in text for word in self.refused_embedding_words)]
+        if bad:  # like a provider, the whole request is refused for one input
+            return JSONResponse({"error": {"message": f"Invalid input at index {bad[0]}: content refused",
+                                           "type": "invalid_request_error", "param": "input"}}, status_code=400)
         if self.embedding_latency:
             await asyncio.sleep(self.embedding_latency)
-        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.embedding_inputs.extend(inputs)
             self.embedding_headers = dict(request.headers)
