@@ -157,7 +157,8 @@ class Settings(BaseSettings):
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
     api_keys: CommaList = Field(default_factory=list)
-    # With API keys set, /docs, /redoc and /openapi.json need a key too unless this is true.
+    # With API keys set, /openapi.json needs a key too unless this is true (the /docs and /redoc pages are open
+    # and ask for a key).
     public_docs: bool = False
     # Browser origins allowed to call the API (CORS), comma separated; "*" for any. Empty: no CORS headers.
     cors_origins: CommaList = Field(default_factory=list)

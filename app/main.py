@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
+from app.api_docs import install_api_docs
 from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.config import Settings, get_settings
 from app.db.engine import Database
@@ -67,6 +68,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
+        docs_url=None,  # /docs and /redoc with their files served from here, no CDN: app/api_docs.py
+        redoc_url=None,
     )
     app.router.route_class = ProjectScopedRoute  # routes added on the app itself are scope-checked too
     app.state.api_keys = parse_api_keys(settings.api_keys)
@@ -82,6 +85,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.add_middleware(OneLineStartupRefusal)  # lifespan only: a refusal to start is one line, not a traceback
     app.router.routes.extend(_included_routes(settings.lightrag_compat_prefix))
     install_ui(app)
+    install_api_docs(app)
     _require_scoped_routes(app)
     describe_api(app, api_routes(app.routes))
     return app
