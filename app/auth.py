@@ -2,8 +2,8 @@
 
 - `ApiKeyMiddleware` authenticates every request from its headers alone, before any body is read: a missing
   or wrong key is a 401 even for an oversized upload. Keys go in `Authorization: Bearer <key>` or
-  `X-API-Key: <key>` and are compared in constant time. /health, /metrics, the web UI's static files (and the API
-  docs when PUBLIC_DOCS is set) stay open.
+  `X-API-Key: <key>` and are compared in constant time. /health, /metrics, the web UI's and the API docs' pages
+  and static files (and the API description, /openapi.json, when PUBLIC_DOCS is set) stay open.
 - `ProjectScopedRoute`, the route class of every router, checks the key's scope against the project ids the
   endpoint is actually called with (validated path and query parameters, body models), right before it runs.
   Nothing is re-parsed from the raw request, so no spelling of a media type can put a different project in
@@ -37,11 +37,12 @@ from app.middleware import send_error
 log = logging.getLogger(__name__)
 
 ALWAYS_OPEN_PATHS = frozenset({"/health", "/metrics"})
-DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
-# The web UI's static files (app/ui.py): open to GET/HEAD so the page loads and then asks for a key; every
-# API call it makes sends one.
-UI_PATHS = frozenset({"/", "/ui"})
-UI_PREFIX = "/ui/"
+# The API description; open with PUBLIC_DOCS.
+DOCS_PATHS = frozenset({"/openapi.json"})
+# The web UI's static files (app/ui.py) and the API docs pages with theirs (app/api_docs.py): open to GET/HEAD so
+# a page loads and then asks for a key; every API call it makes sends one.
+UI_PATHS = frozenset({"/", "/ui", "/docs", "/redoc"})
+UI_PREFIXES = ("/ui/", "/docs/assets/")
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class ApiKeyMiddleware:
 
 def _is_ui_asset(scope: Scope) -> bool:
     path = scope["path"]
-    return scope["method"] in ("GET", "HEAD") and (path in UI_PATHS or path.startswith(UI_PREFIX))
+    return scope["method"] in ("GET", "HEAD") and (path in UI_PATHS or path.startswith(UI_PREFIXES))
 
 
 async def _refuse(send: Send, detail: str, code: str) -> None:

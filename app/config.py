@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -156,7 +157,8 @@ class Settings(BaseSettings):
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
     api_keys: CommaList = Field(default_factory=list)
-    # With API keys set, /docs, /redoc and /openapi.json need a key too unless this is true.
+    # With API keys set, /openapi.json needs a key too unless this is true (the /docs and /redoc pages are open
+    # and ask for a key).
     public_docs: bool = False
     # Browser origins allowed to call the API (CORS), comma separated; "*" for any. Empty: no CORS headers.
     cors_origins: CommaList = Field(default_factory=list)
@@ -205,9 +207,18 @@ class Settings(BaseSettings):
         return bool(self.embedding_model and (base or key))
 
 
+# The dotenv file the entry points read: `.env` in the working directory unless ENV_FILE names another;
+# ENV_FILE= (empty) reads none (the test suite sets it so no developer's .env reaches a test).
+ENV_FILE_VARIABLE = "ENV_FILE"
+
+
+def env_file() -> str | None:
+    return os.environ.get(ENV_FILE_VARIABLE, ".env") or None
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    return Settings(_env_file=env_file())
 
 
 def settings_problems(error: ValidationError) -> list[str]:

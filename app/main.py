@@ -12,15 +12,18 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
+from app.api_docs import install_api_docs
 from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.config import Settings, get_settings
 from app.db.engine import Database
+from app.db.errors import is_connection_error
 from app.error_handlers import install_error_handlers
 from app.logging_setup import configure_logging
 from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from app.openapi import describe_api, operation_id
 from app.process_gc import freeze_start_up_objects
 from app.routers import documents, entities, export, lightrag_compat, ollama_api, openai_api, ops, projects, query
+from app.startup import OneLineStartupRefusal, unreachable_database
 from app.ui import install_ui
 from app.wiring import build_container, close_container
 from app.worker import Worker
@@ -38,7 +41,12 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings.log_level, settings.log_format)
-        container = await build_container(settings, database)
+        try:
+            container = await build_container(settings, database)
+        except Exception as exc:
+            if database is None and is_connection_error(exc):  # the worker waits for it; the API says what to fix
+                raise unreachable_database(settings, exc) from exc
+            raise
         app.state.container = container
         if not app.state.api_keys:
             log.warning("API_KEYS is empty: the API is open to anyone who can reach it. `python -m app` then "
@@ -60,6 +68,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
+        docs_url=None,  # /docs and /redoc with their files served from here, no CDN: app/api_docs.py
+        redoc_url=None,
     )
     app.router.route_class = ProjectScopedRoute  # routes added on the app itself are scope-checked too
     app.state.api_keys = parse_api_keys(settings.api_keys)
@@ -72,8 +82,10 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     if settings.cors_origins:  # outermost: preflights are answered before authentication, errors carry CORS
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
                            allow_headers=["*"], expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output"])
+    app.add_middleware(OneLineStartupRefusal)  # lifespan only: a refusal to start is one line, not a traceback
     app.router.routes.extend(_included_routes(settings.lightrag_compat_prefix))
     install_ui(app)
+    install_api_docs(app)
     _require_scoped_routes(app)
     describe_api(app, api_routes(app.routes))
     return app

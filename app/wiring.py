@@ -14,6 +14,7 @@ from app.repositories import projects as projects_repo
 from app.services.cached_llm import CachedLLM
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 from app.services.query.rerank import RerankService
+from app.startup import dimension_mismatch
 
 
 async def build_container(settings: Settings, database: Database | None = None) -> Container:
@@ -22,10 +23,7 @@ async def build_container(settings: Settings, database: Database | None = None) 
     try:
         stored = await stored_embedding_dim(db)
         if stored is not None and stored != settings.embedding_dim:
-            raise RuntimeError(
-                f"EMBEDDING_DIM is {settings.embedding_dim} but the database was created with {stored}-d "
-                "vectors; use the original dimension or a new database."
-            )
+            raise dimension_mismatch(settings, stored)
         await upgrade_to_head(db, settings.embedding_dim)
         async with db.transaction() as conn:
             await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)

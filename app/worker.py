@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import uuid
 
 from app import metrics
@@ -233,4 +234,10 @@ async def _main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(_main())
+    from app.startup import StartupRefused
+
+    try:
+        asyncio.run(_main())
+    except StartupRefused as refusal:
+        print(refusal, file=sys.stderr)
+        raise SystemExit(2) from None

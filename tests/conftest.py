@@ -13,7 +13,7 @@ import openai
 import pytest
 from fastapi import FastAPI
 
-from app.config import Settings
+from app.config import ENV_FILE_VARIABLE, Settings
 from app.db.engine import Database
 from app.main import create_app
 from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster
@@ -26,6 +26,18 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     for part of its time (fake providers' latency, keep-alive intervals, "still open after 0.5 s" checks), and
     the extra one runs meanwhile: on 2 cores the full suite went from 115 to 99 s, the fast set from 66 to 59 s."""
     return len(os.sched_getaffinity(0)) + 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_developer_settings() -> Iterator[None]:
+    """Hermetic tests: no developer's `.env` (ENV_FILE= makes every entry point read none, in this process and
+    in the servers and workers it starts) and none of the service's variables exported in their shell. A test
+    that wants a setting passes it explicitly."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV_FILE_VARIABLE, "")
+        for name in Settings.model_fields:
+            patch.delenv(name.upper(), raising=False)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

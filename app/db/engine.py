@@ -14,11 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
 from app.config import EMBEDDED_MISSING
+from app.startup import StartupRefused
 
 log = logging.getLogger(__name__)
 
 
-class EmbeddedServerMissing(RuntimeError):
+class EmbeddedServerMissing(StartupRefused):
     """No DATABASE_URL, and the embedded PostgreSQL (the `embedded` extra) is not installed."""
 
 
