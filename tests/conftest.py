@@ -19,6 +19,9 @@ from app.main import create_app
 from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster
 from tests.support.fakes.openai_server import FakeOpenAI
 from tests.support.ssl_context import shared_default_ssl_context
+from tests.support.tempdirs import ProcessTemp
+
+_process_temp = ProcessTemp()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -26,6 +29,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     for part of its time (fake providers' latency, keep-alive intervals, "still open after 0.5 s" checks), and
     the extra one runs meanwhile: on 2 cores the full suite went from 115 to 99 s, the fast set from 66 to 59 s."""
     return len(os.sched_getaffinity(0)) + 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every temporary file of this process goes to a folder of its own, removed at the end; the main process
+    first removes what killed runs left (tests/support/tempdirs.py)."""
+    _process_temp.enter(main=not hasattr(config, "workerinput"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _process_temp.leave()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,15 +1,18 @@
-"""`status` (health and pipeline), `documents` (a table) and `delete ID...`."""
+"""`status` (health and pipeline), `documents` (a table, or the service's JSON) and `delete ID|FILE...`."""
 
 from __future__ import annotations
 
 import enum
+import json
 from typing import Annotated, Any
 
 import typer
 
 from app.cli.client import ServiceClient, path_part, service
-from app.cli.errors import EXIT_FAILED, CliError
+from app.cli.control import AllMatching, Documents
+from app.cli.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from app.cli.output import add_row, console, table
+from app.cli.resolve import Target, resolve
 
 
 class Status(enum.StrEnum):
@@ -17,6 +20,7 @@ class Status(enum.StrEnum):
     processing = "processing"
     processed = "processed"
     failed = "failed"
+    cancelled = "cancelled"
 
 
 def _configured(provider: dict[str, Any], extra: str = "") -> str:
@@ -63,6 +67,8 @@ def list_documents(
     status: Annotated[Status | None, typer.Option(help="Only documents in this state.", show_default=False)] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Documents to show.")] = 100,
     offset: Annotated[int, typer.Option(min=0, help="Documents to skip (newest first).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="The service's answer as JSON instead of a table.")]
+    = False,
 ) -> None:
     """The project's documents, newest first."""
     client = service(ctx)
@@ -70,6 +76,9 @@ def list_documents(
     if status is not None:
         params["status"] = status.value
     page = client.json("GET", "/documents", params=params)
+    if as_json:
+        typer.echo(json.dumps(page, indent=2, ensure_ascii=False))
+        return
     grid = table("Document", "Status", "File", "Chunks", "Entities", "Relations", "Updated", "Error",
                  title=f"Documents of project {client.project}")
     for doc in page["documents"]:
@@ -85,26 +94,25 @@ def list_documents(
 DELETE_BATCH = 100
 
 
-def delete(
-    ctx: typer.Context,
-    document_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Documents to delete.",
-                                                      show_default=False)],
-) -> None:
+def delete(ctx: typer.Context, documents: Documents = None, all_matching: AllMatching = False) -> None:
     """Delete documents with their chunks, and the graph parts only they supported. Several are deleted
     together: each entity or relation they touched is rebuilt once, not once per document."""
+    if not documents:
+        raise CliError("name the documents to delete", EXIT_USAGE)
     client = service(ctx)
-    ids = list(dict.fromkeys(document_ids))
-    if len(ids) == 1:
-        failed = _delete_one_by_one(client, ids)
+    targets = resolve(client, documents, all_matching)
+    if len(targets) == 1:
+        failed = _delete_one_by_one(client, targets)
     else:
-        failed = sum(_delete_batch(client, ids[start:start + DELETE_BATCH])
-                     for start in range(0, len(ids), DELETE_BATCH))
+        failed = sum(_delete_batch(client, targets[start:start + DELETE_BATCH])
+                     for start in range(0, len(targets), DELETE_BATCH))
     if failed:
         raise typer.Exit(EXIT_FAILED)
 
 
-def _delete_batch(client: ServiceClient, ids: list[str]) -> int:
+def _delete_batch(client: ServiceClient, targets: list[Target]) -> int:
     """One plan and one rebuild for these documents; the number that could not be deleted."""
+    ids = [t.id for t in targets]
     try:
         result = client.json("POST", "/documents/delete", json={"project_id": client.project, "document_ids": ids})
     except CliError as exc:
@@ -112,23 +120,25 @@ def _delete_batch(client: ServiceClient, ids: list[str]) -> int:
             raise
         # one of them is unknown, still processing or refused, and the service deleted none: one at a time,
         # the others still go and each refusal is named
-        return _delete_one_by_one(client, ids)
-    typer.echo(f"deleted {len(ids)} documents ({_listed(ids)}): {_effects(result)} (each once)")
+        return _delete_one_by_one(client, targets)
+    typer.echo(f"deleted {len(ids)} documents ({_listed([t.label for t in targets])}): {_effects(result)} "
+               "(each once)")
     return 0
 
 
-def _delete_one_by_one(client: ServiceClient, ids: list[str]) -> int:
+def _delete_one_by_one(client: ServiceClient, targets: list[Target]) -> int:
     failed = 0
-    for doc_id in ids:
+    for target in targets:
         try:
-            result = client.json("DELETE", f"/documents/{path_part(doc_id)}", params={"project_id": client.project})
+            result = client.json("DELETE", f"/documents/{path_part(target.id)}",
+                                 params={"project_id": client.project})
         except CliError as exc:
             if exc.exit_code != EXIT_FAILED:  # unreachable or refused key: the next ones would fail the same way
                 raise
-            typer.echo(f"error: {doc_id}: {exc.message}", err=True)
+            typer.echo(f"error: {target.name or target.id}: {exc.message}", err=True)
             failed += 1
             continue
-        typer.echo(f"deleted {result['document_id']}: {_effects(result)}")
+        typer.echo(f"deleted {target.label}: {_effects(result)}")
     return failed
 
 

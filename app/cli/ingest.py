@@ -17,7 +17,7 @@ from app.cli.output import add_row, console, table
 
 PAGE = 1000
 FEW = 10  # up to this many unfinished documents are polled one by one, more by listing the project's pages
-DONE = ("processed", "failed")
+DONE = ("processed", "failed", "cancelled")  # the service's final states: nothing changes them but a retry
 
 
 def _unfinished(files: list[FileResult]) -> dict[str, list[FileResult]]:
@@ -49,7 +49,7 @@ def _states(client: ServiceClient, ids: list[str]) -> dict[str, dict | None]:
 
 def _follow(client: ServiceClient, files: list[FileResult], progress: Progress, task: TaskID,
             poll_interval: float, max_wait: float | None) -> bool:
-    """Poll until every uploaded document is processed or failed; False if `max_wait` ran out first."""
+    """Poll until every uploaded document is in a final state; False if `max_wait` ran out first."""
     deadline = None if max_wait is None else time.monotonic() + max_wait
     while waiting := _unfinished(files):
         for doc_id, state in _states(client, list(waiting)).items():
@@ -67,7 +67,7 @@ def _follow(client: ServiceClient, files: list[FileResult], progress: Progress, 
         if deadline is not None and time.monotonic() >= deadline:
             return False
         time.sleep(poll_interval)
-    progress.update(task, description="processed")
+    progress.update(task, description="done")
     return True
 
 
@@ -76,13 +76,14 @@ def _tracked(files: list[FileResult]) -> set[str]:
 
 
 def _summary(out: Console, files: list[FileResult], skipped: int, waited: bool) -> bool:
-    """Print the counts and the failures; True if no file failed."""
+    """Print the counts and the files not processed (failed, cancelled, rejected); True if there are none."""
     counts = table("Outcome", "Files", title="Summary")
     outcomes = {
         "processed": sum(1 for f in files if f.status == "processed" and not f.duplicate),
         "already stored (duplicate)": sum(1 for f in files if f.duplicate and f.status in ("processed", "duplicate")),
         "queued": sum(1 for f in files if f.status in ("pending", "processing")),
         "failed": sum(1 for f in files if f.status == "failed"),
+        "cancelled": sum(1 for f in files if f.status == "cancelled"),
         "rejected": sum(1 for f in files if f.status == "rejected"),
         "skipped (unsupported type)": skipped,
     }
@@ -90,9 +91,9 @@ def _summary(out: Console, files: list[FileResult], skipped: int, waited: bool) 
         if number or (waited and outcome in ("processed", "failed")):
             add_row(counts, outcome, number)
     out.print(counts)
-    failures = [f for f in files if f.status in ("failed", "rejected")]
+    failures = [f for f in files if f.status in ("failed", "cancelled", "rejected")]
     if failures:
-        grid = table("File", "Document", "Status", "Reason", title="Failures")
+        grid = table("File", "Document", "Status", "Reason", title="Not processed")
         for item in failures:
             add_row(grid, item.path, item.document_id or "-", item.status, item.error or "")
         out.print(grid)
@@ -111,7 +112,8 @@ def ingest(
     max_wait: Annotated[float | None, typer.Option(min=0, help="Stop waiting after this many seconds.",
                                                    show_default="no limit")] = None,
 ) -> None:
-    """Upload files and folders (.txt, .md, .pdf, .docx, .html), then follow them until processed or failed."""
+    """Upload files and folders (.txt, .md, .pdf, .docx, .html), then follow them until processed, failed or
+    cancelled."""
     out = console()
     selection = select_files(paths, glob or [])
     for path, reason in selection.skipped:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from app.cli import check_llm, documents, export, ingest, projects, query, server
+from app.cli import check_llm, control, documents, export, ingest, projects, query, server
 from app.cli.client import DEFAULT_URL, Connection
 from app.cli.errors import CliError
 
@@ -66,6 +66,8 @@ cli.command("query")(query.query)
 cli.command("status")(documents.status)
 cli.command("documents")(documents.list_documents)
 cli.command("delete")(documents.delete)
+cli.command("cancel")(control.cancel)
+cli.command("retry")(control.retry)
 cli.command("export")(export.export)
 cli.command("check-llm")(check_llm.check_llm)
 cli.add_typer(projects.projects_app, name="projects")

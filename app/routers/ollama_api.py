@@ -1,18 +1,23 @@
-"""Ollama-compatible chat routes (/api/version, /api/tags, /api/chat, /api/generate): chat clients such as
-Open WebUI talk to a project as to an Ollama model. The model name picks the project (and the key's scope
-is checked against it); a leading /local, /global, … in the question picks the mode."""
+"""Ollama-compatible chat routes (/api/version, /api/tags, /api/show, /api/ps, /api/chat, /api/generate): chat
+clients such as Open WebUI talk to a project as to an Ollama model. The model name picks the project (and the
+key's scope is checked against it); a leading /local, /global, … in the question picks the mode.
+
+As Ollama does, a body is read as JSON whatever its content type: Ollama's documented `curl -d '{...}'`
+examples send it labelled as a form."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.auth import principal_of, unscoped
 from app.deps import ContainerDep
 from app.disconnects import unless_client_leaves
+from app.errors import NotFound
 from app.openapi import MODELS_UNAVAILABLE, errors
 from app.routers.chat_common import ndjson_stream, protocol_route
 from app.schemas.chat_ollama import (
@@ -23,18 +28,60 @@ from app.schemas.chat_ollama import (
     OllamaTags,
     OllamaVersion,
 )
+from app.schemas.chat_ollama_models import OllamaRunning, OllamaShow, OllamaShowRequest
 from app.services.chat import ollama_format
 from app.services.chat.answer import start_answer
 from app.services.chat.conversation import ChatQuery, ChatTurn, chat_query
-from app.services.chat.models import available_models, project_for_model
+from app.services.chat.models import ChatModel, available_models, model_not_found, project_for_model
+from app.services.projects import ProjectService
+
+_NOT_JSON = "the request body is not valid JSON"
+_NOT_OBJECT = 'the request body must be a JSON object, such as {"model": "lightrag", ...}'
+
+
+def _field_error(error: dict[str, Any]) -> dict[str, Any]:
+    """A validation error of the body as a person would say it: where the JSON broke, or which field."""
+    loc = list(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        at = f" (at character {loc[1]})" if len(loc) > 1 else ""
+        return {**error, "loc": ["body"], "msg": f"{_NOT_JSON}{at}"}
+    if loc == ["body"]:  # absent, or JSON that is not an object
+        return {**error, "msg": _NOT_OBJECT}
+    return error
 
 
 def _ollama_error(status: int, detail: str | list[dict[str, Any]], code: str) -> dict[str, Any]:
+    if isinstance(detail, list):
+        # the body is validated once per parameter that declares it (the route and its project dependency):
+        # the same error comes twice
+        unique = {(tuple(e["loc"]), e["msg"]): e for e in map(_field_error, detail)}
+        detail = list(unique.values())
+        message = "; ".join(e["msg"] if e["loc"] == ["body"] else f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}"
+                            for e in detail)
+        return {**ollama_format.error_body(detail, code), "error": message}
     return ollama_format.error_body(detail, code)
 
 
-router = APIRouter(prefix="/api", tags=["ollama"], route_class=protocol_route(_ollama_error),
-                   responses=errors(MODELS_UNAVAILABLE))
+def _read_as_json(request: Request) -> Request:
+    """The request with its body labelled JSON, so the route parses it whatever the client called it."""
+    if request.method != "POST":
+        return request
+    headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
+    return Request({**request.scope, "headers": [*headers, (b"content-type", b"application/json")]},
+                   request.receive)
+
+
+class _OllamaRoute(protocol_route(_ollama_error)):  # type: ignore[misc]
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            return await handler(_read_as_json(request))
+
+        return handle
+
+
+router = APIRouter(prefix="/api", tags=["ollama"], route_class=_OllamaRoute, responses=errors(MODELS_UNAVAILABLE))
 
 _ANSWER_DOC = errors(
     (404, "Unknown model: neither `lightrag:<project>` of an existing project nor the default project's plain "
@@ -58,6 +105,10 @@ def _generate_project(body: OllamaGenerateRequest, c: ContainerDep) -> str:
     return project_for_model(body.model, c.settings.ollama_model_name)
 
 
+def _show_project(body: OllamaShowRequest, c: ContainerDep) -> str:
+    return project_for_model(body.model_name, c.settings.ollama_model_name)
+
+
 @router.get("/version", response_model=OllamaVersion, name="ollama_version")
 @unscoped
 async def version() -> dict[str, str]:
@@ -69,6 +120,27 @@ async def version() -> dict[str, str]:
 async def tags(c: ContainerDep, request: Request) -> JSONResponse:
     models = await available_models(c, principal_of(request).allowed_projects)
     return JSONResponse(ollama_format.tags(models))
+
+
+@router.post("/show", response_model=OllamaShow, name="ollama_show", responses=errors(
+    (404, "Unknown model (`model_not_found`)"), (422, "No model named, or invalid fields (`validation_error`)")))
+async def show(body: OllamaShowRequest, project_id: Annotated[str, Depends(_show_project)],
+               c: ContainerDep) -> JSONResponse:
+    """The model of a project, in Ollama's shape (clients ask it before chatting)."""
+    try:
+        project = await ProjectService(c).get(project_id)
+    except NotFound as exc:
+        raise model_not_found(body.model_name) from exc
+    model = ChatModel(body.model_name, project.id, project.updated_at)
+    return JSONResponse(ollama_format.show(model, c.settings.llm_context_window))
+
+
+@router.get("/ps", response_model=OllamaRunning, name="ollama_ps")
+@unscoped  # lists only the projects the key may use
+async def running(c: ContainerDep, request: Request) -> JSONResponse:
+    """The models ready to answer: every project's (nothing is loaded or unloaded here)."""
+    models = await available_models(c, principal_of(request).allowed_projects)
+    return JSONResponse(ollama_format.running(models, c.settings.llm_context_window))
 
 
 async def _answer(query: ChatQuery, stream: bool, endpoint: ollama_format.Endpoint, c: ContainerDep,

@@ -143,3 +143,70 @@ def test_streaming_is_the_default_as_ndjson(chat_service):
     lines = [json.loads(line) for line in response.text.splitlines()]
     assert all(not line["done"] for line in lines[:-1]) and lines[-1]["done"] and lines[-1]["response"] == ""
     assert {"total_duration", "load_duration", "prompt_eval_count", "eval_count"} <= set(lines[-1])
+
+
+@pytest.mark.parametrize("content_type", [None, "application/x-www-form-urlencoded", "text/plain"])
+def test_a_json_body_is_read_whatever_its_content_type_as_ollama_does(chat_service, content_type):
+    """Ollama's own examples use `curl -d '{...}'`, which labels the JSON as a form."""
+    headers = {"content-type": content_type} if content_type else {}
+    with chat_service.http() as http:
+        http.headers.pop("content-type", None)
+        generated = http.post("/api/generate", headers=headers,
+                              content=b'{"model": "lightrag", "prompt": "Who is Charlie Gordon?", "stream": false}')
+        chatted = http.post("/api/chat", headers=headers, content=json.dumps({
+            "model": "lightrag", "stream": False,
+            "messages": [{"role": "user", "content": "Who is Alice Kinnian?"}]}).encode())
+    assert generated.status_code == 200, generated.text
+    assert generated.json()["response"].startswith("Answer to 'Who is Charlie Gordon?'")
+    assert chatted.status_code == 200, chatted.text
+    assert chatted.json()["message"]["content"].startswith("Answer to 'Who is Alice Kinnian?'")
+
+
+@pytest.mark.parametrize("body,message", [
+    (b'{"model": "lightrag", "prompt": "Why', "the request body is not valid JSON"),
+    (b"model=lightrag&prompt=hi", "the request body is not valid JSON"),
+    (b"[1, 2]", "the request body must be a JSON object"),
+    (b"", "the request body must be a JSON object"),
+])
+def test_an_unreadable_body_is_one_clear_error(chat_service, body, message):
+    with chat_service.http() as http:
+        for route in ("/api/generate", "/api/chat", "/api/show"):
+            response = http.post(route, content=body, headers={"content-type": "application/x-www-form-urlencoded"})
+            assert response.status_code == 422, response.text
+            error = response.json()
+            assert error["error"].startswith(message) and error["error"].count(message) == 1, error
+            assert error["code"] == "validation_error" and len(error["detail"]) == 1
+
+
+def test_a_missing_field_is_named_once(chat_service):
+    with chat_service.http() as http:
+        response = http.post("/api/generate", content=b'{"prompt": "hi"}')
+    assert response.status_code == 422
+    assert response.json()["error"] == "model: Field required"
+
+
+def test_show_describes_a_model_as_ollama_does(chat_service):
+    client = _client(chat_service)
+    shown = client.show("lightrag:other")
+    assert shown.details.family == "lightrag" and shown.details.families == ["lightrag"]
+    assert shown.capabilities == ["completion"]
+    assert shown.modelinfo["general.architecture"] == "lightrag"
+    assert shown.modified_at is not None and shown.modelfile is not None and shown.template is not None
+    assert client.show("lightrag").details.family == "lightrag"
+    with chat_service.http() as http:  # older clients name the model `name`
+        assert http.post("/api/show", json={"name": "lightrag:default"}).status_code == 200
+
+    for missing in ("gpt-4o", "lightrag:missing"):
+        with pytest.raises(ollama.ResponseError) as unknown:
+            client.show(missing)
+        assert unknown.value.status_code == 404 and f"model '{missing}' not found" in unknown.value.error
+    with pytest.raises(ollama.ResponseError) as refused:
+        _client(chat_service, SCOPED_KEY).show("lightrag")
+    assert refused.value.status_code == 403
+
+
+def test_ps_lists_the_models_being_served(chat_service):
+    served = _client(chat_service).ps().models
+    assert [m.model for m in served] == ["lightrag", "lightrag:default", "lightrag:other"]
+    assert all(m.name == m.model and m.details.family == "lightrag" and m.expires_at is not None for m in served)
+    assert [m.model for m in _client(chat_service, SCOPED_KEY).ps().models] == ["lightrag:other"]

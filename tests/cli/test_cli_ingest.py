@@ -29,7 +29,7 @@ def test_ingest_folder_of_mixed_files_to_completion(live_service: LiveService, p
 
     assert_ok(result)
     assert "skipped" in result.stderr and "photo.png: unsupported file type .png" in result.stderr
-    assert "Summary" in result.stdout and "Failures" not in result.stdout
+    assert "Summary" in result.stdout and "Not processed" not in result.stdout
     assert "processed" in result.stdout and "skipped (unsupported type)" in result.stdout
     assert "Traceback" not in result.output
     docs = _documents(live_service, project)
@@ -60,8 +60,8 @@ def test_ingest_reports_failures_with_their_reasons(
                               project=project)
 
     assert result.exit_code == 1, result.output
-    assert "Failures" in result.stdout
-    failures = result.stdout.split("Failures", 1)[1]
+    assert "Not processed" in result.stdout
+    failures = result.stdout.split("Not processed", 1)[1]
     assert "crash.txt" in failures and "ProviderError" in failures
     assert "empty.md" in failures and "no text could be extracted" in failures
     assert "broken.pdf" in failures and "not a readable PDF" in failures

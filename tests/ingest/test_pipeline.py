@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.db.tables import chunks, documents, entities, entity_sources, llm_cache, relation_sources, relations
 from app.domain.texts import SEP, fragments
 from app.services.ingest.intake import IngestionService
-from tests.support.fakes.openai_server import COMPLETE, TUPLE, chunk_text
+from tests.support.fakes.openai_server import COMPLETE, TUPLE, chunk_text, default_extract
 
 PARAGRAPHS = {"chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}
 
@@ -225,13 +225,37 @@ async def test_failure_after_merge_retries_only_finalisation(make_settings, star
     assert len(await sources_of(app, "sam")) == 2  # no duplicated provenance
 
 
+def held_until_a_second_arrives(timeout: float = 60.0):
+    """An extraction handler that holds an extraction until another one is asked for while it waits, so two
+    documents are proven to be extracted at once (whatever the machine's load): `overlapped()` says they were."""
+    state: dict = {"waiting": 0, "overlapped": None}
+
+    async def handler(messages: list[dict]) -> str:
+        if state["overlapped"] is None:  # created on the fake server's own event loop
+            state["overlapped"] = asyncio.Event()
+        if state["waiting"]:
+            state["overlapped"].set()  # releases the one held
+        elif not state["overlapped"].is_set():
+            state["waiting"] += 1
+            try:  # a pipeline that never overlaps fails the test's assertion, not the extraction
+                await asyncio.wait_for(state["overlapped"].wait(), timeout)
+            except TimeoutError:
+                pass
+            finally:
+                state["waiting"] -= 1
+        return default_extract(messages)
+
+    handler.overlapped = lambda: state["overlapped"] is not None and state["overlapped"].is_set()
+    return handler
+
+
 async def test_two_documents_sharing_entities_at_once_lose_nothing(make_settings, start_app, fake_llm):
     app = await start_app(make_settings(max_parallel_insert=4))
-    fake_llm.latency = 0.02
+    fake_llm.handlers["extract"] = barrier = held_until_a_second_arrives()
     texts = [f"Tom met Uma on day {i}. Uma called Vic about item {i}." for i in range(4)]
     responses = await asyncio.gather(*(ingest(app, [t]) for t in texts))
     assert all(r[0]["status"] == "processed" for r in responses)
-    assert fake_llm.peak_in_flight > 1
+    assert barrier.overlapped(), "a second extraction never started while the first was held"
     uma = await entity(app, "uma")
     assert sorted(fragments(uma["description"])) == sorted(t.split(". ")[0] + "." for t in texts)
     assert len(await sources_of(app, "uma")) == 4

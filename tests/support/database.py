@@ -13,7 +13,6 @@ import asyncio
 import io
 import itertools
 import os
-import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ import asyncpg
 
 from app.db.engine import Database
 from app.db.migrate import upgrade_to_head
+from tests.support.tempdirs import remove_tree
 from tests.support.warm_databases import WarmDatabases, database_name
 
 TEST_DIM = 64
@@ -147,17 +147,27 @@ def private_server(root: Path) -> Any:
 @contextmanager
 def running_cluster() -> Iterator[PgCluster]:
     """Start an embedded server in a fresh directory with a migrated template; delete it all afterwards."""
-    root = Path(tempfile.mkdtemp(prefix="lrs-test-pg-"))
-    server = private_server(root)
+    with pg_folder("lrs-test-pg-") as root:
+        server = private_server(root)
+        try:
+            cluster = PgCluster(str(server.get_postmaster_info().socket_dir), server)
+            settings = "; ".join(f"ALTER SYSTEM SET {name} = {value}" for name, value in _NO_DURABILITY.items())
+            server.psql(f"{settings}; SELECT pg_reload_conf(); CREATE DATABASE {TEMPLATE_DB}")
+            asyncio.run(_migrate(cluster))
+            yield cluster
+        finally:
+            server.cleanup()
+
+
+@contextmanager
+def pg_folder(prefix: str) -> Iterator[Path]:
+    """A fresh folder for an embedded server, removed afterwards even when stopping the server failed (its
+    own cleanup deletes the data while a slow shutdown may still write to it)."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        cluster = PgCluster(str(server.get_postmaster_info().socket_dir), server)
-        settings = "; ".join(f"ALTER SYSTEM SET {name} = {value}" for name, value in _NO_DURABILITY.items())
-        server.psql(f"{settings}; SELECT pg_reload_conf(); CREATE DATABASE {TEMPLATE_DB}")
-        asyncio.run(_migrate(cluster))
-        yield cluster
+        yield root
     finally:
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
 
 
 async def _migrate(cluster: PgCluster) -> None:

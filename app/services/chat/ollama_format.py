@@ -1,12 +1,12 @@
 """Answers in Ollama's shapes: /api/chat and /api/generate objects (NDJSON lines when streaming), /api/tags,
-/api/version, and errors as {"error": message} (plus the service's own detail and code)."""
+/api/show, /api/ps, /api/version, and errors as {"error": message} (plus the service's own detail and code)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import AsyncGenerator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from app.errors import AppError
@@ -16,6 +16,7 @@ from app.services.chat.models import ChatModel
 # The Ollama API version these routes follow (clients such as Open WebUI ask for it).
 OLLAMA_API_VERSION = "0.9.3"
 MODEL_FAMILY = "lightrag"
+_NEVER_UNLOADED = timedelta(days=100 * 365)  # /api/ps: when Ollama would unload the model
 
 Endpoint = Literal["chat", "generate"]
 
@@ -59,12 +60,39 @@ async def ndjson_lines(endpoint: Endpoint, answer: ChatAnswer) -> AsyncGenerator
     yield _line(done(endpoint, answer.model, answer.stats))
 
 
+def _details() -> dict[str, Any]:
+    return {"parent_model": "", "format": "", "family": MODEL_FAMILY, "families": [MODEL_FAMILY],
+            "parameter_size": "", "quantization_level": ""}
+
+
+def _digest(model: ChatModel) -> str:
+    return hashlib.sha256(model.name.encode()).hexdigest()
+
+
 def tags(models: list[ChatModel]) -> dict[str, Any]:
     return {"models": [{
         "name": m.name, "model": m.name, "modified_at": m.modified_at.isoformat(), "size": 0,
-        "digest": hashlib.sha256(m.name.encode()).hexdigest(),
-        "details": {"parent_model": "", "format": "", "family": MODEL_FAMILY, "families": [MODEL_FAMILY],
-                    "parameter_size": "", "quantization_level": ""},
+        "digest": _digest(m), "details": _details(),
+    } for m in models]}
+
+
+def show(model: ChatModel, context_window: int) -> dict[str, Any]:
+    """/api/show: the model as a project answering through the service's LLM (no weights, template or license
+    of its own)."""
+    info: dict[str, Any] = {"general.architecture": MODEL_FAMILY, "general.basename": model.project_id}
+    if context_window:
+        info[f"{MODEL_FAMILY}.context_length"] = context_window
+    return {"modelfile": f"# LightRAG project '{model.project_id}'\nFROM {model.name}\n", "parameters": "",
+            "template": "", "license": "", "details": _details(), "model_info": info,
+            "capabilities": ["completion"], "modified_at": model.modified_at.isoformat()}
+
+
+def running(models: list[ChatModel], context_window: int) -> dict[str, Any]:
+    """/api/ps: every model the caller may use is always ready (nothing to load into memory)."""
+    expires = (datetime.now(UTC) + _NEVER_UNLOADED).isoformat()
+    return {"models": [{
+        "name": m.name, "model": m.name, "size": 0, "digest": _digest(m), "details": _details(),
+        "expires_at": expires, "size_vram": 0, "context_length": context_window or None,
     } for m in models]}
 
 
