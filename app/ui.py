@@ -37,7 +37,8 @@ class UIFiles(StaticFiles):
 
 
 async def _to_ui(request: Request) -> RedirectResponse:
-    return RedirectResponse(request.url_for("ui", path="/"), status_code=307)
+    # a path without scheme and host: an absolute URL would be built from the Host header the client sent
+    return RedirectResponse(f"{request.scope.get('root_path', '').rstrip('/')}/ui/", status_code=307)
 
 
 def install_ui(app: FastAPI) -> None:

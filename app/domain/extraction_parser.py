@@ -37,7 +37,7 @@ _R = TypeVar("_R", EntityRecord, RelationRecord)
 OTHER_TYPE = "other"
 # Bump when a change here, in record_lines or in extraction_json reads some answer differently: records
 # stored with chunks by an older parser (app/domain/chunk_records.py) are then parsed again on rebuild.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$")
 _KEYWORD_SPLIT = re.compile(r"[,\uff0c\u3001;]")
 _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)

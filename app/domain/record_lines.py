@@ -5,9 +5,11 @@
   (also as a markdown table);
 - ignores markdown fences, list markers, headings and prose around the records, and stops a record at a
   line of prose that follows it ("Note: …");
-- joins a record that a line break cut in two (a description continuing on the next line);
+- joins a record that a line break cut in two (a description continuing on the next line, a keyword
+  alone on its line, a blank line after a dangling delimiter);
 - splits several records glued on one line, using the field count of each record type;
 - leaves a delimiter string quoted inside a description in that description instead of inventing records.
+A line that starts with a record keyword and a separator but cannot be read is counted as an orphan.
 The result is a list of field lists (the first field is the record keyword), never an exception.
 """
 
@@ -38,11 +40,13 @@ _DELIMITER_REPAIRS = [
     re.compile(rf"(?<![<|\uff5c#\\]){_CORE}{_P}{{1,2}}[>\uff1e]"),
 ]
 _BARE = re.compile(r"[<\uff1c][|\uff5c]{1,2}[>\uff1e]")   # <|> or <||>: the legacy delimiter, also without legacy
-_LEGACY = re.compile(r"\(\s*[\"']?(?:entity|relationship|relation|content_keywords)[\"']?\s*<\|>", re.IGNORECASE)
+_LEGACY = re.compile(
+    r"\(\s*[\"']?(?:entity|relationship|relation|content_keywords)[\"']?\s*" + re.escape(D), re.IGNORECASE)
 _LEGACY_GLUE = re.compile(
     r"\)\s*(?:##)?\s*(?=\(\s*[\"']?\s*(?:entity|relationship|relation|content_keywords)\b)", re.IGNORECASE)
 _COMPLETE = re.compile(
-    r"(?:<\s*[|\uff5c]{0,2}|[|\uff5c]{1,2})\s*complete\s*[|\uff5c]{0,2}\s*>?|^\s*COMPLETE\s*$",
+    r"(?:<\s*[|\uff5c]{0,2}|[|\uff5c]{1,2})\s*complete\s*[|\uff5c]{0,2}\s*>?|^\s*COMPLETE\s*$|"
+    r"[{<]\|?completion_delimiter\|?[}>]",
     re.IGNORECASE | re.MULTILINE)
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
 _HEADER_LINE = re.compile(
@@ -51,13 +55,26 @@ _HEADER_LINE = re.compile(
 _KEYWORD_WORDS = r"entity|entities|relation|relations|relationship|relationships|content_keywords"
 # atomic groups: decoration is consumed once, so a long run of quotes or stars cannot backtrack quadratically
 _LEAD = r"(?>[\s\-*\u2022>#(\[{\"'`]*)(?:\d{1,4}[.)]\s*)?(?>[\s(\[{\"'`*]*)"
-_TRAIL = r"(?>[\s\"'`*)\]}]*)"
+_TRAIL = r"(?>[\s\"'`*)\]}]*)(?::\s*)?"
 # A line starting a record: optional list marker / quote / bracket, the keyword, then the delimiter.
 _RECORD_START = re.compile(rf"^{_LEAD}(?:{_KEYWORD_WORDS}){_TRAIL}" + re.escape(D), re.IGNORECASE)
 # The same inside a line of prose ("Here they are: entity<|#|>…").
 _RECORD_INSIDE = re.compile(rf"(?<![\w\"'])(?:{_KEYWORD_WORDS}){_TRAIL}" + re.escape(D), re.IGNORECASE)
 # A line in the plain-pipe format, or a markdown table row of records: "entity | name | type | text".
 _PIPE_RECORD = re.compile(rf"^\s*\|?{_LEAD}(?:{_KEYWORD_WORDS}){_TRAIL}\|", re.IGNORECASE)
+# A record line with another separator: a tab, a bracketed token (<SEP>, {tuple_delimiter}, <|$|>) or a
+# short run of symbols (||, ~, ::, ;), spaces around it allowed.
+_SEPARATED = re.compile(
+    rf"^{_LEAD}(?:entity|relationship|relation)[\"'`*]*"
+    r"(\t|[ ]*(?:[<{\[\uff1c][^\s<>{}\[\]\uff1c\uff1e]{1,24}[>}\]\uff1e]|[^\w\s\"'`()\[\]{}<>]{1,4})[ ]*)(?=\S)",
+    re.IGNORECASE)
+# "relation: A -> B (owner)", "Entity 2 - Alice": a record the model wrote in a shape of its own
+_LABELLED_RECORD = re.compile(rf"^{_LEAD}(?:entity|relation|relationship)\s*(?:\d+\s*)?[:#\-\u2013\u2014>)\]]\s*\S",
+                              re.IGNORECASE)
+_COMMON_PUNCTUATION = {",", ".", "-", ":", "*", "'", "|"}
+# A record keyword alone on its line, its fields on the next line starting with the delimiter.
+_LONE_KEYWORD = re.compile(rf"^([ \t]*(?:{_KEYWORD_WORDS})[ \t]*)\n[ \t]*(?={re.escape(D)})",
+                           re.IGNORECASE | re.MULTILINE)
 _KEYWORD_FIELD = re.compile(rf"^{_LEAD}([a-z_]+){_TRAIL}$", re.IGNORECASE)
 # A description ending with a glued keyword: "… last description. relation" (not inside quotes).
 _GLUED_TAIL = re.compile(r"^(.*?[^\"'`\w])\s*(entity|relation|relationship)$", re.IGNORECASE | re.DOTALL)
@@ -96,9 +113,13 @@ def keyword(text: str) -> str | None:
 
 def record_lines(text: str) -> RecordLines:
     """The records of an answer in the line format (think blocks already removed)."""
-    legacy = bool(_LEGACY.search(text))
-    out = RecordLines(legacy=legacy, completed=bool(_COMPLETE.search(text)))
-    records, out.orphans = _logical_records(_repair_delimiters(text, legacy))
+    out = RecordLines(completed=bool(_COMPLETE.search(text)))
+    text = _repair_delimiters(text)
+    out.legacy = bool(_LEGACY.search(text))
+    if out.legacy:
+        text = _LEGACY_GLUE.sub(")\n", text)
+        text = re.sub(r"##\s*(?=\(|$)", "\n", text, flags=re.MULTILINE)
+    records, out.orphans = _logical_records(_LONE_KEYWORD.sub(r"\1", text))
     for record in records:
         fields = [balance(f) for f in _rejoin_quoted(record.split(D))]
         out.groups.extend(_split_glued(fields[:1] + [_FIELD_LABEL.sub("", f, count=1) for f in fields[1:]]))
@@ -130,16 +151,31 @@ def balance(text: str) -> str:
     return text
 
 
-def _repair_delimiters(text: str, legacy: bool) -> str:
-    if legacy:
-        text = _LEGACY_GLUE.sub(")\n", text)
-        text = re.sub(r"##\s*(?=\(|$)", "\n", text, flags=re.MULTILINE)
+def _repair_delimiters(text: str) -> str:
     for rx in _DELIMITER_REPAIRS:
         text = rx.sub(D, text)
-    text = _BARE.sub(D, text)
+    text = _other_separators(_BARE.sub(D, text))
     if D not in text:
         text = "\n".join(_pipe_line(line) for line in text.splitlines())
     return text
+
+
+def _separator(line: str) -> str | None:
+    """The separator after the record keyword of a line ("entity<SEP>Alice<SEP>…"), stripped of spaces."""
+    match = _SEPARATED.match(line)
+    return (match.group(1).strip() or "\t") if match else None
+
+
+def _other_separators(text: str) -> str:
+    """A record line using another separator at least three times (entity~A~Person~…) gets the delimiter."""
+    return "\n".join(_resplit(line) for line in text.splitlines())
+
+
+def _resplit(line: str) -> str:
+    sep = _separator(line)
+    if sep is None or sep == D or sep in _COMMON_PUNCTUATION or line.count(sep) < 3:
+        return line
+    return re.sub(rf"[ \t]*{re.escape(sep)}[ \t]*", D, line)
 
 
 def _pipe_line(line: str) -> str:
@@ -163,13 +199,25 @@ def _logical_records(text: str) -> tuple[list[str], int]:
     records: list[str] = []
     orphans = 0
     open_record = False
+    dangling = False  # the open record ends with a delimiter: its text may follow a blank line
     for raw_line in _COMPLETE.sub("\n\n", text).splitlines():
         line = raw_line.strip()
+        if open_record and not line:
+            dangling = open_record = records[-1].rstrip().endswith(D)
+            continue
+        if dangling:
+            dangling = open_record = False
+            if D not in line and not (_PROSE_AFTER.match(line) or _HEADER_LINE.match(line) or _FENCE_LINE.match(line)):
+                records[-1] = f"{records[-1]} {line}"
+                continue
         if not line or _FENCE_LINE.match(line) or _HEADER_LINE.match(line):
             open_record = False
         elif _RECORD_START.match(line):
             records.append(line)
             open_record = True
+        elif D not in line and _unread(line):  # a record in a shape of its own, not a continuation
+            orphans += 1
+            open_record = False
         elif open_record and D not in line and _complete(records[-1]) and _PROSE_AFTER.match(line) \
                 and records[-1].rstrip().endswith((".", "!", "?")):
             open_record = False
@@ -178,10 +226,17 @@ def _logical_records(text: str) -> tuple[list[str], int]:
         elif inside := _RECORD_INSIDE.search(line):
             records.append(line[inside.start():])
             open_record = True
-        elif D in line:  # fields without a record keyword, or after a complete record
+        elif D in line or _unread(line):  # fields without a record keyword, after a complete record, or unread
             orphans += 1
             open_record = False
     return records, orphans
+
+
+def _unread(line: str) -> bool:
+    """A line that looks like a record with a separator that could not be read (never dropped silently)."""
+    sep = _separator(line)
+    return bool(_LABELLED_RECORD.match(line)) or sep is not None and sep not in _COMMON_PUNCTUATION \
+        and line.count(sep) >= 3
 
 
 def _complete(record: str) -> bool:

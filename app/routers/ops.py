@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from app import metrics
-from app.auth import ProjectScopedRoute, unscoped
+from app.auth import ProjectScopedRoute, principal_of, unscoped
 from app.deps import ContainerDep
+from app.errors import Forbidden
 from app.openapi import HEALTH_REPORT_CONTENT, errors
 from app.schemas.model_check import LLMHealthOut
 from app.services.health import health_report, refresh_pipeline_gauges
@@ -35,15 +36,27 @@ async def prometheus_metrics(c: ContainerDep) -> Response:
     return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
-@router.get("/health/llm", name="check_llm", response_model=LLMHealthOut, responses=errors(503))
+_SCOPED_CHECK = (403, "A key scoped to projects asked for the model check (`admin_key_required`)")
+
+
+@router.get("/health/llm", name="check_llm", response_model=LLMHealthOut, responses=errors(_SCOPED_CHECK, 503))
 @unscoped
 async def check_llm(
-    c: ContainerDep,
+    c: ContainerDep, request: Request,
     deep: bool = Query(False, description="Run the model check: one extraction, gleaning, keyword, summary and "
-                                          "embedding call on a built-in text (takes as long as those calls)"),
+                                          "embedding call on a built-in text (takes as long as those calls); "
+                                          "keys for every project only"),
 ) -> LLMHealthOut:
-    """The configured LLM and embedding model; with deep=true, whether they are good enough to ingest with."""
+    """The configured LLM and embedding model; with deep=true, whether they are good enough to ingest with.
+
+    A key scoped to projects sees the configuration without the provider URL and may not run the check
+    (it spends LLM calls that belong to no project)."""
+    admin = principal_of(request).allowed_projects is None
+    if deep and not admin:
+        raise Forbidden("The model check needs a key for every project", code="admin_key_required")
     configuration = llm_configuration(c.llm, c.embedder, c.settings)
+    if not admin:
+        configuration["llm"].pop("base_url")
     if not deep:
         return LLMHealthOut(configuration=configuration)
     report = await ModelCheck(c.llm, c.embedder, c.settings).run()

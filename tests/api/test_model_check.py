@@ -56,6 +56,21 @@ async def test_without_deep_only_the_configuration_is_reported(keyed, fake_llm):
     assert fake_llm.calls == []
 
 
+async def test_scoped_keys_see_no_provider_url_and_cannot_spend_llm_calls(start_app, make_settings, fake_llm):
+    host = fake_llm.url.split("://", 1)[1]
+    settings = make_settings(api_keys=[KEY, "team-key:team"],
+                             llm_base_url=f"http://proxyuser:s3cret-pass@{host}?api_key=s3cret-query&v=2")
+    http = (await start_app(settings)).http
+    admin = (await http.get("/health/llm", headers=AUTH)).json()["configuration"]["llm"]
+    assert admin["base_url"] == f"http://{host}?api_key=REDACTED&v=2"
+    scoped_headers = {"Authorization": "Bearer team-key"}
+    scoped = (await http.get("/health/llm", headers=scoped_headers)).json()["configuration"]["llm"]
+    assert "base_url" not in scoped and scoped["model"] == "fake-llm"
+    deep = await http.get("/health/llm", params={"deep": "true"}, headers=scoped_headers)
+    assert (deep.status_code, deep.json()["code"]) == (403, "admin_key_required")
+    assert fake_llm.calls == []
+
+
 async def test_a_well_behaved_model_is_good(keyed, fake_llm):
     response = await keyed.get("/health/llm", params={"deep": "true"}, headers=AUTH)
     assert response.status_code == 200

@@ -86,3 +86,9 @@ async def test_health_is_unavailable_when_the_schema_is_not_at_the_head_revision
     assert response.status_code == 503
     assert response.json()["migrations"]["current"] == "0001"
     assert response.json()["migrations"]["ok"] is False
+
+
+async def test_ui_redirects_are_relative_whatever_the_host_header_says(client):
+    for path in ("/", "/ui"):
+        response = await client.get(path, headers={"Host": "attacker.example"}, follow_redirects=False)
+        assert (response.status_code, response.headers["location"]) == (307, "/ui/"), path

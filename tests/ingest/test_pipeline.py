@@ -177,6 +177,23 @@ async def test_gleaning_adds_missed_entities(app, fake_llm):
     assert (await entity(app, "lena"))["name"] == "Lena"
 
 
+async def test_a_database_error_leaves_a_clean_message_on_the_document(app, monkeypatch, caplog):
+    from sqlalchemy import text
+
+    from app.services.ingest import finalise
+
+    async def broken_lock(conn, *args, **kwargs):
+        await conn.execute(text("SELECT 1 / (SELECT count(*) FROM projects WHERE id = 'nowhere')"))
+
+    monkeypatch.setattr(finalise, "lock_keys_timed", broken_lock)
+    [doc] = await ingest(app, ["Mia met Ned in Oslo."])
+    assert doc["status"] == "failed"
+    for shown in (doc["error"], (await app.http.get(f"/documents/{doc['id']}")).json()["error"]):
+        assert "division by zero" in shown and "database" in shown, shown
+        assert not any(leak in shown for leak in ("SQL", "SELECT", "nowhere", "sqlalche.me", "asyncpg")), shown
+    assert "SELECT 1 / (SELECT count(*)" in caplog.text  # the statement stays in the worker's log
+
+
 async def test_llm_failure_mid_document_fails_cleanly_and_retry_works(para_app, fake_llm):
     def flaky(messages):
         if "Oscar" in chunk_text(messages):

@@ -30,7 +30,7 @@ from app.services.ingest.finalise import Finaliser
 from app.services.ingest.graph_merge import ClaimLost, GraphMerger, Touched, require_claim
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.progress import DocumentCancelled, Progress
-from app.services.ingest.reporting import failure_reason, stage
+from app.services.ingest.reporting import error_text, failure_reason, stage
 from app.services.projects import ProjectService
 from app.usage import Usage, track_usage
 
@@ -83,7 +83,9 @@ class DocumentPipeline:
             log.info("document %s/%s cancelled while %s", project_id, document_id, progress.stage)
         except Exception as exc:  # any failure ends the attempt with the reason kept
             status, error = "failed", failure_reason(exc, progress.stage)
-            log.warning("document %s/%s failed: %s", project_id, document_id, error)
+            details = error_text(exc)  # the document shows a clean message; the log keeps the details
+            log.warning("document %s/%s failed: %s%s", project_id, document_id, error,
+                        "" if details in error else f" ({details})")
         finally:
             self.active.pop((project_id, document_id), None)
         with stage("commit", self.timings):

@@ -3,10 +3,12 @@ locks (Prometheus counters), and the failure text kept on a failed document."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import metrics
@@ -27,8 +29,18 @@ def stage(name: str, timings: dict[str, float] | None = None) -> Iterator[None]:
 
 
 def error_text(exc: BaseException) -> str:
+    """The full error, for logs (a database error names its SQL statement; parameters are never logged)."""
     detail = exc.detail if isinstance(exc, AppError) else str(exc)
     return f"{type(exc).__name__}: {detail}"[:2000]
+
+
+def shown_error(exc: BaseException) -> str:
+    """The error as a document shows it: a database error by the server's message alone, no SQL text."""
+    if isinstance(exc, SQLAlchemyError):
+        message = str(getattr(exc, "orig", None) or exc)
+        message = _DRIVER_PREFIX.sub("", message.split("[SQL:")[0].split("(Background on")[0].strip())
+        return f"database error: {message.splitlines()[0] if message else type(exc).__name__}"[:2000]
+    return error_text(exc)
 
 
 async def lock_keys_timed(conn: AsyncConnection, project_id: str, keys: Iterable[str], step: str) -> float:
@@ -49,6 +61,8 @@ def locks_released(step: str, locked: float) -> None:
     metrics.KEY_LOCK_SECONDS.labels(step, "held").inc(time.perf_counter() - locked)
 
 
+# "<class 'asyncpg.exceptions.DivisionByZeroError'>: " or "(sqlalchemy.dialects.postgresql.asyncpg.Error) "
+_DRIVER_PREFIX = re.compile(r"^(?:<class '[\w.]+'>:\s*|\([\w.]+\)\s*)+")
 _HINTS = {
     "ContextLengthExceeded": "a chunk does not fit the model's context window: lower CHUNK_SIZE (or the "
                              "project's chunk_size) or use a model with a larger window, then retry",
@@ -64,4 +78,4 @@ def failure_reason(exc: BaseException, stage_name: str) -> str:
     """The error kept on a failed document: what failed, at which stage, and what to do about it."""
     hint = next((_HINTS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _HINTS),
                 "retry the document; if it fails again, look up this document's id in the worker logs")
-    return f"{error_text(exc)[:1500]} [while {stage_name}; {hint}]"
+    return f"{shown_error(exc)[:1500]} [while {stage_name}; {hint}]"

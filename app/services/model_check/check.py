@@ -20,6 +20,7 @@ from app.domain.extraction_parser import merge_gleaning
 from app.domain.names import entity_key
 from app.domain.records import ChunkExtraction
 from app.domain.runaway import loop_start
+from app.domain.urls import without_credentials
 from app.errors import AppError
 from app.prompts import structured
 from app.prompts.extraction import extraction_messages, gleaning_messages
@@ -81,9 +82,10 @@ class ModelCheckReport:
 
 
 def llm_configuration(llm: LLMClient, embedder: EmbeddingClient, settings: Settings) -> dict[str, Any]:
-    """What a check would use, without calling anything."""
+    """What a check would use, without calling anything (the URL without credentials)."""
     return {
-        "llm": {"configured": llm.configured, "model": settings.llm_model, "base_url": settings.llm_base_url,
+        "llm": {"configured": llm.configured, "model": settings.llm_model,
+                "base_url": without_credentials(settings.llm_base_url),
                 "context_window": llm.context_window, "extraction_format": settings.extraction_format,
                 "structured_outputs": llm.structured_outputs,
                 "max_tokens": {op: llm.completion_cap(op) for op in ("extract", "keywords", "summary", "query")}},
