@@ -37,7 +37,8 @@ def _states(client: ServiceClient, ids: list[str]) -> dict[str, dict | None]:
             response = client.call("GET", f"/documents/{path_part(doc_id)}", params=params, accept=(404,))
             found[doc_id] = None if response.status_code == 404 else response.json()
         return found
-    wanted, states, offset = set(ids), {}, 0
+    wanted, offset = set(ids), 0
+    states: dict[str, dict | None] = {}
     while len(states) < len(wanted):  # newest first: fresh uploads are on the first page
         page = client.json("GET", "/documents", params={**params, "limit": PAGE, "offset": offset})
         states.update({d["id"]: d for d in page["documents"] if d["id"] in wanted})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import json_repair
 
@@ -96,7 +96,7 @@ def _items(data: Any, kind: str | None) -> list[tuple[str | None, Any]]:
     return [(kind, data)]
 
 
-def _scalars(value: Any) -> bool:
+def _scalars(value: Any) -> TypeGuard[list[str | int | float]]:
     return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
 
 
