@@ -153,6 +153,10 @@ class Settings(BaseSettings):
     progress_write_interval: float = Field(1.0, gt=0, le=60)
     # Server-Sent Events (pipeline events, query streams) send a `: keep-alive` comment after this many idle seconds.
     sse_keepalive_interval: float = Field(15.0, gt=0, le=300)
+    # GET /pipeline/events streams open at once per API key (all callers are one key when API_KEYS is empty)
+    # and in all, per process; more answer 429 (`too_many_streams`, `streams_full`).
+    pipeline_streams_per_key: int = Field(32, ge=1)
+    pipeline_streams_max: int = Field(512, ge=1)
 
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.

@@ -14,6 +14,7 @@ from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.tokenizer import Tokenizer
 from app.services.cached_llm import CachedLLM
+from app.services.ingest.feed_hub import PipelineHub
 from app.services.query.common_words import CommonWords
 from app.services.query.rerank import RerankService
 
@@ -49,6 +50,7 @@ class Container:
     llm_cache: CachedLLM
     reranker: RerankService
     common_words: CommonWords = field(default_factory=CommonWords)  # query words too common to search for
+    pipeline_hub: PipelineHub = field(default_factory=PipelineHub)  # what GET /pipeline/events streams share
     owns_db: bool = True  # False when the caller passed the database in and closes it itself
     # Set when this process runs a queue worker (the API with WORKER_ENABLED, or `python -m app.worker`).
     worker: LocalWorker | None = None

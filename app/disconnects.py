@@ -8,7 +8,7 @@ ingestion wait for. Nothing partial is cached: a cancelled LLM call never return
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
 from fastapi.responses import StreamingResponse
@@ -52,10 +52,11 @@ class EventStream(StreamingResponse):
     thinking or queued), then closes its event generator, which closes the LLM stream behind it at once
     instead of whenever the generator is garbage collected."""
 
-    def __init__(self, events: AsyncGenerator[str, None]) -> None:
+    def __init__(self, events: AsyncGenerator[str, None], on_close: Callable[[], None] | None = None) -> None:
         super().__init__(events, media_type="text/event-stream",
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._events = events
+        self._on_close = on_close  # runs once the response ends, however it ends (even before it started)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -63,4 +64,8 @@ class EventStream(StreamingResponse):
         except (ClientDisconnected, OSError):  # gone before or while we wrote: nothing more to send
             pass
         finally:
-            await self._events.aclose()
+            try:
+                await self._events.aclose()
+            finally:
+                if self._on_close is not None:
+                    self._on_close()

@@ -50,6 +50,7 @@ async def close_container(c: Container) -> None:
     if c.worker is not None:
         await c.worker.stop()
         c.worker = None
+    await c.pipeline_hub.close()
     await c.reranker.close()
     await c.llm.close()
     await c.embedder.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import pipeline_events
@@ -35,6 +35,21 @@ async def recent(conn: AsyncConnection, project_id: str, limit: int = 50, after:
         query = query.where(pipeline_events.c.id > after)
     rows = await conn.execute(query.order_by(pipeline_events.c.id.desc()).limit(limit))
     return [dict(r) for r in reversed(rows.mappings().all())]
+
+
+async def after(conn: AsyncConnection, project_id: str, after: int, limit: int) -> list[dict]:
+    """The project's oldest `limit` events with an id larger than `after`, oldest first: a page forward."""
+    rows = await conn.execute(select(pipeline_events).where(pipeline_events.c.project_id == project_id,
+                                                            pipeline_events.c.id > after)
+                              .order_by(pipeline_events.c.id).limit(limit))
+    return [dict(r) for r in rows.mappings()]
+
+
+async def pruned_after(conn: AsyncConnection, project_id: str, after: int) -> bool:
+    """Whether events newer than `after` may have been pruned: the log is full and starts past `after`."""
+    kept, oldest = (await conn.execute(select(func.count(), func.min(pipeline_events.c.id))
+                                       .where(pipeline_events.c.project_id == project_id))).one()
+    return kept >= KEEP_PER_PROJECT and oldest > after
 
 
 async def last_id(conn: AsyncConnection, project_id: str) -> int:

@@ -171,23 +171,30 @@ _EVENTS_DOC = {200: {"description": "Server-Sent Events, one JSON object per `da
                                     "`id:`, for `Last-Event-ID`), `{\"type\": \"progress\", …}` (a processing "
                                     "document's stage and figures, when they change) and `{\"type\": \"idle\", "
                                     "\"document_id\"}`; a `: keep-alive` comment every SSE_KEEPALIVE_INTERVAL idle "
-                                    "seconds.",
+                                    "seconds. Resumed with `Last-Event-ID`, every newer event follows in order, or, "
+                                    "when some were pruned from the log, first `{\"type\": \"reset\", \"reason\": "
+                                    "\"events_pruned\"}` (with the newest `id:`): reload `GET /pipeline`. The last "
+                                    "message is `{\"type\": \"end\", \"reason\": \"project_deleted\"}` when the "
+                                    "project is deleted (`shutting_down` when the server stops).",
                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-               **errors(404)}
+               **errors(404, (429, "This key already has PIPELINE_STREAMS_PER_KEY streams open "
+                                   "(`too_many_streams`), or the server PIPELINE_STREAMS_MAX (`streams_full`)"))}
 
 
 @router.get("/pipeline/events", response_class=StreamingResponse, responses=_EVENTS_DOC, name="follow_pipeline")
 async def pipeline_events(
     c: ContainerDep,
+    request: Request,
     project_id: ProjectQuery = "default",
     last_event_id: Annotated[int | None, Header(ge=0, le=2**62, description="Resume after this event id")] = None,
 ) -> StreamingResponse:
     """Follow the project's pipeline without polling: events as they happen and live progress."""
-    feed = PipelineFeed(c)
-    after = await feed.start(project_id, last_event_id)
+    feed, key = PipelineFeed(c), principal_of(request).key
+    resume = await feed.open(project_id, last_event_id, key)
 
     async def events():
-        async for payload, event_id in feed.follow(project_id, after):
+        async for payload, event_id in feed.follow(project_id, resume):
             yield sse_event(payload, event_id)
 
-    return EventStream(keep_alive(events(), c.settings.sse_keepalive_interval))
+    return EventStream(keep_alive(events(), c.settings.sse_keepalive_interval),
+                       on_close=lambda: feed.close(key))

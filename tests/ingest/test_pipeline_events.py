@@ -5,13 +5,17 @@ idle, and resumes after Last-Event-ID. POST /query/stream sends the same keep-al
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 
+from app.db.engine import Database, async_url
 from app.main import create_app
+from app.repositories import documents as docs_repo
+from app.repositories import pipeline_events as events_repo
 from tests.support.live_server import serve_in_thread
 
 
@@ -87,3 +91,138 @@ async def test_slow_retrieval_stream_sends_keep_alive_before_the_answer(make_set
     fake_llm.latency = 0
     quick = await app.http.post("/query/stream", json={"query": "Where did Xia meet Yuri?", "project_id": "ghost"})
     assert quick.status_code == 404  # a retrieval that fails fast still answers with its status
+
+
+async def _until(condition: Callable[[], bool], within: float = 20.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        await asyncio.sleep(0.02)
+
+
+async def _add_events(database_url: str, count: int, project_id: str = "default") -> list[int]:
+    """Record `count` pipeline events of made-up documents, as workers would; their ids, oldest first."""
+    db = Database(async_url(database_url), pool_size=1)
+    try:
+        async with db.transaction() as conn:
+            before = await events_repo.last_id(conn, project_id)
+            await events_repo.add(conn, [(project_id, f"doc-{n}", "started", None) for n in range(count)])
+            rows = await events_repo.recent(conn, project_id, limit=count, after=before)
+    finally:
+        await db.close()
+    return [row["id"] for row in rows]
+
+
+async def _payloads(lines: AsyncIterator[str], count: int, within: float = 30.0) -> list[tuple[str | None, dict]]:
+    """The next `count` messages that are not keep-alive comments."""
+    found = []
+    deadline = time.monotonic() + within
+    while len(found) < count:
+        event_id, body = await _next_message(lines, deadline - time.monotonic())
+        if not body.startswith(":"):
+            found.append((event_id, json.loads(body)))
+    return found
+
+
+async def test_resume_pages_forward_through_more_than_200_missed_events(make_settings, database_url):
+    server = await asyncio.to_thread(serve_in_thread, create_app(make_settings(progress_write_interval=0.05)))
+    try:
+        [seen] = await _add_events(database_url, 1)
+        missed = await _add_events(database_url, 260)  # the client was away while these happened
+        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+                    http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream):
+            lines = stream.aiter_lines()
+            got = await _payloads(lines, len(missed))
+            assert [int(event_id) for event_id, _ in got] == missed  # every one, oldest first
+            assert [p["document_id"] for _, p in got] == [f"doc-{n}" for n in range(260)]
+            later = await _add_events(database_url, 1)
+            assert [int(i) for i, _ in await _payloads(lines, 1)] == later
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def test_resume_past_the_kept_log_sends_a_reset_then_follows(make_settings, database_url):
+    server = await asyncio.to_thread(serve_in_thread, create_app(make_settings(progress_write_interval=0.05)))
+    try:
+        [seen] = await _add_events(database_url, 1)
+        newest = (await _add_events(database_url, events_repo.KEEP_PER_PROJECT + 50))[-1]  # some are pruned
+        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+                    http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream):
+            lines = stream.aiter_lines()
+            [(reset_id, reset)] = await _payloads(lines, 1)
+            assert reset["type"] == "reset" and reset["reason"] == "events_pruned"
+            assert reset_id == str(newest)  # a reconnect with this id resumes from here
+            later = await _add_events(database_url, 1)
+            assert [int(i) for i, _ in await _payloads(lines, 1)] == later
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def _refusal(http: httpx.AsyncClient, headers: dict) -> dict:
+    """The error body of a stream that must be refused with 429 (read without waiting for a body's end)."""
+    async with http.stream("GET", "/pipeline/events", headers=headers) as stream:
+        assert stream.status_code == 429
+        return json.loads(await stream.aread())
+
+
+async def test_streams_are_capped_per_key_and_in_all(make_settings):
+    settings = make_settings(api_keys=["admin", "scoped:default"], pipeline_streams_per_key=2,
+                             pipeline_streams_max=3, sse_keepalive_interval=0.2)
+    app = create_app(settings)
+    server = await asyncio.to_thread(serve_in_thread, app)
+    scoped, admin = {"X-API-Key": "scoped"}, {"X-API-Key": "admin"}
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http, contextlib.AsyncExitStack() as open_:
+            for headers in (scoped, scoped, admin):
+                stream = await open_.enter_async_context(http.stream("GET", "/pipeline/events", headers=headers))
+                assert stream.status_code == 200
+            refused = await _refusal(http, scoped)
+            assert refused["code"] == "too_many_streams" and "PIPELINE_STREAMS_PER_KEY" in refused["detail"]
+            assert (await _refusal(http, admin))["code"] == "streams_full"
+            hub = app.state.container.pipeline_hub
+            assert hub.open_streams == 3
+        await _until(lambda: hub.open_streams == 0)  # the streams closed: their places are given back
+        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+                    http.stream("GET", "/pipeline/events", headers=scoped) as again):
+            assert again.status_code == 200
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def test_one_poll_per_project_whatever_the_number_of_streams(make_settings, monkeypatch):
+    pollers: set[asyncio.Task] = set()
+    in_flight = docs_repo.in_flight
+
+    async def recorded(conn, project_id):  # noqa: ANN001, ANN202
+        pollers.add(asyncio.current_task())
+        return await in_flight(conn, project_id)
+
+    monkeypatch.setattr(docs_repo, "in_flight", recorded)
+    server = await asyncio.to_thread(serve_in_thread, create_app(make_settings(progress_write_interval=0.02,
+                                                                               sse_keepalive_interval=0.1)))
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http, contextlib.AsyncExitStack() as open_:
+            streams = [await open_.enter_async_context(http.stream("GET", "/pipeline/events")) for _ in range(5)]
+            for stream in streams:  # each has been served a while: a stream that polled itself has polled
+                assert (await _next_message(stream.aiter_lines()))[1] == ": keep-alive"
+            assert len(pollers) == 1
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def test_streams_of_a_deleted_project_end_with_the_reason(make_settings):
+    app = create_app(make_settings(progress_write_interval=0.05))
+    server = await asyncio.to_thread(serve_in_thread, app)
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            assert (await http.post("/projects", json={"id": "doomed"})).status_code == 201
+            async with http.stream("GET", "/pipeline/events", params={"project_id": "doomed"}) as stream:
+                lines = stream.aiter_lines()
+                assert (await http.delete("/projects/doomed")).status_code == 204
+                [(_, last)] = await _payloads(lines, 1)
+                assert last["type"] == "end" and last["reason"] == "project_deleted"
+                assert [line async for line in lines if line] == []  # and the stream ends
+        hub = app.state.container.pipeline_hub
+        await _until(lambda: hub.open_streams == 0 and not hub.followed_projects)
+    finally:
+        await asyncio.to_thread(server.stop)
