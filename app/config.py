@@ -187,6 +187,9 @@ class Settings(BaseSettings):
     # --- export ---
     export_max_concurrent: int = Field(4, ge=1)  # per process; more answer 503 + Retry-After
     export_send_timeout: float = Field(60.0, gt=0)  # seconds a download may accept no bytes before it is dropped
+    # Graph views (GET /graph, /lightrag/graphs) built at once per process; more wait up to the timeout (s), then 503
+    graph_max_concurrent: int = Field(2, ge=1)
+    graph_queue_timeout: float = Field(10.0, ge=0)
 
     _split = field_validator("entity_types", "api_keys", "cors_origins", mode="before")(_split_commas)
 
