@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     llm_max_tokens_extract: int = Field(4000, ge=0)
     llm_max_tokens_keywords: int = Field(400, ge=0)
     llm_max_tokens_summary: int = Field(1000, ge=0)
-    llm_max_tokens_answer: int = Field(0, ge=0)
+    llm_max_tokens_answer: int = Field(4000, ge=0)
     # The model's context window in tokens (0 = unknown; learned from a provider's context-length error).
     llm_context_window: int = Field(0, ge=0)
     # "json" asks for JSON-schema output (response_format) for extraction and keywords where the provider
@@ -152,6 +152,8 @@ class Settings(BaseSettings):
     progress_write_interval: float = Field(1.0, gt=0, le=60)
     # Server-Sent Events (pipeline events, query streams) send a `: keep-alive` comment after this many idle seconds.
     sse_keepalive_interval: float = Field(15.0, gt=0, le=300)
+    # A query or chat answer stream whose client accepts no bytes for this many seconds is dropped.
+    stream_send_timeout: float = Field(60.0, gt=0)
 
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
