@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     llm_max_tokens_extract: int = Field(4000, ge=0)
     llm_max_tokens_keywords: int = Field(400, ge=0)
     llm_max_tokens_summary: int = Field(1000, ge=0)
-    llm_max_tokens_answer: int = Field(0, ge=0)
+    llm_max_tokens_answer: int = Field(4000, ge=0)
     # The model's context window in tokens (0 = unknown; learned from a provider's context-length error).
     llm_context_window: int = Field(0, ge=0)
     # "json" asks for JSON-schema output (response_format) for extraction and keywords where the provider
@@ -157,6 +157,8 @@ class Settings(BaseSettings):
     # and in all, per process; more answer 429 (`too_many_streams`, `streams_full`).
     pipeline_streams_per_key: int = Field(32, ge=1)
     pipeline_streams_max: int = Field(512, ge=1)
+    # A query or chat answer stream whose client accepts no bytes for this many seconds is dropped.
+    stream_send_timeout: float = Field(60.0, gt=0)
 
     # --- auth ---
     # "key" (all projects) or "key:proj1|proj2" (scoped), comma separated.
@@ -193,6 +195,9 @@ class Settings(BaseSettings):
     # --- export ---
     export_max_concurrent: int = Field(4, ge=1)  # per process; more answer 503 + Retry-After
     export_send_timeout: float = Field(60.0, gt=0)  # seconds a download may accept no bytes before it is dropped
+    # Graph views (GET /graph, /lightrag/graphs) built at once per process; more wait up to the timeout (s), then 503
+    graph_max_concurrent: int = Field(2, ge=1)
+    graph_queue_timeout: float = Field(10.0, ge=0)
 
     _split = field_validator("entity_types", "api_keys", "cors_origins", mode="before")(_split_commas)
 

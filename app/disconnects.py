@@ -8,15 +8,18 @@ ingestion wait for. Nothing partial is cached: a cancelled LLM call never return
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
 from fastapi.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from app import metrics
 from app.errors import ClientDisconnected
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -46,26 +49,53 @@ async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
     raise ClientDisconnected("The client disconnected before the answer was ready")
 
 
+class _SendTimedOut(Exception):
+    pass
+
+
 class EventStream(StreamingResponse):
     """An SSE response that stops as soon as the client disconnects, whatever ASGI spec version the server
     speaks (from 2.4 on, Starlette only notices when a write fails, and nothing is written while the LLM is
     thinking or queued), then closes its event generator, which closes the LLM stream behind it at once
-    instead of whenever the generator is garbage collected."""
+    instead of whenever the generator is garbage collected.
 
-    def __init__(self, events: AsyncGenerator[str, None], on_close: Callable[[], None] | None = None) -> None:
+    With a `send_timeout`, a client that stays connected but accepts nothing for that many seconds is dropped
+    the same way (the server closes the connection): it must not keep its events, and what produces them,
+    forever."""
+
+    def __init__(self, events: AsyncGenerator[str, None], send_timeout: float | None = None,
+                 on_close: Callable[[], None] | None = None) -> None:
         super().__init__(events, media_type="text/event-stream",
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._events = events
+        self._send_timeout = send_timeout
         self._on_close = on_close  # runs once the response ends, however it ends (even before it started)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await unless_client_leaves(receive, self.stream_response(send))
+            await unless_client_leaves(receive, self.stream_response(self._bounded(send)))
         except (ClientDisconnected, OSError):  # gone before or while we wrote: nothing more to send
             pass
+        except _SendTimedOut:
+            metrics.STREAMS_DROPPED.inc()
+            log.warning("stream dropped: the client accepted no bytes for %s s", self._send_timeout)
         finally:
             try:
                 await self._events.aclose()
             finally:
                 if self._on_close is not None:
                     self._on_close()
+
+    def _bounded(self, send: Send) -> Send:
+        if self._send_timeout is None:
+            return send
+        timeout = self._send_timeout
+
+        async def bounded_send(message: Message) -> None:
+            try:
+                async with asyncio.timeout(timeout):
+                    await send(message)
+            except TimeoutError as exc:
+                raise _SendTimedOut from exc
+
+        return bounded_send

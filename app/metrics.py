@@ -26,6 +26,8 @@ HTTP_LATENCY = Histogram(
 LLM_CALLS = Counter("llm_calls_total", "LLM calls", ["operation", "model", "outcome"])
 LLM_TOKENS = Counter("llm_tokens_total", "LLM tokens", ["operation", "model", "kind"])
 LLM_LATENCY = Histogram("llm_call_duration_seconds", "LLM call latency", ["operation"])
+STREAMS_DROPPED = Counter("answer_streams_dropped_total",
+                          "Answer streams dropped because the client accepted no bytes for STREAM_SEND_TIMEOUT s")
 LLM_IN_FLIGHT = Gauge("llm_calls_in_flight", "LLM calls currently running", multiprocess_mode="livesum")
 EMBEDDING_CALLS = Counter("embedding_calls_total", "Embedding requests", ["model", "outcome"])
 EMBEDDING_TOKENS = Counter("embedding_tokens_total", "Embedding input tokens", ["model"])

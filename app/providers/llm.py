@@ -24,6 +24,7 @@ from app.domain.chat import Message, strip_think
 from app.errors import LLMNotConfigured, ProviderError
 from app.providers.concurrency import PrioritySemaphore
 from app.providers.openai_http import openai_client, reported_count, request_options
+from app.providers.read_ahead import read_ahead
 from app.providers.tokenizer import Tokenizer
 from app.usage import current_usage
 
@@ -37,6 +38,9 @@ PRIORITY_QUERY = 5
 PRIORITY_SUMMARY = 8
 PRIORITY_EXTRACT = 10
 
+# An answer stream read ahead of a client that is not reading stops (with an error) past this much unread text:
+# with LLM_MAX_TOKENS_ANSWER set, answers never come near it.
+STREAM_READ_AHEAD_BYTES = 16 * 2**20
 # Which completion cap (a Settings field) applies to each operation.
 _CAP_SETTING = {
     "extract": "llm_max_tokens_extract", "extract_retry": "llm_max_tokens_extract",
@@ -320,11 +324,17 @@ class LLMClient:
         except openai.OpenAIError as exc:
             raise self._fail(operation, exc) from exc
 
-    async def stream(
+    def stream(
         self, messages: list[Message], *, operation: str, priority: int = PRIORITY_QUERY
     ) -> AsyncGenerator[str, None]:
-        """Yield text deltas; usage is recorded when the stream ends (provider's, else counted). Closing the
-        generator early (or cancelling it) closes the provider's stream and frees the slot at once."""
+        """Yield text deltas; usage is recorded when the stream ends (provider's, else counted). The provider's
+        stream is read ahead of the caller (app/providers/read_ahead.py): its slot is freed when the model has
+        finished, however slowly the caller reads. Closing the generator early (or cancelling it) closes the
+        provider's stream and frees the slot at once."""
+        return read_ahead(self._provider_stream(messages, operation, priority), STREAM_READ_AHEAD_BYTES)
+
+    async def _provider_stream(self, messages: list[Message], operation: str,
+                               priority: int) -> AsyncGenerator[str, None]:
         client = self.require()
         async with self.semaphore.slot(priority):
             started = time.perf_counter()

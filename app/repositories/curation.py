@@ -272,13 +272,15 @@ async def set_relation_embeddings(conn: AsyncConnection, project_id: str,
 
 # ----- graph view -----
 
+# The graph view's rows are built by position (this order is NodeRow's, as edges_among's is EdgeRow's): by name
+# they cost ~10 µs each, a third of a second on the event loop for a 10,000-node view.
 _NODE_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.degree)
 
 
 async def top_nodes(conn: AsyncConnection, project_id: str, limit: int) -> list[NodeRow]:
     query = (select(*_NODE_COLUMNS).where(E.c.project_id == project_id)
              .order_by(E.c.degree.desc(), E.c.key).limit(limit))
-    return [NodeRow.from_row(r) for r in (await conn.execute(query)).mappings()]
+    return [NodeRow(*r) for r in await conn.execute(query)]
 
 
 async def neighbour_nodes(conn: AsyncConnection, project_id: str, frontier: Sequence[str],
@@ -294,7 +296,7 @@ async def neighbour_nodes(conn: AsyncConnection, project_id: str, frontier: Sequ
         .where(~E.c.key.in_(set(visited)))
         .order_by(E.c.degree.desc(), E.c.key).limit(limit)
     )
-    return [NodeRow.from_row(r) for r in (await conn.execute(query)).mappings()]
+    return [NodeRow(*r) for r in await conn.execute(query)]
 
 
 async def edges_among(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[EdgeRow]:
@@ -304,4 +306,4 @@ async def edges_among(conn: AsyncConnection, project_id: str, keys: Sequence[str
         .where(R.c.project_id == project_id, R.c.src_key == any_(keyset), R.c.tgt_key == any_(keyset))
         .order_by(R.c.src_key, R.c.tgt_key)
     )
-    return [EdgeRow.from_row(r) for r in (await conn.execute(query)).mappings()]
+    return [EdgeRow(*r) for r in await conn.execute(query)]

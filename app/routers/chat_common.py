@@ -47,11 +47,11 @@ def protocol_route(shape: ErrorShape) -> type[ProjectScopedRoute]:
     return ProtocolRoute
 
 
-def ndjson_stream(lines: AsyncGenerator[str, None]) -> EventStream:
-    stream = EventStream(lines)
+def ndjson_stream(lines: AsyncGenerator[str, None], send_timeout: float) -> EventStream:
+    stream = EventStream(lines, send_timeout)
     stream.headers["content-type"] = "application/x-ndjson"
     return stream
 
 
-def sse_stream(events: AsyncGenerator[str, None]) -> EventStream:
-    return EventStream(events)
+def sse_stream(events: AsyncGenerator[str, None], send_timeout: float) -> EventStream:
+    return EventStream(events, send_timeout)

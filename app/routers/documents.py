@@ -196,5 +196,5 @@ async def pipeline_events(
         async for payload, event_id in feed.follow(project_id, resume):
             yield sse_event(payload, event_id)
 
-    return EventStream(keep_alive(events(), c.settings.sse_keepalive_interval),
+    return EventStream(keep_alive(events(), c.settings.sse_keepalive_interval), c.settings.stream_send_timeout,
                        on_close=lambda: feed.close(key))

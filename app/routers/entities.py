@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep, ProjectQuery
+from app.graph_answers import BUSY_DOC, graph_answer
 from app.openapi import MODELS_UNAVAILABLE, errors
 from app.schemas.duplicates import DuplicateList, DuplicateReject, DuplicateRejected
 from app.schemas.entities import (
@@ -33,7 +34,7 @@ from app.services.graph.duplicates import DuplicateService
 from app.services.graph.entities import CurationService
 from app.services.graph.merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
-from app.services.graph.view import GraphViewService
+from app.services.graph.view import GraphViewService, graph_json
 
 router = APIRouter(tags=["entities"], route_class=ProjectScopedRoute, responses=errors(503))
 
@@ -144,10 +145,11 @@ async def delete_relation(source: NameQuery, target: NameQuery, c: ContainerDep,
     return await RelationCurationService(c).delete_relation(project_id, source, target)
 
 
-@router.get("/graph", response_model=GraphOut, responses=errors(_NO_ENTITY), name="get_graph")
-async def graph(c: ContainerDep, project_id: ProjectQuery = "default",
+@router.get("/graph", response_model=GraphOut, responses={**errors(_NO_ENTITY), **BUSY_DOC}, name="get_graph")
+async def graph(request: Request, c: ContainerDep, project_id: ProjectQuery = "default",
                 label: Annotated[str, Query(min_length=1, max_length=1000,
                                             description="Start entity, or `*` for the highest-degree ones")] = "*",
                 max_depth: Annotated[int, Query(ge=1, le=10)] = 3,
-                max_nodes: Annotated[int, Query(ge=1, le=10_000)] = 1000) -> GraphOut:
-    return await GraphViewService(c).subgraph(project_id, label, max_depth, max_nodes)
+                max_nodes: Annotated[int, Query(ge=1, le=10_000)] = 1000) -> Response:
+    return await graph_answer(request, c.settings,
+                              lambda: GraphViewService(c).rows(project_id, label, max_depth, max_nodes), graph_json)

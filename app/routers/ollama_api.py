@@ -147,7 +147,7 @@ async def _answer(query: ChatQuery, stream: bool, endpoint: ollama_format.Endpoi
                   request: Request, started: int) -> JSONResponse | StreamingResponse:
     answer = await unless_client_leaves(request.receive, start_answer(c, query, started))
     if stream:
-        return ndjson_stream(ollama_format.ndjson_lines(endpoint, answer))
+        return ndjson_stream(ollama_format.ndjson_lines(endpoint, answer), c.settings.stream_send_timeout)
     text = await unless_client_leaves(request.receive, answer.text())
     return JSONResponse(ollama_format.done(endpoint, answer.model, answer.stats, text))
 

@@ -62,6 +62,7 @@ async def chat_completions(body: OpenAIChatRequest, project_id: Annotated[str, D
     answer = await unless_client_leaves(request.receive, start_answer(c, query, started))
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return sse_stream(openai_format.sse_events(answer, include_usage=include_usage))
+        return sse_stream(openai_format.sse_events(answer, include_usage=include_usage),
+                          c.settings.stream_send_timeout)
     text = await unless_client_leaves(request.receive, answer.text())
     return JSONResponse(openai_format.Completion(answer).whole(text))

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from app.auth import ProjectScopedRoute
+from app.config import Settings
 from app.deps import ContainerDep
 from app.disconnects import EventStream, unless_client_leaves
 from app.errors import AppError
@@ -45,9 +46,10 @@ def _event(payload: dict) -> str:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
 
-async def _sse(service: QueryService, body: QueryRequest, request: Request, interval: float) -> StreamingResponse:
+async def _sse(service: QueryService, body: QueryRequest, request: Request, settings: Settings) -> StreamingResponse:
     """A retrieval that answers within the keep-alive interval fails with an HTTP status as usual; a slower
     one gets its stream opened at once, with keep-alive comments until the answer starts (errors in-band)."""
+    interval = settings.sse_keepalive_interval
     preparing = asyncio.ensure_future(service.stream(body))
     try:
         await unless_client_leaves(request.receive, asyncio.wait((preparing,), timeout=interval))
@@ -56,7 +58,7 @@ async def _sse(service: QueryService, body: QueryRequest, request: Request, inte
         raise
     if preparing.done():
         prepared, deltas = preparing.result()
-        return EventStream(keep_alive(_answer(service, prepared, deltas), interval))
+        return EventStream(keep_alive(_answer(service, prepared, deltas), interval), settings.stream_send_timeout)
 
     async def late() -> AsyncGenerator[str, None]:
         try:
@@ -69,7 +71,7 @@ async def _sse(service: QueryService, body: QueryRequest, request: Request, inte
         async for event in _answer(service, prepared, deltas):
             yield event
 
-    return EventStream(keep_alive(late(), interval))
+    return EventStream(keep_alive(late(), interval), settings.stream_send_timeout)
 
 
 async def _answer(service: QueryService, prepared, deltas) -> AsyncGenerator[str, None]:
@@ -87,10 +89,10 @@ async def _answer(service: QueryService, prepared, deltas) -> AsyncGenerator[str
 async def query(body: QueryRequest, c: ContainerDep, request: Request) -> QueryResponse | StreamingResponse:
     service = QueryService(c)
     if body.stream:
-        return await _sse(service, body, request, c.settings.sse_keepalive_interval)
+        return await _sse(service, body, request, c.settings)
     return await unless_client_leaves(request.receive, service.query(body))
 
 
 @router.post("/query/stream", response_class=StreamingResponse, responses=_SSE_DOC, name="stream_query")
 async def query_stream(body: QueryRequest, c: ContainerDep, request: Request) -> StreamingResponse:
-    return await _sse(QueryService(c), body, request, c.settings.sse_keepalive_interval)
+    return await _sse(QueryService(c), body, request, c.settings)

@@ -51,7 +51,7 @@ async def test_without_deep_only_the_configuration_is_reported(keyed, fake_llm):
     assert body["check"] is None
     assert body["configuration"]["llm"]["model"] == "fake-llm"
     assert body["configuration"]["llm"]["max_tokens"] == {"extract": 4000, "keywords": 400, "summary": 1000,
-                                                          "query": None}
+                                                          "query": 4000}
     assert body["configuration"]["embedding"]["dim"] == TEST_DIM
     assert fake_llm.calls == []
 

@@ -96,7 +96,7 @@ async def test_each_call_type_sends_its_completion_cap(app_client, fake_llm):
     await c.llm.chat([{"role": "user", "content": "fold these"}], operation="summary")
     await c.llm.chat([{"role": "user", "content": "answer me"}], operation="query")
     caps = {call.operation: call.body.get("max_tokens") for call in fake_llm.calls}
-    assert caps == {"extract": 4000, "glean": 4000, "keywords": 400, "summary": 1000, "query": None}
+    assert caps == {"extract": 4000, "glean": 4000, "keywords": 400, "summary": 1000, "query": 4000}
 
 
 async def test_a_known_context_window_lowers_the_cap_to_what_fits(start_app, make_settings, fake_llm):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from app.auth import ProjectScopedRoute
 from app.deps import ContainerDep
+from app.graph_answers import BUSY_DOC, graph_answer
 from app.openapi import errors
 from app.routers.lightrag_compat.common import ROUTER_ERRORS, TAG, WRITE_ERRORS, WorkspaceProject
 from app.schemas.lightrag_compat import (
@@ -23,7 +24,7 @@ from app.schemas.lightrag_compat import (
     LightragRelationCreate,
     LightragRelationEdit,
 )
-from app.services.compat.graph import LightragGraph
+from app.services.compat.graph import LightragGraph, knowledge_graph_json
 
 router = APIRouter(tags=[TAG], route_class=ProjectScopedRoute, responses=ROUTER_ERRORS)
 
@@ -53,14 +54,16 @@ async def search_labels(project_id: WorkspaceProject, c: ContainerDep,
     return await LightragGraph(c).search(project_id, q, limit)
 
 
-@router.get("/graphs", response_model=LightragKnowledgeGraph, name="lightrag_knowledge_graph")
-async def knowledge_graph(project_id: WorkspaceProject, c: ContainerDep,
+@router.get("/graphs", response_model=LightragKnowledgeGraph, responses=BUSY_DOC, name="lightrag_knowledge_graph")
+async def knowledge_graph(request: Request, project_id: WorkspaceProject, c: ContainerDep,
                           label: Annotated[str, Query(min_length=1, max_length=1000,
                                                       description="Start entity, or `*` for the best connected")],
                           max_depth: Annotated[int, Query(ge=1)] = 3,
-                          max_nodes: Annotated[int, Query(ge=1)] = 1000) -> LightragKnowledgeGraph:
+                          max_nodes: Annotated[int, Query(ge=1)] = 1000) -> Response:
     # LightRAG Server clamps both to its configured maximum instead of refusing larger values.
-    return await LightragGraph(c).subgraph(project_id, label, min(max_depth, MAX_DEPTH), min(max_nodes, MAX_NODES))
+    depth, nodes = min(max_depth, MAX_DEPTH), min(max_nodes, MAX_NODES)
+    return await graph_answer(request, c.settings, lambda: LightragGraph(c).subgraph(project_id, label, depth, nodes),
+                              knowledge_graph_json)
 
 
 @router.get("/graph/entity/exists", response_model=LightragEntityExists, name="lightrag_entity_exists")

@@ -37,7 +37,7 @@ async def query(body: LightragQueryRequest, project_id: WorkspaceProject, c: Con
 async def query_stream(body: LightragQueryRequest, project_id: WorkspaceProject, c: ContainerDep,
                        request: Request) -> StreamingResponse:
     lines = await unless_client_leaves(request.receive, LightragQuery(c).stream_lines(project_id, body))
-    return ndjson_stream(lines)
+    return ndjson_stream(lines, c.settings.stream_send_timeout)
 
 
 @router.post("/query/data", response_model=LightragQueryData, responses=_QUERY_ERRORS, name="lightrag_query_data")

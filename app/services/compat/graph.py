@@ -16,7 +16,6 @@ from app.schemas.entities import (
     EntityDetail,
     EntityOut,
     EntityUpdate,
-    GraphOut,
     MergeRequest,
     RelationCreate,
     RelationOut,
@@ -24,17 +23,15 @@ from app.schemas.entities import (
 )
 from app.schemas.lightrag_compat import (
     LightragDeletionResult,
-    LightragGraphEdge,
     LightragGraphEditResponse,
-    LightragGraphNode,
-    LightragKnowledgeGraph,
 )
 from app.services.compat.query import SEP
 from app.services.compat.unsupported import NotSupported
 from app.services.graph.entities import CurationService
 from app.services.graph.merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
-from app.services.graph.view import GraphViewService
+from app.services.graph.view import GraphViewService, Subgraph, graph_fields
+from app.services.json_slices import json_object
 
 MAX_LABELS = 10_000  # /graph/label/list answers at most this many names (highest degree first, then sorted)
 _PAGE = 1000
@@ -58,13 +55,16 @@ def _refuse_unknown(data: dict[str, Any], known: set[str], what: str) -> None:
                            f"(supported: {', '.join(sorted(known))})")
 
 
-def knowledge_graph(graph: GraphOut) -> LightragKnowledgeGraph:
-    nodes = [LightragGraphNode(id=n.id, labels=[n.id], properties={
-        "entity_id": n.id, "entity_type": n.entity_type, "description": n.description, "degree": n.degree})
-        for n in graph.nodes]
-    edges = [LightragGraphEdge(id=f"{e.source}-{e.target}", source=e.source, target=e.target, properties={
-        "weight": e.weight, "keywords": e.keywords, "description": e.description}) for e in graph.edges]
-    return LightragKnowledgeGraph(nodes=nodes, edges=edges, is_truncated=graph.is_truncated)
+def knowledge_graph_json(sub: Subgraph) -> bytes:
+    """The body of GET /graphs (a LightragKnowledgeGraph): CPU-bound, run it in a worker thread."""
+    graph = graph_fields(sub, raw_descriptions=True)
+    nodes = [{"id": n["id"], "labels": [n["id"]], "properties": {
+        "entity_id": n["id"], "entity_type": n["entity_type"], "description": n["description"],
+        "degree": n["degree"]}} for n in graph["nodes"]]
+    edges = [{"id": f"{e['source']}-{e['target']}", "type": "DIRECTED", "source": e["source"], "target": e["target"],
+              "properties": {"weight": e["weight"], "keywords": e["keywords"], "description": e["description"]}}
+             for e in graph["edges"]]
+    return json_object({"nodes": nodes, "edges": edges, "is_truncated": graph["is_truncated"]})
 
 
 def entity_data(entity: EntityOut | EntityDetail) -> dict[str, Any]:
@@ -110,15 +110,13 @@ class LightragGraph:
         page = await self.entities.list_entities(project_id, q, None, limit, 0)
         return [e.name for e in page.entities]
 
-    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> LightragKnowledgeGraph:
+    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> Subgraph:
         try:
-            graph = await GraphViewService(self.c).subgraph(project_id, label, max_depth, max_nodes,
-                                                           raw_descriptions=True)
+            return await GraphViewService(self.c).rows(project_id, label, max_depth, max_nodes)
         except NotFound as exc:  # LightRAG Server answers an unknown start label with an empty graph
             if not _is_missing_entity(exc):
                 raise
-            return LightragKnowledgeGraph(nodes=[], edges=[], is_truncated=False)
-        return knowledge_graph(graph)
+            return Subgraph([], [], False)
 
     async def exists(self, project_id: str, name: str) -> bool:
         try:

@@ -1,17 +1,55 @@
 """Subgraph for display: breadth-first from one entity (or the highest-degree entities for `*`), bounded
 by depth and node count. Each depth is one set-based query that prefers high-degree neighbours, so the
-whole graph is never loaded (sorting every node in memory for `*` does not scale)."""
+whole graph is never loaded (sorting every node in memory for `*` does not scale).
+
+A large subgraph (10,000 nodes is 10-15 MB of JSON) is read here, on the event loop, but shaped and encoded by
+`graph_json` in a worker thread (see app/graph_answers.py): building and serialising it is CPU work of a second
+that would otherwise stall every other request."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from app.container import Container
 from app.domain.names import lookup_key, sanitize
-from app.domain.rows import NodeRow
+from app.domain.rows import EdgeRow, NodeRow
 from app.domain.texts import readable
 from app.repositories import curation as repo
-from app.schemas.entities import GraphEdge, GraphNode, GraphOut
+from app.schemas.entities import GraphOut
 from app.services.graph.common import not_found, resolve_key
+from app.services.json_slices import json_object
 from app.services.projects import require_project
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    nodes: list[NodeRow]
+    edges: list[EdgeRow]
+    is_truncated: bool
+
+    def names(self) -> dict[str, str]:
+        return {n.key: n.name for n in self.nodes}
+
+
+def graph_fields(sub: Subgraph, *, raw_descriptions: bool = False) -> dict[str, Any]:
+    """GraphOut's fields as plain JSON values. Descriptions are shown as query contexts show them (`readable`:
+    one fragment per line); `raw_descriptions` keeps the stored `<SEP>`-joined text (the LightRAG-compatible
+    API returns that)."""
+    names = sub.names()
+    shown = (lambda d: d) if raw_descriptions else readable
+    return {
+        "nodes": [{"id": n.name, "entity_type": n.entity_type, "description": shown(n.description),
+                   "degree": n.degree} for n in sub.nodes],
+        "edges": [{"source": names[e.src_key], "target": names[e.tgt_key], "weight": float(e.weight),
+                   "keywords": e.keywords, "description": shown(e.description)} for e in sub.edges],
+        "is_truncated": sub.is_truncated,
+    }
+
+
+def graph_json(sub: Subgraph) -> bytes:
+    """The body of GET /graph (a GraphOut): CPU-bound, run it in a worker thread."""
+    return json_object(graph_fields(sub))
 
 
 class GraphViewService:
@@ -20,8 +58,10 @@ class GraphViewService:
 
     async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int, *,
                        raw_descriptions: bool = False) -> GraphOut:
-        """Descriptions are shown as query contexts show them (`readable`: one fragment per line);
-        `raw_descriptions` keeps the stored `<SEP>`-joined text (the LightRAG-compatible API returns that)."""
+        sub = await self.rows(project_id, label, max_depth, max_nodes)
+        return GraphOut.model_validate(graph_fields(sub, raw_descriptions=raw_descriptions))
+
+    async def rows(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> Subgraph:
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
             if label.strip() == "*":
@@ -37,15 +77,7 @@ class GraphViewService:
                 node = NodeRow(start.key, start.name, start.entity_type, start.description, start.degree)
                 nodes, truncated = await self._expand(conn, project_id, node, max_depth, max_nodes)
             edges = await repo.edges_among(conn, project_id, [n.key for n in nodes])
-        names = {n.key: n.name for n in nodes}
-        shown = (lambda d: d) if raw_descriptions else readable
-        return GraphOut(
-            nodes=[GraphNode(id=n.name, entity_type=n.entity_type, description=shown(n.description),
-                             degree=n.degree) for n in nodes],
-            edges=[GraphEdge(source=names[e.src_key], target=names[e.tgt_key], weight=e.weight,
-                             keywords=e.keywords, description=shown(e.description)) for e in edges],
-            is_truncated=truncated,
-        )
+        return Subgraph(nodes, edges, truncated)
 
     @staticmethod
     async def _expand(conn, project_id: str, start: NodeRow, max_depth: int,
