@@ -172,6 +172,8 @@ class Settings(BaseSettings):
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    # A body (other than an upload) holding more JSON values is refused with 413 while it streams in.
+    max_request_json_values: int = Field(100_000, ge=1000)
     # Uploaded files are parsed in worker processes, killed past this many seconds (422 parse_timeout).
     parse_timeout: float = Field(30.0, gt=0)
     parse_workers: int = Field(2, ge=1)
