@@ -12,6 +12,8 @@ import platformdirs
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS
+
 DEFAULT_ENTITY_TYPES = [
     "Person", "Creature", "Organization", "Location", "Event", "Concept",
     "Method", "Content", "Data", "Artifact", "NaturalObject",
@@ -179,9 +181,9 @@ class Settings(BaseSettings):
     parse_workers: int = Field(2, ge=1)
     max_decompressed_bytes: int = Field(100 * 1024 * 1024, ge=1024)
     max_document_chars: int = Field(5_000_000, ge=1)
-    max_documents_per_request: int = Field(100, ge=1)
+    max_documents_per_request: int = Field(100, ge=1, le=MAX_DOCUMENTS_ITEMS)
     max_query_chars: int = Field(64 * 1024, ge=1)
-    max_history_messages: int = Field(128, ge=0)
+    max_history_messages: int = Field(128, ge=0, le=MAX_HISTORY_ITEMS)
     max_history_message_chars: int = Field(32 * 1024, ge=1)
     max_top_k: int = Field(1000, ge=1)
     max_token_limit: int = Field(1_000_000, ge=1)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from app.domain.projects import PROJECT_ID_PATTERN
+from app.schemas.common import MAX_IDS, MAX_KEYWORDS, capped
 
 ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
 NameField = Field(min_length=1, max_length=1000)
-Keywords = str | list[str]
+Keywords = str | capped(str, MAX_KEYWORDS)
+SourceEntities = Annotated[capped(str, MAX_IDS), Field(min_length=1)]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
 
 
@@ -178,7 +180,7 @@ class MergeRequest(_Body):
     }]})
 
     project_id: str = ProjectField
-    source_entities: list[str] = Field(min_length=1, max_length=1000)
+    source_entities: SourceEntities
     target_entity: str = NameField
     strategy: MergeStrategy = "concatenate"
     target_entity_data: TargetEntityData | None = None
