@@ -13,6 +13,8 @@ import platformdirs
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS
+
 DEFAULT_ENTITY_TYPES = [
     "Person", "Creature", "Organization", "Location", "Event", "Concept",
     "Method", "Content", "Data", "Artifact", "NaturalObject",
@@ -157,7 +159,7 @@ class Settings(BaseSettings):
     # and in all, per process; more answer 429 (`too_many_streams`, `streams_full`).
     pipeline_streams_per_key: int = Field(32, ge=1)
     pipeline_streams_max: int = Field(512, ge=1)
-    # A query or chat answer stream whose client accepts no bytes for this many seconds is dropped.
+    # An event stream (query and chat answers, pipeline events) whose client accepts nothing this long is dropped.
     stream_send_timeout: float = Field(60.0, gt=0)
 
     # --- auth ---
@@ -180,14 +182,16 @@ class Settings(BaseSettings):
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    # A body (other than an upload) holding more JSON values is refused with 413 while it streams in.
+    max_request_json_values: int = Field(100_000, ge=1000)
     # Uploaded files are parsed in worker processes, killed past this many seconds (422 parse_timeout).
     parse_timeout: float = Field(30.0, gt=0)
     parse_workers: int = Field(2, ge=1)
     max_decompressed_bytes: int = Field(100 * 1024 * 1024, ge=1024)
     max_document_chars: int = Field(5_000_000, ge=1)
-    max_documents_per_request: int = Field(100, ge=1)
+    max_documents_per_request: int = Field(100, ge=1, le=MAX_DOCUMENTS_ITEMS)
     max_query_chars: int = Field(64 * 1024, ge=1)
-    max_history_messages: int = Field(128, ge=0)
+    max_history_messages: int = Field(128, ge=0, le=MAX_HISTORY_ITEMS)
     max_history_message_chars: int = Field(32 * 1024, ge=1)
     max_top_k: int = Field(1000, ge=1)
     max_token_limit: int = Field(1_000_000, ge=1)

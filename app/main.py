@@ -76,7 +76,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     install_error_handlers(app)
     open_paths = ALWAYS_OPEN_PATHS | (DOCS_PATHS if settings.public_docs else frozenset())
     # Added innermost first: request context, then authentication, then the body limit, then the app.
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes,
+                       max_json_values=settings.max_request_json_values)
     app.add_middleware(ApiKeyMiddleware, keys=app.state.api_keys, open_paths=open_paths)
     app.add_middleware(RequestContextMiddleware)
     if settings.cors_origins:  # outermost: preflights are answered before authentication, errors carry CORS

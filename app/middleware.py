@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
+from app.json_values import JsonValueCounter
 from app.logging_setup import project_var, request_id_var
 from app.usage import Usage, track_usage
 
@@ -23,8 +24,8 @@ class _BodyTooLarge(HTTPException):
     """An HTTPException so FastAPI's body parsing re-raises it (it turns other errors into a 400) and the
     app's handler renders it as 413; a route that reads the body itself lets it reach this middleware."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"Request body is larger than the limit of {limit} bytes")
+    def __init__(self, detail: str) -> None:
+        super().__init__(413, detail)
 
 
 async def send_error(send: Send, status: int, detail: str, code: str,
@@ -85,32 +86,44 @@ class RequestContextMiddleware:
 
 
 class BodyLimitMiddleware:
-    """413 for a body over the limit: at once from Content-Length, else as soon as the stream passes it.
+    """413 for a body over the limit: at once from Content-Length, else as soon as the stream passes it; and
+    for a body other than a multipart upload, as soon as it holds more than `max_json_values` JSON values
+    (counted as it streams in, see app/json_values.py), before anything parses it.
     Installed inside authentication, so an unauthenticated request is refused before its body is read."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, max_json_values: int) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.max_json_values = max_json_values
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        detail = f"Request body is larger than the limit of {self.max_body_bytes} bytes"
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        too_large = f"Request body is larger than the limit of {self.max_body_bytes} bytes"
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await send_error(send, 413, detail, "payload_too_large")
+            await send_error(send, 413, too_large, "payload_too_large")
             return
+        multipart = headers.get(b"content-type", b"").lower().startswith(b"multipart/")
+        values = None if multipart else JsonValueCounter(self.max_json_values)
         received = 0
         started = False
+        refusal = too_large
 
         async def limited_receive() -> Message:
-            nonlocal received
+            nonlocal received, refusal
             message = await receive()
             if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+                piece = message.get("body", b"")
+                received += len(piece)
                 if received > self.max_body_bytes:
-                    raise _BodyTooLarge(self.max_body_bytes)
+                    raise _BodyTooLarge(too_large)
+                if values is not None and not values.feed(piece):
+                    refusal = (f"Request body holds more than {self.max_json_values} JSON values "
+                               "(MAX_REQUEST_JSON_VALUES)")
+                    raise _BodyTooLarge(refusal)
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -122,4 +135,4 @@ class BodyLimitMiddleware:
             await self.app(scope, limited_receive, tracking_send)
         except _BodyTooLarge:
             if not started:
-                await send_error(send, 413, detail, "payload_too_large")
+                await send_error(send, 413, refusal, "payload_too_large")

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.schemas.common import MAX_CHAT_MESSAGES, SafeStr, capped
+
 MODEL_FIELD = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
                                                                   "project's plain name (OLLAMA_MODEL_NAME)")
 STREAM_FIELD = Field(True, description="NDJSON lines (the default, also for null), or one JSON object when false")
@@ -17,7 +19,7 @@ class OllamaMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: str = Field(..., max_length=32, description="`user`, `assistant`, `system` (others are left out)")
-    content: str = ""
+    content: SafeStr = ""
 
 
 class OllamaChatRequest(BaseModel):
@@ -29,10 +31,11 @@ class OllamaChatRequest(BaseModel):
         "stream": False,
     }]})
 
-    model: str = MODEL_FIELD
-    messages: list[OllamaMessage] = Field(default_factory=list, description="The last user message is the "
-                                          "question; a leading /local, /global, /hybrid, /mix, /naive, /bypass or "
-                                          "/context picks the mode")
+    model: SafeStr = MODEL_FIELD
+    messages: capped(OllamaMessage, MAX_CHAT_MESSAGES) = Field(
+        default_factory=list, description="The last user message is the question; a leading /local, /global, "
+                                          "/hybrid, /mix, /naive, /bypass or /context picks the mode. Only the "
+                                          "latest MAX_HISTORY_MESSAGES earlier ones are used.")
     stream: bool | None = STREAM_FIELD
 
 
@@ -41,8 +44,8 @@ class OllamaGenerateRequest(BaseModel):
         "model": "lightrag:handbook", "prompt": "/hybrid Who leads the platform team?", "stream": False,
     }]})
 
-    model: str = MODEL_FIELD
-    prompt: str = Field("", description="The question; a leading mode prefix picks the mode")
+    model: SafeStr = MODEL_FIELD
+    prompt: SafeStr = Field("", description="The question; a leading mode prefix picks the mode")
     stream: bool | None = STREAM_FIELD
 
 

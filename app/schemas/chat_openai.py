@@ -3,14 +3,29 @@ send (temperature, max_tokens, tools, n, …) are accepted and ignored."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from app.schemas.common import MAX_CHAT_MESSAGES, MAX_CONTENT_PARTS, SafeStr, capped
 
 
 class ContentPart(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     type: str = Field(..., max_length=64)
-    text: str | None = Field(None, description="Text parts are read; images and other parts are left out")
+    text: SafeStr | None = Field(None, description="Text parts are read; images and other parts are left out")
+
+
+def _content_kind(value: Any) -> str:
+    return "parts" if isinstance(value, list) else "text"
+
+
+# A string, or a list of parts; tagged so that errors name `text` or `parts` rather than validator internals.
+MessageContent = Annotated[
+    Annotated[SafeStr, Tag("text")] | Annotated[capped(ContentPart, MAX_CONTENT_PARTS), Tag("parts")],
+    Discriminator(_content_kind),
+]
 
 
 class OpenAIMessage(BaseModel):
@@ -18,7 +33,7 @@ class OpenAIMessage(BaseModel):
 
     role: str = Field(..., max_length=32, description="`user`, `assistant`, `system`, `developer` "
                                                       "(tool messages are left out)")
-    content: str | list[ContentPart] | None = None
+    content: MessageContent | None = None
 
     @property
     def text(self) -> str:
@@ -43,10 +58,12 @@ class OpenAIChatRequest(BaseModel):
         "stream_options": {"include_usage": True},
     }]})
 
-    model: str = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
-                                                                      "project's plain name (OLLAMA_MODEL_NAME)")
-    messages: list[OpenAIMessage] = Field(..., description="The last user message is the question; a leading "
-                                          "/local, /global, /hybrid, /mix, /naive, /bypass or /context picks the mode")
+    model: SafeStr = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
+                                                                          "project's plain name (OLLAMA_MODEL_NAME)")
+    messages: capped(OpenAIMessage, MAX_CHAT_MESSAGES) = Field(
+        ..., description="The last user message is the question; a leading /local, /global, /hybrid, /mix, /naive, "
+                         "/bypass or /context picks the mode. Only the latest MAX_HISTORY_MESSAGES earlier ones "
+                         "are used.")
     stream: bool | None = False
     stream_options: StreamOptions | None = None
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from app.domain.names import BIDI_RANGE
 from app.domain.projects import PROJECT_ID_PATTERN
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, capped
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed", "cancelled"]
 # Stages of a processing document; files are parsed by their upload request, before the document exists.
@@ -37,6 +38,19 @@ def _storable(value: str | None, what: str) -> str | None:
     return value
 
 
+def _storable_id(value: str) -> str:
+    return _storable(value, "id") or value
+
+
+def _storable_path(value: str) -> str:
+    return _storable(value, "file_path") or value
+
+
+# Field types of documents, shared with the deletion requests and the LightRAG Server compatibility routes.
+DocumentId = Annotated[str, Field(pattern=DOCUMENT_ID_PATTERN), AfterValidator(_storable_id)]
+FilePath = Annotated[str, Field(max_length=1024), AfterValidator(_storable_path)]
+
+
 def _depth(value: Any, limit: int) -> int:
     """Nesting depth of a JSON value, counted without recursion and stopping once past `limit`."""
     deepest, stack = 0, [(value, 1)]
@@ -54,19 +68,9 @@ class DocumentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(description="Document text; sanitised (trimmed, control characters removed) before hashing.")
-    id: str | None = Field(None, pattern=DOCUMENT_ID_PATTERN, description="Defaults to `doc-` + md5(text).")
-    file_path: str | None = Field(None, max_length=1024, description="Source name; stored as its basename.")
+    id: DocumentId | None = Field(None, description="Defaults to `doc-` + md5(text).")
+    file_path: FilePath | None = Field(None, description="Source name; stored as its basename.")
     metadata: dict[str, Any] | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _id_storable(cls, value: str | None) -> str | None:
-        return _storable(value, "id")
-
-    @field_validator("file_path")
-    @classmethod
-    def _path_storable(cls, value: str | None) -> str | None:
-        return _storable(value, "file_path")
 
     @field_validator("metadata")
     @classmethod
@@ -96,7 +100,8 @@ class IngestRequest(BaseModel):
     }]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
-    documents: list[DocumentIn] = Field(min_length=1)
+    documents: capped(DocumentIn, MAX_DOCUMENTS_ITEMS) = Field(
+        min_length=1, description="At most MAX_DOCUMENTS_PER_REQUEST documents.")
     wait: bool = False
 
 

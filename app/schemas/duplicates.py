@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.entities import NameField, ProjectField
+from app.schemas.entities import Name, ProjectField
 
 
 class DuplicatePair(BaseModel):
@@ -36,8 +36,8 @@ class DuplicateReject(BaseModel):
         "project_id": "default", "entity_a": "Draqua Energy", "entity_b": "Draqua Energies Group"}]})
 
     project_id: str = ProjectField
-    entity_a: str = NameField
-    entity_b: str = NameField
+    entity_a: Name
+    entity_b: Name
 
 
 class DuplicateRejected(BaseModel):

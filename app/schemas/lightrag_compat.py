@@ -9,10 +9,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS, MAX_IDS, capped
+from app.schemas.documents import DocumentId, FilePath
+from app.schemas.entities import Name, SourceEntities
+from app.schemas.query import (
+    HistoryMessage,
+    HistoryTurns,
+    KeywordList,
+    PositiveCount,
+    QueryMode,
+    QueryText,
+    ResponseType,
+    UserPrompt,
+)
+
+# Fields are the service's own types (app/schemas/query.py, documents.py, entities.py): a value the native API
+# refuses is refused here the same way, before anything is translated.
 LightragDocStatus = Literal["pending", "processing", "preprocessed", "processed", "failed"]
-LightragMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
+LightragMode = QueryMode
 
 
 class _Lenient(BaseModel):
@@ -27,7 +43,7 @@ class LightragInsertText(_Lenient):
         {"text": "Alice Chen leads the platform team in Berlin.", "file_source": "onboarding.md"}]})
 
     text: str = Field(min_length=1)
-    file_source: str | None = Field(None, max_length=1024)
+    file_source: FilePath | None = None
 
 
 class LightragInsertTexts(_Lenient):
@@ -35,8 +51,8 @@ class LightragInsertTexts(_Lenient):
         {"texts": ["Alice Chen leads the platform team.", "Bob Ortiz runs the data team."],
          "file_sources": ["alice.md", "bob.md"]}]})
 
-    texts: list[str] = Field(min_length=1)
-    file_sources: list[str] | None = None
+    texts: capped(str, MAX_DOCUMENTS_ITEMS) = Field(min_length=1)
+    file_sources: capped(FilePath, MAX_DOCUMENTS_ITEMS) | None = None
 
 
 class LightragInsertResponse(BaseModel):
@@ -65,8 +81,8 @@ class LightragDocumentsRequest(_Lenient):
          "sort_direction": "desc"}]})
 
     status_filter: LightragDocStatus | None = None
-    page: int = Field(1, ge=1, le=1_000_000)
-    page_size: int = Field(50, ge=10, le=200)
+    page: StrictInt = Field(1, ge=1, le=1_000_000)
+    page_size: StrictInt = Field(50, ge=10, le=200)
     sort_field: Literal["created_at", "updated_at", "id", "file_path"] = "updated_at"
     sort_direction: Literal["asc", "desc"] = "desc"
 
@@ -119,7 +135,7 @@ class LightragTrackStatus(BaseModel):
 class LightragDeleteDocs(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [{"doc_ids": ["doc-0123abcd"], "delete_file": False}]})
 
-    doc_ids: list[str] = Field(min_length=1, max_length=1000)
+    doc_ids: capped(DocumentId, MAX_IDS) = Field(min_length=1)
     delete_file: bool = False
     delete_llm_cache: bool = False
 
@@ -143,15 +159,15 @@ class LightragDeleteDocsResponse(BaseModel):
 class LightragDeleteEntity(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [{"entity_name": "Alice Chen"}]})
 
-    entity_name: str = Field(min_length=1, max_length=1000)
+    entity_name: Name
 
 
 class LightragDeleteRelation(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [
         {"source_entity": "Alice Chen", "target_entity": "Platform Team"}]})
 
-    source_entity: str = Field(min_length=1, max_length=1000)
-    target_entity: str = Field(min_length=1, max_length=1000)
+    source_entity: Name
+    target_entity: Name
 
 
 class LightragDeletionResult(BaseModel):
@@ -164,32 +180,29 @@ class LightragDeletionResult(BaseModel):
 
 # ----- query -----
 
-class LightragHistoryMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")  # OpenAI-style clients add `name` and the like
-
-    role: str = Field(min_length=1, max_length=64)
-    content: str
+class LightragHistoryMessage(HistoryMessage):
+    model_config = ConfigDict(extra="ignore")  # OpenAI-style clients add `name` and the like
 
 
 class LightragQueryRequest(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [
         {"query": "Who leads the platform team?", "mode": "mix", "include_references": True, "stream": False}]})
 
-    query: str = Field(min_length=1)
+    query: QueryText
     mode: LightragMode = "mix"
     only_need_context: bool | None = None
     only_need_prompt: bool | None = None
-    response_type: str | None = Field(None, min_length=1, max_length=256)
-    top_k: int | None = Field(None, ge=1)
-    chunk_top_k: int | None = Field(None, ge=1)
-    max_entity_tokens: int | None = Field(None, ge=1)
-    max_relation_tokens: int | None = Field(None, ge=1)
-    max_total_tokens: int | None = Field(None, ge=1)
-    hl_keywords: list[str] = Field(default_factory=list)
-    ll_keywords: list[str] = Field(default_factory=list)
-    conversation_history: list[LightragHistoryMessage] | None = None
-    history_turns: int | None = Field(None, ge=0)
-    user_prompt: str | None = None
+    response_type: ResponseType | None = None
+    top_k: PositiveCount | None = None
+    chunk_top_k: PositiveCount | None = None
+    max_entity_tokens: PositiveCount | None = None
+    max_relation_tokens: PositiveCount | None = None
+    max_total_tokens: PositiveCount | None = None
+    hl_keywords: KeywordList = Field(default_factory=list)
+    ll_keywords: KeywordList = Field(default_factory=list)
+    conversation_history: capped(LightragHistoryMessage, MAX_HISTORY_ITEMS) | None = None
+    history_turns: HistoryTurns | None = None
+    user_prompt: UserPrompt | None = None
     disable_user_prompt_prefix: bool | None = None  # this service adds no prefix: nothing to disable
     enable_rerank: bool | None = None
     include_references: bool | None = True
@@ -199,10 +212,8 @@ class LightragQueryRequest(_Lenient):
 
     @field_validator("query")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be blank")
-        return value.strip()
+    def _strip(cls, value: str) -> str:
+        return value.strip()  # as LightRAG Server does
 
 
 class LightragReference(BaseModel):
@@ -255,7 +266,7 @@ class LightragEntityEdit(_Lenient):
         {"entity_name": "Alice Chen", "updated_data": {"description": "Leads the platform and data teams."},
          "allow_rename": False, "allow_merge": False}]})
 
-    entity_name: str = Field(min_length=1, max_length=1000)
+    entity_name: Name
     updated_data: dict[str, Any]
     allow_rename: bool = False
     allow_merge: bool = False
@@ -265,8 +276,8 @@ class LightragRelationEdit(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [
         {"source_id": "Alice Chen", "target_id": "Platform Team", "updated_data": {"weight": 2.0}}]})
 
-    source_id: str = Field(min_length=1, max_length=1000)
-    target_id: str = Field(min_length=1, max_length=1000)
+    source_id: Name
+    target_id: Name
     updated_data: dict[str, Any]
 
 
@@ -275,7 +286,7 @@ class LightragEntityCreate(_Lenient):
         {"entity_name": "Tesla", "entity_data": {"description": "Electric vehicle maker",
                                                  "entity_type": "ORGANIZATION"}}]})
 
-    entity_name: str = Field(min_length=1, max_length=1000)
+    entity_name: Name
     entity_data: dict[str, Any]
 
 
@@ -284,8 +295,8 @@ class LightragRelationCreate(_Lenient):
         {"source_entity": "Elon Musk", "target_entity": "Tesla",
          "relation_data": {"description": "Elon Musk leads Tesla", "keywords": "CEO", "weight": 1.0}}]})
 
-    source_entity: str = Field(min_length=1, max_length=1000)
-    target_entity: str = Field(min_length=1, max_length=1000)
+    source_entity: Name
+    target_entity: Name
     relation_data: dict[str, Any]
 
 
@@ -293,8 +304,8 @@ class LightragEntitiesMerge(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [
         {"entities_to_change": ["Elon Msk", "Ellon Musk"], "entity_to_change_into": "Elon Musk"}]})
 
-    entities_to_change: list[str] = Field(min_length=1, max_length=1000)
-    entity_to_change_into: str = Field(min_length=1, max_length=1000)
+    entities_to_change: SourceEntities
+    entity_to_change_into: Name
 
 
 class LightragGraphEditResponse(BaseModel):

@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.domain.projects import PROJECT_ID_PATTERN
+from app.schemas.common import MAX_ENTITY_TYPES, capped
 
 
 class ProjectSettings(BaseModel):
@@ -14,7 +15,7 @@ class ProjectSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    entity_types: list[str] | None = Field(None, min_length=1, max_length=100)
+    entity_types: capped(str, MAX_ENTITY_TYPES) | None = Field(None, min_length=1)
     language: str | None = Field(None, min_length=1, max_length=64)
     chunk_size: StrictInt | None = Field(None, ge=16, le=100_000)
     chunk_overlap_size: StrictInt | None = Field(None, ge=0, le=100_000)

@@ -6,25 +6,54 @@ Static bounds live here (positive limits, known modes); bounds that depend on th
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
 from app.domain.projects import PROJECT_ID_PATTERN
+from app.schemas.common import MAX_HISTORY_ITEMS, MAX_KEYWORDS, SafeStr, capped
 
 QueryMode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
 ChunkSelection = Literal["vector", "weight"]
 ChunkSource = Literal["vector", "entity", "relation"]
 
-MAX_KEYWORDS = 64
 MAX_KEYWORD_CHARS = 512
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("query must not be blank")
+    return value
+
+
+def _clean_keywords(value: list[str]) -> list[str]:
+    cleaned: list[str] = []
+    for keyword in value:
+        keyword = keyword.strip()
+        if keyword and keyword not in cleaned:
+            cleaned.append(keyword)
+    return cleaned
+
+
+# Field types of a query, shared with the LightRAG Server compatibility request (app/schemas/lightrag_compat.py).
+QueryText = Annotated[SafeStr, Field(min_length=1), AfterValidator(_not_blank)]
+PositiveCount = Annotated[StrictInt, Field(gt=0)]
+HistoryTurns = Annotated[StrictInt, Field(ge=0, description="Keep only the last N user/assistant turns of the "
+                                                            "history (default: all).")]
+ResponseType = Annotated[SafeStr, Field(min_length=1, max_length=256)]
+UserPrompt = Annotated[SafeStr, Field(max_length=32 * 1024)]
+Keyword = Annotated[SafeStr, Field(max_length=MAX_KEYWORD_CHARS)]
+KeywordList = Annotated[capped(Keyword, MAX_KEYWORDS), AfterValidator(_clean_keywords)]
 
 
 class HistoryMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant", "system"]
-    content: str
+    content: SafeStr
+
+
+History = capped(HistoryMessage, MAX_HISTORY_ITEMS)
 
 
 class QueryRequest(BaseModel):
@@ -39,47 +68,26 @@ class QueryRequest(BaseModel):
     }]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
-    query: str = Field(..., min_length=1)
+    query: QueryText
     mode: QueryMode = "mix"
-    top_k: StrictInt = Field(40, gt=0, description="Entities (local) / relations (global) retrieved.")
-    chunk_top_k: StrictInt = Field(20, gt=0, description="Chunks retrieved by vector search and kept at the end.")
-    max_entity_tokens: StrictInt = Field(6000, gt=0)
-    max_relation_tokens: StrictInt = Field(8000, gt=0)
-    max_total_tokens: StrictInt = Field(30000, gt=0, description="Upper bound of everything sent to the answer LLM.")
+    top_k: PositiveCount = Field(40, description="Entities (local) / relations (global) retrieved.")
+    chunk_top_k: PositiveCount = Field(20, description="Chunks retrieved by vector search and kept at the end.")
+    max_entity_tokens: PositiveCount = 6000
+    max_relation_tokens: PositiveCount = 8000
+    max_total_tokens: PositiveCount = Field(30000, description="Upper bound of everything sent to the answer LLM.")
     chunk_selection: ChunkSelection | None = Field(
         None, description="How chunks are picked from entities/relations; default KG_CHUNK_PICK_METHOD."
     )
     enable_rerank: bool = True
     only_need_context: bool = False
     only_need_prompt: bool = False
-    response_type: str = Field("Multiple Paragraphs", min_length=1, max_length=256)
-    conversation_history: list[HistoryMessage] = Field(default_factory=list)
-    history_turns: StrictInt | None = Field(
-        None, ge=0, description="Keep only the last N user/assistant turns of the history (default: all)."
-    )
-    hl_keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
-    ll_keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
-    user_prompt: str | None = Field(None, max_length=32 * 1024)
+    response_type: ResponseType = "Multiple Paragraphs"
+    conversation_history: History = Field(default_factory=list)
+    history_turns: HistoryTurns | None = None
+    hl_keywords: KeywordList = Field(default_factory=list)
+    ll_keywords: KeywordList = Field(default_factory=list)
+    user_prompt: UserPrompt | None = None
     stream: bool = False
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be blank")
-        return value
-
-    @field_validator("hl_keywords", "ll_keywords")
-    @classmethod
-    def _clean_keywords(cls, value: list[str]) -> list[str]:
-        if any(len(k) > MAX_KEYWORD_CHARS for k in value):
-            raise ValueError(f"each keyword must be at most {MAX_KEYWORD_CHARS} characters")
-        cleaned: list[str] = []
-        for keyword in value:
-            keyword = keyword.strip()
-            if keyword and keyword not in cleaned:
-                cleaned.append(keyword)
-        return cleaned
 
 
 class Keywords(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 RLO = "\u202e"
@@ -88,3 +90,53 @@ async def test_booleans_are_not_numbers_in_project_settings_or_weights(idle):
     relation = await idle.post("/relations", json={"source": "Alpha Node", "target": "Beta Node",
                                                    "description": "Linked.", "weight": True})
     assert relation.status_code == 422
+
+
+# ----- NUL characters and lone surrogates (sent as JSON escapes, as a client's encoder writes them) -----
+
+def _unsafe_requests(bad: str) -> list[tuple[str, str, dict]]:
+    user = {"role": "user", "content": "Who is Charlie Gordon?"}
+    said = {"role": "assistant", "content": bad}
+    return [
+        ("POST", "/query", {"query": f"Who is {bad}?", "mode": "mix"}),
+        ("POST", "/query", {"query": "Who?", "mode": "local", "ll_keywords": [bad]}),
+        ("POST", "/query", {"query": "Who?", "mode": "global", "hl_keywords": [bad]}),
+        ("POST", "/query", {"query": "Who?", "conversation_history": [{"role": "user", "content": bad}]}),
+        ("POST", "/query/stream", {"query": f"Who is {bad}?"}),
+        ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [{"role": "user", "content": bad}]}),
+        ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [user, said, user]}),
+        ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": bad}]}]}),
+        ("POST", "/api/chat", {"model": "lightrag", "stream": False, "messages": [{"role": "user", "content": bad}]}),
+        ("POST", "/api/chat", {"model": "lightrag", "stream": False, "messages": [user, said, user]}),
+        ("POST", "/api/generate", {"model": "lightrag", "stream": False, "prompt": f"Who is {bad}?"}),
+        ("POST", "/lightrag/query", {"query": f"Who is {bad}?"}),
+        ("POST", "/lightrag/query", {"query": "Who?", "hl_keywords": [bad]}),
+        ("POST", "/lightrag/query", {"query": "Who?", "conversation_history": [{"role": "user", "content": bad}]}),
+        ("POST", "/lightrag/query/stream", {"query": f"Who is {bad}?"}),
+        ("POST", "/lightrag/query/data", {"query": f"Who is {bad}?"}),
+        ("DELETE", "/lightrag/documents/delete_document", {"doc_ids": [f"doc-{bad}"]}),
+    ]
+
+
+@pytest.fixture
+async def populated(make_settings, start_app):
+    from tests.support.query_graph import THRESHOLD, algernon_graph
+
+    app = await start_app(make_settings(worker_enabled=False, cosine_threshold=THRESHOLD))
+    async with app.container.db.transaction() as conn:
+        await algernon_graph().insert(conn)
+    return app.http
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"], ids=["nul", "lone-surrogate"])
+async def test_nul_and_lone_surrogates_are_refused_on_every_text_route(populated, bad):
+    answers = []
+    for method, path, body in _unsafe_requests(bad):
+        response = await populated.request(method, path, content=json.dumps(body).encode(),
+                                           headers={"content-type": "application/json"})
+        answers.append((path, json.dumps(body)[:70], response.status_code))
+    track = await populated.get("/lightrag/documents/track_status/insert_x%00y")
+    answers.append(("track_status", "NUL", track.status_code))
+    assert [a for a in answers if a[2] != 422] == []
+    assert (await populated.post("/query", json={"query": "Who is Charlie Gordon?"})).status_code == 200

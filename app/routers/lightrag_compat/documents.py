@@ -11,6 +11,7 @@ from app.deps import ContainerDep
 from app.errors import InvalidInput
 from app.openapi import MODELS_UNAVAILABLE, errors
 from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
+from app.schemas.common import SafeStr
 from app.schemas.lightrag_compat import (
     LightragDeleteDocs,
     LightragDeleteDocsResponse,
@@ -79,7 +80,7 @@ async def pipeline_status(project_id: WorkspaceProject, c: ContainerDep, request
 
 
 @router.get("/track_status/{track_id}", response_model=LightragTrackStatus, name="lightrag_track_status")
-async def track_status(track_id: Annotated[str, Path(min_length=1, max_length=200)], project_id: WorkspaceProject,
+async def track_status(track_id: Annotated[SafeStr, Path(min_length=1, max_length=200)], project_id: WorkspaceProject,
                        c: ContainerDep) -> LightragTrackStatus:
     return await LightragDocuments(c).track_status(project_id, track_id.strip())
 

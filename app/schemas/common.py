@@ -1,0 +1,50 @@
+"""Field types every request schema shares: text that can be stored and searched, and lists with a cap.
+
+Caps of lists are checked on the raw list before any item is validated: pydantic's own `max_length` is
+checked only after every item has been turned into a model. BodyLimitMiddleware has already refused a body
+holding more than MAX_REQUEST_JSON_VALUES values, so the list reaching a schema is bounded either way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
+
+# Items per list of a request, where no setting says otherwise (settings may narrow them, never widen them).
+MAX_CHAT_MESSAGES = 10_000       # messages of one chat request (only the latest MAX_HISTORY_MESSAGES are used)
+MAX_CONTENT_PARTS = 100          # parts of one OpenAI chat message
+MAX_HISTORY_ITEMS = 1_000        # conversation_history; the ceiling of MAX_HISTORY_MESSAGES
+MAX_DOCUMENTS_ITEMS = 10_000     # documents or texts of one request; the ceiling of MAX_DOCUMENTS_PER_REQUEST
+MAX_IDS = 1_000                  # document ids of one deletion, entities of one merge
+MAX_KEYWORDS = 64                # hl_keywords / ll_keywords, and a relation's keywords
+MAX_ENTITY_TYPES = 100           # a project's entity_types
+
+_UNSAFE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _safe(value: str) -> str:
+    if _UNSAFE.search(value):
+        raise PydanticCustomError("string_unsafe", "Text must not contain NUL characters or lone surrogates")
+    return value
+
+
+# Text that PostgreSQL can store and compare, and every encoder can encode: no NUL, no lone surrogate.
+SafeStr = Annotated[str, AfterValidator(_safe)]
+
+
+def _at_most(limit: int) -> Any:
+    def check(value: Any) -> Any:
+        if isinstance(value, list | tuple) and len(value) > limit:
+            raise PydanticCustomError("too_long", "List should have at most {max_length} items, not {actual_length}",
+                                      {"field_type": "List", "max_length": limit, "actual_length": len(value)})
+        return value
+
+    return BeforeValidator(check)
+
+
+def capped(item: Any, limit: int) -> Any:
+    """A list of `item` of at most `limit` items, refused as a whole before its items are validated."""
+    return Annotated[list[item], _at_most(limit), Field(max_length=limit)]
