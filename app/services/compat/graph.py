@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.container import Container
+from app.domain.json_slices import json_object
 from app.errors import InvalidInput, NotFound
 from app.schemas.entities import (
     EntityCreate,
@@ -31,7 +32,6 @@ from app.services.graph.entities import CurationService
 from app.services.graph.merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
 from app.services.graph.view import GraphViewService, Subgraph, graph_fields
-from app.services.json_slices import json_object
 
 MAX_LABELS = 10_000  # /graph/label/list answers at most this many names (highest degree first, then sorted)
 _PAGE = 1000
