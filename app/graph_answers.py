@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from fastapi import Request, Response
@@ -21,7 +21,7 @@ from app.config import Settings
 from app.openapi import errors
 
 RETRY_AFTER_SECONDS = 5
-BUSY_DOC = {503: {**errors(503)[503],
+BUSY_DOC: dict[int | str, dict[str, Any]] = {503: {**errors(503)[503],
                   "description": "Too many large graph answers being built at once (`graph_busy`): retry after "
                                  "`Retry-After` s; or the database is unavailable (`database_unavailable`)",
                   "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}}}

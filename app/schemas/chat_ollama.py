@@ -5,10 +5,11 @@ ignored."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.common import MAX_CHAT_MESSAGES, SafeStr, capped
+from app.schemas.common import MAX_CHAT_MESSAGES, MaxItems, SafeStr
 
 MODEL_FIELD = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
                                                                   "project's plain name (OLLAMA_MODEL_NAME)")
@@ -32,7 +33,7 @@ class OllamaChatRequest(BaseModel):
     }]})
 
     model: SafeStr = MODEL_FIELD
-    messages: capped(OllamaMessage, MAX_CHAT_MESSAGES) = Field(
+    messages: Annotated[list[OllamaMessage], MaxItems(MAX_CHAT_MESSAGES)] = Field(
         default_factory=list, description="The last user message is the question; a leading /local, /global, "
                                           "/hybrid, /mix, /naive, /bypass or /context picks the mode. Only the "
                                           "latest MAX_HISTORY_MESSAGES earlier ones are used.")

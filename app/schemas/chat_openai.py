@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from app.schemas.common import MAX_CHAT_MESSAGES, MAX_CONTENT_PARTS, SafeStr, capped
+from app.schemas.common import MAX_CHAT_MESSAGES, MAX_CONTENT_PARTS, MaxItems, SafeStr
 
 
 class ContentPart(BaseModel):
@@ -23,7 +23,7 @@ def _content_kind(value: Any) -> str:
 
 # A string, or a list of parts; tagged so that errors name `text` or `parts` rather than validator internals.
 MessageContent = Annotated[
-    Annotated[SafeStr, Tag("text")] | Annotated[capped(ContentPart, MAX_CONTENT_PARTS), Tag("parts")],
+    Annotated[SafeStr, Tag("text")] | Annotated[list[ContentPart], MaxItems(MAX_CONTENT_PARTS), Tag("parts")],
     Discriminator(_content_kind),
 ]
 
@@ -60,7 +60,7 @@ class OpenAIChatRequest(BaseModel):
 
     model: SafeStr = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
                                                                           "project's plain name (OLLAMA_MODEL_NAME)")
-    messages: capped(OpenAIMessage, MAX_CHAT_MESSAGES) = Field(
+    messages: Annotated[list[OpenAIMessage], MaxItems(MAX_CHAT_MESSAGES)] = Field(
         ..., description="The last user message is the question; a leading /local, /global, /hybrid, /mix, /naive, "
                          "/bypass or /context picks the mode. Only the latest MAX_HISTORY_MESSAGES earlier ones "
                          "are used.")

@@ -8,10 +8,12 @@ holding more than MAX_REQUEST_JSON_VALUES values, so the list reaching a schema 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 # Items per list of a request, where no setting says otherwise (settings may narrow them, never widen them).
 MAX_CHAT_MESSAGES = 10_000       # messages of one chat request (only the latest MAX_HISTORY_MESSAGES are used)
@@ -35,16 +37,23 @@ def _safe(value: str) -> str:
 SafeStr = Annotated[str, AfterValidator(_safe)]
 
 
-def _at_most(limit: int) -> Any:
-    def check(value: Any) -> Any:
-        if isinstance(value, list | tuple) and len(value) > limit:
+@dataclass(frozen=True)
+class MaxItems:
+    """`Annotated[list[X], MaxItems(n)]`: a list of at most n items, refused as a whole before its items are
+    validated; the schema says maxItems."""
+
+    limit: int
+
+    def _check(self, value: Any) -> Any:
+        if isinstance(value, list | tuple) and len(value) > self.limit:
             raise PydanticCustomError("too_long", "List should have at most {max_length} items, not {actual_length}",
-                                      {"field_type": "List", "max_length": limit, "actual_length": len(value)})
+                                      {"field_type": "List", "max_length": self.limit, "actual_length": len(value)})
         return value
 
-    return BeforeValidator(check)
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(self._check, handler(source))
 
-
-def capped(item: Any, limit: int) -> Any:
-    """A list of `item` of at most `limit` items, refused as a whole before its items are validated."""
-    return Annotated[list[item], _at_most(limit), Field(max_length=limit)]
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema["maxItems"] = self.limit
+        return json_schema

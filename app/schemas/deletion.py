@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.schemas.common import MAX_IDS, capped
+from app.schemas.common import MAX_IDS, MaxItems
 from app.schemas.documents import DocumentId
 
 
@@ -29,7 +31,7 @@ class BatchDeleteRequest(BaseModel):
         "project_id": "default", "document_ids": ["onboarding-1", "onboarding-2"]}]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
-    document_ids: capped(DocumentId, MAX_IDS) = Field(
+    document_ids: Annotated[list[DocumentId], MaxItems(MAX_IDS)] = Field(
         min_length=1, description="Deleted together: unknown (404) or processing (409) ones stop the whole batch.")
 
 

@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from app.domain.names import BIDI_RANGE
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.schemas.common import MAX_DOCUMENTS_ITEMS, capped
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, MaxItems
 
 DocumentStatus = Literal["pending", "processing", "processed", "failed", "cancelled"]
 # Stages of a processing document; files are parsed by their upload request, before the document exists.
@@ -100,7 +100,7 @@ class IngestRequest(BaseModel):
     }]})
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
-    documents: capped(DocumentIn, MAX_DOCUMENTS_ITEMS) = Field(
+    documents: Annotated[list[DocumentIn], MaxItems(MAX_DOCUMENTS_ITEMS)] = Field(
         min_length=1, description="At most MAX_DOCUMENTS_PER_REQUEST documents.")
     wait: bool = False
 

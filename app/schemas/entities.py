@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, 
 
 from app.domain.names import NAME_MAX_BYTES
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.schemas.common import MAX_IDS, MAX_KEYWORDS, capped
+from app.schemas.common import MAX_IDS, MAX_KEYWORDS, MaxItems
 
 ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
 
@@ -27,8 +27,8 @@ def _fits_in_bytes(name: str) -> str:
 Name = Annotated[str, Field(min_length=1, max_length=1000,
                             description=f"At most 1,000 characters and {NAME_MAX_BYTES:,} bytes of UTF-8."),
                  AfterValidator(_fits_in_bytes)]
-Keywords = str | capped(str, MAX_KEYWORDS)
-SourceEntities = Annotated[capped(str, MAX_IDS), Field(min_length=1)]
+Keywords = str | Annotated[list[str], MaxItems(MAX_KEYWORDS)]
+SourceEntities = Annotated[list[str], MaxItems(MAX_IDS), Field(min_length=1)]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
 
 

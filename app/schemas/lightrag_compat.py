@@ -7,11 +7,11 @@ request using them is answered 501 by the router instead of being silently ignor
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS, MAX_IDS, capped
+from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS, MAX_IDS, MaxItems
 from app.schemas.documents import DocumentId, FilePath
 from app.schemas.entities import Name, SourceEntities
 from app.schemas.query import (
@@ -51,8 +51,8 @@ class LightragInsertTexts(_Lenient):
         {"texts": ["Alice Chen leads the platform team.", "Bob Ortiz runs the data team."],
          "file_sources": ["alice.md", "bob.md"]}]})
 
-    texts: capped(str, MAX_DOCUMENTS_ITEMS) = Field(min_length=1)
-    file_sources: capped(FilePath, MAX_DOCUMENTS_ITEMS) | None = None
+    texts: Annotated[list[str], MaxItems(MAX_DOCUMENTS_ITEMS)] = Field(min_length=1)
+    file_sources: Annotated[list[FilePath], MaxItems(MAX_DOCUMENTS_ITEMS)] | None = None
 
 
 class LightragInsertResponse(BaseModel):
@@ -135,7 +135,7 @@ class LightragTrackStatus(BaseModel):
 class LightragDeleteDocs(_Lenient):
     model_config = ConfigDict(json_schema_extra={"examples": [{"doc_ids": ["doc-0123abcd"], "delete_file": False}]})
 
-    doc_ids: capped(DocumentId, MAX_IDS) = Field(min_length=1)
+    doc_ids: Annotated[list[DocumentId], MaxItems(MAX_IDS)] = Field(min_length=1)
     delete_file: bool = False
     delete_llm_cache: bool = False
 
@@ -200,7 +200,7 @@ class LightragQueryRequest(_Lenient):
     max_total_tokens: PositiveCount | None = None
     hl_keywords: KeywordList = Field(default_factory=list)
     ll_keywords: KeywordList = Field(default_factory=list)
-    conversation_history: capped(LightragHistoryMessage, MAX_HISTORY_ITEMS) | None = None
+    conversation_history: Annotated[list[LightragHistoryMessage], MaxItems(MAX_HISTORY_ITEMS)] | None = None
     history_turns: HistoryTurns | None = None
     user_prompt: UserPrompt | None = None
     disable_user_prompt_prefix: bool | None = None  # this service adds no prefix: nothing to disable

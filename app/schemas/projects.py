@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.schemas.common import MAX_ENTITY_TYPES, capped
+from app.schemas.common import MAX_ENTITY_TYPES, MaxItems
 
 
 class ProjectSettings(BaseModel):
@@ -15,7 +16,7 @@ class ProjectSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    entity_types: capped(str, MAX_ENTITY_TYPES) | None = Field(None, min_length=1)
+    entity_types: Annotated[list[str], MaxItems(MAX_ENTITY_TYPES)] | None = Field(None, min_length=1)
     language: str | None = Field(None, min_length=1, max_length=64)
     chunk_size: StrictInt | None = Field(None, ge=16, le=100_000)
     chunk_overlap_size: StrictInt | None = Field(None, ge=0, le=100_000)

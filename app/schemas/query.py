@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.schemas.common import MAX_HISTORY_ITEMS, MAX_KEYWORDS, SafeStr, capped
+from app.schemas.common import MAX_HISTORY_ITEMS, MAX_KEYWORDS, MaxItems, SafeStr
 
 QueryMode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
 ChunkSelection = Literal["vector", "weight"]
@@ -43,7 +43,7 @@ HistoryTurns = Annotated[StrictInt, Field(ge=0, description="Keep only the last 
 ResponseType = Annotated[SafeStr, Field(min_length=1, max_length=256)]
 UserPrompt = Annotated[SafeStr, Field(max_length=32 * 1024)]
 Keyword = Annotated[SafeStr, Field(max_length=MAX_KEYWORD_CHARS)]
-KeywordList = Annotated[capped(Keyword, MAX_KEYWORDS), AfterValidator(_clean_keywords)]
+KeywordList = Annotated[list[Keyword], MaxItems(MAX_KEYWORDS), AfterValidator(_clean_keywords)]
 
 
 class HistoryMessage(BaseModel):
@@ -53,7 +53,7 @@ class HistoryMessage(BaseModel):
     content: SafeStr
 
 
-History = capped(HistoryMessage, MAX_HISTORY_ITEMS)
+History = Annotated[list[HistoryMessage], MaxItems(MAX_HISTORY_ITEMS)]
 
 
 class QueryRequest(BaseModel):

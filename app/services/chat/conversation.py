@@ -52,4 +52,4 @@ def chat_query(model: str, project_id: str, turns: list[ChatTurn], *, max_histor
 
 def _history_message(turn: ChatTurn) -> HistoryMessage:
     content = split_mode(turn.content).text.strip() if turn.role == "user" else turn.content.strip()
-    return HistoryMessage(role=_HISTORY_ROLES[turn.role], content=content)  # type: ignore[arg-type]
+    return HistoryMessage(role=_HISTORY_ROLES[turn.role], content=content)
