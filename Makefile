@@ -10,7 +10,7 @@ LOCK_FLAGS ?=
 LOCK := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test lint lock openapi worker bench bench-quick clean test-real-llm
+.PHONY: run test test-fast lint lock openapi worker bench bench-quick clean test-real-llm
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -40,12 +40,15 @@ lock: | $(PY)  ## regenerate requirements/*.txt from pyproject.toml (`make lock 
 worker: $(RUN_STAMP)  ## a standalone pipeline worker process (/health and /metrics on WORKER_PORT)
 	$(PY) -m app.worker
 
-test: $(DEV_STAMP)  ## install and run lint + the test suite
-	$(PY) -m ruff check .
+test: lint  ## install and run lint (ruff, the type checker) + the whole test suite
 	$(PY) -m pytest
 
-lint: $(DEV_STAMP)
+test-fast: lint  ## lint + the suite without the tests marked slow (processes, servers of their own, fuzzing)
+	$(PY) -m pytest -m "not slow"
+
+lint: $(DEV_STAMP)  ## ruff and mypy (configured in pyproject.toml: app/, with the pydantic plugin)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 openapi: $(RUN_STAMP)  ## regenerate openapi.yaml from the app
 	$(PY) -m app.openapi_export
