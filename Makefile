@@ -51,7 +51,7 @@ lint: $(DEV_STAMP)  ## ruff and mypy (configured in pyproject.toml: app/, with t
 	$(PY) -m mypy
 
 openapi: $(RUN_STAMP)  ## regenerate openapi.yaml from the app
-	$(PY) -m app.openapi_export
+	$(PY) -m app.web.openapi_export
 
 bench: $(DEV_STAMP)  ## every benchmark of issue 8 (~15 min on 2 cores; `make bench-quick` for a smaller run)
 	$(PY) -m bench.run_all

@@ -1,4 +1,4 @@
-"""`python -m app` serves the API on HOST:PORT with WORKERS processes (see app/config.py).
+"""`python -m app` serves the API on HOST:PORT with WORKERS processes (see app/core/config.py).
 
 With WORKERS>1 (or PROMETHEUS_MULTIPROC_DIR set) the server processes share Prometheus multiprocess mode:
 each writes its metrics to files in PROMETHEUS_MULTIPROC_DIR (emptied here, before any process starts, so
@@ -11,9 +11,9 @@ from typing import Any
 
 import uvicorn
 
-from app.config import settings_or_exit
-from app.logging_setup import uvicorn_log_config
-from app.metrics import MULTIPROC_ENV, prepare_multiprocess_dir
+from app.core.config import settings_or_exit
+from app.core.logging_setup import uvicorn_log_config
+from app.core.metrics import MULTIPROC_ENV, prepare_multiprocess_dir
 
 
 def main() -> None:

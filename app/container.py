@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.config import Settings
+from app.core.config import Settings
 from app.db.engine import Database
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
@@ -20,7 +20,7 @@ from app.services.query.rerank import RerankService
 
 
 class LocalWorker(Protocol):
-    """The queue worker running in this process, as the rest of the app sees it (app/worker.py)."""
+    """The queue worker running in this process, as the rest of the app sees it (app/worker/queue.py)."""
 
     id: str
     processed: int  # documents finished (processed or failed) since start

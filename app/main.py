@@ -12,21 +12,21 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from app.api_docs import install_api_docs
-from app.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
-from app.config import Settings, get_settings
+from app.core.config import Settings, get_settings
+from app.core.logging_setup import configure_logging
+from app.core.process_gc import freeze_start_up_objects
+from app.core.startup import OneLineStartupRefusal, unreachable_database
 from app.db.engine import Database
 from app.db.errors import is_connection_error
-from app.error_handlers import install_error_handlers
-from app.logging_setup import configure_logging
-from app.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from app.openapi import describe_api, operation_id
-from app.process_gc import freeze_start_up_objects
 from app.routers import documents, entities, export, lightrag_compat, ollama_api, openai_api, ops, projects, query
-from app.startup import OneLineStartupRefusal, unreachable_database
-from app.ui import install_ui
+from app.web.api_docs import install_api_docs
+from app.web.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
+from app.web.error_handlers import install_error_handlers
+from app.web.middleware import BodyLimitMiddleware, RequestContextMiddleware
+from app.web.openapi import describe_api, operation_id
+from app.web.ui import install_ui
 from app.wiring import build_container, close_container
-from app.worker import Worker
+from app.worker.queue import Worker
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         description="Documents to a knowledge graph with an LLM, queried in six modes, on PostgreSQL + pgvector.",
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
-        docs_url=None,  # /docs and /redoc with their files served from here, no CDN: app/api_docs.py
+        docs_url=None,  # /docs and /redoc with their files served from here, no CDN: app/web/api_docs.py
         redoc_url=None,
     )
     app.router.route_class = ProjectScopedRoute  # routes added on the app itself are scope-checked too

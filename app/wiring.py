@@ -1,10 +1,11 @@
 """Building and closing the Container: database (embedded or DATABASE_URL), migrations, providers, and the
-shared collaborators. Used by the API's lifespan (app/main.py) and the standalone worker (app/worker.py)."""
+shared collaborators. Used by the API's lifespan (app/main.py) and the standalone worker (app/worker/queue.py)."""
 
 from __future__ import annotations
 
-from app.config import Settings
 from app.container import Container
+from app.core.config import Settings
+from app.core.startup import dimension_mismatch
 from app.db.engine import Database
 from app.db.migrate import stored_embedding_dim, upgrade_to_head
 from app.providers.embeddings import EmbeddingClient
@@ -14,7 +15,6 @@ from app.repositories import projects as projects_repo
 from app.services.cached_llm import CachedLLM
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 from app.services.query.rerank import RerankService
-from app.startup import dimension_mismatch
 
 
 async def build_container(settings: Settings, database: Database | None = None) -> Container:

@@ -17,7 +17,7 @@ import time
 
 import httpx
 
-from app.config import DEFAULT_ENTITY_TYPES
+from app.core.config import DEFAULT_ENTITY_TYPES
 from app.domain.extraction_parser import parse_extraction
 from app.prompts import structured
 from app.prompts.extraction import extraction_messages

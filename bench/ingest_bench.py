@@ -45,8 +45,8 @@ from typing import Any
 
 import httpx
 
-from app import metrics
-from app.config import Settings
+from app.core import metrics
+from app.core.config import Settings
 from app.main import create_app
 from app.providers.tokenizer import get_tokenizer
 from bench.fake_process import FakeProcess

@@ -88,7 +88,7 @@ def pdf_bomb() -> tuple[str, bytes]:
 
 
 def run_case(name: str) -> dict:
-    from app.errors import InvalidInput  # noqa: PLC0415
+    from app.core.errors import InvalidInput  # noqa: PLC0415
     from app.services.ingest.parsing import extract_text  # noqa: PLC0415
 
     filename, data = globals()[name]()
@@ -111,7 +111,7 @@ def run_budget(budget: float) -> dict:
     import asyncio  # noqa: PLC0415
     import os  # noqa: PLC0415
 
-    from app.errors import InvalidInput  # noqa: PLC0415
+    from app.core.errors import InvalidInput  # noqa: PLC0415
     from app.services.ingest import parsing  # noqa: PLC0415
 
     data = b"<p>x</p>" * 2_500_000

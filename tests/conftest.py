@@ -13,7 +13,7 @@ import openai
 import pytest
 from fastapi import FastAPI
 
-from app.config import ENV_FILE_VARIABLE, Settings
+from app.core.config import ENV_FILE_VARIABLE, Settings
 from app.db.engine import Database
 from app.main import create_app
 from tests.support.database import TEST_DIM, DatabasePool, PgCluster, running_cluster

@@ -16,8 +16,8 @@ from app.cli.output import add_row, console, table
 
 
 async def _run_here() -> dict[str, Any]:
-    from app.config import settings_or_exit
-    from app.errors import AppError
+    from app.core.config import settings_or_exit
+    from app.core.errors import AppError
     from app.providers.embeddings import EmbeddingClient
     from app.providers.llm import LLMClient
     from app.providers.tokenizer import Tokenizer

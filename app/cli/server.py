@@ -34,6 +34,6 @@ def serve(
 
 def worker() -> None:
     """Run a standalone pipeline worker against the configured database, as `make worker` does."""
-    from app.worker import _main as worker_main  # what `python -m app.worker` runs
+    from app.worker.queue import _main as worker_main  # what `python -m app.worker` runs
 
     asyncio.run(worker_main())

@@ -13,8 +13,8 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
-from app.config import EMBEDDED_MISSING
-from app.startup import StartupRefused
+from app.core.config import EMBEDDED_MISSING
+from app.core.startup import StartupRefused
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from app.core.errors import InvalidInput
 from app.domain.tokens import Tokenizer
-from app.errors import InvalidInput
 
 
 @dataclass

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from app.config import DEFAULT_ENTITY_TYPES
+from app.core.config import DEFAULT_ENTITY_TYPES
 from app.domain.chat import strip_think
 from app.domain.extraction_json import json_records, looks_like_json
 from app.domain.names import entity_key, normalize_description, normalize_name_checked, normalize_type

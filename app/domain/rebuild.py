@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from app.config import Settings
+from app.core.config import Settings
 from app.domain.merge import (
     EntityMerge,
     RelationMerge,

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 import openai
 
-from app import metrics
-from app.config import Settings
-from app.errors import EmbeddingNotConfigured, ProviderError
+from app.core import metrics
+from app.core.config import Settings
+from app.core.errors import EmbeddingNotConfigured, ProviderError
+from app.core.usage import current_usage
 from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.tokenizer import Tokenizer
-from app.usage import current_usage
 
 log = logging.getLogger(__name__)
 

@@ -18,15 +18,15 @@ from typing import Any
 import openai
 from openai._types import RequestOptions
 
-from app import metrics
-from app.config import Settings
+from app.core import metrics
+from app.core.config import Settings
+from app.core.errors import LLMNotConfigured, ProviderError
+from app.core.usage import current_usage
 from app.domain.chat import Message, strip_think
-from app.errors import LLMNotConfigured, ProviderError
 from app.providers.concurrency import PrioritySemaphore
 from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.read_ahead import read_ahead
 from app.providers.tokenizer import Tokenizer
-from app.usage import current_usage
 
 log = logging.getLogger(__name__)
 

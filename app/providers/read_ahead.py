@@ -4,7 +4,7 @@ An LLM stream holds a concurrency slot until it has been read to its end. Read a
 that asked for it, one client that stays connected but stops reading would keep that slot (and every other LLM
 call waiting for it) for as long as it likes. Read ahead by a task of its own, the stream ends, and its slot is
 freed, as soon as the model has finished; the answer waits in memory for the client, who is dropped if it takes
-nothing for STREAM_SEND_TIMEOUT seconds (app/disconnects.py).
+nothing for STREAM_SEND_TIMEOUT seconds (app/web/disconnects.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator
 
-from app.errors import ProviderError
+from app.core.errors import ProviderError
 
 ITEM_OVERHEAD = 64  # bytes a buffered piece costs besides its text (one small str object and its slot)
 

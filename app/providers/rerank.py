@@ -12,7 +12,7 @@ from typing import Protocol
 import cohere
 import httpx
 
-from app.config import Settings
+from app.core.config import Settings
 
 COHERE_DEFAULT_MODEL = "rerank-v3.5"
 COHERE_DEFAULT_HOST = "https://api.cohere.com"

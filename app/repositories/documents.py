@@ -10,9 +10,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.core.usage import Usage
 from app.db.tables import documents
 from app.repositories.workers import CLAIMANT_DEAD
-from app.usage import Usage
 
 STATUSES = ("pending", "processing", "processed", "failed", "cancelled")
 _SUMMARY = func.left(documents.c.content, 250).label("content_summary")

@@ -11,9 +11,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.auth import ProjectScopedRoute
-from app.disconnects import EventStream
-from app.errors import AppError
+from app.core.errors import AppError
+from app.web.auth import ProjectScopedRoute
+from app.web.disconnects import EventStream
 
 ErrorShape = Callable[[int, str | list[dict[str, Any]], str], dict[str, Any]]
 

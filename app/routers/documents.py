@@ -7,11 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, File, Form, Header, Path, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.auth import ProjectScopedRoute, principal_of
-from app.deps import ContainerDep, ProjectQuery
-from app.disconnects import EventStream
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.openapi import MODELS_UNAVAILABLE, errors
 from app.schemas.deletion import BatchDeleteRequest, BatchDeletion, DocumentDeletion
 from app.schemas.documents import (
     DOCUMENT_ID_PATTERN,
@@ -32,8 +28,12 @@ from app.services.graph.deletion import DeletionService
 from app.services.ingest.control import QueueControl
 from app.services.ingest.feed import PipelineFeed
 from app.services.ingest.intake import IngestionService, Submission, UploadedFile
-from app.sse import keep_alive, sse_event
-from app.upload_stream import UploadRoute
+from app.web.auth import ProjectScopedRoute, principal_of
+from app.web.deps import ContainerDep, ProjectQuery
+from app.web.disconnects import EventStream
+from app.web.openapi import MODELS_UNAVAILABLE, errors
+from app.web.sse import keep_alive, sse_event
+from app.web.upload_stream import UploadRoute
 
 router = APIRouter(tags=["documents"], route_class=ProjectScopedRoute, responses=errors(503))
 
@@ -79,7 +79,7 @@ async def ingest_files(
     return _answer(*await service.enqueue(project_id, await service.from_uploads(uploads), wait))
 
 
-# files are cut at MAX_UPLOAD_BYTES while the body streams (app/upload_stream.py)
+# files are cut at MAX_UPLOAD_BYTES while the body streams (app/web/upload_stream.py)
 router.add_api_route("/documents/upload", ingest_files, methods=["POST"], status_code=202,
                      response_model=IngestResponse, openapi_extra=UPLOAD_EXAMPLE, route_class_override=UploadRoute,
                      responses={**_INGEST_RESPONSES,

@@ -6,10 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.auth import ProjectScopedRoute
-from app.deps import ContainerDep, ProjectQuery
-from app.graph_answers import BUSY_DOC, graph_answer
-from app.openapi import MODELS_UNAVAILABLE, errors
 from app.schemas.duplicates import DuplicateList, DuplicateReject, DuplicateRejected
 from app.schemas.entities import (
     AliasAdd,
@@ -35,6 +31,10 @@ from app.services.graph.entities import CurationService
 from app.services.graph.merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
 from app.services.graph.view import GraphViewService, graph_json
+from app.web.auth import ProjectScopedRoute
+from app.web.deps import ContainerDep, ProjectQuery
+from app.web.graph_answers import BUSY_DOC, graph_answer
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 router = APIRouter(tags=["entities"], route_class=ProjectScopedRoute, responses=errors(503))
 

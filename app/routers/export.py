@@ -1,4 +1,4 @@
-"""Export routes: the project's graph as a streamed file download (capped and timed: app/downloads.py)."""
+"""Export routes: the project's graph as a streamed file download (capped and timed: app/web/downloads.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from app.auth import ProjectScopedRoute
-from app.deps import ContainerDep, ProjectQuery
-from app.downloads import ExportResponse, busy, export_gate
-from app.openapi import errors
 from app.services.export import FORMATS, ExportFormat, ExportOptions, ExportService
+from app.web.auth import ProjectScopedRoute
+from app.web.deps import ContainerDep, ProjectQuery
+from app.web.downloads import ExportResponse, busy, export_gate
+from app.web.openapi import errors
 
 router = APIRouter(tags=["export"], route_class=ProjectScopedRoute)
 

@@ -14,11 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.auth import principal_of, unscoped
-from app.deps import ContainerDep
-from app.disconnects import unless_client_leaves
-from app.errors import NotFound
-from app.openapi import MODELS_UNAVAILABLE, errors
+from app.core.errors import NotFound
 from app.routers.chat_common import ndjson_stream, protocol_route
 from app.schemas.chat_ollama import (
     OllamaChatRequest,
@@ -34,6 +30,10 @@ from app.services.chat.answer import start_answer
 from app.services.chat.conversation import ChatQuery, ChatTurn, chat_query
 from app.services.chat.models import ChatModel, available_models, model_not_found, project_for_model
 from app.services.projects import ProjectService
+from app.web.auth import principal_of, unscoped
+from app.web.deps import ContainerDep
+from app.web.disconnects import unless_client_leaves
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 _NOT_JSON = "the request body is not valid JSON"
 _NOT_OBJECT = 'the request body must be a JSON object, such as {"model": "lightrag", ...}'

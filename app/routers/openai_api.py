@@ -10,16 +10,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.auth import principal_of, unscoped
-from app.deps import ContainerDep
-from app.disconnects import unless_client_leaves
-from app.openapi import MODELS_UNAVAILABLE, errors
 from app.routers.chat_common import protocol_route, sse_stream
 from app.schemas.chat_openai import ChatCompletion, ModelList, OpenAIChatRequest
 from app.services.chat import openai_format
 from app.services.chat.answer import start_answer
 from app.services.chat.conversation import ChatTurn, chat_query
 from app.services.chat.models import available_models, project_for_model
+from app.web.auth import principal_of, unscoped
+from app.web.deps import ContainerDep
+from app.web.disconnects import unless_client_leaves
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=protocol_route(openai_format.error_body),
                    responses=errors(MODELS_UNAVAILABLE))

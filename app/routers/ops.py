@@ -6,14 +6,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from app import metrics
-from app.auth import ProjectScopedRoute, principal_of, unscoped
-from app.deps import ContainerDep
-from app.errors import Forbidden
-from app.openapi import HEALTH_REPORT_CONTENT, errors
+from app.core import metrics
+from app.core.errors import Forbidden
 from app.schemas.model_check import LLMHealthOut
 from app.services.health import health_report, refresh_pipeline_gauges
 from app.services.model_check.check import ModelCheck, llm_configuration
+from app.web.auth import ProjectScopedRoute, principal_of, unscoped
+from app.web.deps import ContainerDep
+from app.web.openapi import HEALTH_REPORT_CONTENT, errors
 
 router = APIRouter(tags=["operations"], route_class=ProjectScopedRoute)
 

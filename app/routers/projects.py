@@ -6,13 +6,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from app.auth import ProjectScopedRoute, principal_of, unscoped
-from app.deps import ContainerDep
 from app.domain.projects import PROJECT_ID_PATTERN
-from app.openapi import errors
 from app.schemas.projects import CacheCleared, ProjectCreate, ProjectList, ProjectOut, ProjectUpdate
 from app.services.ingest.control import QueueControl
 from app.services.projects import ProjectService
+from app.web.auth import ProjectScopedRoute, principal_of, unscoped
+from app.web.deps import ContainerDep
+from app.web.openapi import errors
 
 router = APIRouter(prefix="/projects", tags=["projects"], route_class=ProjectScopedRoute, responses=errors(503))
 

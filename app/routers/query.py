@@ -1,5 +1,5 @@
 """Query routes: JSON answers, or Server-Sent Events when streaming. A client that disconnects cancels its
-query wherever it is (see app/disconnects.py)."""
+query wherever it is (see app/web/disconnects.py)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from collections.abc import AsyncGenerator
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from app.auth import ProjectScopedRoute
-from app.config import Settings
-from app.deps import ContainerDep
-from app.disconnects import EventStream, unless_client_leaves
-from app.errors import AppError
-from app.openapi import MODELS_UNAVAILABLE, errors
+from app.core.config import Settings
+from app.core.errors import AppError
 from app.schemas.query import QueryRequest, QueryResponse
 from app.services.query.service import QueryService
-from app.sse import keep_alive
+from app.web.auth import ProjectScopedRoute
+from app.web.deps import ContainerDep
+from app.web.disconnects import EventStream, unless_client_leaves
+from app.web.openapi import MODELS_UNAVAILABLE, errors
+from app.web.sse import keep_alive
 
 router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 

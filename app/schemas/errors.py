@@ -1,4 +1,4 @@
-"""The one JSON error shape every failure is answered with (app/error_handlers.py, app/middleware.py)."""
+"""The one JSON error shape every failure is answered with (app/web/error_handlers.py, app/web/middleware.py)."""
 
 from __future__ import annotations
 

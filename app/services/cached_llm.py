@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import metrics
+from app.core import metrics
 from app.db.engine import Database
 from app.domain.chat import Message
 from app.providers.llm import PRIORITY_EXTRACT, LLMClient, LLMResult

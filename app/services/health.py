@@ -6,8 +6,8 @@ import logging
 
 from sqlalchemy import text
 
-from app import metrics
 from app.container import Container
+from app.core import metrics
 from app.db.migrate import current_revision, head_revision
 from app.repositories import documents as docs_repo
 

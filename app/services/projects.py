@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.config import Settings
 from app.container import Container
+from app.core.config import Settings
+from app.core.errors import Conflict, project_not_found
 from app.domain.projects import DEFAULT_PROJECT
-from app.errors import Conflict, project_not_found
 from app.repositories import projects as repo
 from app.schemas.projects import (
     EffectiveSettings,

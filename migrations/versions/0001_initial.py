@@ -27,7 +27,7 @@ EMPTY_TEXTS = sa.text("'{}'::text[]")
 def _dim() -> int:
     dim = context.config.attributes.get("embedding_dim")
     if dim is None:
-        from app.config import get_settings
+        from app.core.config import get_settings
 
         dim = get_settings().embedding_dim
     return int(dim)

@@ -77,7 +77,7 @@ async def test_open_paths_carry_a_principal_without_projects_when_keys_are_set(k
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from app.auth import ApiKeyMiddleware, parse_api_keys, principal_of
+    from app.web.auth import ApiKeyMiddleware, parse_api_keys, principal_of
 
     async def probe(request):
         return JSONResponse({"default": principal_of(request).allows("default")})

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from tests.support.database import TEMPLATE_DB, TEST_DIM
 from tests.support.live_server import serve_in_thread

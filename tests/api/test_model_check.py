@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli.main import cli
-from app.config import get_settings
+from app.core.config import get_settings
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient, forget_provider_knowledge
 from app.providers.tokenizer import Tokenizer

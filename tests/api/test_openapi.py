@@ -1,4 +1,4 @@
-"""openapi.yaml describes exactly what the app serves (regenerate: `python -m app.openapi_export`), is a valid
+"""openapi.yaml describes exactly what the app serves (regenerate: `python -m app.web.openapi_export`), is a valid
 OpenAPI document, and declares security, errors, headers, operation ids and examples for every operation."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from app.auth import ALWAYS_OPEN_PATHS
-from app.openapi import ERROR_SCHEMA_REF, RESPONSE_HEADERS, SECURITY_SCHEMES
-from app.openapi_export import TARGET, served_spec
 from app.schemas import deletion, documents, entities, errors, projects, query
+from app.web.auth import ALWAYS_OPEN_PATHS
+from app.web.openapi import ERROR_SCHEMA_REF, RESPONSE_HEADERS, SECURITY_SCHEMES
+from app.web.openapi_export import TARGET, served_spec
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 CAMEL_CASE = re.compile(r"^[a-z]+(?:[A-Z][a-z0-9]*)*$")
@@ -35,7 +35,7 @@ def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 def test_openapi_yaml_matches_served_spec(spec):
     committed = yaml.load(TARGET.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    assert committed == spec, "openapi.yaml is stale: run `python -m app.openapi_export`"
+    assert committed == spec, "openapi.yaml is stale: run `python -m app.web.openapi_export`"
 
 
 async def test_served_openapi_endpoint_matches(client, spec):

@@ -9,9 +9,9 @@ import json
 import pytest
 from sqlalchemy import func, select
 
-from app.auth import ProjectScopedRoute
 from app.db.tables import documents, entities, relations
 from app.main import api_routes
+from app.web.auth import ProjectScopedRoute
 
 ADMIN, SCOPED = "admin-key", "alpha-key"
 H_ADMIN, H_A = {"X-API-Key": ADMIN}, {"X-API-Key": SCOPED}

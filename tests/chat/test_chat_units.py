@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import InvalidInput, NotFound
+from app.core.errors import InvalidInput, NotFound
 from app.services.chat.conversation import ChatTurn, chat_query
 from app.services.chat.models import models_of, project_for_model
 from app.services.chat.modes import split_mode

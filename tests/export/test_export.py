@@ -18,10 +18,10 @@ from sqlalchemy import delete, insert
 from app.db.tables import chunks, documents, entities, projects, relations
 from app.domain.names import entity_key, sorted_pair
 from app.domain.texts import SEP, readable
-from app.downloads import SEND_SLICE, ExportResponse
 from app.services.export import ExportDownload, ExportFormat, ExportOptions, ExportService
 from app.services.export.cells import EXCEL_CELL_LIMIT, fit_excel_cell, neutralise
 from app.services.export.gate import ExportGate
+from app.web.downloads import SEND_SLICE, ExportResponse
 from tests.support.database import TEST_DIM
 
 PROJECT = "gx"

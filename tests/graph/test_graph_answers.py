@@ -11,9 +11,9 @@ import threading
 import pytest
 
 from app.domain.json_slices import SLICE, json_object
-from app.graph_answers import GraphGate
 from app.schemas.entities import GraphOut
 from app.schemas.lightrag_compat import LightragKnowledgeGraph
+from app.web.graph_answers import GraphGate
 from tests.support.curation import seed_graph
 
 WAIT = 60.0  # generous: only ever reached when something is broken

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from app import metrics
+from app.core import metrics
 from app.services.ingest.intake import IngestionService
 from tests.support.faults import TEXTS, document_rows, graph_counts, graph_rows, until
 

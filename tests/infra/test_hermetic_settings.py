@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.config import get_settings
+from app.core.config import get_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "EMBEDDING_BASE_URL=http://127.0.0.1:9/v1\nLLM_MODEL=hostile-model\nEMBEDDING_DIM=768\n"
-PRINT_SETTINGS = ("from app.config import get_settings; s = get_settings(); "
+PRINT_SETTINGS = ("from app.core.config import get_settings; s = get_settings(); "
                   "print(s.embedding_base_url, s.llm_model, s.embedding_dim)")
 
 

@@ -86,11 +86,11 @@ def test_no_import_cycle() -> None:
 
 
 @pytest.mark.parametrize("layer,forbidden", [
-    ("app.domain", ("app.services", "app.repositories", "app.routers", "app.providers", "app.db", "app.deps",
+    ("app.domain", ("app.services", "app.repositories", "app.routers", "app.providers", "app.db", "app.web.deps",
                     "app.main", "app.container")),
-    ("app.repositories", ("app.services", "app.routers", "app.deps", "app.main")),
-    ("app.services", ("app.routers", "app.deps", "app.main")),
-    ("app.schemas", ("app.deps", "app.routers", "app.services")),
+    ("app.repositories", ("app.services", "app.routers", "app.web.deps", "app.main")),
+    ("app.services", ("app.routers", "app.web.deps", "app.main")),
+    ("app.schemas", ("app.web.deps", "app.routers", "app.services")),
 ])
 def test_dependencies_go_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
     graph = _graph()

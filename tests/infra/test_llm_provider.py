@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from app.errors import LLMNotConfigured, ProviderError
+from app.core.errors import LLMNotConfigured, ProviderError
+from app.core.usage import track_usage
 from app.providers.embeddings import EmbeddingClient
-from app.usage import track_usage
 
 
 def _llm_route(app):

@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.metrics import prepare_multiprocess_dir
+from app.core.metrics import prepare_multiprocess_dir
 from tests.support.database import TEST_DIM
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from app.config import Settings
+from app.core.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from app.config import EMBEDDED_MISSING, Settings
+from app.core.config import EMBEDDED_MISSING, Settings
 from app.db.engine import EmbeddedPostgres, EmbeddedServerMissing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from app.process_gc import freeze_start_up_objects
+from app.core.process_gc import freeze_start_up_objects
 from tests.conftest import AppClient
 
 

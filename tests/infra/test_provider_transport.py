@@ -11,10 +11,10 @@ import struct
 
 import pytest
 
-from app.errors import ProviderError
+from app.core.errors import ProviderError
+from app.core.usage import track_usage
 from app.providers.embeddings import EmbeddingClient, parse_embeddings
 from app.providers.llm import LLMClient, parse_completion
-from app.usage import track_usage
 from tests.support.fakes.openai_server import fake_embedding
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from app.config import Settings
-from app.startup import dimension_mismatch, unreachable_database
+from app.core.config import Settings
+from app.core.startup import dimension_mismatch, unreachable_database
 from tests.support.database import private_server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from app.core.errors import InvalidInput
 from app.domain.chunking import chunk_id, chunk_text
-from app.errors import InvalidInput
 from app.providers.tokenizer import get_tokenizer
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from app.core.errors import ProviderError
 from app.db.tables import chunks, entities, relations
-from app.errors import ProviderError
 from app.providers.embeddings import InputRefused
 from tests.ingest.test_progress_cancel import make_app
 

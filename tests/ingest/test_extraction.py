@@ -9,10 +9,10 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import insert, select
 
-from app import metrics
+from app.core import metrics
+from app.core.errors import ProviderError
 from app.db.tables import chunks, documents, llm_cache
 from app.domain.extraction_parser import parse_extraction
-from app.errors import ProviderError
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.services.cached_llm import ChatRequest, cache_key

@@ -14,7 +14,7 @@ import zlib
 import docx
 import pytest
 
-from app.errors import InvalidInput
+from app.core.errors import InvalidInput
 from app.services.ingest.parsing import ParseLimits, extract_text, extract_text_isolated, isolation, worker_pids
 from tests.support.file_samples import DOCX_CONTENT_TYPES, DOCX_RELS, pdf_with_content
 

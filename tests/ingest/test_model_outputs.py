@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import DEFAULT_ENTITY_TYPES
+from app.core.config import DEFAULT_ENTITY_TYPES
 from app.domain.extraction_parser import merge_gleaning, parse_extraction
 from app.domain.names import entity_key
 from app.domain.records import ChunkExtraction

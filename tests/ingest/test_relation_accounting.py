@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from app.config import DEFAULT_ENTITY_TYPES
+from app.core.config import DEFAULT_ENTITY_TYPES
 from app.domain.extraction_parser import parse_extraction
 from app.domain.names import entity_key
 from app.domain.records import ExtractionReport

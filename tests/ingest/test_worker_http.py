@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.db.engine import Database
-from app.worker_http import WorkerHttp, start_worker_http
+from app.worker.http import WorkerHttp, start_worker_http
 from tests.support.faults import until
 
 ROOT = Path(__file__).resolve().parents[2]

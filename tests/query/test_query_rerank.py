@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import REGISTRY
 
-from app.config import Settings
+from app.core.config import Settings
 from app.services.query.rerank import RerankService
 from tests.support.fakes.rerank_server import FakeRerank
 from tests.support.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph

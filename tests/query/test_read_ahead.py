@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from app.errors import ProviderError
+from app.core.errors import ProviderError
 from app.providers.read_ahead import ITEM_OVERHEAD, ReadAheadOverflow, read_ahead
 
 WAIT = 30.0

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from tests.support.database import TEMPLATE_DB, TEST_DIM
 

@@ -43,7 +43,7 @@ def test_static_files_are_open_and_the_api_is_not(ui_server: LiveServer) -> None
 
 
 def test_everything_the_page_loads_is_served_by_the_service() -> None:
-    static = Path(__file__).resolve().parents[2] / "app" / "ui_static"
+    static = Path(__file__).resolve().parents[2] / "app" / "web" / "ui_static"
     for path in [*static.rglob("*.html"), *static.rglob("*.css"), *(static / "js").rglob("*.js")]:
         assert not re.search(r"(src|href)=[\"']?(https?:)?//|import .* from ['\"]https?:|url\((https?:)?//",
                              path.read_text()), f"{path} loads something from elsewhere"

@@ -8,9 +8,9 @@ from typing import Annotated
 
 from fastapi import Depends, Header
 
+from app.core.errors import InvalidInput
 from app.domain.projects import DEFAULT_PROJECT, PROJECT_ID_PATTERN
-from app.errors import InvalidInput
-from app.openapi import MODELS_UNAVAILABLE, errors
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 WORKSPACE_HEADER = "LIGHTRAG-WORKSPACE"
 TAG = "lightrag-compat"

@@ -6,10 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Path, Request, UploadFile
 
-from app.auth import ProjectScopedRoute, principal_of
-from app.deps import ContainerDep
-from app.errors import InvalidInput
-from app.openapi import MODELS_UNAVAILABLE, errors
+from app.core.errors import InvalidInput
 from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
 from app.schemas.common import SafeStr
 from app.schemas.lightrag_compat import (
@@ -27,6 +24,9 @@ from app.schemas.lightrag_compat import (
 from app.services.compat.documents import LightragDocuments
 from app.services.compat.unsupported import NotSupported
 from app.services.ingest.intake import UploadedFile
+from app.web.auth import ProjectScopedRoute, principal_of
+from app.web.deps import ContainerDep
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 router = APIRouter(prefix="/documents", tags=[TAG], route_class=ProjectScopedRoute, responses=ROUTER_ERRORS)
 

@@ -6,10 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.auth import ProjectScopedRoute
-from app.deps import ContainerDep
-from app.graph_answers import BUSY_DOC, graph_answer
-from app.openapi import errors
 from app.routers.lightrag_compat.common import ROUTER_ERRORS, TAG, WRITE_ERRORS, WorkspaceProject
 from app.schemas.lightrag_compat import (
     LightragDeleteEntity,
@@ -25,6 +21,10 @@ from app.schemas.lightrag_compat import (
     LightragRelationEdit,
 )
 from app.services.compat.graph import LightragGraph, knowledge_graph_json
+from app.web.auth import ProjectScopedRoute
+from app.web.deps import ContainerDep
+from app.web.graph_answers import BUSY_DOC, graph_answer
+from app.web.openapi import errors
 
 router = APIRouter(tags=[TAG], route_class=ProjectScopedRoute, responses=ROUTER_ERRORS)
 

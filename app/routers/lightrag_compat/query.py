@@ -1,19 +1,19 @@
 """LightRAG Server's /query, /query/stream (NDJSON) and /query/data: thin HTTP mapping over
-app/services/compat/query.py. A client that disconnects cancels its query (see app/disconnects.py)."""
+app/services/compat/query.py. A client that disconnects cancels its query (see app/web/disconnects.py)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from app.auth import ProjectScopedRoute
-from app.deps import ContainerDep
-from app.disconnects import unless_client_leaves
-from app.openapi import MODELS_UNAVAILABLE, errors
 from app.routers.chat_common import ndjson_stream
 from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
 from app.schemas.lightrag_compat import LightragQueryData, LightragQueryRequest, LightragQueryResponse
 from app.services.compat.query import LightragQuery
+from app.web.auth import ProjectScopedRoute
+from app.web.deps import ContainerDep
+from app.web.disconnects import unless_client_leaves
+from app.web.openapi import MODELS_UNAVAILABLE, errors
 
 router = APIRouter(tags=[TAG], route_class=ProjectScopedRoute, responses=ROUTER_ERRORS)
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.auth import ProjectScopedRoute, unscoped
-from app.deps import ContainerDep
-from app.openapi import errors
 from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
 from app.services.compat.health import lightrag_health
 from app.services.compat.unsupported import NotSupported
+from app.web.auth import ProjectScopedRoute, unscoped
+from app.web.deps import ContainerDep
+from app.web.openapi import errors
 
 unsupported_router = APIRouter(tags=[TAG], route_class=ProjectScopedRoute)
 

@@ -15,12 +15,12 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from app.container import Container
+from app.core.errors import NotFound
+from app.core.usage import current_usage
 from app.domain.context_budget import TokenLedger, render_context
-from app.errors import NotFound
 from app.services.chat.conversation import ChatQuery
 from app.services.chat.models import model_not_found
 from app.services.query.service import Prepared, QueryService
-from app.usage import current_usage
 
 NO_CONTEXT = "No context was found in this project's knowledge base for this question."
 

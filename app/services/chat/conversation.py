@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from app.errors import InvalidInput
+from app.core.errors import InvalidInput
 from app.schemas.query import HistoryMessage, QueryRequest
 from app.services.chat.modes import split_mode
 

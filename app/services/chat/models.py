@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.container import Container
+from app.core.errors import NotFound
 from app.domain.projects import DEFAULT_PROJECT, PROJECT_ID_PATTERN
-from app.errors import NotFound
 from app.services.projects import ProjectService
 
 MODEL_PREFIX = "lightrag:"

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from app.errors import AppError
+from app.core.errors import AppError
 from app.services.chat.answer import AnswerStats, ChatAnswer
 from app.services.chat.models import ChatModel
 

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from app.errors import AppError
+from app.core.errors import AppError
 from app.services.chat.answer import AnswerStats, ChatAnswer
 from app.services.chat.models import ChatModel
 from app.services.chat.ollama_format import error_message

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.container import Container
+from app.core.errors import InvalidInput, NotFound
 from app.domain.json_slices import json_object
-from app.errors import InvalidInput, NotFound
 from app.schemas.entities import (
     EntityCreate,
     EntityDetail,

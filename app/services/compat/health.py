@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.container import Container
-from app.errors import ServiceUnavailable
+from app.core.errors import ServiceUnavailable
 from app.services.health import health_report
 from app.services.ingest.intake import IngestionService
 

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.container import Container
+from app.core.errors import AppError, InvalidInput
 from app.domain.context_budget import TokenLedger, render_context
-from app.errors import AppError, InvalidInput
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.schemas.lightrag_compat import (
     LightragQueryData,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.errors import AppError
+from app.core.errors import AppError
 
 
 class NotSupported(AppError):

@@ -9,8 +9,8 @@ the duplicate review joins them again: later documents using the name make (or k
 
 from __future__ import annotations
 
+from app.core.errors import Conflict, NotFound
 from app.domain.aliases import AliasItem
-from app.errors import Conflict, NotFound
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo

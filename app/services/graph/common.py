@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
+from app.core.errors import Conflict, InvalidInput, NotFound
 from app.db.engine import Database
 from app.domain.aliases import AliasRow
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow
-from app.errors import Conflict, InvalidInput, NotFound
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as curation_repo
 from app.schemas.entities import EntityOut, Keywords, RelationOut

@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
+from app.core.errors import Conflict, NotFound, document_not_found
+from app.core.usage import current_usage, track_usage
 from app.domain.merge import (
     EntityMerge,
     RelationMerge,
@@ -44,7 +46,6 @@ from app.domain.rows import (
     RelationRow,
     RelationText,
 )
-from app.errors import Conflict, NotFound, document_not_found
 from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
@@ -58,7 +59,6 @@ from app.services.graph.rebuild_inputs import RebuildInputs, read_inputs, store_
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.name_resolution import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
-from app.usage import current_usage, track_usage
 
 log = logging.getLogger(__name__)
 

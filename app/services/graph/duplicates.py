@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from app.core.errors import InvalidInput
 from app.domain.rows import EntityRow
-from app.errors import InvalidInput
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
 from app.repositories import entity_duplicates as duplicates_repo

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.core.errors import Conflict
 from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow
-from app.errors import Conflict
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo

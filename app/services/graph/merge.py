@@ -21,13 +21,13 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.config import Settings
 from app.container import Container
+from app.core.config import Settings
+from app.core.errors import InvalidInput, NotFound, first_failure
 from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
-from app.errors import InvalidInput, NotFound, first_failure
 from app.repositories import aliases as alias_repo
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.core.errors import Conflict, InvalidInput
 from app.domain.names import sorted_pair
 from app.domain.rows import EntityRow, RelationRow
-from app.errors import Conflict, InvalidInput
 from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
 from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate

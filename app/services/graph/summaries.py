@@ -14,7 +14,7 @@ import logging
 import re
 from typing import Literal
 
-from app.config import Settings
+from app.core.config import Settings
 from app.domain.chat import strip_think
 from app.domain.texts import SEP, join_fragments
 from app.prompts.summary import summary_messages

@@ -3,7 +3,7 @@ by depth and node count. Each depth is one set-based query that prefers high-deg
 whole graph is never loaded (sorting every node in memory for `*` does not scale).
 
 A large subgraph (10,000 nodes is 10-15 MB of JSON) is read here, on the event loop, but shaped and encoded by
-`graph_json` in a worker thread (see app/graph_answers.py): building and serialising it is CPU work of a second
+`graph_json` in a worker thread (see app/web/graph_answers.py): building and serialising it is CPU work of a second
 that would otherwise stall every other request."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ deletion rebuilds still find them)."""
 from __future__ import annotations
 
 from app.container import Container
-from app.errors import Conflict, document_not_found
+from app.core.errors import Conflict, document_not_found
 from app.repositories import documents as docs_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import pipeline_events as events_repo

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
-from app import metrics
-from app.config import Settings
+from app.core import metrics
+from app.core.config import Settings
 from app.db.engine import Database
 from app.domain.chat import Message
 from app.domain.extraction_parser import merge_gleaning, parse_extraction

@@ -15,8 +15,8 @@ import logging
 from collections import Counter, deque
 from collections.abc import Hashable
 
+from app.core.errors import AppError
 from app.db.engine import Database
-from app.errors import AppError
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import projects as projects_repo

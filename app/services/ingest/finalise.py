@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from app.container import Container
+from app.core.errors import first_failure
 from app.domain.rows import EntityText, Pair, RelationText
 from app.domain.texts import fragments, join_fragments
-from app.errors import first_failure
 from app.repositories import graph as graph_repo
 from app.services.graph.embedding import embed_changed
 from app.services.graph.summaries import Kind, Summarizer

@@ -17,10 +17,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import metrics
 from app.container import Container
-from app.domain.names import BIDI_CONTROLS, strip_control
-from app.errors import (
+from app.core import metrics
+from app.core.errors import (
     AppError,
     Conflict,
     EmbeddingNotConfigured,
@@ -29,6 +28,8 @@ from app.errors import (
     PayloadTooLarge,
     document_not_found,
 )
+from app.core.usage import current_usage
+from app.domain.names import BIDI_CONTROLS, strip_control
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
@@ -46,7 +47,6 @@ from app.schemas.documents import (
     StatusCounts,
 )
 from app.services.projects import require_project
-from app.usage import current_usage
 
 # Upper bound of a `wait=true` request; past it the request answers 202 with the statuses so far.
 WAIT_LIMIT_SECONDS = 600.0

@@ -11,15 +11,16 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from app import metrics
 from app.container import Container
+from app.core import metrics
+from app.core.errors import first_failure
+from app.core.usage import Usage, track_usage
 from app.domain.chunk_records import encode as encode_records
 from app.domain.chunk_records import parse_fingerprint
 from app.domain.chunking import chunk_id, chunk_text
 from app.domain.merge import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
 from app.domain.rows import ChunkRow
-from app.errors import first_failure
 from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
@@ -32,7 +33,6 @@ from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.progress import DocumentCancelled, Progress
 from app.services.ingest.reporting import error_text, failure_reason, stage
 from app.services.projects import ProjectService
-from app.usage import Usage, track_usage
 
 log = logging.getLogger(__name__)
 

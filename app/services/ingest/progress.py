@@ -15,9 +15,9 @@ import logging
 from collections.abc import Awaitable
 from typing import TypeVar
 
+from app.core.usage import Usage
 from app.db.engine import Database
 from app.repositories import documents as docs_repo
-from app.usage import Usage
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import metrics
-from app.errors import AppError
+from app.core import metrics
+from app.core.errors import AppError
 from app.repositories import graph as graph_repo
 
 

@@ -14,14 +14,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from app.config import Settings
+from app.core.config import Settings
+from app.core.errors import AppError
 from app.domain.chat import Message, strip_think
 from app.domain.extraction_parser import merge_gleaning
 from app.domain.names import entity_key
 from app.domain.records import ChunkExtraction
 from app.domain.runaway import loop_start
 from app.domain.urls import without_credentials
-from app.errors import AppError
 from app.prompts import structured
 from app.prompts.extraction import extraction_messages, gleaning_messages
 from app.prompts.keywords import keyword_messages

@@ -7,6 +7,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from app.container import Container
+from app.core.errors import InvalidInput
 from app.domain.chat import Message
 from app.domain.context_budget import (
     CHUNK_MARGIN,
@@ -20,7 +21,6 @@ from app.domain.context_budget import (
     truncate_by_tokens,
 )
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
-from app.errors import InvalidInput
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest

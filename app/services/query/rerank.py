@@ -15,8 +15,8 @@ from typing import Any
 
 import pybreaker
 
-from app import metrics
-from app.config import Settings
+from app.core import metrics
+from app.core.config import Settings
 from app.providers.rerank import RerankProvider, build_provider
 
 log = logging.getLogger(__name__)

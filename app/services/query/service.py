@@ -13,10 +13,11 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from app.container import Container
+from app.core.errors import InvalidInput, project_not_found
+from app.core.usage import current_usage
 from app.domain.chat import Message
 from app.domain.context_budget import trim_history
 from app.domain.texts import readable
-from app.errors import InvalidInput, project_not_found
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY
 from app.repositories import retrieval as retrieval_repo
@@ -34,7 +35,6 @@ from app.services.cached_llm import ChatRequest
 from app.services.projects import effective_settings
 from app.services.query.context_builder import ContextBuilder, PreparedContext
 from app.services.query.keywords import KeywordExtractor
-from app.usage import current_usage
 
 log = logging.getLogger(__name__)
 

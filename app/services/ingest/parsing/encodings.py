@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import codecs
 
-from app.errors import InvalidInput
+from app.core.errors import InvalidInput
 
 _BOMS = [
     (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: they share a prefix

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from app.core.errors import InvalidInput
 from app.domain.names import strip_control
-from app.errors import InvalidInput
 from app.services.ingest.parsing.encodings import decode_text
 from app.services.ingest.parsing.html_text import html_to_text
 

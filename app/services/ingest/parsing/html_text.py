@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 from bs4.dammit import EntitySubstitution, UnicodeDammit
 
-from app.errors import InvalidInput
+from app.core.errors import InvalidInput
 from app.services.ingest.parsing.encodings import bom_encoding
 
 _HTML_BLOCKS = frozenset([

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import app
-from app.errors import InvalidInput
+from app.core.errors import InvalidInput
 from app.services.ingest.parsing.formats import ParseLimits, extract_text, parser_for, plain_text
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ worker that dies misses its heartbeats and, after three of its intervals, its cl
 others (up to WORKER_MAX_ATTEMPTS claims, then the document is marked failed). A claim whose document alone
 stopped being heartbeated (its task ended without its final write) is retaken after WORKER_CLAIM_TIMEOUT.
 A live worker's claims are never taken however slow its documents are: its liveness beats on a thread of its
-own (app/worker_liveness.py), so even a busy event loop does not make it look dead.
+own (app/worker/liveness.py), so even a busy event loop does not make it look dead.
 """
 
 from __future__ import annotations
@@ -18,20 +18,19 @@ import logging
 import os
 import signal
 import socket
-import sys
 import uuid
 
-from app import metrics
-from app.config import Settings
 from app.container import Container
+from app.core import metrics
+from app.core.config import Settings
+from app.core.logging_setup import document_var, project_var
 from app.db.errors import is_connection_error
-from app.logging_setup import document_var, project_var
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import workers as workers_repo
 from app.services.ingest.pipeline import DocumentPipeline
 from app.wiring import build_container, close_container
-from app.worker_liveness import LivenessBeat
+from app.worker.liveness import LivenessBeat
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ class Worker:
         self._changed = asyncio.Event()
         self._stopping = False
         self._loops: list[asyncio.Task] = []
-        # the worker's own liveness (workers table) beats on a thread: see app/worker_liveness.py
+        # the worker's own liveness (workers table) beats on a thread: see app/worker/liveness.py
         self._beat = LivenessBeat(container.db.url, self.id, self.heartbeat_interval)
 
     # ----- public -----
@@ -206,10 +205,10 @@ async def _connect_when_ready(settings: Settings, stop: asyncio.Event) -> Contai
 
 
 async def _main() -> None:
-    from app.config import settings_or_exit
-    from app.logging_setup import configure_logging
-    from app.process_gc import freeze_start_up_objects
-    from app.worker_http import start_worker_http
+    from app.core.config import settings_or_exit
+    from app.core.logging_setup import configure_logging
+    from app.core.process_gc import freeze_start_up_objects
+    from app.worker.http import start_worker_http
 
     settings = settings_or_exit(needs_database=True)
     configure_logging(settings.log_level, settings.log_format)
@@ -232,12 +231,3 @@ async def _main() -> None:
         await worker.stop()
         await close_container(container)
 
-
-if __name__ == "__main__":
-    from app.startup import StartupRefused
-
-    try:
-        asyncio.run(_main())
-    except StartupRefused as refusal:
-        print(refusal, file=sys.stderr)
-        raise SystemExit(2) from None

@@ -16,7 +16,7 @@ from fastapi import HTTPException, Request, Response
 from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException, MultiPartParser, parse_options_header
 
-from app.auth import ProjectScopedRoute
+from app.web.auth import ProjectScopedRoute
 
 
 class LimitedMultiPartParser(MultiPartParser):

@@ -29,18 +29,18 @@ from pydantic import BaseModel
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.core.errors import Forbidden, Unauthorized
+from app.core.logging_setup import project_var
 from app.domain.projects import DEFAULT_PROJECT
-from app.errors import Forbidden, Unauthorized
-from app.logging_setup import project_var
-from app.middleware import send_error
+from app.web.middleware import send_error
 
 log = logging.getLogger(__name__)
 
 ALWAYS_OPEN_PATHS = frozenset({"/health", "/metrics"})
 # The API description; open with PUBLIC_DOCS.
 DOCS_PATHS = frozenset({"/openapi.json"})
-# The web UI's static files (app/ui.py) and the API docs pages with theirs (app/api_docs.py): open to GET/HEAD so
-# a page loads and then asks for a key; every API call it makes sends one.
+# The web UI's static files (app/web/ui.py) and the API docs pages with theirs (app/web/api_docs.py): open to
+# GET/HEAD so a page loads and then asks for a key; every API call it makes sends one.
 UI_PATHS = frozenset({"/", "/ui", "/docs", "/redoc"})
 UI_PREFIXES = ("/ui/", "/docs/assets/")
 

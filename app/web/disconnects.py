@@ -15,8 +15,8 @@ from typing import TypeVar
 from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from app import metrics
-from app.errors import ClientDisconnected
+from app.core import metrics
+from app.core.errors import ClientDisconnected
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
-// /docs and /redoc (app/api_docs.py): fetch the API description with the API key this tab keeps (the web UI
+// /docs and /redoc (app/web/api_docs.py): fetch the API description with the API key this tab keeps (the web UI
 // keeps it under the same name), ask for a key when the service refuses, then render it. "Try it out" calls
 // send that key too, unless the Authorize button set one.
 
-const KEY_STORAGE = 'lightrag.apiKey'; // app/ui_static/js/api.js
+const KEY_STORAGE = 'lightrag.apiKey'; // app/web/ui_static/js/api.js
 
 function storedKey() {
   return sessionStorage.getItem(KEY_STORAGE);

@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.config import Settings
+from app.core.config import Settings
 
 
 class StartupRefused(RuntimeError):

@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core.errors import AppError
 from app.db.errors import is_connection_error
-from app.errors import AppError
 
 log = logging.getLogger(__name__)
 

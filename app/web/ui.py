@@ -1,7 +1,7 @@
-"""The web UI: static ES modules and CSS in app/ui_static/, served at /ui/ (`/` and `/ui` redirect there).
+"""The web UI: static ES modules and CSS in app/web/ui_static/, served at /ui/ (`/` and `/ui` redirect there).
 
-No build step and no CDN: the page and the graph library it uses (app/ui_static/vendor/) are files of this
-package. The files are open to anyone (app/auth.py lets GET/HEAD under /ui/ through); the page asks for an API
+No build step and no CDN: the page and the graph library it uses (app/web/ui_static/vendor/) are files of this
+package. The files are open to anyone (app/web/auth.py lets GET/HEAD under /ui/ through); the page asks for an API
 key when a call answers 401 and sends it with every API call.
 """
 

@@ -12,10 +12,10 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import metrics
-from app.json_values import JsonValueCounter
-from app.logging_setup import project_var, request_id_var
-from app.usage import Usage, track_usage
+from app.core import metrics
+from app.core.logging_setup import project_var, request_id_var
+from app.core.usage import Usage, track_usage
+from app.web.json_values import JsonValueCounter
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class RequestContextMiddleware:
 class BodyLimitMiddleware:
     """413 for a body over the limit: at once from Content-Length, else as soon as the stream passes it; and
     for a body other than a multipart upload, as soon as it holds more than `max_json_values` JSON values
-    (counted as it streams in, see app/json_values.py), before anything parses it.
+    (counted as it streams in, see app/web/json_values.py), before anything parses it.
     Installed inside authentication, so an unauthenticated request is refused before its body is read."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, max_json_values: int) -> None:

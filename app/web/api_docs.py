@@ -1,8 +1,8 @@
 """The API's interactive docs, /docs (Swagger UI) and /redoc (ReDoc), served with their files from this service.
 
 Their scripts and styles come from the `fastapi-offline` package (its static files only), so the pages work with
-no internet access. The pages and their files are open like the web UI's (app/auth.py); the API description
-(/openapi.json) needs a key unless PUBLIC_DOCS is set: the page's own script (app/ui_static/docs/) fetches it with
+no internet access. The pages and their files are open like the web UI's (app/web/auth.py); the API description
+(/openapi.json) needs a key unless PUBLIC_DOCS is set: the page's own script (app/web/ui_static/docs/) fetches it with
 the key this browser tab keeps, asking for one when the service refuses, and sends that key with "Try it out"
 calls unless the Authorize button set another.
 """
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
-from app.ui import UI_DIR
+from app.web.ui import UI_DIR
 
 ASSETS_PATH = "/docs/assets"
 _SECURITY_HEADERS = {

@@ -17,8 +17,8 @@ from anyio import to_thread
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
-from app.config import Settings
-from app.openapi import errors
+from app.core.config import Settings
+from app.web.openapi import errors
 
 RETRY_AFTER_SECONDS = 5
 BUSY_DOC: dict[int | str, dict[str, Any]] = {503: {**errors(503)[503],

@@ -16,8 +16,8 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.config import Settings
 from app.container import Container
+from app.core.config import Settings
 from app.services.health import health_report, refresh_pipeline_gauges
 
 log = logging.getLogger(__name__)

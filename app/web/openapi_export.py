@@ -1,4 +1,4 @@
-"""Write the served OpenAPI document to openapi.yaml: `python -m app.openapi_export`."""
+"""Write the served OpenAPI document to openapi.yaml: `python -m app.web.openapi_export`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 
-TARGET = Path(__file__).resolve().parents[1] / "openapi.yaml"
+TARGET = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 
 def served_spec() -> dict:

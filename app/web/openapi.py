@@ -20,8 +20,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from app.auth import ALWAYS_OPEN_PATHS
 from app.schemas.errors import ErrorBody
+from app.web.auth import ALWAYS_OPEN_PATHS
 
 ERROR_SCHEMA_REF = f"#/components/schemas/{ErrorBody.__name__}"
 
