@@ -12,11 +12,11 @@ from app.core.config import Settings
 from app.db.engine import Database
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
+from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import Tokenizer
+from app.repositories.common_words import CommonWords
 from app.services.cached_llm import CachedLLM
-from app.services.ingest.feed_hub import PipelineHub
-from app.services.query.common_words import CommonWords
-from app.services.query.rerank import RerankService
+from app.services.pipeline_hub import PipelineHub
 
 
 class LocalWorker(Protocol):

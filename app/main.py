@@ -12,13 +12,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
+from app.adapters.chat import ollama_routes, openai_routes
+from app.adapters.lightrag import routes as lightrag_routes_module
 from app.core.config import Settings, get_settings
 from app.core.logging_setup import configure_logging
 from app.core.process_gc import freeze_start_up_objects
 from app.core.startup import OneLineStartupRefusal, unreachable_database
 from app.db.engine import Database
 from app.db.errors import is_connection_error
-from app.routers import documents, entities, export, lightrag_compat, ollama_api, openai_api, ops, projects, query
+from app.routers import documents, export, graph, ops, projects, query
 from app.web.api_docs import install_api_docs
 from app.web.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.web.error_handlers import install_error_handlers
@@ -100,9 +102,9 @@ def _included_routes(lightrag_compat_prefix: str) -> tuple[BaseRoute, ...]:
     holder = FastAPI(generate_unique_id_function=operation_id)
     holder.router.route_class = ProjectScopedRoute
     own_routes = len(holder.router.routes)  # the docs routes every FastAPI app adds for itself
-    for module in (projects, documents, query, entities, export, ops, ollama_api, openai_api):
+    for module in (projects, documents, query, graph, export, ops, ollama_routes, openai_routes):
         holder.include_router(module.router)
-    if (lightrag_routes := lightrag_compat.build_router(lightrag_compat_prefix)) is not None:
+    if (lightrag_routes := lightrag_routes_module.build_router(lightrag_compat_prefix)) is not None:
         holder.include_router(lightrag_routes)
     return tuple(holder.router.routes[own_routes:])
 

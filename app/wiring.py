@@ -10,11 +10,11 @@ from app.db.engine import Database
 from app.db.migrate import stored_embedding_dim, upgrade_to_head
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
+from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import projects as projects_repo
 from app.services.cached_llm import CachedLLM
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
-from app.services.query.rerank import RerankService
 
 
 async def build_container(settings: Settings, database: Database | None = None) -> Container:

@@ -34,7 +34,7 @@ from app.core.process_gc import freeze_start_up_objects
 from app.core.usage import track_usage
 from app.db.tables import projects
 from app.main import build_container, close_container
-from app.services.graph.deletion import DeletionService
+from app.services.deletion.service import DeletionService
 from bench.delete_bench import DIM, SAMPLES, build_project, counts
 from bench.deletion_floor import database_floor, replay_calls
 from bench.fake_process import FakeProcess

@@ -33,13 +33,13 @@ from app.core.process_gc import freeze_start_up_objects
 from app.core.usage import track_usage
 from app.db.tables import chunks, documents, entities, llm_cache, projects, relations
 from app.domain.chunk_records import encode, parse_fingerprint
-from app.domain.merge import endpoint_records, merge_entity, merge_relation
+from app.domain.merge_rules import endpoint_records, merge_entity, merge_relation
 from app.domain.records import EntityRecord, RelationRecord
 from app.domain.rows import EntityEmbeddingUpdate, RelationEmbeddingUpdate
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.main import build_container, close_container
 from app.repositories import graph as graph_repo
-from app.services.graph.deletion import DeletionService
+from app.services.deletion.service import DeletionService
 from app.services.ingest.extraction import extraction_from_cached
 from tests.support.fakes.openai_server import COMPLETE, TUPLE, FakeOpenAI, fake_embedding
 

@@ -30,11 +30,11 @@ from app.db.migrate import upgrade_to_head
 from app.db.tables import chunks, documents, entities, entity_sources, projects, relation_sources, relations
 from app.domain.names import entity_key
 from app.providers.llm import LLMClient
+from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import retrieval as repo
 from app.schemas.query import QueryRequest
 from app.services.cached_llm import CachedLLM
-from app.services.query.rerank import RerankService
 from app.services.query.service import QueryService
 
 TOPICS = 200

@@ -13,7 +13,7 @@ import platformdirs
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS
+from app.core.limits import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS
 
 DEFAULT_ENTITY_TYPES = [
     "Person", "Creature", "Organization", "Location", "Event", "Concept",

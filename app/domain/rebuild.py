@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from app.core.config import Settings
-from app.domain.merge import (
+from app.domain.merge_rules import (
     EntityMerge,
     RelationMerge,
     endpoint_records,

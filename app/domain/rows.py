@@ -36,7 +36,7 @@ class _Row:
         return cls(**{name: row[name] for name in _field_names(cls) if name in row}, **extra)
 
     def as_mapping(self) -> dict[str, Any]:
-        """The row as the pure merge and rebuild rules (app/domain/merge.py, rebuild.py) read it."""
+        """The row as the pure merge and rebuild rules (app/domain/merge_rules.py, rebuild.py) read it."""
         return {name: getattr(self, name) for name in _field_names(type(self))}
 
 

@@ -24,7 +24,7 @@ from app.schemas.documents import (
     RetriedDocuments,
     RetryRequest,
 )
-from app.services.graph.deletion import DeletionService
+from app.services.deletion.service import DeletionService
 from app.services.ingest.control import QueueControl
 from app.services.ingest.feed import PipelineFeed
 from app.services.ingest.intake import IngestionService, Submission, UploadedFile

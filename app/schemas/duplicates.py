@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.entities import Name, ProjectField
+from app.schemas.graph import Name, ProjectField
 
 
 class DuplicatePair(BaseModel):

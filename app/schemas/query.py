@@ -35,7 +35,7 @@ def _clean_keywords(value: list[str]) -> list[str]:
     return cleaned
 
 
-# Field types of a query, shared with the LightRAG Server compatibility request (app/schemas/lightrag_compat.py).
+# Field types of a query, shared with the LightRAG Server compatibility request (app/adapters/lightrag/schemas.py).
 QueryText = Annotated[SafeStr, Field(min_length=1), AfterValidator(_not_blank)]
 PositiveCount = Annotated[StrictInt, Field(gt=0)]
 HistoryTurns = Annotated[StrictInt, Field(ge=0, description="Keep only the last N user/assistant turns of the "

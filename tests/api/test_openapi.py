@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from app.schemas import deletion, documents, entities, errors, projects, query
+from app.schemas import deletion, documents, errors, graph, projects, query
 from app.web.auth import ALWAYS_OPEN_PATHS
 from app.web.openapi import ERROR_SCHEMA_REF, RESPONSE_HEADERS, SECURITY_SCHEMES
 from app.web.openapi_export import TARGET, served_spec
@@ -108,7 +108,7 @@ def test_every_response_declares_the_request_headers(spec):
 
 
 def _request_models() -> dict[str, type[BaseModel]]:
-    return {name: model for module in (deletion, documents, entities, errors, projects, query)
+    return {name: model for module in (deletion, documents, graph, errors, projects, query)
             for name, model in inspect.getmembers(module, inspect.isclass)
             if issubclass(model, BaseModel) and model.__module__ == module.__name__}
 

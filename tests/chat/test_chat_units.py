@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.adapters.chat.answering.conversation import ChatTurn, chat_query
+from app.adapters.chat.answering.models import models_of, project_for_model
+from app.adapters.chat.answering.modes import split_mode
 from app.core.errors import InvalidInput, NotFound
-from app.services.chat.conversation import ChatTurn, chat_query
-from app.services.chat.models import models_of, project_for_model
-from app.services.chat.modes import split_mode
 
 
 @pytest.mark.parametrize("text,mode,context_only,rest", [

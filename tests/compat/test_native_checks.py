@@ -1,5 +1,5 @@
 """The compatibility routes refuse what the service's own routes refuse, with the same 422: they share their
-field types (app/schemas/lightrag_compat.py), so no limit is copied or skipped."""
+field types (app/adapters/lightrag/schemas.py), so no limit is copied or skipped."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from app.routers.lightrag_compat import build_router
+from app.adapters.lightrag.routes import build_router
 from tests.compat.conftest import SCOPED_KEY, CompatService
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select, update
 
 from app.db.tables import documents, entities
-from app.services.graph.deletion import DeletionService
+from app.services.deletion.service import DeletionService
 from tests.graph.test_deletion import OVERLAPPING, graph_state, ingest, query
 
 SHARED = [

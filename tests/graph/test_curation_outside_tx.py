@@ -12,8 +12,8 @@ from sqlalchemy import text
 from app.domain.names import entity_key
 from app.domain.rows import EntityText, RelationText
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
-from app.repositories import curation as curation_repo
 from app.repositories import graph as graph_repo
+from app.repositories import graph_curation as curation_repo
 from app.services.graph import vectors as vectors_module
 from app.services.graph.embedding import embed_changed
 from tests.support.curation import ADVISORY_HERE, Parked, entity_row, relation_row, seed_graph

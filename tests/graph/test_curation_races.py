@@ -14,7 +14,7 @@ from app.db.tables import entities, entity_sources, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.repositories import graph as graph_repo
-from app.services.graph import deletion as deletion_service
+from app.services.deletion import service as deletion_service
 from tests.support.curation import Parked, queued_behind_another, rows, seed_graph
 
 DOC1 = "Alice met Bob in Paris."

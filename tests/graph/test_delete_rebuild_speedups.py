@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from app.db.tables import chunks, llm_cache
 from app.domain.chunk_records import decode, encode, parse_fingerprint
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.services.graph import rebuild_inputs
+from app.services.deletion import rebuild_inputs
 from app.services.ingest.extraction import extraction_from_cached
 from tests.graph.test_deletion import OVERLAPPING, graph_state, ingest, query
 

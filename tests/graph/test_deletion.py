@@ -11,7 +11,7 @@ from app.db.tables import chunks, documents, entities, entity_sources, llm_cache
 from app.domain.texts import entity_embedding_text, relation_embedding_text, text_hash
 from app.repositories import deletion as deletion_repo
 from app.repositories import graph as graph_repo
-from app.services.graph.deletion import DeletionService
+from app.services.deletion.service import DeletionService
 
 DOC_A = "Alice met Bob in Paris. Zed builds Widgets."
 DOC_B = "Bob visited Paris with Carol."

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
+from app.adapters.lightrag.schemas import LightragKnowledgeGraph
 from app.domain.json_slices import SLICE, json_object
-from app.schemas.entities import GraphOut
-from app.schemas.lightrag_compat import LightragKnowledgeGraph
+from app.schemas.graph import GraphOut
 from app.web.graph_answers import GraphGate
 from tests.support.curation import seed_graph
 
@@ -71,8 +71,8 @@ async def ring(app_client):
 
 
 async def test_graph_answers_are_encoded_off_the_event_loop_as_their_models_describe(ring, monkeypatch):
-    from app.routers import entities  # noqa: PLC0415
-    from app.routers.lightrag_compat import graph as compat_graph  # noqa: PLC0415
+    from app.adapters.lightrag.routes import graph as compat_graph  # noqa: PLC0415
+    from app.routers import graph as entities  # noqa: PLC0415
 
     encoded_on: list[int] = []
 

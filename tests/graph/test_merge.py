@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from app.domain.merge import endpoint_records, merge_entity, merge_relation
+from app.domain.merge_rules import endpoint_records, merge_entity, merge_relation
 from app.domain.names import entity_key
 from app.domain.records import EntityRecord, RelationRecord
 from app.domain.texts import SEP

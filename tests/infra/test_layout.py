@@ -86,11 +86,14 @@ def test_no_import_cycle() -> None:
 
 
 @pytest.mark.parametrize("layer,forbidden", [
-    ("app.domain", ("app.services", "app.repositories", "app.routers", "app.providers", "app.db", "app.web.deps",
-                    "app.main", "app.container")),
-    ("app.repositories", ("app.services", "app.routers", "app.web.deps", "app.main")),
-    ("app.services", ("app.routers", "app.web.deps", "app.main")),
-    ("app.schemas", ("app.web.deps", "app.routers", "app.services")),
+    ("app.domain", ("app.services", "app.repositories", "app.routers", "app.providers", "app.db", "app.web",
+                    "app.worker", "app.adapters", "app.main", "app.container")),
+    ("app.repositories", ("app.services", "app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
+    ("app.providers", ("app.services", "app.repositories", "app.routers", "app.web", "app.worker", "app.adapters",
+                       "app.main")),
+    ("app.services", ("app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
+    ("app.schemas", ("app.web", "app.routers", "app.services", "app.worker", "app.adapters")),
+    ("app.routers", ("app.worker", "app.adapters")),
 ])
 def test_dependencies_go_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
     graph = _graph()
@@ -121,4 +124,49 @@ def test_modules_are_short() -> None:
 
 def test_services_are_grouped_by_capability() -> None:
     loose = sorted(p.stem for p in (APP / "services").glob("*.py") if p.stem != "__init__")
-    assert loose == ["cached_llm", "health", "projects"], loose
+    # besides capabilities: the per-process collaborators the container holds (the cached LLM, the pipeline
+    # event hub), the readiness report and the projects every capability checks
+    assert loose == ["cached_llm", "health", "pipeline_hub", "projects"], loose
+
+
+COMPOSITION_ROOT = {"__init__", "__main__", "asgi", "container", "main", "wiring"}
+ROOT_MODULES = {"app", *(f"app.{name}" for name in COMPOSITION_ROOT)}
+
+
+def test_only_the_composition_root_is_loose_in_app() -> None:
+    """Everything else lives in a wing (core, web, worker, adapters) or a layer package."""
+    loose = sorted(p.stem for p in APP.glob("*.py") if p.stem not in COMPOSITION_ROOT)
+    assert not loose, loose
+
+
+def test_adapters_import_the_core_never_the_reverse() -> None:
+    """The LightRAG and chat adapters can be removed without touching the core: nothing outside them imports
+    them but the composition root that mounts their routes."""
+    graph = _graph()
+    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
+                   if not module.startswith("app.adapters") and module not in ROOT_MODULES
+                   for target in targets if target.startswith("app.adapters"))
+    assert not wrong, wrong
+
+
+def test_the_core_wing_imports_nothing_of_the_app() -> None:
+    graph = _graph()
+    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
+                   if module.startswith("app.core") for target in targets if not target.startswith("app.core"))
+    assert not wrong, wrong
+
+
+def _package(module: str) -> str:
+    """The capability package or module a module belongs to: app.services.graph.view -> app.services.graph."""
+    parts = module.split(".")
+    return ".".join(parts[:3])
+
+
+def test_packages_do_not_import_each_other_both_ways() -> None:
+    """A tie in both directions (graph <-> ingest, say) means two capabilities are really one, or one rule
+    is in the wrong place."""
+    graph = _graph()
+    edges = {(_package(m), _package(t)) for m, targets in graph.items() for t in targets
+             if _package(m) != _package(t) and not _is_package_of(_package(t), m)}
+    both = sorted({tuple(sorted(edge)) for edge in edges if edge[::-1] in edges})
+    assert not both, both

@@ -13,9 +13,9 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entities
-from app.services.graph import deletion as deletion_service
-from app.services.graph import merge as entity_merge
-from app.services.graph.deletion import DeletionService
+from app.services.deletion import service as deletion_service
+from app.services.deletion.service import DeletionService
+from app.services.graph import entity_merge as entity_merge
 from tests.support.curation import Parked, seed_graph
 from tests.support.fakes.openai_server import default_summary
 

@@ -93,7 +93,7 @@ async def test_a_word_found_in_too_many_rows_is_left_out_like_a_stop_word(make_a
 
 async def test_a_common_word_decision_is_remembered_for_a_while(make_app, monkeypatch):
     from app.repositories import lexical
-    from app.services.query.common_words import CommonWords
+    from app.repositories.common_words import CommonWords
 
     app = await make_app()
     app.container.common_words = CommonWords(ttl=1.0)

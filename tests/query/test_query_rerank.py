@@ -7,7 +7,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.core.config import Settings
-from app.services.query.rerank import RerankService
+from app.providers.rerank_breaker import RerankService
 from tests.support.fakes.rerank_server import FakeRerank
 from tests.support.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph
 

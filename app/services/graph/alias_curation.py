@@ -12,9 +12,9 @@ from __future__ import annotations
 from app.core.errors import Conflict, NotFound
 from app.domain.aliases import AliasItem
 from app.repositories import aliases as alias_repo
-from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
-from app.schemas.entities import AliasAdd, AliasDetach, EntityOut
+from app.repositories import graph_curation as repo
+from app.schemas.graph import AliasAdd, AliasDetach, EntityOut
 from app.services.graph.common import (
     CurationBase,
     display_name,

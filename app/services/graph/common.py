@@ -18,8 +18,8 @@ from app.domain.aliases import AliasRow
 from app.domain.names import lookup_key, normalize_description, normalize_name, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow
 from app.repositories import aliases as alias_repo
-from app.repositories import curation as curation_repo
-from app.schemas.entities import EntityOut, Keywords, RelationOut
+from app.repositories import graph_curation as curation_repo
+from app.schemas.graph import EntityOut, Keywords, RelationOut
 
 _KEYWORD_SPLIT = re.compile(r"[,\uff0c]")
 

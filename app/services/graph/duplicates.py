@@ -14,8 +14,8 @@ from difflib import SequenceMatcher
 from app.core.errors import InvalidInput
 from app.domain.rows import EntityRow
 from app.repositories import aliases as alias_repo
-from app.repositories import curation as repo
 from app.repositories import entity_duplicates as duplicates_repo
+from app.repositories import graph_curation as repo
 from app.repositories.retrieval import prepare_vector_search
 from app.schemas.duplicates import DuplicateList, DuplicatePair, DuplicateReject, DuplicateRejected
 from app.services.graph.common import CurationBase, not_found

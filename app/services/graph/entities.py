@@ -14,9 +14,9 @@ from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow
 from app.repositories import aliases as alias_repo
-from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
-from app.schemas.entities import (
+from app.repositories import graph_curation as repo
+from app.schemas.graph import (
     EntityCreate,
     EntityDeleted,
     EntityDetail,

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.core.errors import Conflict, InvalidInput
 from app.domain.names import sorted_pair
 from app.domain.rows import EntityRow, RelationRow
-from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
-from app.schemas.entities import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
+from app.repositories import graph_curation as repo
+from app.schemas.graph import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
 from app.services.graph.common import (
     CurationBase,
     clean_description,

@@ -19,7 +19,7 @@ from app.db.engine import Database
 from app.domain.rows import EntityText, RelationText
 from app.domain.texts import entity_embedding_text, relation_embedding_text
 from app.providers.embeddings import EmbeddingClient
-from app.repositories import curation as repo
+from app.repositories import graph_curation as repo
 from app.services.graph.embedding import embed_changed
 
 Pair = tuple[str, str]

@@ -16,8 +16,8 @@ from app.domain.json_slices import json_object
 from app.domain.names import lookup_key, sanitize
 from app.domain.rows import EdgeRow, NodeRow
 from app.domain.texts import readable
-from app.repositories import curation as repo
-from app.schemas.entities import GraphOut
+from app.repositories import graph_curation as repo
+from app.schemas.graph import GraphOut
 from app.services.graph.common import not_found, resolve_key
 from app.services.projects import require_project
 

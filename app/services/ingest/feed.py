@@ -1,7 +1,7 @@
 """The live feed of a project's pipeline (GET /pipeline/events): its pipeline events as they are recorded,
 and the stage and figures of its processing documents whenever they change.
 
-Every stream of a project follows the same poller (app/services/ingest/feed_hub.py), which reads the
+Every stream of a project follows the same poller (app/services/pipeline_hub.py), which reads the
 database (every worker, in any process, writes there) at most once per PROGRESS_WRITE_INTERVAL.
 A resumed stream pages forward from its Last-Event-ID, in order, however many events it missed.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from app.container import Container
 from app.repositories import pipeline_events as events_repo
 from app.schemas.documents import InFlight, PipelineEvent
-from app.services.ingest.feed_hub import PAGE, ProjectPoller, progress_state
+from app.services.pipeline_hub import PAGE, ProjectPoller, progress_state
 from app.services.projects import require_project
 
 _ENDINGS = {"project_deleted": "The project was deleted.", "shutting_down": "The server is shutting down."}

@@ -1,7 +1,7 @@
 """The merge stage of ingestion: a document's extractions into the graph, in one transaction.
 
 Every touched entity key is locked (sorted, graph_repo.lock_keys) before the rows are read, merged with
-the pure rules of app/domain/merge.py and written with their provenance; `graph_merged` is set in the
+the pure rules of app/domain/merge_rules.py and written with their provenance; `graph_merged` is set in the
 same transaction, so a crash leaves the document's contribution either complete or absent.
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.config import Settings
 from app.db.engine import Database
-from app.domain.merge import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
+from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
 from app.repositories import documents as docs_repo

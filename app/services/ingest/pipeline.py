@@ -18,7 +18,7 @@ from app.core.usage import Usage, track_usage
 from app.domain.chunk_records import encode as encode_records
 from app.domain.chunk_records import parse_fingerprint
 from app.domain.chunking import chunk_id, chunk_text
-from app.domain.merge import UNKNOWN_SOURCE
+from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
 from app.domain.rows import ChunkRow
 from app.repositories import chunk_records as chunk_records_repo

@@ -23,7 +23,7 @@ from app.domain.rank_fusion import fuse, priority_merge, weight_factor
 from app.domain.search_terms import search_terms
 from app.repositories import lexical
 from app.repositories import retrieval as repo
-from app.services.query.common_words import CommonWords
+from app.repositories.common_words import CommonWords
 
 MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
 

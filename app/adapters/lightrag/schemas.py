@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from app.schemas.common import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS, MAX_IDS, MaxItems
 from app.schemas.documents import DocumentId, FilePath
-from app.schemas.entities import Name, SourceEntities
+from app.schemas.graph import Name, SourceEntities
 from app.schemas.query import (
     HistoryMessage,
     HistoryTurns,

@@ -8,9 +8,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
-from app.services.compat.health import lightrag_health
-from app.services.compat.unsupported import NotSupported
+from app.adapters.lightrag.routes.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
+from app.adapters.lightrag.translate.health import lightrag_health
+from app.adapters.lightrag.translate.unsupported import NotSupported
 from app.web.auth import ProjectScopedRoute, unscoped
 from app.web.deps import ContainerDep
 from app.web.openapi import errors

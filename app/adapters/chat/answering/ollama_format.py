@@ -9,9 +9,9 @@ from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from app.adapters.chat.answering.answer import AnswerStats, ChatAnswer
+from app.adapters.chat.answering.models import ChatModel
 from app.core.errors import AppError
-from app.services.chat.answer import AnswerStats, ChatAnswer
-from app.services.chat.models import ChatModel
 
 # The Ollama API version these routes follow (clients such as Open WebUI ask for it).
 OLLAMA_API_VERSION = "0.9.3"

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.container import Container
 from app.core.errors import Conflict, NotFound, document_not_found
 from app.core.usage import current_usage, track_usage
-from app.domain.merge import (
+from app.domain.merge_rules import (
     EntityMerge,
     RelationMerge,
     limit_method,
@@ -46,16 +46,16 @@ from app.domain.rows import (
     RelationRow,
     RelationText,
 )
-from app.repositories import curation as curation_repo
 from app.repositories import deletion as repo
 from app.repositories import graph as graph_repo
+from app.repositories import graph_curation as curation_repo
 from app.repositories import llm_cache as cache_repo
 from app.repositories import projects as projects_repo
 from app.schemas.deletion import BatchDeletion, DocumentDeletion, LLMCalls
 from app.services.cached_llm import CacheBatch
+from app.services.deletion.rebuild_inputs import RebuildInputs, read_inputs, store_parsed
 from app.services.graph.common import entity_gate
 from app.services.graph.embedding import embed_changed
-from app.services.graph.rebuild_inputs import RebuildInputs, read_inputs, store_parsed
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.name_resolution import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project

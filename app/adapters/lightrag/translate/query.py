@@ -10,18 +10,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.container import Container
-from app.core.errors import AppError, InvalidInput
-from app.domain.context_budget import TokenLedger, render_context
-from app.prompts.answer import NO_CONTEXT_ANSWER
-from app.schemas.lightrag_compat import (
+from app.adapters.lightrag.schemas import (
     LightragQueryData,
     LightragQueryRequest,
     LightragQueryResponse,
     LightragReference,
 )
+from app.adapters.lightrag.translate.unsupported import NotSupported
+from app.container import Container
+from app.core.errors import AppError, InvalidInput
+from app.domain.context_budget import TokenLedger, render_context
+from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.schemas.query import QueryRequest, QueryResponse
-from app.services.compat.unsupported import NotSupported
 from app.services.query.service import Prepared, QueryService
 
 SEP = "<SEP>"  # LightRAG's separator of several chunk ids or file paths in one field

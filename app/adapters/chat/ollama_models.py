@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.chat_ollama import OllamaModelDetails
+from app.adapters.chat.ollama_schemas import OllamaModelDetails
 
 
 class OllamaShowRequest(BaseModel):

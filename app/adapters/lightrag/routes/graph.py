@@ -1,4 +1,4 @@
-"""LightRAG Server's graph routes: thin HTTP mapping over app/services/compat/graph.py."""
+"""LightRAG Server's graph routes: thin HTTP mapping over app/adapters/lightrag/translate/graph.py."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.routers.lightrag_compat.common import ROUTER_ERRORS, TAG, WRITE_ERRORS, WorkspaceProject
-from app.schemas.lightrag_compat import (
+from app.adapters.lightrag.routes.common import ROUTER_ERRORS, TAG, WRITE_ERRORS, WorkspaceProject
+from app.adapters.lightrag.schemas import (
     LightragDeleteEntity,
     LightragDeleteRelation,
     LightragDeletionResult,
@@ -20,7 +20,7 @@ from app.schemas.lightrag_compat import (
     LightragRelationCreate,
     LightragRelationEdit,
 )
-from app.services.compat.graph import LightragGraph, knowledge_graph_json
+from app.adapters.lightrag.translate.graph import LightragGraph, knowledge_graph_json
 from app.web.auth import ProjectScopedRoute
 from app.web.deps import ContainerDep
 from app.web.graph_answers import BUSY_DOC, graph_answer

@@ -10,12 +10,7 @@ import math
 import uuid
 from datetime import UTC, datetime
 
-from app.container import Container
-from app.repositories import documents as docs_repo
-from app.repositories import lightrag_documents as compat_repo
-from app.repositories.lightrag_documents import TRACK_ID_KEY
-from app.schemas.documents import IngestItem
-from app.schemas.lightrag_compat import (
+from app.adapters.lightrag.schemas import (
     LightragDeleteDocsResponse,
     LightragDocStatusOut,
     LightragInsertResponse,
@@ -25,7 +20,12 @@ from app.schemas.lightrag_compat import (
     LightragStatusCounts,
     LightragTrackStatus,
 )
-from app.services.graph.deletion import DeletionService
+from app.container import Container
+from app.repositories import documents as docs_repo
+from app.repositories import lightrag_documents as compat_repo
+from app.repositories.lightrag_documents import TRACK_ID_KEY
+from app.schemas.documents import IngestItem
+from app.services.deletion.service import DeletionService
 from app.services.ingest.intake import IngestionService, Submission, UploadedFile
 from app.services.projects import require_project
 

@@ -9,10 +9,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from app.adapters.lightrag.schemas import (
+    LightragDeletionResult,
+    LightragGraphEditResponse,
+)
+from app.adapters.lightrag.translate.query import SEP
+from app.adapters.lightrag.translate.unsupported import NotSupported
 from app.container import Container
 from app.core.errors import InvalidInput, NotFound
 from app.domain.json_slices import json_object
-from app.schemas.entities import (
+from app.schemas.graph import (
     EntityCreate,
     EntityDetail,
     EntityOut,
@@ -22,14 +28,8 @@ from app.schemas.entities import (
     RelationOut,
     RelationUpdate,
 )
-from app.schemas.lightrag_compat import (
-    LightragDeletionResult,
-    LightragGraphEditResponse,
-)
-from app.services.compat.query import SEP
-from app.services.compat.unsupported import NotSupported
 from app.services.graph.entities import CurationService
-from app.services.graph.merge import EntityMergeService
+from app.services.graph.entity_merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
 from app.services.graph.view import GraphViewService, Subgraph, graph_fields
 

@@ -9,10 +9,10 @@ import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from app.adapters.chat.answering.answer import AnswerStats, ChatAnswer
+from app.adapters.chat.answering.models import ChatModel
+from app.adapters.chat.answering.ollama_format import error_message
 from app.core.errors import AppError
-from app.services.chat.answer import AnswerStats, ChatAnswer
-from app.services.chat.models import ChatModel
-from app.services.chat.ollama_format import error_message
 
 OWNER = "lightrag-service"
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",

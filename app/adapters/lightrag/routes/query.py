@@ -1,15 +1,15 @@
 """LightRAG Server's /query, /query/stream (NDJSON) and /query/data: thin HTTP mapping over
-app/services/compat/query.py. A client that disconnects cancels its query (see app/web/disconnects.py)."""
+app/adapters/lightrag/translate/query.py. A client that disconnects cancels its query (see app/web/disconnects.py)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from app.routers.chat_common import ndjson_stream
-from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
-from app.schemas.lightrag_compat import LightragQueryData, LightragQueryRequest, LightragQueryResponse
-from app.services.compat.query import LightragQuery
+from app.adapters.chat.routing import ndjson_stream
+from app.adapters.lightrag.routes.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
+from app.adapters.lightrag.schemas import LightragQueryData, LightragQueryRequest, LightragQueryResponse
+from app.adapters.lightrag.translate.query import LightragQuery
 from app.web.auth import ProjectScopedRoute
 from app.web.deps import ContainerDep
 from app.web.disconnects import unless_client_leaves

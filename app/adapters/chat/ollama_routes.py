@@ -14,9 +14,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.core.errors import NotFound
-from app.routers.chat_common import ndjson_stream, protocol_route
-from app.schemas.chat_ollama import (
+from app.adapters.chat.answering import ollama_format
+from app.adapters.chat.answering.answer import start_answer
+from app.adapters.chat.answering.conversation import ChatQuery, ChatTurn, chat_query
+from app.adapters.chat.answering.models import ChatModel, available_models, model_not_found, project_for_model
+from app.adapters.chat.ollama_models import OllamaRunning, OllamaShow, OllamaShowRequest
+from app.adapters.chat.ollama_schemas import (
     OllamaChatRequest,
     OllamaChatResponse,
     OllamaGenerateRequest,
@@ -24,11 +27,8 @@ from app.schemas.chat_ollama import (
     OllamaTags,
     OllamaVersion,
 )
-from app.schemas.chat_ollama_models import OllamaRunning, OllamaShow, OllamaShowRequest
-from app.services.chat import ollama_format
-from app.services.chat.answer import start_answer
-from app.services.chat.conversation import ChatQuery, ChatTurn, chat_query
-from app.services.chat.models import ChatModel, available_models, model_not_found, project_for_model
+from app.adapters.chat.routing import ndjson_stream, protocol_route
+from app.core.errors import NotFound
 from app.services.projects import ProjectService
 from app.web.auth import principal_of, unscoped
 from app.web.deps import ContainerDep

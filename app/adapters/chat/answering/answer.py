@@ -14,12 +14,12 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from app.adapters.chat.answering.conversation import ChatQuery
+from app.adapters.chat.answering.models import model_not_found
 from app.container import Container
 from app.core.errors import NotFound
 from app.core.usage import current_usage
 from app.domain.context_budget import TokenLedger, render_context
-from app.services.chat.conversation import ChatQuery
-from app.services.chat.models import model_not_found
 from app.services.query.service import Prepared, QueryService
 
 NO_CONTEXT = "No context was found in this project's knowledge base for this question."

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from app.schemas.duplicates import DuplicateList, DuplicateReject, DuplicateRejected
-from app.schemas.entities import (
+from app.schemas.graph import (
     AliasAdd,
     AliasDetach,
     EntityCreate,
@@ -28,7 +28,7 @@ from app.schemas.entities import (
 from app.services.graph.alias_curation import AliasCurationService
 from app.services.graph.duplicates import DuplicateService
 from app.services.graph.entities import CurationService
-from app.services.graph.merge import EntityMergeService
+from app.services.graph.entity_merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
 from app.services.graph.view import GraphViewService, graph_json
 from app.web.auth import ProjectScopedRoute

@@ -29,10 +29,10 @@ from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, s
 from app.domain.rows import EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
 from app.repositories import aliases as alias_repo
-from app.repositories import curation as repo
 from app.repositories import graph as graph_repo
+from app.repositories import graph_curation as repo
 from app.repositories import projects as projects_repo
-from app.schemas.entities import MergeReport, MergeRequest, MergeStrategy
+from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy
 from app.services.cached_llm import CacheBatch
 from app.services.graph.common import display_name, entity_gate, join_keywords, ordered_union, resolve_key
 from app.services.graph.summaries import Summarizer

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.routers.lightrag_compat import documents, graph, query, status
+from app.adapters.lightrag.routes import documents, graph, query, status
 
 DISABLED = ("", "off")
 

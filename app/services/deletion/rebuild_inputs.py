@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
 from app.domain.chunk_records import decode, encode, parse_fingerprint
-from app.domain.merge import UNKNOWN_SOURCE
+from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
 from app.domain.rows import ChunkCacheRef
 from app.repositories import chunk_records as records_repo

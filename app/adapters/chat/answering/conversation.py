@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from app.adapters.chat.answering.modes import split_mode
 from app.core.errors import InvalidInput
 from app.schemas.query import HistoryMessage, QueryRequest
-from app.services.chat.modes import split_mode
 
 # Chat roles kept in the history, as the query service names them; tool calls and results are left out.
 _HISTORY_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}

@@ -1,4 +1,4 @@
-"""LightRAG Server's /documents routes: thin HTTP mapping over app/services/compat/documents.py."""
+"""LightRAG Server's /documents routes: thin HTTP mapping over app/adapters/lightrag/translate/documents.py."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Path, Request, UploadFile
 
-from app.core.errors import InvalidInput
-from app.routers.lightrag_compat.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
-from app.schemas.common import SafeStr
-from app.schemas.lightrag_compat import (
+from app.adapters.lightrag.routes.common import NOT_SUPPORTED, ROUTER_ERRORS, TAG, WorkspaceProject
+from app.adapters.lightrag.schemas import (
     LightragDeleteDocs,
     LightragDeleteDocsResponse,
     LightragDocumentsRequest,
@@ -21,8 +19,10 @@ from app.schemas.lightrag_compat import (
     LightragStatusCounts,
     LightragTrackStatus,
 )
-from app.services.compat.documents import LightragDocuments
-from app.services.compat.unsupported import NotSupported
+from app.adapters.lightrag.translate.documents import LightragDocuments
+from app.adapters.lightrag.translate.unsupported import NotSupported
+from app.core.errors import InvalidInput
+from app.schemas.common import SafeStr
 from app.services.ingest.intake import UploadedFile
 from app.web.auth import ProjectScopedRoute, principal_of
 from app.web.deps import ContainerDep

@@ -10,12 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.routers.chat_common import protocol_route, sse_stream
-from app.schemas.chat_openai import ChatCompletion, ModelList, OpenAIChatRequest
-from app.services.chat import openai_format
-from app.services.chat.answer import start_answer
-from app.services.chat.conversation import ChatTurn, chat_query
-from app.services.chat.models import available_models, project_for_model
+from app.adapters.chat.answering import openai_format
+from app.adapters.chat.answering.answer import start_answer
+from app.adapters.chat.answering.conversation import ChatTurn, chat_query
+from app.adapters.chat.answering.models import available_models, project_for_model
+from app.adapters.chat.openai_schemas import ChatCompletion, ModelList, OpenAIChatRequest
+from app.adapters.chat.routing import protocol_route, sse_stream
 from app.web.auth import principal_of, unscoped
 from app.web.deps import ContainerDep
 from app.web.disconnects import unless_client_leaves
