@@ -18,7 +18,7 @@ Pair = tuple[str, str]
 _SIMILAR = text("""
     SELECT e.key AS key_a, n.key AS key_b, 1 - n.distance AS score
     FROM (SELECT project_id, key, entity_type, embedding FROM entities
-          WHERE project_id = :pid AND embedding IS NOT NULL
+          WHERE project_id = :project_id AND embedding IS NOT NULL
           ORDER BY updated_at DESC, key LIMIT :probes) e
     CROSS JOIN LATERAL (
         SELECT x.key, x.embedding <=> e.embedding AS distance
@@ -36,15 +36,15 @@ _SIMILAR = text("""
 _SHARED = text("""
     WITH wanted AS (SELECT * FROM unnest(CAST(:a AS text[]), CAST(:b AS text[])) AS w(a, b)),
     adjacent AS (
-        SELECT src_key AS k, tgt_key AS other FROM relations WHERE project_id = :pid
+        SELECT src_key AS k, tgt_key AS other FROM relations WHERE project_id = :project_id
         UNION ALL
-        SELECT tgt_key, src_key FROM relations WHERE project_id = :pid
+        SELECT tgt_key, src_key FROM relations WHERE project_id = :project_id
     )
     SELECT w.a, w.b, en.name
     FROM wanted w
     JOIN adjacent na ON na.k = w.a
     JOIN adjacent nb ON nb.k = w.b AND nb.other = na.other
-    JOIN entities en ON en.project_id = :pid AND en.key = na.other
+    JOIN entities en ON en.project_id = :project_id AND en.key = na.other
     WHERE na.other NOT IN (w.a, w.b)
     ORDER BY w.a, w.b, en.degree DESC, en.key
 """)
@@ -54,7 +54,7 @@ async def similar_pairs(conn: AsyncConnection, project_id: str, *, min_similarit
                         probes: int, cap: int) -> list[tuple[str, str, float]]:
     """(key, key, cosine similarity) of same-type entity pairs at least `min_similarity` alike, best first,
     each unordered pair once."""
-    rows = await conn.execute(_SIMILAR, {"pid": project_id, "neighbours": neighbours, "probes": probes,
+    rows = await conn.execute(_SIMILAR, {"project_id": project_id, "neighbours": neighbours, "probes": probes,
                                          "max_distance": 1.0 - min_similarity, "cap": cap * 2})
     seen: dict[Pair, float] = {}
     for a, b, score in rows.all():
@@ -67,7 +67,8 @@ async def shared_neighbours(conn: AsyncConnection, project_id: str, pairs: Seque
     """For each pair, the display names of the entities related to both (highest degree first)."""
     if not pairs:
         return {}
-    rows = await conn.execute(_SHARED, {"pid": project_id, "a": [p[0] for p in pairs], "b": [p[1] for p in pairs]})
+    rows = await conn.execute(_SHARED, {"project_id": project_id, "a": [p[0] for p in pairs],
+                                        "b": [p[1] for p in pairs]})
     out: dict[Pair, list[str]] = {}
     for a, b, name in rows.all():
         names = out.setdefault((a, b), [])

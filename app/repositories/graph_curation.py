@@ -215,8 +215,8 @@ async def rekey_relations(conn: AsyncConnection, project_id: str,
     await conn.execute(
         text("UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, curated = true, updated_at = now() "
              "FROM unnest(CAST(:os AS text[]), CAST(:ot AS text[]), CAST(:ns AS text[]), CAST(:nt AS text[])) "
-             "AS m(os, ot, ns, nt) WHERE r.project_id = :pid AND r.src_key = m.os AND r.tgt_key = m.ot"),
-        {"pid": project_id, "os": list(columns[0]), "ot": list(columns[1]), "ns": list(columns[2]),
+             "AS m(os, ot, ns, nt) WHERE r.project_id = :project_id AND r.src_key = m.os AND r.tgt_key = m.ot"),
+        {"project_id": project_id, "os": list(columns[0]), "ot": list(columns[1]), "ns": list(columns[2]),
          "nt": list(columns[3])},
     )
 

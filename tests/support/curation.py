@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entities, entity_sources, relation_sources, relations
 from app.domain.names import entity_key, sorted_pair
-from app.services.graph import common as curation_common
+from app.services.graph import gate as curation_gate
 from tests.support.fakes.openai_server import default_summary
 
 Ent = tuple[str, str, str, Sequence[str]]               # name, type, description, chunk ids
@@ -137,7 +137,7 @@ async def queued_behind_another(app: Any, task: asyncio.Task, deadline: float = 
     on an advisory lock in the database."""
     ends = time.monotonic() + deadline
     while not task.done():
-        if any(gate.users > 1 for gate in getattr(curation_common, "_GATES", {}).values()):
+        if any(gate.users > 1 for gate in getattr(curation_gate, "_GATES", {}).values()):
             return
         async with app.container.db.connect() as conn:
             if await conn.scalar(text(f"SELECT count(*) FROM pg_locks WHERE {ADVISORY_HERE} AND NOT granted")):

@@ -36,9 +36,9 @@ class RebuildInputs:
     parsed: list[tuple[str, list[str], dict[str, Any]]] = field(default_factory=list)
 
 
-async def read_inputs(conn: AsyncConnection, pid: str, chunk_ids: list[str], entity_types: list[str],
+async def read_inputs(conn: AsyncConnection, project_id: str, chunk_ids: list[str], entity_types: list[str],
                       name_max_length: int) -> RebuildInputs:
-    rows = await repo.chunk_rebuild_inputs(conn, pid, chunk_ids)
+    rows = await repo.chunk_rebuild_inputs(conn, project_id, chunk_ids)
     fingerprint = parse_fingerprint(entity_types, name_max_length)
     paths = {cid: ref.file_path or UNKNOWN_SOURCE for cid, (ref, _) in rows.items()}
     extractions: dict[str, ChunkExtraction] = {}
@@ -51,14 +51,14 @@ async def read_inputs(conn: AsyncConnection, pid: str, chunk_ids: list[str], ent
             unparsed.append(ref)
     inputs = RebuildInputs(extractions, paths)
     if unparsed:
-        await _parse_cached(conn, pid, unparsed, inputs, entity_types, name_max_length, fingerprint)
+        await _parse_cached(conn, project_id, unparsed, inputs, entity_types, name_max_length, fingerprint)
     return inputs
 
 
-async def _parse_cached(conn: AsyncConnection, pid: str, refs: list[ChunkCacheRef], into: RebuildInputs,
+async def _parse_cached(conn: AsyncConnection, project_id: str, refs: list[ChunkCacheRef], into: RebuildInputs,
                         entity_types: list[str], name_max_length: int, fingerprint: str) -> None:
     """Parse the cached pass answers (first pass, then gleanings) of chunks without usable stored records."""
-    cached = await cache_repo.get_many(conn, pid, [k for c in refs for k in c.extraction_cache_keys])
+    cached = await cache_repo.get_many(conn, project_id, [k for c in refs for k in c.extraction_cache_keys])
     by_answers: dict[tuple[str, ...], list[ChunkCacheRef]] = {}
     for ref in refs:
         keys = ref.extraction_cache_keys
@@ -89,12 +89,12 @@ def _restamped(x: ChunkExtraction, chunk_id: str, file_path: str) -> ChunkExtrac
                               for r in x.relations])
 
 
-async def store_parsed(db: Database, pid: str, inputs: RebuildInputs) -> None:
+async def store_parsed(db: Database, project_id: str, inputs: RebuildInputs) -> None:
     """Store the records parsed from the cache (best effort: the deletion has committed already)."""
     if not inputs.parsed:
         return
     try:
         async with db.transaction() as conn:
-            await records_repo.backfill(conn, pid, inputs.parsed)
+            await records_repo.backfill(conn, project_id, inputs.parsed)
     except Exception as exc:
         log.warning("could not store the parsed records of %d chunks: %s", len(inputs.parsed), type(exc).__name__)

@@ -54,8 +54,8 @@ from app.repositories import projects as projects_repo
 from app.schemas.deletion import BatchDeletion, DocumentDeletion, LLMCalls
 from app.services.cached_llm import CacheBatch
 from app.services.deletion.rebuild_inputs import RebuildInputs, read_inputs, store_parsed
-from app.services.graph.common import entity_gate
 from app.services.graph.embedding import embed_changed
+from app.services.graph.gate import entity_gate
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.name_resolution import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
@@ -136,38 +136,38 @@ class DeletionService:
                                     summary=counted.get("summary", 0))
         return report
 
-    async def _delete(self, pid: str, document_ids: tuple[str, ...]) -> BatchDeletion:
+    async def _delete(self, project_id: str, document_ids: tuple[str, ...]) -> BatchDeletion:
         """Attempts until one writes: each plans without holding a lock (re-parsing, summaries and
         embeddings can take a while), then locks, checks and writes in one transaction."""
         keys: set[str] = set()
         outdated = 0
         while True:
             async with self.c.db.connect() as conn:
-                keys |= _keys_of(*await self._document_keys(conn, pid, document_ids, lock=None))
+                keys |= _keys_of(*await self._document_keys(conn, project_id, document_ids, lock=None))
             try:
-                return await self._attempt(pid, document_ids, keys,
+                return await self._attempt(project_id, document_ids, keys,
                                            plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS)
             except _Outdated:
                 outdated += 1
                 log.info("documents %s/%s: graph changed while planning their deletion; planning again",
-                         pid, ",".join(document_ids)[:200])
+                         project_id, ",".join(document_ids)[:200])
 
-    async def _attempt(self, pid: str, document_ids: tuple[str, ...], keys: set[str], *,
+    async def _attempt(self, project_id: str, document_ids: tuple[str, ...], keys: set[str], *,
                        plan_under_locks: bool) -> BatchDeletion:
         """Plan and write under the locks of `keys`. Raises _Outdated when the document's provenance has
         reached keys outside them (`keys` grows) or, unless `plan_under_locks`, when the plan is outdated."""
-        async with entity_gate(self.c.db, pid, keys):
+        async with entity_gate(self.c.db, project_id, keys):
             async with self.c.db.connect() as conn:
-                snapshot = await self._snapshot(conn, pid, document_ids, lock=None)
-                inputs = await self._inputs(conn, pid, snapshot)
+                snapshot = await self._snapshot(conn, project_id, document_ids, lock=None)
+                inputs = await self._inputs(conn, project_id, snapshot)
             if not snapshot.keys <= keys:
                 keys |= snapshot.keys
                 raise _Outdated
-            prepared = await self._prepare(pid, snapshot, *inputs)
+            prepared = await self._prepare(project_id, snapshot, *inputs)
             batches = [prepared.batch]
             try:
                 async with self.c.db.transaction() as conn:
-                    current = await self._snapshot(conn, pid, document_ids, lock=keys)
+                    current = await self._snapshot(conn, project_id, document_ids, lock=keys)
                     if not current.keys <= keys:
                         keys |= current.keys
                         raise _Outdated
@@ -175,22 +175,22 @@ class DeletionService:
                         if not plan_under_locks:
                             raise _Outdated
                         # summaries look the cache up on this connection: never wait for a second one here
-                        batches.append(self.c.llm_cache.batch(pid, conn))
-                        inputs = await self._inputs(conn, pid, current)
-                        prepared = await self._prepare(pid, current, *inputs, batch=batches[-1])
-                    report = await self._apply(conn, pid, document_ids, prepared)
-                await store_parsed(self.c.db, pid, inputs[0])
+                        batches.append(self.c.llm_cache.batch(project_id, conn))
+                        inputs = await self._inputs(conn, project_id, current)
+                        prepared = await self._prepare(project_id, current, *inputs, batch=batches[-1])
+                    report = await self._apply(conn, project_id, document_ids, prepared)
+                await store_parsed(self.c.db, project_id, inputs[0])
                 return report
             finally:
                 for batch in batches:
                     await batch.flush_best_effort("deletion")
 
-    async def _document_keys(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...], *,
+    async def _document_keys(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *,
                              lock: set[str] | None) -> tuple[list[str], list[Pair]]:
         """The documents' entity keys and relation pairs. With `lock`, the document rows and those keys are
         locked first (the keys with the pipeline's advisory-lock scheme), and the provenance read after."""
-        await require_project(conn, pid)
-        docs = await repo.lock_documents(conn, pid, document_ids, lock=lock is not None)
+        await require_project(conn, project_id)
+        docs = await repo.lock_documents(conn, project_id, document_ids, lock=lock is not None)
         missing = [d for d in document_ids if d not in docs]
         if len(missing) == 1:
             raise document_not_found(missing[0])
@@ -202,64 +202,64 @@ class DeletionService:
             raise Conflict(f"{which} still processing; delete when finished (or cancel first)",
                            code="document_processing")
         if lock is not None:
-            await graph_repo.lock_keys(conn, pid, lock)
-        return await repo.keys_of_documents(conn, pid, document_ids)
+            await graph_repo.lock_keys(conn, project_id, lock)
+        return await repo.keys_of_documents(conn, project_id, document_ids)
 
-    async def _snapshot(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...], *,
+    async def _snapshot(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *,
                         lock: set[str] | None) -> Snapshot:
         """Everything the rebuild depends on; under `lock` (see _document_keys) it stays true until commit
         if its keys are all within `lock`."""
-        keys, pairs = await self._document_keys(conn, pid, document_ids, lock=lock)
+        keys, pairs = await self._document_keys(conn, project_id, document_ids, lock=lock)
         return Snapshot(
             keys=_keys_of(keys, pairs),
-            doc_chunks=await repo.chunks_of_documents(conn, pid, document_ids),
-            entities=await graph_repo.fetch_entities(conn, pid, keys),
-            relations=await graph_repo.fetch_relations(conn, pid, pairs),
+            doc_chunks=await repo.chunks_of_documents(conn, project_id, document_ids),
+            entities=await graph_repo.fetch_entities(conn, project_id, keys),
+            relations=await graph_repo.fetch_relations(conn, project_id, pairs),
         )
 
-    async def _inputs(self, conn: AsyncConnection, pid: str, snap: Snapshot) -> tuple[RebuildInputs, str]:
+    async def _inputs(self, conn: AsyncConnection, project_id: str, snap: Snapshot) -> tuple[RebuildInputs, str]:
         """The records of the chunks the rebuild reads (stored, else parsed from the cache) and the language."""
         needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
-        project = await self._project_settings(conn, pid)
-        inputs = await read_inputs(conn, pid, needed, project.entity_types, self.settings.entity_name_max_length)
+        project = await self._project_settings(conn, project_id)
+        inputs = await read_inputs(conn, project_id, needed, project.entity_types, self.settings.entity_name_max_length)
         # names map through the aliases entity resolution recorded, as the merge mapped them
-        inputs.extractions = await resolved_extractions(conn, pid, inputs.extractions)
+        inputs.extractions = await resolved_extractions(conn, project_id, inputs.extractions)
         return inputs, project.language
 
-    async def _prepare(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,
+    async def _prepare(self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,
                        batch: CacheBatch | None = None) -> Prepared:
         """The plan with its summaries and vectors. Summaries go through `batch` (one cache prefetch, one
         write) — without one, through a new batch on pooled connections, flushed by the caller."""
         if batch is None:
-            batch = self.c.llm_cache.batch(pid)
+            batch = self.c.llm_cache.batch(project_id)
             async with batch.flushed_on_failure():
-                return await self._planned(pid, snap, inputs, language, batch)
-        return await self._planned(pid, snap, inputs, language, batch)
+                return await self._planned(project_id, snap, inputs, language, batch)
+        return await self._planned(project_id, snap, inputs, language, batch)
 
-    async def _planned(self, pid: str, snap: Snapshot, inputs: RebuildInputs, language: str,
+    async def _planned(self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str,
                        batch: CacheBatch) -> Prepared:
         plan = plan_rebuild(*snap.row_mappings(), snap.gone, inputs.extractions, self.settings)
-        ent_rows, rel_rows = await self._summarised_rows(pid, plan, snap.entities, snap.relations, inputs.paths,
+        ent_rows, rel_rows = await self._summarised_rows(project_id, plan, snap.entities, snap.relations, inputs.paths,
                                                          language, batch)
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors, batch)
 
-    async def _apply(self, conn: AsyncConnection, pid: str, document_ids: tuple[str, ...],
+    async def _apply(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...],
                      p: Prepared) -> BatchDeletion:
         plan = p.plan
-        cascaded = await repo.pairs_touching(conn, pid, plan.delete_entities)
+        cascaded = await repo.pairs_touching(conn, project_id, plan.delete_entities)
         await repo.set_degrees_here(conn)  # written below with the rebuilt rows, not once more by the trigger
-        await repo.delete_documents(conn, pid, document_ids)
-        await repo.delete_relations(conn, pid, plan.delete_relations)
-        await curation_repo.delete_entities(conn, pid, plan.delete_entities)
+        await repo.delete_documents(conn, project_id, document_ids)
+        await repo.delete_relations(conn, project_id, plan.delete_relations)
+        await curation_repo.delete_entities(conn, project_id, plan.delete_entities)
         # one rewrite per row, its new vector and degree included (the rows exist: read under the locks)
-        await repo.update_rebuilt_entities(conn, pid, p.ent_rows, p.vectors[0])
-        await repo.update_rebuilt_relations(conn, pid, p.rel_rows, p.vectors[1])
+        await repo.update_rebuilt_entities(conn, project_id, p.ent_rows, p.vectors[0])
+        await repo.update_rebuilt_relations(conn, project_id, p.rel_rows, p.vectors[1])
         rewritten = set(plan.delete_entities) | {r["key"] for r in p.ent_rows}
-        await repo.recount_degrees(conn, pid, {key for pair in (*plan.delete_relations, *cascaded) for key in pair
-                                               if key not in rewritten})
+        await repo.recount_degrees(conn, project_id, {key for pair in (*plan.delete_relations, *cascaded)
+                                                      for key in pair if key not in rewritten})
         await cache_repo.delete_unreferenced(
-            conn, pid, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys])
+            conn, project_id, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys])
         return BatchDeletion(
             document_ids=list(document_ids), chunks_deleted=len(p.snapshot.doc_chunks),
             entities_deleted=len(plan.delete_entities), entities_rebuilt=len(p.ent_rows),
@@ -267,11 +267,11 @@ class DeletionService:
             llm_calls=LLMCalls(extract=0, summary=0),
         )
 
-    async def _project_settings(self, conn: AsyncConnection, pid: str) -> EffectiveSettings:
-        row = await projects_repo.get(conn, pid)
+    async def _project_settings(self, conn: AsyncConnection, project_id: str) -> EffectiveSettings:
+        row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row["settings"] if row else None)
 
-    async def _summarised_rows(self, pid: str, plan: RebuildPlan, ents: dict[str, EntityRow],
+    async def _summarised_rows(self, project_id: str, plan: RebuildPlan, ents: dict[str, EntityRow],
                                rels: dict[Pair, RelationRow], paths: dict[str, str],
                                language: str, batch: CacheBatch) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
@@ -286,13 +286,13 @@ class DeletionService:
         async def entity_text(m: EntityMerge) -> str:
             if not s.needs_llm(m.fragments):
                 return m.description
-            return await s.summarize("entity", m.name, m.fragments, language, project_id=pid, batch=batch)
+            return await s.summarize("entity", m.name, m.fragments, language, project_id=project_id, batch=batch)
 
         async def relation_text(m: RelationMerge) -> str:
             if not s.needs_llm(m.fragments):
                 return m.description
             return await s.summarize("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language,
-                                     project_id=pid, batch=batch)
+                                     project_id=project_id, batch=batch)
 
         ent_texts, rel_texts = await asyncio.gather(
             asyncio.gather(*(entity_text(m) for m in plan.entities)),

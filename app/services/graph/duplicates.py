@@ -18,7 +18,8 @@ from app.repositories import entity_duplicates as duplicates_repo
 from app.repositories import graph_curation as repo
 from app.repositories.retrieval import prepare_vector_search
 from app.schemas.duplicates import DuplicateList, DuplicatePair, DuplicateReject, DuplicateRejected
-from app.services.graph.common import CurationBase, not_found
+from app.services.graph.gate import CurationBase
+from app.services.graph.lookups import not_found
 from app.services.projects import require_project
 
 Pair = tuple[str, str]
@@ -86,16 +87,17 @@ class DuplicateService(CurationBase):
 
     async def reject(self, body: DuplicateReject) -> DuplicateRejected:
         """Remember that the two entities are distinct: the pair is never suggested again."""
-        pid = body.project_id
+        project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, pid)
-            a, b = await self._resolve(conn, pid, body.entity_a), await self._resolve(conn, pid, body.entity_b)
+            await require_project(conn, project_id)
+            a = await self._resolve(conn, project_id, body.entity_a)
+            b = await self._resolve(conn, project_id, body.entity_b)
         if a == b:
             raise InvalidInput("Name two different entities", code="same_entity")
-        async with self._gate(pid, [a, b]), self.db.transaction() as conn:
-            found = await repo.get_entities(conn, pid, [a, b])
+        async with self._gate(project_id, [a, b]), self.db.transaction() as conn:
+            found = await repo.get_entities(conn, project_id, [a, b])
             for key, raw in ((a, body.entity_a), (b, body.entity_b)):
                 if key not in found:
                     raise not_found(raw)
-            await alias_repo.reject(conn, pid, a, b)
+            await alias_repo.reject(conn, project_id, a, b)
         return DuplicateRejected(entity_a=found[a].name, entity_b=found[b].name)

@@ -3,7 +3,7 @@
 Every write is one short transaction holding the pipeline's advisory locks on the keys it touches; it stores
 the vectors of whatever text it changed, made beforehand with no transaction open (services/graph/vectors.py),
 so the stored vectors always match and no lock waits on the embedder. Writes on the same entity first queue
-at the in-process gate (curation_common.entity_gate), holding no connection."""
+at the in-process gate (curation_gate.entity_gate), holding no connection."""
 
 from __future__ import annotations
 
@@ -25,16 +25,10 @@ from app.schemas.graph import (
     EntityUpdate,
     SourceChunk,
 )
-from app.services.graph.common import (
-    CurationBase,
-    clean_description,
-    display_name,
-    entities_out,
-    entity_with_aliases,
-    not_found,
-    refuse_alias_of_other,
-    relation_out,
-)
+from app.services.graph.gate import CurationBase
+from app.services.graph.inputs import clean_description, display_name
+from app.services.graph.lookups import not_found, refuse_alias_of_other
+from app.services.graph.outputs import entities_out, entity_with_aliases, relation_out
 from app.services.graph.vectors import PreparedVectors, write_with_vectors
 from app.services.projects import require_project
 
@@ -74,7 +68,7 @@ class CurationService(CurationBase):
     # ----- entities: writes -----
 
     async def create_entity(self, body: EntityCreate) -> EntityOut:
-        pid = body.project_id
+        project_id = body.project_id
         name = display_name(body.name, self.max_name)
         key = entity_key(name)
         description = clean_description(body.description)
@@ -83,22 +77,22 @@ class CurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def check_free(conn: AsyncConnection) -> None:
-            existing = await repo.get_entity(conn, pid, key)
+            existing = await repo.get_entity(conn, project_id, key)
             if existing is not None:
                 raise Conflict(f"Entity '{existing.name}' already exists", code="entity_exists")
-            await refuse_alias_of_other(conn, pid, key, name, None)
+            await refuse_alias_of_other(conn, project_id, key, name, None)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
-            await require_project(conn, pid)
-            await graph_repo.lock_keys(conn, pid, [key])
+            await require_project(conn, project_id)
+            await graph_repo.lock_keys(conn, project_id, [key])
             await check_free(conn)
-            await repo.insert_entity(conn, pid, values)
-            await vectors.write(conn, pid, entity_keys=[key], embed_here=embed_here)
-            return await entity_with_aliases(conn, pid, await repo.get_entity(conn, pid, key))
+            await repo.insert_entity(conn, project_id, values)
+            await vectors.write(conn, project_id, entity_keys=[key], embed_here=embed_here)
+            return await entity_with_aliases(conn, project_id, await repo.get_entity(conn, project_id, key))
 
-        async with self._gate(pid, [key]):
+        async with self._gate(project_id, [key]):
             async with self.db.connect() as conn:
-                await require_project(conn, pid)
+                await require_project(conn, project_id)
                 await check_free(conn)
             vectors.want_entity(name, description)
             return await write_with_vectors(self.db, vectors, write)
@@ -107,10 +101,10 @@ class CurationService(CurationBase):
         """Plan with no transaction open (read, predict the new texts, embed them), then lock and write in a
         short transaction that stores the prepared vectors, or tries again when a concurrent change made
         them outdated (see services/graph/vectors.py)."""
-        pid = body.project_id
+        project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, pid)
-            key = await self._resolve(conn, pid, name)
+            await require_project(conn, project_id)
+            key = await self._resolve(conn, project_id, name)
         values: dict = {}
         if body.description is not None:
             values["description"] = clean_description(body.description)
@@ -123,35 +117,35 @@ class CurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
-            await require_project(conn, pid)
-            await graph_repo.lock_keys(conn, pid, {key, new_key})
-            row = await repo.get_entity(conn, pid, key)
+            await require_project(conn, project_id)
+            await graph_repo.lock_keys(conn, project_id, {key, new_key})
+            row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)
             changes = dict(values, name=new_name) if new_name is not None else dict(values)
             if new_key != key:
-                await self._rename(conn, pid, row, new_key, changes)
+                await self._rename(conn, project_id, row, new_key, changes)
             else:
-                await repo.update_entity(conn, pid, key, changes)
-            await vectors.write(conn, pid, entity_keys=[new_key], touching=[new_key], embed_here=embed_here)
-            return await entity_with_aliases(conn, pid, await repo.get_entity(conn, pid, new_key))
+                await repo.update_entity(conn, project_id, key, changes)
+            await vectors.write(conn, project_id, entity_keys=[new_key], touching=[new_key], embed_here=embed_here)
+            return await entity_with_aliases(conn, project_id, await repo.get_entity(conn, project_id, new_key))
 
-        async with self._gate(pid, {key, new_key}):
-            await self._predict_update(pid, name, key, new_name, new_key, values, vectors)
+        async with self._gate(project_id, {key, new_key}):
+            await self._predict_update(project_id, name, key, new_name, new_key, values, vectors)
             return await write_with_vectors(self.db, vectors, write)
 
-    async def _predict_update(self, pid: str, name: str, key: str, new_name: str | None, new_key: str,
+    async def _predict_update(self, project_id: str, name: str, key: str, new_name: str | None, new_key: str,
                               values: dict, vectors: PreparedVectors) -> None:
         """Read without locks and note the texts the update will embed; fail early on what would fail."""
         async with self.db.connect() as conn:
-            await require_project(conn, pid)
-            row = await repo.get_entity(conn, pid, key)
+            await require_project(conn, project_id)
+            row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)
             if new_key != key:
-                await self._check_rename_target(conn, pid, row, new_key)
+                await self._check_rename_target(conn, project_id, row, new_key)
             renamed = new_name is not None and new_name != row.name
-            rels = await repo.relations_touching(conn, pid, [key]) if renamed else []
+            rels = await repo.relations_touching(conn, project_id, [key]) if renamed else []
         final_name = new_name or row.name
         vectors.want_entity(final_name, values.get("description", row.description))
         for rel in rels:
@@ -160,22 +154,22 @@ class CurationService(CurationBase):
                                   rel.keywords, rel.description)
 
     @staticmethod
-    async def _check_rename_target(conn: AsyncConnection, pid: str, row: EntityRow, new_key: str) -> None:
-        clash = await repo.get_entity(conn, pid, new_key)
+    async def _check_rename_target(conn: AsyncConnection, project_id: str, row: EntityRow, new_key: str) -> None:
+        clash = await repo.get_entity(conn, project_id, new_key)
         if clash is not None:
             raise Conflict(
                 f"Entity '{clash.name}' already exists; to combine '{row.name}' into it use "
                 "POST /entities/merge", code="entity_exists")
-        await refuse_alias_of_other(conn, pid, new_key, new_key, row.key)
+        await refuse_alias_of_other(conn, project_id, new_key, new_key, row.key)
 
-    async def _rename(self, conn: AsyncConnection, pid: str, row: EntityRow, new_key: str, values: dict) -> None:
+    async def _rename(self, conn: AsyncConnection, project_id: str, row: EntityRow, new_key: str, values: dict) -> None:
         """Create the new entity, move every relation (re-sorted pairs) and all provenance onto it, then
         drop the old row. Relation provenance follows the re-keyed relations through ON UPDATE CASCADE.
         The old name stays an alias of the entity: later documents, lookups and rebuilds of cached
         records that use it reach the renamed entity."""
-        await self._check_rename_target(conn, pid, row, new_key)
+        await self._check_rename_target(conn, project_id, row, new_key)
         old_key = row.key
-        await repo.insert_entity(conn, pid, {
+        await repo.insert_entity(conn, project_id, {
             "key": new_key, "name": values["name"],
             "entity_type": values.get("entity_type", row.entity_type),
             "description": values.get("description", row.description),
@@ -183,15 +177,16 @@ class CurationService(CurationBase):
             "curated": True,  # cached extractions know it by its old name only
         })
         moves = []
-        for rel in await repo.relations_touching(conn, pid, [old_key]):
+        for rel in await repo.relations_touching(conn, project_id, [old_key]):
             s = new_key if rel.src_key == old_key else rel.src_key
             t = new_key if rel.tgt_key == old_key else rel.tgt_key
             moves.append((rel.src_key, rel.tgt_key, *sorted_pair(s, t)))
-        await repo.rekey_relations(conn, pid, moves)
-        await repo.copy_entity_sources(conn, pid, [old_key], new_key)
-        await repo.delete_entities(conn, pid, [old_key])
-        await alias_repo.repoint(conn, pid, [old_key], new_key)
-        await alias_repo.add_aliases(conn, pid, new_key, [AliasItem(old_key, row.name, "manual")], overwrite=True)
+        await repo.rekey_relations(conn, project_id, moves)
+        await repo.copy_entity_sources(conn, project_id, [old_key], new_key)
+        await repo.delete_entities(conn, project_id, [old_key])
+        await alias_repo.repoint(conn, project_id, [old_key], new_key)
+        await alias_repo.add_aliases(conn, project_id, new_key, [AliasItem(old_key, row.name, "manual")],
+                                     overwrite=True)
 
     async def delete_entity(self, project_id: str, name: str) -> EntityDeleted:
         async with self.db.connect() as conn:

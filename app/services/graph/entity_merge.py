@@ -34,7 +34,9 @@ from app.repositories import graph_curation as repo
 from app.repositories import projects as projects_repo
 from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy
 from app.services.cached_llm import CacheBatch
-from app.services.graph.common import display_name, entity_gate, join_keywords, ordered_union, resolve_key
+from app.services.graph.gate import entity_gate
+from app.services.graph.inputs import display_name, join_keywords, ordered_union
+from app.services.graph.lookups import resolve_key
 from app.services.graph.summaries import Summarizer
 from app.services.graph.vectors import OUTSIDE_TRIES, PreparedVectors, VectorsOutdated
 from app.services.projects import effective_settings, require_project
@@ -79,7 +81,7 @@ class RelationPlan:
 
 @dataclass
 class _Request:
-    pid: str
+    project_id: str
     target_name: str
     tkey: str
     raw_by_key: dict[str, str]  # source key -> the name as requested
@@ -147,8 +149,8 @@ class EntityMergeService:
 
     async def merge(self, body: MergeRequest) -> MergeReport:
         req = await self._resolved(self._request(body))
-        async with entity_gate(self.c.db, req.pid, req.involved):
-            texts = _Summaries(self.summarizer, req.pid)
+        async with entity_gate(self.c.db, req.project_id, req.involved):
+            texts = _Summaries(self.summarizer, req.project_id)
             try:
                 return await self._merge(req, texts, PreparedVectors(self.c.embedder))
             finally:
@@ -171,13 +173,13 @@ class EntityMergeService:
         """Names given as aliases stand for the entities they name; a target that is an alias of an entity
         outside the sources is that entity (the merge goes into it and keeps its name)."""
         async with self.c.db.connect() as conn:
-            await require_project(conn, req.pid)
+            await require_project(conn, req.project_id)
             raw_by_key: dict[str, str] = {}
             for key, raw in req.raw_by_key.items():
-                raw_by_key.setdefault(await resolve_key(conn, req.pid, key), raw)
-            target_name, tkey = req.target_name, await resolve_key(conn, req.pid, req.tkey)
+                raw_by_key.setdefault(await resolve_key(conn, req.project_id, key), raw)
+            target_name, tkey = req.target_name, await resolve_key(conn, req.project_id, req.tkey)
             if tkey != req.tkey and tkey not in raw_by_key:
-                named = await repo.get_entity(conn, req.pid, tkey)
+                named = await repo.get_entity(conn, req.project_id, tkey)
                 target_name = named.name if named else target_name
             else:
                 tkey = req.tkey
@@ -212,7 +214,7 @@ class EntityMergeService:
 
     async def _unlocked_plan(self, req: _Request, texts: _Summaries) -> _Plan:
         async with self.c.db.connect() as conn:
-            await require_project(conn, req.pid)
+            await require_project(conn, req.project_id)
             return await self._plan(conn, req, texts)
 
     async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: _Summaries,
@@ -221,17 +223,17 @@ class EntityMergeService:
         """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
         written) when a far end was not locked (`neighbours` grows) or an LLM text is missing and not
         `summarise_here`."""
-        await require_project(conn, req.pid)
+        await require_project(conn, req.project_id)
         # relations moved by the merge change their far ends too: without their locks, a concurrent merge
         # of a far end would re-point a relation at an entity this merge deletes
-        await graph_repo.lock_keys(conn, req.pid, [*req.involved, *neighbours])
+        await graph_repo.lock_keys(conn, req.project_id, [*req.involved, *neighbours])
         plan = await self._plan(conn, req, texts)
         if not plan.relations.neighbours <= neighbours:
             neighbours |= plan.relations.neighbours
             return None
         if texts.wanted and summarise_here:
             log.info("merge into %s/%s: its entities keep changing; summarising under the locks",
-                     req.pid, req.tkey)
+                     req.project_id, req.tkey)
             await texts.write(conn)
             plan = await self._plan(conn, req, texts)
         if texts.wanted:
@@ -240,11 +242,11 @@ class EntityMergeService:
 
     async def _plan(self, conn: AsyncConnection, req: _Request, texts: _Summaries) -> _Plan:
         s = self.settings
-        found = await repo.get_entities(conn, req.pid, req.involved)
+        found = await repo.get_entities(conn, req.project_id, req.involved)
         missing = [raw for key, raw in req.raw_by_key.items() if key not in found]
         if missing:
             raise NotFound(f"Entities not found: {', '.join(repr(m) for m in missing)}", code="entity_not_found")
-        language = await self._language(conn, req.pid)
+        language = await self._language(conn, req.project_id)
         rows = [found[k] for k in req.involved if k in found]  # sources in request order, then the target
         data, strategy = req.body.target_entity_data, req.body.strategy
         given = sanitize(data.description) if data and data.description else None
@@ -258,34 +260,34 @@ class EntityMergeService:
                                     s.max_source_ids_per_entity, s.source_ids_limit_method),
             "file_paths": self._paths(*[r.file_paths for r in rows]),
         }
-        relations = await self._plan_relations(conn, req.pid, req.involved, req.tkey, req.target_name, strategy,
+        relations = await self._plan_relations(conn, req.project_id, req.involved, req.tkey, req.target_name, strategy,
                                                language, texts)
         return _Plan(found, values, relations)
 
     async def _write(self, conn: AsyncConnection, req: _Request, plan: _Plan, vectors: PreparedVectors, *,
                      embed_here: bool) -> MergeReport:
-        pid, tkey, rel = req.pid, req.tkey, plan.relations
+        project_id, tkey, rel = req.project_id, req.tkey, plan.relations
         merged_keys = [k for k in req.raw_by_key if k != tkey]
         if tkey in plan.found:
-            await repo.update_entity(conn, pid, tkey, plan.values)
+            await repo.update_entity(conn, project_id, tkey, plan.values)
         else:
-            await repo.insert_entity(conn, pid, {"key": tkey, **plan.values})
-        await repo.copy_entity_sources(conn, pid, merged_keys, tkey)
-        await repo.delete_relations(conn, pid, rel.delete_pairs)
-        await repo.delete_entities(conn, pid, merged_keys)
+            await repo.insert_entity(conn, project_id, {"key": tkey, **plan.values})
+        await repo.copy_entity_sources(conn, project_id, merged_keys, tkey)
+        await repo.delete_relations(conn, project_id, rel.delete_pairs)
+        await repo.delete_entities(conn, project_id, merged_keys)
         # the merged names, and every alias they had, now name the target
-        await alias_repo.repoint(conn, pid, merged_keys, tkey)
-        await alias_repo.add_aliases(conn, pid, tkey, [AliasItem(k, plan.found[k].name, "merge") for k in merged_keys],
-                                     overwrite=True)
-        await repo.insert_relations(conn, pid, rel.new_rows)
-        await repo.insert_relation_sources(conn, pid, rel.new_sources)
-        await vectors.write(conn, pid, entity_keys=[tkey], touching=[tkey], embed_here=embed_here)
+        await alias_repo.repoint(conn, project_id, merged_keys, tkey)
+        await alias_repo.add_aliases(conn, project_id, tkey,
+                                     [AliasItem(k, plan.found[k].name, "merge") for k in merged_keys], overwrite=True)
+        await repo.insert_relations(conn, project_id, rel.new_rows)
+        await repo.insert_relation_sources(conn, project_id, rel.new_sources)
+        await vectors.write(conn, project_id, entity_keys=[tkey], touching=[tkey], embed_here=embed_here)
         return MergeReport(
             target=req.target_name, merged_sources=[plan.found[k].name for k in merged_keys],
             relations_redirected=rel.redirected, relations_merged=rel.merged, self_loops_dropped=rel.self_loops,
         )
 
-    async def _plan_relations(self, conn: AsyncConnection, pid: str, involved: list[str], tkey: str,
+    async def _plan_relations(self, conn: AsyncConnection, project_id: str, involved: list[str], tkey: str,
                               target_name: str, strategy: MergeStrategy, language: str,
                               texts: _Summaries) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
@@ -293,7 +295,7 @@ class EntityMergeService:
         plan = RelationPlan()
         rank = {k: i for i, k in enumerate(involved)}
         far = len(involved)
-        rels = sorted(await repo.relations_touching(conn, pid, involved),
+        rels = sorted(await repo.relations_touching(conn, project_id, involved),
                       key=lambda r: (min(rank.get(r.src_key, far), rank.get(r.tgt_key, far)),
                                      r.src_key, r.tgt_key))
         groups: dict[Pair, list[RelationRow]] = {}
@@ -316,7 +318,7 @@ class EntityMergeService:
         changed = {p: m for p, m in groups.items() if len(m) > 1 or m[0].pair != p}
         provenance: dict[Pair, list[RelationSource]] = {}
         for row in await repo.relation_sources_of(
-                conn, pid, [m.pair for members in changed.values() for m in members]):
+                conn, project_id, [m.pair for members in changed.values() for m in members]):
             provenance.setdefault((row.src_key, row.tgt_key), []).append(row)
 
         for pair, members in groups.items():
@@ -349,8 +351,8 @@ class EntityMergeService:
         paths = [p for p in ordered_union(*lists) if not p.startswith(_TRUNCATED)]
         return limit_ids(paths, self.settings.max_file_paths, self.settings.source_ids_limit_method)
 
-    async def _language(self, conn: AsyncConnection, pid: str) -> str:
-        row = await projects_repo.get(conn, pid)
+    async def _language(self, conn: AsyncConnection, project_id: str) -> str:
+        row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row["settings"] if row else None).language
 
     def _combine(self, texts: _Summaries, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],

@@ -14,15 +14,10 @@ from app.domain.rows import EntityRow, RelationRow
 from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.schemas.graph import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
-from app.services.graph.common import (
-    CurationBase,
-    clean_description,
-    join_keywords,
-    not_found,
-    pair_key,
-    relation_missing,
-    relation_out,
-)
+from app.services.graph.gate import CurationBase
+from app.services.graph.inputs import clean_description, join_keywords, pair_key
+from app.services.graph.lookups import not_found, relation_missing
+from app.services.graph.outputs import relation_out
 from app.services.graph.vectors import PreparedVectors, write_with_vectors
 from app.services.projects import require_project
 
@@ -30,10 +25,10 @@ Pair = tuple[str, str]
 
 
 class RelationCurationService(CurationBase):
-    async def _pair(self, conn: AsyncConnection, pid: str, source: str, target: str) -> Pair:
+    async def _pair(self, conn: AsyncConnection, project_id: str, source: str, target: str) -> Pair:
         """The sorted keys of the entities the two names (or aliases) name."""
         pair_key(source, target, self.max_name)  # 400 for unusable names or one name twice
-        a, b = await self._resolve(conn, pid, source), await self._resolve(conn, pid, target)
+        a, b = await self._resolve(conn, project_id, source), await self._resolve(conn, project_id, target)
         if a == b:
             raise InvalidInput("A relation needs two different entities", code="self_relation")
         return sorted_pair(a, b)
@@ -53,46 +48,46 @@ class RelationCurationService(CurationBase):
         return RelationList(relations=[relation_out(r) for r in rows], total=total, limit=limit, offset=offset)
 
     async def create_relation(self, body: RelationCreate) -> RelationOut:
-        pid = body.project_id
+        project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, pid)
-            pair = await self._pair(conn, pid, body.source, body.target)
-            found = await self._check_ends(conn, pid, pair, body.source, body.target)
+            await require_project(conn, project_id)
+            pair = await self._pair(conn, project_id, body.source, body.target)
+            found = await self._check_ends(conn, project_id, pair, body.source, body.target)
         description, keywords = clean_description(body.description), join_keywords(body.keywords)
         values = {"src_key": pair[0], "tgt_key": pair[1], "description": description, "keywords": keywords,
                   "weight": body.weight, "curated": True}
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
-            await require_project(conn, pid)
-            await graph_repo.lock_keys(conn, pid, pair)
-            await self._check_ends(conn, pid, pair, body.source, body.target)
-            if await repo.get_relation(conn, pid, pair) is not None:
+            await require_project(conn, project_id)
+            await graph_repo.lock_keys(conn, project_id, pair)
+            await self._check_ends(conn, project_id, pair, body.source, body.target)
+            if await repo.get_relation(conn, project_id, pair) is not None:
                 raise Conflict(f"Relation between '{body.source}' and '{body.target}' already exists",
                                code="relation_exists")
-            await repo.insert_relations(conn, pid, [values])
-            await vectors.write(conn, pid, pairs=[pair], embed_here=embed_here)
-            return await repo.get_relation(conn, pid, pair)
+            await repo.insert_relations(conn, project_id, [values])
+            await vectors.write(conn, project_id, pairs=[pair], embed_here=embed_here)
+            return await repo.get_relation(conn, project_id, pair)
 
-        async with self._gate(pid, pair):
+        async with self._gate(project_id, pair):
             vectors.want_relation(found[pair[0]].name, found[pair[1]].name, keywords, description)
             row = await write_with_vectors(self.db, vectors, write)
         assert row is not None
         return relation_out(row)
 
-    async def _check_ends(self, conn: AsyncConnection, pid: str, pair: Pair, source: str,
+    async def _check_ends(self, conn: AsyncConnection, project_id: str, pair: Pair, source: str,
                           target: str) -> dict[str, EntityRow]:
-        found = await repo.get_entities(conn, pid, pair)
+        found = await repo.get_entities(conn, project_id, pair)
         for raw in (source, target):
-            if await self._resolve(conn, pid, raw) not in found:
+            if await self._resolve(conn, project_id, raw) not in found:
                 raise not_found(raw)
         return found
 
     async def update_relation(self, body: RelationUpdate) -> RelationOut:
-        pid = body.project_id
+        project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, pid)
-            pair = await self._pair(conn, pid, body.source, body.target)
+            await require_project(conn, project_id)
+            pair = await self._pair(conn, project_id, body.source, body.target)
         values: dict = {}
         if body.description is not None:
             values["description"] = clean_description(body.description)
@@ -104,17 +99,17 @@ class RelationCurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
-            await require_project(conn, pid)
-            await graph_repo.lock_keys(conn, pid, pair)
-            if await repo.get_relation(conn, pid, pair) is None:
+            await require_project(conn, project_id)
+            await graph_repo.lock_keys(conn, project_id, pair)
+            if await repo.get_relation(conn, project_id, pair) is None:
                 raise relation_missing(body.source, body.target)
-            await repo.update_relation(conn, pid, pair, values)
-            await vectors.write(conn, pid, pairs=[pair], embed_here=embed_here)
-            return await repo.get_relation(conn, pid, pair)
+            await repo.update_relation(conn, project_id, pair, values)
+            await vectors.write(conn, project_id, pairs=[pair], embed_here=embed_here)
+            return await repo.get_relation(conn, project_id, pair)
 
-        async with self._gate(pid, pair):
+        async with self._gate(project_id, pair):
             async with self.db.connect() as conn:
-                row = await repo.get_relation(conn, pid, pair)
+                row = await repo.get_relation(conn, project_id, pair)
             if row is None:
                 raise relation_missing(body.source, body.target)
             vectors.want_relation(row.src_name, row.tgt_name, values.get("keywords", row.keywords),

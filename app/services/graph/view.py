@@ -18,7 +18,7 @@ from app.domain.rows import EdgeRow, NodeRow
 from app.domain.texts import readable
 from app.repositories import graph_curation as repo
 from app.schemas.graph import GraphOut
-from app.services.graph.common import not_found, resolve_key
+from app.services.graph.lookups import not_found, resolve_key
 from app.services.projects import require_project
 
 

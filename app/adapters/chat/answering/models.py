@@ -39,9 +39,10 @@ def project_for_model(name: str, plain_name: str) -> str:
 
 def models_of(projects: list[tuple[str, datetime]], plain_name: str) -> list[ChatModel]:
     """The models of these (project id, last change) pairs: the plain name first when the default is among them."""
-    models = [ChatModel(plain_name, pid, changed) for pid, changed in projects if pid == DEFAULT_PROJECT]
-    models += [ChatModel(MODEL_PREFIX + pid, pid, changed) for pid, changed in projects
-               if MODEL_PREFIX + pid != plain_name]
+    models = [ChatModel(plain_name, project_id, changed) for project_id, changed in projects
+              if project_id == DEFAULT_PROJECT]
+    models += [ChatModel(MODEL_PREFIX + project_id, project_id, changed) for project_id, changed in projects
+               if MODEL_PREFIX + project_id != plain_name]
     return models
 
 
