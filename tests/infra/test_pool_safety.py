@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import entities
 from app.services.deletion import service as deletion_service
 from app.services.deletion.service import DeletionService
-from app.services.graph import entity_merge as entity_merge
+from app.services.graph import entity_merge, merge_texts
 from tests.support.curation import Parked, seed_graph
 from tests.support.fakes.openai_server import default_summary
 
@@ -93,7 +93,7 @@ async def test_merge_summarising_under_its_locks_needs_one_connection(start_app,
         await seed_graph(conn, **_star(1))
     parked = Parked(None, until_arrived=1)  # counts the summary calls
     fake_llm.handlers["summary"] = parked
-    real_write = entity_merge._Summaries.write
+    real_write = merge_texts.MergeTexts.write
     async with _hold_one(app) as held:
         async def write_then_edit(self, conn=None):
             await real_write(self, conn)
@@ -102,7 +102,7 @@ async def test_merge_summarising_under_its_locks_needs_one_connection(start_app,
                                    .values(description="Target was renamed meanwhile."))
                 await held.commit()
 
-        monkeypatch.setattr(entity_merge._Summaries, "write", write_then_edit)
+        monkeypatch.setattr(merge_texts.MergeTexts, "write", write_then_edit)
         started = time.perf_counter()
         response = await app.http.post("/entities/merge", json={
             "source_entities": ["Source0"], "target_entity": "Target", "strategy": "llm_summarize"})

@@ -15,7 +15,6 @@ holding locks never waits for a second pooled connection."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 
@@ -23,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.config import Settings
-from app.core.errors import InvalidInput, NotFound, first_failure
+from app.core.errors import InvalidInput, NotFound
 from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow, RelationRow, RelationSource
@@ -33,10 +32,10 @@ from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.repositories import projects as projects_repo
 from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy
-from app.services.cached_llm import CacheBatch
 from app.services.graph.gate import entity_gate
 from app.services.graph.inputs import display_name, join_keywords, ordered_union
 from app.services.graph.lookups import resolve_key
+from app.services.graph.merge_texts import MergeTexts, first_known_type, limit_ids
 from app.services.graph.summaries import Summarizer
 from app.services.graph.vectors import OUTSIDE_TRIES, PreparedVectors, VectorsOutdated
 from app.services.projects import effective_settings, require_project
@@ -45,20 +44,6 @@ log = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
 _TRUNCATED = "...truncated"
-
-
-def limit_ids(ids: list[str], cap: int, method: str) -> list[str]:
-    """KEEP keeps the oldest `cap` ids, FIFO the newest (MAX_SOURCE_IDS_PER_* with SOURCE_IDS_LIMIT_METHOD)."""
-    if len(ids) <= cap:
-        return ids
-    return ids[:cap] if method == "KEEP" else ids[-cap:]
-
-
-def first_known_type(types: list[str]) -> str:
-    for value in types:
-        if value and value.lower() != "unknown":
-            return value
-    return "unknown"
 
 
 # Plans made outside the locks, whose LLM texts were then outdated under them, before the texts are
@@ -96,49 +81,6 @@ class _Plan:
     relations: RelationPlan
 
 
-class _Summaries:
-    """The LLM-written descriptions of one merge, by their input. Planning only looks them up and notes
-    the missing ones; `write` then asks the LLM for those, normally with no transaction open."""
-
-    def __init__(self, summarizer: Summarizer, project_id: str) -> None:
-        self.summarizer = summarizer
-        self.project_id = project_id
-        self.known: dict[tuple, str] = {}
-        self.wanted: dict[tuple, None] = {}
-        self.batches: list[CacheBatch] = []
-
-    def get(self, kind: str, name: str, parts: list[str], language: str) -> str:
-        key = (kind, name, tuple(parts), language)
-        if key in self.known:
-            return self.known[key]
-        self.wanted[key] = None
-        return ""  # a placeholder: a plan with wanted texts is never written
-
-    async def write(self, conn: AsyncConnection | None = None) -> None:
-        """Make the wanted texts. With `conn` (a transaction holding locks) cache lookups use it and the
-        answers are kept for `flush`, after that transaction."""
-        wanted, self.wanted = list(self.wanted), {}
-        if not wanted:
-            return
-        batch = None
-        if conn is not None:
-            batch = self.summarizer.cache.batch(self.project_id, conn)
-            self.batches.append(batch)
-        try:  # a failure cancels the others, so none writes to a batch after its flush
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self.summarizer.summarize(
-                    "entity" if kind == "entity" else "relation", name, list(parts), language,
-                    project_id=self.project_id, batch=batch)) for kind, name, parts, language in wanted]
-        except* Exception as errors:
-            raise first_failure(errors) from None
-        self.known.update(zip(wanted, (t.result() for t in tasks), strict=True))
-
-    async def flush(self) -> None:
-        for batch in self.batches:
-            await batch.flush_best_effort("merge")
-        self.batches.clear()
-
-
 class EntityMergeService:
     def __init__(self, c: Container) -> None:
         self.c = c
@@ -150,7 +92,7 @@ class EntityMergeService:
     async def merge(self, body: MergeRequest) -> MergeReport:
         req = await self._resolved(self._request(body))
         async with entity_gate(self.c.db, req.project_id, req.involved):
-            texts = _Summaries(self.summarizer, req.project_id)
+            texts = MergeTexts(self.summarizer, req.project_id)
             try:
                 return await self._merge(req, texts, PreparedVectors(self.c.embedder))
             finally:
@@ -186,7 +128,7 @@ class EntityMergeService:
         return replace(req, raw_by_key=raw_by_key, target_name=target_name, tkey=tkey,
                        involved=ordered_union(list(raw_by_key), [tkey]))
 
-    async def _merge(self, req: _Request, texts: _Summaries, vectors: PreparedVectors) -> MergeReport:
+    async def _merge(self, req: _Request, texts: MergeTexts, vectors: PreparedVectors) -> MergeReport:
         plan = await self._unlocked_plan(req, texts)  # far ends, texts for the LLM
         neighbours = plan.relations.neighbours
         if texts.wanted:  # once the LLM wrote them, the texts to embed are known
@@ -212,12 +154,12 @@ class EntityMergeService:
             if texts.wanted:
                 outdated += 1
 
-    async def _unlocked_plan(self, req: _Request, texts: _Summaries) -> _Plan:
+    async def _unlocked_plan(self, req: _Request, texts: MergeTexts) -> _Plan:
         async with self.c.db.connect() as conn:
             await require_project(conn, req.project_id)
             return await self._plan(conn, req, texts)
 
-    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: _Summaries,
+    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: MergeTexts,
                             vectors: PreparedVectors, neighbours: set[str], *, summarise_here: bool,
                             embed_here: bool) -> MergeReport | None:
         """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
@@ -240,7 +182,7 @@ class EntityMergeService:
             return None
         return await self._write(conn, req, plan, vectors, embed_here=embed_here)
 
-    async def _plan(self, conn: AsyncConnection, req: _Request, texts: _Summaries) -> _Plan:
+    async def _plan(self, conn: AsyncConnection, req: _Request, texts: MergeTexts) -> _Plan:
         s = self.settings
         found = await repo.get_entities(conn, req.project_id, req.involved)
         missing = [raw for key, raw in req.raw_by_key.items() if key not in found]
@@ -289,7 +231,7 @@ class EntityMergeService:
 
     async def _plan_relations(self, conn: AsyncConnection, project_id: str, involved: list[str], tkey: str,
                               target_name: str, strategy: MergeStrategy, language: str,
-                              texts: _Summaries) -> RelationPlan:
+                              texts: MergeTexts) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
         s = self.settings
         plan = RelationPlan()
@@ -355,7 +297,7 @@ class EntityMergeService:
         row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row["settings"] if row else None).language
 
-    def _combine(self, texts: _Summaries, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],
+    def _combine(self, texts: MergeTexts, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],
                  language: str) -> str:
         clean = [d.strip() for d in descriptions if d and d.strip()]
         if not clean:
