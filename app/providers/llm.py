@@ -24,7 +24,7 @@ from app.core.errors import LLMNotConfigured, ProviderError
 from app.core.usage import current_usage
 from app.domain.chat import Message, strip_think
 from app.providers.concurrency import PrioritySemaphore
-from app.providers.openai_http import openai_client, reported_count, request_options
+from app.providers.openai_http import openai_client, parse_completion, request_options
 from app.providers.read_ahead import read_ahead
 from app.providers.tokenizer import Tokenizer
 
@@ -100,26 +100,6 @@ def context_window_from_error(message: str) -> int | None:
 def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """The `response_format` asking for JSON that follows `schema`."""
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
-
-
-def parse_completion(data: object) -> tuple[str, str | None, int | None, int | None]:
-    """(text, finish_reason, prompt_tokens, completion_tokens) of a chat-completions JSON body; token
-    counts are None where the provider did not report them. ValueError for a body without an answer."""
-    if not isinstance(data, dict):
-        raise ValueError("response has no choices")
-    choices = data.get("choices")
-    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ValueError("response has no choices")
-    message = choices[0].get("message")
-    content = (message.get("content") if isinstance(message, dict) else None) or ""
-    if not isinstance(content, str):
-        raise ValueError(f"response content is a {type(content).__name__}, not text")
-    finish_reason = choices[0].get("finish_reason")
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    return (content, finish_reason if isinstance(finish_reason, str) else None,
-            reported_count(usage.get("prompt_tokens")), reported_count(usage.get("completion_tokens")))
 
 
 @dataclass

@@ -64,3 +64,23 @@ def openai_client(*, base_url: str | None, api_key: str, timeout: float, max_ret
         max_retries=max_retries,
         http_client=openai.DefaultAioHttpClient(timeout=timeout, transport=transport),
     )
+
+
+def parse_completion(data: object) -> tuple[str, str | None, int | None, int | None]:
+    """(text, finish_reason, prompt_tokens, completion_tokens) of a chat-completions JSON body; token
+    counts are None where the provider did not report them. ValueError for a body without an answer."""
+    if not isinstance(data, dict):
+        raise ValueError("response has no choices")
+    choices = data.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ValueError("response has no choices")
+    message = choices[0].get("message")
+    content = (message.get("content") if isinstance(message, dict) else None) or ""
+    if not isinstance(content, str):
+        raise ValueError(f"response content is a {type(content).__name__}, not text")
+    finish_reason = choices[0].get("finish_reason")
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return (content, finish_reason if isinstance(finish_reason, str) else None,
+            reported_count(usage.get("prompt_tokens")), reported_count(usage.get("completion_tokens")))

@@ -14,7 +14,8 @@ import pytest
 from app.core.errors import ProviderError
 from app.core.usage import track_usage
 from app.providers.embeddings import EmbeddingClient, parse_embeddings
-from app.providers.llm import LLMClient, parse_completion
+from app.providers.llm import LLMClient
+from app.providers.openai_http import parse_completion
 from tests.support.fakes.openai_server import fake_embedding
 
 
