@@ -26,8 +26,9 @@ def main() -> None:
     log_config = uvicorn_log_config(settings.log_level, settings.log_format)
     logging_option: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     try:
-        uvicorn.run("app.asgi:app", host=settings.bind_host, port=settings.port, workers=settings.workers,
-                    **logging_option)
+        uvicorn.run(
+            "app.asgi:app", host=settings.bind_host, port=settings.port, workers=settings.workers, **logging_option
+        )
     finally:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)

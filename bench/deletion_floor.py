@@ -52,9 +52,12 @@ async def replay_calls(url: str, requests: Sequence[dict], concurrency: int) -> 
     bodies = [(json.dumps(r["body"]).encode(), r["operation"]) for r in requests]
     slots = asyncio.Semaphore(concurrency)
     async with aiohttp.ClientSession(headers={"content-type": "application/json", "authorization": "Bearer k"}) as s:
+
         async def post(body: bytes, operation: str) -> None:
-            async with slots, s.post(f"{url}/chat/completions", data=body,
-                                     headers={OPERATION_HEADER: operation}) as response:
+            async with (
+                slots,
+                s.post(f"{url}/chat/completions", data=body, headers={OPERATION_HEADER: operation}) as response,
+            ):
                 await response.read()
 
         times = []
@@ -80,19 +83,28 @@ async def database_floor(c: Container, copy_pid: str, done_pid: str, document_id
     async with c.db.connect() as conn:
         keys, pairs = await deletion_repo.keys_of_documents(conn, copy_pid, ids)
         ents = [dict(r) for r in (await conn.execute(_ENTITY_ROWS, {"pid": done_pid, "keys": keys})).mappings()]
-        rels = [dict(r) for r in (await conn.execute(_RELATION_ROWS, {
-            "pid": done_pid, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]})).mappings()]
+        rels = [
+            dict(r)
+            for r in (
+                await conn.execute(
+                    _RELATION_ROWS, {"pid": done_pid, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
+                )
+            ).mappings()
+        ]
     times = []
     for _ in range(RUNS):
         async with c.db.connect() as conn:
             transaction = await conn.begin()
             seconds = await _explained(conn, _CHUNK_RECORDS, {"pid": copy_pid, "keys": keys})
             seconds += await _explained(conn, _DELETE_DOCUMENTS, {"pid": copy_pid, "ids": ids})
-            for statement, written in ((deletion_repo._REBUILT_ENTITIES, ents),
-                                       (deletion_repo._REBUILT_RELATIONS, rels)):
+            for statement, written in (
+                (deletion_repo._REBUILT_ENTITIES, ents),
+                (deletion_repo._REBUILT_RELATIONS, rels),
+            ):
                 if written:
-                    seconds += await _explained(conn, statement, {"rows": written, "project_id": copy_pid},
-                                                bindparam("rows", type_=JSONB))
+                    seconds += await _explained(
+                        conn, statement, {"rows": written, "project_id": copy_pid}, bindparam("rows", type_=JSONB)
+                    )
             await transaction.rollback()
         times.append(seconds)
     return statistics.median(times)

@@ -37,7 +37,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "bench"
 FORMATS = ("csv", "xlsx", "md", "txt", "json")
-WORDS = ("graph", "entity", "relation", "Zoë", "東京", "comma,", "\"quoted\"", "line\nbreak", "=formula", "|pipe|")
+WORDS = ("graph", "entity", "relation", "Zoë", "東京", "comma,", '"quoted"', "line\nbreak", "=formula", "|pipe|")
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -75,38 +75,76 @@ async def populate(url_kwargs: dict, n_entities: int, n_relations: int, dim: int
 
         async def entity_rows() -> AsyncIterator[bytes]:
             for start in range(0, n_entities, 2000):
-                yield _csv_rows([
-                    [PROJECT, keys[i], f"Entity {i:06d}", "CONCEPT",
-                     "<SEP>".join(_text(rng, 25) for _ in range(3)),
-                     _array([f"chunk-{rng.randrange(10**6):06d}" for _ in range(3)]), _array([f"doc-{i % 97}.txt"]),
-                     _vector(rng, dim)]
-                    for i in range(start, min(start + 2000, n_entities))
-                ])
+                yield _csv_rows(
+                    [
+                        [
+                            PROJECT,
+                            keys[i],
+                            f"Entity {i:06d}",
+                            "CONCEPT",
+                            "<SEP>".join(_text(rng, 25) for _ in range(3)),
+                            _array([f"chunk-{rng.randrange(10**6):06d}" for _ in range(3)]),
+                            _array([f"doc-{i % 97}.txt"]),
+                            _vector(rng, dim),
+                        ]
+                        for i in range(start, min(start + 2000, n_entities))
+                    ]
+                )
 
-        await _copy(conn, "entities", ["project_id", "key", "name", "entity_type", "description", "source_ids",
-                                       "file_paths", "embedding"], entity_rows())
+        await _copy(
+            conn,
+            "entities",
+            ["project_id", "key", "name", "entity_type", "description", "source_ids", "file_paths", "embedding"],
+            entity_rows(),
+        )
 
         pairs = ((i, i + d) for d in range(1, n_entities) for i in range(n_entities - d))
         chosen = [next(pairs) for _ in range(n_relations)]
 
         async def relation_rows() -> AsyncIterator[bytes]:
             for start in range(0, n_relations, 2000):
-                yield _csv_rows([
-                    [PROJECT, keys[a], keys[b], "kw1, kw2", "<SEP>".join(_text(rng, 20) for _ in range(2)),
-                     round(rng.uniform(0.5, 5), 2), _array(["chunk-000001"]), _array(["doc-1.txt"]),
-                     _vector(rng, dim)]
-                    for a, b in chosen[start:start + 2000]
-                ])
+                yield _csv_rows(
+                    [
+                        [
+                            PROJECT,
+                            keys[a],
+                            keys[b],
+                            "kw1, kw2",
+                            "<SEP>".join(_text(rng, 20) for _ in range(2)),
+                            round(rng.uniform(0.5, 5), 2),
+                            _array(["chunk-000001"]),
+                            _array(["doc-1.txt"]),
+                            _vector(rng, dim),
+                        ]
+                        for a, b in chosen[start : start + 2000]
+                    ]
+                )
 
-        await _copy(conn, "relations", ["project_id", "src_key", "tgt_key", "keywords", "description", "weight",
-                                        "source_ids", "file_paths", "embedding"], relation_rows())
+        await _copy(
+            conn,
+            "relations",
+            [
+                "project_id",
+                "src_key",
+                "tgt_key",
+                "keywords",
+                "description",
+                "weight",
+                "source_ids",
+                "file_paths",
+                "embedding",
+            ],
+            relation_rows(),
+        )
         await conn.execute("SET session_replication_role = origin")
         await conn.execute(
             """UPDATE entities e SET degree = d.n FROM (
                  SELECT k, count(*) AS n FROM (
                    SELECT src_key AS k FROM relations WHERE project_id = $1
                    UNION ALL SELECT tgt_key FROM relations WHERE project_id = $1) s GROUP BY k) d
-               WHERE e.project_id = $1 AND e.key = d.k""", PROJECT)
+               WHERE e.project_id = $1 AND e.key = d.k""",
+            PROJECT,
+        )
         await conn.execute("VACUUM ANALYZE entities")
         await conn.execute("VACUUM ANALYZE relations")
     finally:
@@ -148,11 +186,29 @@ class RssSampler(threading.Thread):
 class Server:
     def __init__(self, database_url: str, dim: int) -> None:
         self.port = _free_port()
-        env = {**os.environ, "DATABASE_URL": database_url, "EMBEDDING_DIM": str(dim), "LOG_LEVEL": "ERROR",
-               "API_KEYS": ""}
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "EMBEDDING_DIM": str(dim),
+            "LOG_LEVEL": "ERROR",
+            "API_KEYS": "",
+        }
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(self.port),
-             "--log-level", "warning"], cwd=ROOT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.asgi:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -218,17 +274,24 @@ def measure(database_url: str, dim: int, fmt: str, vectors: bool, workdir: Path,
         sampler.start()
         target = workdir / f"export.{fmt}"
         started = time.perf_counter()
-        size = download(server.base, {"project_id": PROJECT, "format": fmt,
-                                      "include_vectors": str(vectors).lower()}, target)
+        size = download(
+            server.base, {"project_id": PROJECT, "format": fmt, "include_vectors": str(vectors).lower()}, target
+        )
         elapsed = time.perf_counter() - started
         sampler.done.set()
         sampler.join()
         peak = _status_kb(pid, "VmHWM") if can_reset else sampler.peak // 1024
         check = verify(fmt, target, *counts)
         target.unlink()
-        return {"format": fmt, "seconds": elapsed, "mb": size / 2**20, "before_mb": before / 1024,
-                "growth_mb": (peak - before) / 1024, "sampled_growth_mb": (sampler.peak // 1024 - before) / 1024,
-                "check": check}
+        return {
+            "format": fmt,
+            "seconds": elapsed,
+            "mb": size / 2**20,
+            "before_mb": before / 1024,
+            "growth_mb": (peak - before) / 1024,
+            "sampled_growth_mb": (sampler.peak // 1024 - before) / 1024,
+            "check": check,
+        }
     finally:
         server.stop()
 
@@ -252,16 +315,26 @@ def main() -> None:
         database_url = f"postgresql://postgres@/bench?host={socket_dir}"
         started = time.perf_counter()
         Server(database_url, args.dim).stop()  # runs the migrations
-        asyncio.run(populate({"host": socket_dir, "user": "postgres", "database": "bench"},
-                             args.entities, args.relations, args.dim))
-        print(f"loaded {args.entities} entities, {args.relations} relations, dim {args.dim} "
-              f"in {time.perf_counter() - started:.1f}s; include_vectors={args.vectors}")
-        print(f"{'format':<6} {'seconds':>8} {'size MB':>8} {'base RSS':>9} {'peak growth MB':>15} "
-              f"{'(sampled)':>10}  check")
+        asyncio.run(
+            populate(
+                {"host": socket_dir, "user": "postgres", "database": "bench"}, args.entities, args.relations, args.dim
+            )
+        )
+        print(
+            f"loaded {args.entities} entities, {args.relations} relations, dim {args.dim} "
+            f"in {time.perf_counter() - started:.1f}s; include_vectors={args.vectors}"
+        )
+        print(
+            f"{'format':<6} {'seconds':>8} {'size MB':>8} {'base RSS':>9} {'peak growth MB':>15} "
+            f"{'(sampled)':>10}  check"
+        )
         for fmt in args.formats.split(","):
             r = measure(database_url, args.dim, fmt, args.vectors, workdir, (args.entities, args.relations))
-            print(f"{r['format']:<6} {r['seconds']:>8.1f} {r['mb']:>8.1f} {r['before_mb']:>9.0f} "
-                  f"{r['growth_mb']:>15.1f} {r['sampled_growth_mb']:>10.1f}  {r['check']}", flush=True)
+            print(
+                f"{r['format']:<6} {r['seconds']:>8.1f} {r['mb']:>8.1f} {r['before_mb']:>9.0f} "
+                f"{r['growth_mb']:>15.1f} {r['sampled_growth_mb']:>10.1f}  {r['check']}",
+                flush=True,
+            )
     finally:
         server.cleanup()
         shutil.rmtree(workdir, ignore_errors=True)

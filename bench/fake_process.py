@@ -31,8 +31,13 @@ def _stats(fake: Any) -> dict:
         calls[call.operation] += 1
         prompt[call.operation] += sum(tokenizer.count(str(m.get("content", ""))) for m in call.messages)
         completion[call.operation] += tokenizer.count(call.response)
-    return {"calls": dict(calls), "prompt_tokens": dict(prompt), "completion_tokens": dict(completion),
-            "peak_in_flight": fake.peak_in_flight, "embedding_inputs": len(fake.embedding_inputs)}
+    return {
+        "calls": dict(calls),
+        "prompt_tokens": dict(prompt),
+        "completion_tokens": dict(completion),
+        "peak_in_flight": fake.peak_in_flight,
+        "embedding_inputs": len(fake.embedding_inputs),
+    }
 
 
 def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
@@ -69,7 +74,10 @@ class FakeProcess:
     def __init__(self, dim: int = 64) -> None:
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "bench.fake_process", str(dim)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.dim = dim
         self.url: str = self._read()

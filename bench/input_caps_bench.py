@@ -67,8 +67,10 @@ def probe_health(base: str, done: threading.Event, latencies: list[float]) -> No
 def send_raw(port: int, method: str, path: str, body: bytes) -> tuple[float, bytes]:
     """Milliseconds until the first bytes of the answer arrive (the client may still be sending), and the
     answer. A plain socket, so that the time is not that of a client finishing its upload first."""
-    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
     with socket.create_connection(("127.0.0.1", port)) as sock:
         answer: list[bytes] = []
         first: list[float] = []
@@ -100,8 +102,10 @@ def one(base: str, port: int, pid: int, method: str, path: str, body: bytes) -> 
     prober.join()
     status = int(answer.split(b" ", 2)[1])
     code = re.search(rb'"code":\s*"([a-z_]+)"', answer)
-    return (f"{status:6d} {(code[1].decode() if code else '')[:22]:22} {elapsed:10.0f} "
-            f"{percentile(latencies, 95):9.0f} {max(latencies):9.0f} {peak_rss_mb(pid) - rss_before:9.0f}")
+    return (
+        f"{status:6d} {(code[1].decode() if code else '')[:22]:22} {elapsed:10.0f} "
+        f"{percentile(latencies, 95):9.0f} {max(latencies):9.0f} {peak_rss_mb(pid) - rss_before:9.0f}"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -115,8 +119,10 @@ async def main(args: argparse.Namespace) -> None:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
             await wait_healthy(client, proc)
         bodies = _bodies(args.mb)
-        print(f"{'route':16} {'items':>9} {'MB':>5} {'status':>6} {'code':22} {'answer ms':>10} "
-              f"{'health p95':>9} {'max':>9} {'+RSS MB':>9}")
+        print(
+            f"{'route':16} {'items':>9} {'MB':>5} {'status':>6} {'code':22} {'answer ms':>10} "
+            f"{'health p95':>9} {'max':>9} {'+RSS MB':>9}"
+        )
         for name in args.routes.split(","):
             method, path, payload = bodies[name]
             body = json.dumps(payload).encode()

@@ -32,8 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 MODES = ["local", "global", "hybrid", "mix", "naive", "bypass"]
 PEOPLE = ["Ada Novak", "Boris Ortega", "Clara Petrov", "Dmitri Quinn", "Elena Rossi", "Farid Stone"]
 PLACES = ["Lisbon", "Oslo", "Kyoto", "Nairobi"]
-QUESTIONS = ["Who did {a} meet in {p}?", "What connects {a} and {b}?", "Summarise the work of {a}.",
-             "Which people visited {p}?"]
+QUESTIONS = [
+    "Who did {a} meet in {p}?",
+    "What connects {a} and {b}?",
+    "Summarise the work of {a}.",
+    "Which people visited {p}?",
+]
 
 
 def text(rng: random.Random, n: int) -> str:
@@ -59,14 +63,39 @@ def start_database(root: Path):  # noqa: ANN201
 
 
 def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake.url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": str(fake.dim),
-           "LOG_LEVEL": "WARNING", "API_KEYS": "", "WORKER_POLL_INTERVAL": "0.1", "LLM_MAX_ASYNC": "16"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake.url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": str(fake.dim),
+        "LOG_LEVEL": "WARNING",
+        "API_KEYS": "",
+        "WORKER_POLL_INTERVAL": "0.1",
+        "LLM_MAX_ASYNC": "16",
+    }
     with log.open("wb") as sink:
         return subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
-             "--log-level", "warning", "--no-access-log"],
-            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.asgi:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
 
 
 async def wait_healthy(client: httpx.AsyncClient, proc: subprocess.Popen, limit: float = 90) -> None:
@@ -132,8 +161,10 @@ def report(load: dict) -> None:
     for route, items in [*rows, ("ALL", everything)]:
         latencies = [1000 * t for t, _ in items]
         errors = sum(1 for _, ok in items if not ok)
-        print(f"{route:34} {len(items):5d} {len(items) / elapsed:7.1f} {percentile(latencies, 50):8.1f} "
-              f"{percentile(latencies, 95):8.1f} {percentile(latencies, 99):8.1f} {errors:6d}")
+        print(
+            f"{route:34} {len(items):5d} {len(items) / elapsed:7.1f} {percentile(latencies, 50):8.1f} "
+            f"{percentile(latencies, 95):8.1f} {percentile(latencies, 99):8.1f} {errors:6d}"
+        )
 
 
 async def main(args: argparse.Namespace) -> None:

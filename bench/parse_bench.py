@@ -45,8 +45,10 @@ def nested_div() -> tuple[str, bytes]:
 
 def docx_bomb() -> tuple[str, bytes]:
     paragraph = b"<w:p><w:r><w:t>lorem ipsum</w:t></w:r></w:p>"
-    head = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
-            b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>')
+    head = (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
+        b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+    )
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", DOCX_CONTENT_TYPES)
@@ -69,9 +71,11 @@ def normal_page() -> tuple[str, bytes]:
         "<script>track({n});</script>"
     )
     body = "".join(section.format(n=n) for n in range(120))
-    page = (f"<!DOCTYPE html><html><head><title>Report</title><style>p{{margin:0}}</style></head><body>"
-            f"<nav><a href='/'>Home</a></nav><main><h1>Annual report</h1>{body}</main>"
-            f"<footer>&copy; Acme</footer></body></html>")
+    page = (
+        f"<!DOCTYPE html><html><head><title>Report</title><style>p{{margin:0}}</style></head><body>"
+        f"<nav><a href='/'>Home</a></nav><main><h1>Annual report</h1>{body}</main>"
+        f"<footer>&copy; Acme</footer></body></html>"
+    )
     return "report.html", page.encode()
 
 
@@ -103,8 +107,14 @@ def run_case(name: str) -> dict:
         outcome = f"422 {exc.code}"
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
-    return {"case": name, "input_bytes": len(data), "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
-            "rss_growth_mb": round(grown, 1), "outcome": outcome}
+    return {
+        "case": name,
+        "input_bytes": len(data),
+        "cpu_s": round(cpu, 3),
+        "wall_s": round(wall, 3),
+        "rss_growth_mb": round(grown, 1),
+        "outcome": outcome,
+    }
 
 
 def run_budget(budget: float) -> dict:
@@ -132,8 +142,13 @@ def run_budget(budget: float) -> dict:
         alive = True
     except ProcessLookupError:
         alive = False
-    return {"case": f"budget {budget:g}s, 20 MB html", "wall_s": round(took, 3), "outcome": outcome,
-            "worker_cpu_s": round(worker_cpu, 3), "worker_still_running": alive}
+    return {
+        "case": f"budget {budget:g}s, 20 MB html",
+        "wall_s": round(took, 3),
+        "outcome": outcome,
+        "worker_cpu_s": round(worker_cpu, 3),
+        "worker_still_running": alive,
+    }
 
 
 def main() -> None:
@@ -143,15 +158,17 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_budget(float(args.child[7:])) if args.child.startswith("budget:")
-                         else run_case(args.child)))
+        print(
+            json.dumps(run_budget(float(args.child[7:])) if args.child.startswith("budget:") else run_case(args.child))
+        )
         return
     names = [n for n in args.cases.split(",") if n]
     if args.budget:
         names.append(f"budget:{args.budget}")
     for name in names:
-        done = subprocess.run([sys.executable, "-m", "bench.parse_bench", "--child", name],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.parse_bench", "--child", name], capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             print(json.dumps({"case": name, "error": done.stderr.strip().splitlines()[-1:]}), flush=True)
             continue

@@ -57,8 +57,13 @@ from bench.quality_world import World, build_world
 MODES = ("local", "global", "hybrid", "mix", "naive")
 BUDGETS: dict[str, dict[str, int]] = {
     "default": {},
-    "tight": {"top_k": 10, "chunk_top_k": 5, "max_entity_tokens": 1500, "max_relation_tokens": 2500,
-              "max_total_tokens": 8000},
+    "tight": {
+        "top_k": 10,
+        "chunk_top_k": 5,
+        "max_entity_tokens": 1500,
+        "max_relation_tokens": 2500,
+        "max_total_tokens": 8000,
+    },
 }
 BATCH = 100
 
@@ -95,21 +100,30 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
         extra |= dict(item.split("=", 1) for item in args.set)
         settings = Settings(
-            _env_file=None, database_url=f"postgresql://postgres@/quality?host={socket_dir}",
-            llm_base_url=fake.url, llm_model="fake-llm", llm_api_key="k", embedding_model="fake-embedding",
-            embedding_dim=fake.dim, worker_poll_interval=0.05, log_level="WARNING", **extra,
+            _env_file=None,
+            database_url=f"postgresql://postgres@/quality?host={socket_dir}",
+            llm_base_url=fake.url,
+            llm_model="fake-llm",
+            llm_api_key="k",
+            embedding_model="fake-embedding",
+            embedding_dim=fake.dim,
+            worker_poll_interval=0.05,
+            log_level="WARNING",
+            **extra,
         )
         app = create_app(settings)
         lifespan = app.router.lifespan_context(app)
         await lifespan.__aenter__()
         try:
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
-                                         timeout=3600) as client:
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=3600
+            ) as client:
                 ingest = await _ingest(client, world)
                 ingest["llm"] = fake.stats()
                 async with app.state.container.db.transaction() as conn:
-                    rows = (await conn.execute(text(
-                        "SELECT name, description FROM entities WHERE project_id = 'default'"))).all()
+                    rows = (
+                        await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
+                    ).all()
                 graph = resolution(world, [(r[0], r[1]) for r in rows])
                 queries = await _ask_all(client, world, get_tokenizer().count)
         finally:
@@ -123,7 +137,9 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
 async def _ingest(client: Any, world: World) -> dict[str, Any]:
     started = time.perf_counter()
     for start in range(0, len(world.documents), BATCH):
-        batch = [{"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"} for d in world.documents[start:start + BATCH]]
+        batch = [
+            {"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"} for d in world.documents[start : start + BATCH]
+        ]
         response = await client.post("/documents", json={"documents": batch})
         assert response.status_code in (200, 202), response.text
     while True:  # the API only, so that any checkout's service can be measured
@@ -148,15 +164,24 @@ async def _ask_all(client: Any, world: World, count_tokens: Any) -> list[dict[st
                 context = await _ask(client, question.text, mode, limits)
                 elapsed = time.perf_counter() - started
                 s = score(question, context, renderings, matcher, count_tokens)
-                out.append({"budget": budget, "mode": mode, "kind": question.kind, "seconds": elapsed,
-                            "entity_recall": s.entity_recall, "relation_recall": s.relation_recall,
-                            "tokens": s.tokens})
+                out.append(
+                    {
+                        "budget": budget,
+                        "mode": mode,
+                        "kind": question.kind,
+                        "seconds": elapsed,
+                        "entity_recall": s.entity_recall,
+                        "relation_recall": s.relation_recall,
+                        "tokens": s.tokens,
+                    }
+                )
     return out
 
 
 async def _ask(client: Any, query: str, mode: str, limits: dict[str, int]) -> dict[str, Any]:
-    response = await client.post("/query", json={"query": query, "mode": mode, "only_need_context": True,
-                                                 "stream": False, **limits})
+    response = await client.post(
+        "/query", json={"query": query, "mode": mode, "only_need_context": True, "stream": False, **limits}
+    )
     assert response.status_code == 200, response.text
     return response.json()["context"]
 
@@ -177,20 +202,28 @@ def show(result: dict[str, Any], label: str) -> None:
             cells = []
             for kind in KINDS:
                 of_kind = [r for r in mine if r["kind"] == kind]
-                cells.append(f"{_fmt(mean(r['entity_recall'] for r in of_kind))}/"
-                             f"{_fmt(mean(r['relation_recall'] for r in of_kind))}".rjust(12))
+                cells.append(
+                    f"{_fmt(mean(r['entity_recall'] for r in of_kind))}/"
+                    f"{_fmt(mean(r['relation_recall'] for r in of_kind))}".rjust(12)
+                )
             ms = [1000 * r["seconds"] for r in mine]
-            print(f"{mode:7}" + "".join(cells) + f"{_fmt(mean(r['relation_recall'] for r in mine)):>9}"
-                  f"{mean(r['tokens'] for r in mine) or 0:8.0f}{mean(ms) or 0:9.1f}{percentile(ms, 0.95):7.1f}")
+            print(
+                f"{mode:7}" + "".join(cells) + f"{_fmt(mean(r['relation_recall'] for r in mine)):>9}"
+                f"{mean(r['tokens'] for r in mine) or 0:8.0f}{mean(ms) or 0:9.1f}{percentile(ms, 0.95):7.1f}"
+            )
     g, ingest = result["resolution"], result["ingest"]
     llm = ingest["llm"]
     prompt, completion = sum(llm["prompt_tokens"].values()), sum(llm["completion_tokens"].values())
-    print(f"\ngraph: {g['nodes']} nodes for {g['real_entities']} real entities "
-          f"({g['nodes_per_entity']:.2f} nodes per entity, {g['missing']} missing, {g['unmapped_nodes']} unmapped); "
-          f"aliased entities split {g['aliased_split']}/{g['aliased']} = {100 * g['split_share']:.0f}%; "
-          f"over-merged pairs {len(g['over_merged'])}")
-    print(f"ingest: {ingest['documents']} documents in {ingest['seconds']:.1f}s; LLM calls {llm['calls']}; "
-          f"tokens prompt {prompt} + completion {completion}")
+    print(
+        f"\ngraph: {g['nodes']} nodes for {g['real_entities']} real entities "
+        f"({g['nodes_per_entity']:.2f} nodes per entity, {g['missing']} missing, {g['unmapped_nodes']} unmapped); "
+        f"aliased entities split {g['aliased_split']}/{g['aliased']} = {100 * g['split_share']:.0f}%; "
+        f"over-merged pairs {len(g['over_merged'])}"
+    )
+    print(
+        f"ingest: {ingest['documents']} documents in {ingest['seconds']:.1f}s; LLM calls {llm['calls']}; "
+        f"tokens prompt {prompt} + completion {completion}"
+    )
 
 
 def main() -> None:
@@ -200,18 +233,29 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dim", type=int, default=256, help="dimension of the fake's hashed bag-of-words vectors")
     parser.add_argument("--aliases", action=argparse.BooleanOptionalAction, default=True)
-    parser.add_argument("--resolution", choices=("off", "suggest", "auto"), default=None,
-                        help="ENTITY_RESOLUTION for the service (default: the service's own default)")
-    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
-                        help="another service setting, e.g. --set query_rrf_k=20 (repeatable)")
+    parser.add_argument(
+        "--resolution",
+        choices=("off", "suggest", "auto"),
+        default=None,
+        help="ENTITY_RESOLUTION for the service (default: the service's own default)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="another service setting, e.g. --set query_rrf_k=20 (repeatable)",
+    )
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--json", default=None, help="also write the raw figures to this file")
     args = parser.parse_args()
     use_app_from(args.app_dir)
     world = build_world(args.seed, args.entities, args.docs, args.aliases)
     kinds = {k: sum(q.kind == k for q in world.questions) for k in KINDS}
-    print(f"world: seed {args.seed}, {len(world.entities)} entities, {len(world.relations)} relations, "
-          f"{len(world.documents)} documents, aliases {'on' if args.aliases else 'off'}; questions {kinds}")
+    print(
+        f"world: seed {args.seed}, {len(world.entities)} entities, {len(world.relations)} relations, "
+        f"{len(world.documents)} documents, aliases {'on' if args.aliases else 'off'}; questions {kinds}"
+    )
     result = asyncio.run(run(world, args))
     label = f"app {args.app_dir or 'this checkout'}, resolution {args.resolution or 'service default'}"
     label += "".join(f", {item}" for item in args.set)

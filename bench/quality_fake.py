@@ -20,9 +20,20 @@ from bench.fake_process import ROOT, FakeProcess, _stats
 class WorldFakeProcess(FakeProcess):
     def __init__(self, dim: int, seed: int, entities: int, docs: int, aliases: bool) -> None:  # noqa: PLR0913
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.quality_fake", str(dim), str(seed), str(entities), str(docs),
-             str(int(aliases))],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "bench.quality_fake",
+                str(dim),
+                str(seed),
+                str(entities),
+                str(docs),
+                str(int(aliases)),
+            ],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.dim = dim
         self.url = self._read()

@@ -43,7 +43,7 @@ class EntityMatcher:
 
 @dataclass
 class Score:
-    entity_recall: float | None   # None: the mode returns no entities (naive)
+    entity_recall: float | None  # None: the mode returns no entities (naive)
     relation_recall: float
     tokens: int
 
@@ -56,8 +56,13 @@ def content_text(context: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def score(question: Question, context: dict[str, Any], renderings: dict[str, set[str]], matcher: EntityMatcher,
-          count_tokens: Callable[[str], int]) -> Score:
+def score(
+    question: Question,
+    context: dict[str, Any],
+    renderings: dict[str, set[str]],
+    matcher: EntityMatcher,
+    count_tokens: Callable[[str], int],
+) -> Score:
     text = content_text(context)
     found_relations = sum(1 for rid in question.relations if any(s in text for s in renderings.get(rid, ())))
     relation_recall = found_relations / len(question.relations) if question.relations else 1.0
@@ -73,13 +78,13 @@ def score(question: Question, context: dict[str, Any], renderings: dict[str, set
 @dataclass
 class Resolution:
     nodes: int
-    real_entities: int            # entities written in at least one document
-    aliased: int                  # of those, written with more than one surface form
-    aliased_split: int            # aliased entities held by more than one node
+    real_entities: int  # entities written in at least one document
+    aliased: int  # of those, written with more than one surface form
+    aliased_split: int  # aliased entities held by more than one node
     nodes_per_entity: float
-    over_merged: list[tuple[str, str]] = field(default_factory=list)   # pairs of entity ids sharing a node
+    over_merged: list[tuple[str, str]] = field(default_factory=list)  # pairs of entity ids sharing a node
     unmapped_nodes: int = 0
-    missing: int = 0              # entities written in the documents but held by no node
+    missing: int = 0  # entities written in the documents but held by no node
 
     @property
     def split_share(self) -> float:
@@ -98,16 +103,20 @@ def resolution(world: World, nodes: Iterable[tuple[str, str]]) -> Resolution:
         unmapped += not ids
         for eid in ids:
             held[eid] += 1
-        pairs |= {(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]}
+        pairs |= {(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]}
     forms = world.forms_used()
     present = [eid for eid in world.entities if forms.get(eid)]
     aliased = [eid for eid in present if len({_fold(f) for f in forms[eid]}) > 1]
     counted = [held[eid] for eid in present if held[eid]]
     return Resolution(
-        nodes=count, real_entities=len(present), aliased=len(aliased),
+        nodes=count,
+        real_entities=len(present),
+        aliased=len(aliased),
         aliased_split=sum(1 for eid in aliased if held[eid] > 1),
         nodes_per_entity=statistics.mean(counted) if counted else 0.0,
-        over_merged=sorted(pairs), unmapped_nodes=unmapped, missing=sum(1 for eid in present if not held[eid]),
+        over_merged=sorted(pairs),
+        unmapped_nodes=unmapped,
+        missing=sum(1 for eid in present if not held[eid]),
     )
 
 

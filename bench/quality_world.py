@@ -35,8 +35,14 @@ THEME_GROUPS = [
 THEMES = [t for group in THEME_GROUPS for t in group]
 KINDS = ["person", "organisation", "place", "institute", "product", "event"]
 KIND_WEIGHTS = [30, 25, 15, 12, 10, 8]
-APP_TYPE = {"person": "Person", "organisation": "Organization", "place": "Location", "institute": "Organization",
-            "product": "Artifact", "event": "Event"}
+APP_TYPE = {
+    "person": "Person",
+    "organisation": "Organization",
+    "place": "Location",
+    "institute": "Organization",
+    "product": "Artifact",
+    "event": "Event",
+}
 TEMPLATES = [
     "{a} worked with {b} on a {theme} in {year}.",
     "In {year}, {a} and {b} signed a {theme} worth {n} million.",
@@ -54,20 +60,76 @@ FILLER = [
     "The details were summarised in an internal memo.",
     "Nobody involved expected the arrangement to attract much attention.",
 ]
-PROFESSIONS = ["chemist", "architect", "economist", "geologist", "journalist", "surgeon", "lawyer", "engineer",
-               "historian", "botanist", "pilot", "composer", "statistician", "diplomat", "sculptor"]
+PROFESSIONS = [
+    "chemist",
+    "architect",
+    "economist",
+    "geologist",
+    "journalist",
+    "surgeon",
+    "lawyer",
+    "engineer",
+    "historian",
+    "botanist",
+    "pilot",
+    "composer",
+    "statistician",
+    "diplomat",
+    "sculptor",
+]
 SECTORS = ["Energy", "Freight", "Textiles", "Systems", "Mining", "Foods", "Media", "Bank", "Logistics", "Pharma"]
-PLACE_KINDS = ["coastal town", "mountain village", "river port", "industrial city", "island district",
-               "market town", "valley settlement"]
-FIELDS = ["soil chemistry", "marine biology", "urban planning", "materials science", "linguistics", "epidemiology",
-          "climate modelling", "robotics", "ancient trade routes"]
+PLACE_KINDS = [
+    "coastal town",
+    "mountain village",
+    "river port",
+    "industrial city",
+    "island district",
+    "market town",
+    "valley settlement",
+]
+FIELDS = [
+    "soil chemistry",
+    "marine biology",
+    "urban planning",
+    "materials science",
+    "linguistics",
+    "epidemiology",
+    "climate modelling",
+    "robotics",
+    "ancient trade routes",
+]
 PRODUCT_KINDS = ["water pump", "drone", "tablet", "tractor", "heat exchanger", "sensor array", "ferry engine"]
 EVENT_KINDS = ["trade fair", "film festival", "regatta", "science congress", "harvest fair", "chess open"]
 TITLES = ["Dr.", "Prof.", "Captain", "Ms.", "Mr."]
 LEGAL = ["Ltd.", "Inc.", "GmbH", "S.A.", "LLC", "Corp."]
 ACCENTS = {"a": "á", "e": "é", "o": "ö", "u": "ü", "i": "í"}
-_ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st", "t",
-           "tr", "v", "z", "qu", "sk", "th"]
+_ONSETS = [
+    "b",
+    "br",
+    "d",
+    "dr",
+    "f",
+    "g",
+    "gr",
+    "h",
+    "k",
+    "kr",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pr",
+    "r",
+    "s",
+    "st",
+    "t",
+    "tr",
+    "v",
+    "z",
+    "qu",
+    "sk",
+    "th",
+]
 _VOWELS = ["a", "e", "i", "o", "u", "ae", "ia", "ou"]
 _CODAS = ["", "", "n", "r", "l", "s", "k", "th", "v", "m"]
 
@@ -75,12 +137,12 @@ _CODAS = ["", "", "n", "r", "l", "s", "k", "th", "v", "m"]
 @dataclass
 class Entity:
     id: str
-    name: str                      # canonical form
+    name: str  # canonical form
     kind: str
-    tail: str                      # unique description tail: "<name> is <tail>."
+    tail: str  # unique description tail: "<name> is <tail>."
     variants: list[str] = field(default_factory=list)  # other full forms used in some documents
-    partial: str | None = None     # surname: only after the full form in the same document
-    acronym: str | None = None     # defined in the text: "Full Name (ABC)", then "ABC"
+    partial: str | None = None  # surname: only after the full form in the same document
+    acronym: str | None = None  # defined in the text: "Full Name (ABC)", then "ABC"
 
     @property
     def type(self) -> str:
@@ -116,7 +178,7 @@ class Relation:
 class Told:
     relation: str
     sentence: str
-    a: str   # surface forms as used in the sentence
+    a: str  # surface forms as used in the sentence
     b: str
 
 
@@ -124,18 +186,18 @@ class Told:
 class Document:
     id: str
     text: str
-    mentions: dict[str, str]       # surface form as written -> entity id, in this document
+    mentions: dict[str, str]  # surface form as written -> entity id, in this document
     told: list[Told]
 
 
 @dataclass
 class Question:
-    kind: str                      # entity | thematic | multihop | alias
+    kind: str  # entity | thematic | multihop | alias
     text: str
     hl: list[str]
     ll: list[str]
-    entities: list[str]            # gold entity ids
-    relations: list[str]           # gold relation ids
+    entities: list[str]  # gold entity ids
+    relations: list[str]  # gold relation ids
 
 
 @dataclass
@@ -173,8 +235,9 @@ class _Names:
 
     def root(self, syllables: int = 2) -> str:
         while True:
-            word = "".join(self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS)
-                           for _ in range(syllables))
+            word = "".join(
+                self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS) for _ in range(syllables)
+            )
             if 4 <= len(word) <= 10 and word not in self.used:
                 self.used.add(word)
                 return word.capitalize()
@@ -192,8 +255,10 @@ def _make_entity(eid: str, kind: str, names: _Names, rng: random.Random, tails: 
         elif kind == "organisation":
             words = [names.root(), rng.choice(SECTORS)] + (["Holdings"] if rng.random() < 0.35 else [])
             name = " ".join(words)
-            tail = (f"a {name.split()[1].lower()} company founded in {rng.randint(1900, 2015)} with about "
-                    f"{rng.randint(2, 90) * 100} employees")
+            tail = (
+                f"a {name.split()[1].lower()} company founded in {rng.randint(1900, 2015)} with about "
+                f"{rng.randint(2, 90) * 100} employees"
+            )
         elif kind == "place":
             name = names.root(rng.choice([2, 3])) + rng.choice(["", "", " Bay", " Valley", " Heights"])
             tail = f"a {rng.choice(PLACE_KINDS)} with about {rng.randint(2, 400) * 250} residents"
@@ -217,7 +282,7 @@ def _accented(name: str) -> str:
     for i, ch in enumerate(name):
         if ch.lower() in ACCENTS:
             accent = ACCENTS[ch.lower()]
-            return name[:i] + (accent.upper() if ch.isupper() else accent) + name[i + 1:]
+            return name[:i] + (accent.upper() if ch.isupper() else accent) + name[i + 1 :]
     return name
 
 
@@ -266,8 +331,9 @@ def build_world(seed: int = 7, n_entities: int = 300, n_docs: int = 100, aliases
     return world
 
 
-def _confusables(entities: dict[str, Entity], names: _Names, rng: random.Random, tails: set[str],
-                 aliases: bool) -> list[tuple[str, str, str]]:
+def _confusables(
+    entities: dict[str, Entity], names: _Names, rng: random.Random, tails: set[str], aliases: bool
+) -> list[tuple[str, str, str]]:
     """Extra entities that look like existing ones but are different things."""
     out: list[tuple[str, str, str]] = []
     orgs = [e for e in entities.values() if e.kind == "organisation" and len(e.name.split()) == 2][:4]
@@ -334,13 +400,20 @@ def _relations(ids: list[str], rng: random.Random) -> dict[str, Relation]:
         themes = rng.sample(group, rng.choice([2, 3]))
         if rng.random() < 0.5:
             a, b = b, a
-        out[f"R{i:04d}"] = Relation(f"R{i:04d}", a, b, themes, rng.choice(TEMPLATES), rng.randint(1950, 2024),
-                                    rng.randint(2, 90))
+        out[f"R{i:04d}"] = Relation(
+            f"R{i:04d}", a, b, themes, rng.choice(TEMPLATES), rng.randint(1950, 2024), rng.randint(2, 90)
+        )
     return out
 
 
-def _documents(entities: dict[str, Entity], relations: dict[str, Relation], confusables: list[tuple[str, str, str]],
-               n_docs: int, rng: random.Random, aliases: bool) -> list[Document]:
+def _documents(
+    entities: dict[str, Entity],
+    relations: dict[str, Relation],
+    confusables: list[tuple[str, str, str]],
+    n_docs: int,
+    rng: random.Random,
+    aliases: bool,
+) -> list[Document]:
     by_entity: dict[str, list[str]] = defaultdict(list)
     for r in relations.values():
         by_entity[r.a].append(r.id)
@@ -355,8 +428,12 @@ def _documents(entities: dict[str, Entity], relations: dict[str, Relation], conf
         pool: list[str] = []
         while len(pool) < size * 2 and len(pool) < len(relations) // 2:  # neighbourhoods of a few seeds
             seed = rng.choices(list(entities), weights)[0]
-            pool += [x for rid in by_entity[seed] for end in (relations[rid].a, relations[rid].b)
-                     for x in [rid, *by_entity[end]]]
+            pool += [
+                x
+                for rid in by_entity[seed]
+                for end in (relations[rid].a, relations[rid].b)
+                for x in [rid, *by_entity[end]]
+            ]
         pool = list(dict.fromkeys(pool))
         rng.shuffle(pool)
         pool.sort(key=lambda rid: rid in covered)  # untold relations first, then some retold ones
@@ -384,9 +461,15 @@ def _fits(rid: str, plan: list[str], relations: dict[str, Relation], apart: set[
     return not any(frozenset((end, other)) in apart for end in (r.a, r.b) for other in present)
 
 
-def _render(doc_id: str, plan: list[str], entities: dict[str, Entity], relations: dict[str, Relation],
-            rng: random.Random, aliases: bool) -> Document:
-    first: dict[str, str] = {}      # entity -> full form chosen for this document
+def _render(
+    doc_id: str,
+    plan: list[str],
+    entities: dict[str, Entity],
+    relations: dict[str, Relation],
+    rng: random.Random,
+    aliases: bool,
+) -> Document:
+    first: dict[str, str] = {}  # entity -> full form chosen for this document
     introduced: set[str] = set()
     define_acronym = {e for e in entities if aliases and entities[e].acronym and rng.random() < 0.6}
     use_partial = {e for e in entities if aliases and entities[e].partial and rng.random() < 0.6}
@@ -438,8 +521,14 @@ def _questions(world: World, rng: random.Random, per_kind: int = 20) -> list[Que
     out: list[Question] = []
 
     def about(eid: str, asked: str, kind: str) -> Question:
-        return Question(kind, f"What do we know about {asked}?", ["background", "relationships"], [asked],
-                        [eid, *world.neighbours(eid)], list(incident[eid]))
+        return Question(
+            kind,
+            f"What do we know about {asked}?",
+            ["background", "relationships"],
+            [asked],
+            [eid, *world.neighbours(eid)],
+            list(incident[eid]),
+        )
 
     plain = sorted(e for e in ents if 2 <= len(incident[e]) <= 8 and e not in twins)
     for eid in rng.sample(plain, min(per_kind + 10, len(plain))):
@@ -456,20 +545,37 @@ def _questions(world: World, rng: random.Random, per_kind: int = 20) -> list[Que
             by_theme[theme].append(r.id)
     for theme in rng.sample(THEMES, min(per_kind // 2, len(THEMES))):
         gold = by_theme[theme]
-        out.append(Question("thematic", f"Which relationships involve {theme}?", [theme], [],
-                            sorted({x for rid in gold for x in (rels[rid].a, rels[rid].b)}), gold))
-    pairs = [(t1, t2) for g in THEME_GROUPS for i, t1 in enumerate(g) for t2 in g[i + 1:]]
+        out.append(
+            Question(
+                "thematic",
+                f"Which relationships involve {theme}?",
+                [theme],
+                [],
+                sorted({x for rid in gold for x in (rels[rid].a, rels[rid].b)}),
+                gold,
+            )
+        )
+    pairs = [(t1, t2) for g in THEME_GROUPS for i, t1 in enumerate(g) for t2 in g[i + 1 :]]
     pairs = [p for p in pairs if len(set(by_theme[p[0]]) & set(by_theme[p[1]])) >= 3]
     for t1, t2 in rng.sample(pairs, min(per_kind // 2, len(pairs))):
         gold = sorted(set(by_theme[t1]) & set(by_theme[t2]))
-        out.append(Question("thematic", f"Which relationships combine {t1} and {t2}?", [t1, t2], [],
-                            sorted({x for rid in gold for x in (rels[rid].a, rels[rid].b)}), gold))
+        out.append(
+            Question(
+                "thematic",
+                f"Which relationships combine {t1} and {t2}?",
+                [t1, t2],
+                [],
+                sorted({x for rid in gold for x in (rels[rid].a, rels[rid].b)}),
+                gold,
+            )
+        )
     out.extend(_multihop(world, incident, twins, rng, per_kind))
     return out
 
 
-def _multihop(world: World, incident: dict[str, list[str]], twins: set[str], rng: random.Random,
-              count: int) -> list[Question]:
+def _multihop(
+    world: World, incident: dict[str, list[str]], twins: set[str], rng: random.Random, count: int
+) -> list[Question]:
     ents, rels = world.entities, world.relations
     link = {frozenset((r.a, r.b)): r.id for r in rels.values()}
     found: list[Question] = []
@@ -479,21 +585,29 @@ def _multihop(world: World, incident: dict[str, list[str]], twins: set[str], rng
         ends = _ends_through(world, b, link, twins, rng)
         if ends is not None:
             a, c = ends
-            found.append(Question("multihop", f"How is {ents[a].name} connected to {ents[c].name}?",
-                                  ["connection", "intermediary"], [ents[a].name, ents[c].name],
-                                  [a, b, c], [link[frozenset((a, b))], link[frozenset((b, c))]]))
+            found.append(
+                Question(
+                    "multihop",
+                    f"How is {ents[a].name} connected to {ents[c].name}?",
+                    ["connection", "intermediary"],
+                    [ents[a].name, ents[c].name],
+                    [a, b, c],
+                    [link[frozenset((a, b))], link[frozenset((b, c))]],
+                )
+            )
         if len(found) >= count:
             break
     return found
 
 
-def _ends_through(world: World, b: str, link: dict[frozenset[str], str], twins: set[str],
-                  rng: random.Random) -> tuple[str, str] | None:
+def _ends_through(
+    world: World, b: str, link: dict[frozenset[str], str], twins: set[str], rng: random.Random
+) -> tuple[str, str] | None:
     """Two neighbours of b that are not linked and whose only common neighbour is b."""
     nbs = sorted(set(world.neighbours(b)) - twins)
     rng.shuffle(nbs)
     for i, a in enumerate(nbs):
-        for c in nbs[i + 1:]:
+        for c in nbs[i + 1 :]:
             if frozenset((a, c)) not in link and set(world.neighbours(a)) & set(world.neighbours(c)) == {b}:
                 return a, c
     return None

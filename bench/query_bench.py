@@ -82,30 +82,68 @@ async def build(db: Database, space: Space, project: str, n_ent: int, n_rel: int
         for table in HNSW_TABLES:  # bulk load first, build the indexes once afterwards (much faster)
             await conn.execute(text(f"DROP INDEX IF EXISTS ix_{table}_embedding_hnsw"))
         await conn.execute(insert(projects).values(id=project, name=project))
-        await conn.execute(insert(documents), [
-            {"project_id": project, "id": f"doc-{d}", "status": "processed", "content": "x", "content_hash": f"h{d}",
-             "content_length": 1, "file_path": f"file-{d}.txt"} for d in range(n_docs)])
+        await conn.execute(
+            insert(documents),
+            [
+                {
+                    "project_id": project,
+                    "id": f"doc-{d}",
+                    "status": "processed",
+                    "content": "x",
+                    "content_hash": f"h{d}",
+                    "content_length": 1,
+                    "file_path": f"file-{d}.txt",
+                }
+                for d in range(n_docs)
+            ],
+        )
         rows = []
         for i in range(n_chunk):
-            rows.append({"project_id": project, "id": f"chunk-{i}", "document_id": f"doc-{i % n_docs}",
-                         "order_index": i // n_docs, "tokens": 1200, "start_token": 0, "end_token": 1200,
-                         "content": words(800), "file_path": f"file-{i % n_docs}.txt",
-                         "embedding": space.near(i % TOPICS)})
+            rows.append(
+                {
+                    "project_id": project,
+                    "id": f"chunk-{i}",
+                    "document_id": f"doc-{i % n_docs}",
+                    "order_index": i // n_docs,
+                    "tokens": 1200,
+                    "start_token": 0,
+                    "end_token": 1200,
+                    "content": words(800),
+                    "file_path": f"file-{i % n_docs}.txt",
+                    "embedding": space.near(i % TOPICS),
+                }
+            )
         for start in range(0, len(rows), 1000):
-            await conn.execute(insert(chunks), rows[start:start + 1000])
+            await conn.execute(insert(chunks), rows[start : start + 1000])
         ents, srcs = [], []
         for i in range(n_ent):
             name = f"Entity {i}"
             own = [f"chunk-{(i * 7 + k * 13) % n_chunk}" for k in range(1 + i % 3)]
-            ents.append({"project_id": project, "key": entity_key(name), "name": name, "entity_type": "concept",
-                         "description": words(40), "source_ids": own, "file_paths": [],
-                         "embedding": space.near(i % TOPICS)})
-            srcs += [{"project_id": project, "entity_key": entity_key(name), "chunk_id": c,
-                      "document_id": f"doc-{int(c.split('-')[1]) % n_docs}"} for c in dict.fromkeys(own)]
+            ents.append(
+                {
+                    "project_id": project,
+                    "key": entity_key(name),
+                    "name": name,
+                    "entity_type": "concept",
+                    "description": words(40),
+                    "source_ids": own,
+                    "file_paths": [],
+                    "embedding": space.near(i % TOPICS),
+                }
+            )
+            srcs += [
+                {
+                    "project_id": project,
+                    "entity_key": entity_key(name),
+                    "chunk_id": c,
+                    "document_id": f"doc-{int(c.split('-')[1]) % n_docs}",
+                }
+                for c in dict.fromkeys(own)
+            ]
         for start in range(0, len(ents), 2000):
-            await conn.execute(insert(entities), ents[start:start + 2000])
+            await conn.execute(insert(entities), ents[start : start + 2000])
         for start in range(0, len(srcs), 5000):
-            await conn.execute(insert(entity_sources), srcs[start:start + 5000])
+            await conn.execute(insert(entity_sources), srcs[start : start + 5000])
         pairs: set[tuple[str, str]] = set()
         while len(pairs) < n_rel:
             a, b = rng.randrange(n_ent), rng.randrange(n_ent)
@@ -115,19 +153,40 @@ async def build(db: Database, space: Space, project: str, n_ent: int, n_rel: int
         rels, rsrcs = [], []
         for j, (ka, kb) in enumerate(sorted(pairs)):
             c = f"chunk-{j % n_chunk}"
-            rels.append({"project_id": project, "src_key": ka, "tgt_key": kb, "keywords": words(3),
-                         "description": words(30), "weight": 1.0 + j % 5, "source_ids": [c], "file_paths": [],
-                         "embedding": space.near(j % TOPICS)})
-            rsrcs.append({"project_id": project, "src_key": ka, "tgt_key": kb, "chunk_id": c,
-                          "document_id": f"doc-{(j % n_chunk) % n_docs}"})
+            rels.append(
+                {
+                    "project_id": project,
+                    "src_key": ka,
+                    "tgt_key": kb,
+                    "keywords": words(3),
+                    "description": words(30),
+                    "weight": 1.0 + j % 5,
+                    "source_ids": [c],
+                    "file_paths": [],
+                    "embedding": space.near(j % TOPICS),
+                }
+            )
+            rsrcs.append(
+                {
+                    "project_id": project,
+                    "src_key": ka,
+                    "tgt_key": kb,
+                    "chunk_id": c,
+                    "document_id": f"doc-{(j % n_chunk) % n_docs}",
+                }
+            )
         for start in range(0, len(rels), 2000):
-            await conn.execute(insert(relations), rels[start:start + 2000])
-            await conn.execute(insert(relation_sources), rsrcs[start:start + 2000])
+            await conn.execute(insert(relations), rels[start : start + 2000])
+            await conn.execute(insert(relation_sources), rsrcs[start : start + 2000])
     async with db.transaction() as conn:
         await conn.execute(text("SET LOCAL maintenance_work_mem = '512MB'"))
         for table in HNSW_TABLES:  # same definition as migration 0001
-            await conn.execute(text(f"CREATE INDEX ix_{table}_embedding_hnsw ON {table} "
-                                    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"))
+            await conn.execute(
+                text(
+                    f"CREATE INDEX ix_{table}_embedding_hnsw ON {table} "
+                    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                )
+            )
     async with db.transaction() as conn:
         await conn.execute(text("ANALYZE"))
     print(f"built {project}: {n_ent} entities, {n_rel} relations, {n_chunk} chunks in {time.perf_counter() - t0:.1f}s")
@@ -138,9 +197,18 @@ async def explain(db: Database, space: Space) -> None:
     for table in ("entities", "relations", "chunks"):
         async with db.transaction() as conn:
             await repo.prepare_vector_search(conn, 100)
-            plan = (await conn.execute(text(
-                f"EXPLAIN SELECT * FROM {table} WHERE project_id = 'bench' AND embedding IS NOT NULL "
-                f"ORDER BY embedding <=> '{vec}'::vector LIMIT 40"))).scalars().all()
+            plan = (
+                (
+                    await conn.execute(
+                        text(
+                            f"EXPLAIN SELECT * FROM {table} WHERE project_id = 'bench' AND embedding IS NOT NULL "
+                            f"ORDER BY embedding <=> '{vec}'::vector LIMIT 40"
+                        )
+                    )
+                )
+                .scalars()
+                .all()
+            )
         verdict = "HNSW index scan" if any("hnsw" in line for line in plan) else "NO HNSW"
         print(f"EXPLAIN {table}: {verdict} — {plan[1].strip() if len(plan) > 1 else plan}")
 
@@ -155,8 +223,10 @@ async def filtered_search_check(db: Database, space: Space) -> None:
             await conn.execute(text(f"SET LOCAL hnsw.iterative_scan = {iterative}"))
             await conn.execute(text("SET LOCAL enable_sort = off"))  # make the planner use the shared HNSW index
             rows = await repo.search_entities(conn, "small", vec, 40, -1.0)
-        print(f"small project (200 of 10,200 entities) through the shared HNSW index, top_k=40, ef_search=40, "
-              f"iterative_scan={iterative}: {len(rows)} rows")
+        print(
+            f"small project (200 of 10,200 entities) through the shared HNSW index, top_k=40, ef_search=40, "
+            f"iterative_scan={iterative}: {len(rows)} rows"
+        )
 
 
 def pct(values: list[float], p: float) -> float:
@@ -166,17 +236,24 @@ def pct(values: list[float], p: float) -> float:
 
 def request(project: str, mode: str, i: int) -> QueryRequest:
     topic = (i * 37) % TOPICS
-    return QueryRequest(project_id=project, query=f"t{topic} question about things", mode=mode,
-                        ll_keywords=[f"t{topic} entity"], hl_keywords=[f"t{(topic + 1) % TOPICS} theme"],
-                        only_need_context=True)
+    return QueryRequest(
+        project_id=project,
+        query=f"t{topic} question about things",
+        mode=mode,
+        ll_keywords=[f"t{topic} entity"],
+        hl_keywords=[f"t{(topic + 1) % TOPICS} theme"],
+        only_need_context=True,
+    )
 
 
 async def measure(service: QueryService, project: str, runs: int) -> None:
     """Each mode runs `runs` distinct queries twice: the first pass touches pages not read before (the
     embedded server's 128 MB shared_buffers hold only part of the project), the second is cache-warm."""
     print(f"\nonly_need_context latency, {runs} distinct queries per mode (ms)")
-    print(f"{'mode':8} {'p50 first':>10} {'p95 first':>10} {'p50 warm':>9} {'p95 warm':>9} "
-          f"{'entities':>9} {'relations':>10} {'chunks':>7}")
+    print(
+        f"{'mode':8} {'p50 first':>10} {'p95 first':>10} {'p50 warm':>9} {'p95 warm':>9} "
+        f"{'entities':>9} {'relations':>10} {'chunks':>7}"
+    )
     for mode in ("local", "global", "hybrid", "mix", "naive"):
         for i in range(3):  # connection warm-up (prepared statements), not measured
             await service.query(request(project, mode, 1000 + i))
@@ -191,8 +268,10 @@ async def measure(service: QueryService, project: str, runs: int) -> None:
             passes.append(times)
         ctx = last.context
         first, warm = passes
-        print(f"{mode:8} {statistics.median(first):10.1f} {pct(first, 0.95):10.1f} {statistics.median(warm):9.1f} "
-              f"{pct(warm, 0.95):9.1f} {len(ctx.entities):9} {len(ctx.relations):10} {len(ctx.chunks):7}")
+        print(
+            f"{mode:8} {statistics.median(first):10.1f} {pct(first, 0.95):10.1f} {statistics.median(warm):9.1f} "
+            f"{pct(warm, 0.95):9.1f} {len(ctx.entities):9} {len(ctx.relations):10} {len(ctx.chunks):7}"
+        )
 
 
 async def main() -> None:
@@ -214,8 +293,15 @@ async def main() -> None:
         await explain(db, space)
         tokenizer = get_tokenizer()
         llm = LLMClient(settings, tokenizer)
-        container = Container(settings, db, tokenizer, llm, StubEmbedder(space),  # type: ignore[arg-type]
-                              llm_cache=CachedLLM(db, llm), reranker=RerankService(settings))
+        container = Container(
+            settings,
+            db,
+            tokenizer,
+            llm,
+            StubEmbedder(space),  # type: ignore[arg-type]
+            llm_cache=CachedLLM(db, llm),
+            reranker=RerankService(settings),
+        )
         service = QueryService(container)
         await measure(service, "bench", args.runs)
         await filtered_search_check(db, space)

@@ -34,14 +34,40 @@ ADMIN, SCOPED = "bench-admin", "bench-scoped"
 
 
 def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path, extra: dict[str, str]) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake.url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": str(fake.dim),
-           "LOG_LEVEL": "WARNING", "API_KEYS": f"{ADMIN},{SCOPED}:default", **extra}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake.url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": str(fake.dim),
+        "LOG_LEVEL": "WARNING",
+        "API_KEYS": f"{ADMIN},{SCOPED}:default",
+        **extra,
+    }
     with log.open("wb") as sink:
         return subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
-             "--log-level", "warning", "--no-access-log", "--timeout-graceful-shutdown", "5"],
-            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.asgi:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+                "--timeout-graceful-shutdown",
+                "5",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
 
 
 async def open_stream(port: int) -> tuple[str, asyncio.StreamWriter | None]:
@@ -84,8 +110,10 @@ def cpu_seconds(pid: int) -> float:
 
 
 def show(label: str, timings: list[float]) -> None:
-    print(f"/health {label:28} n={len(timings):4d}  p50 {percentile(timings, 50):8.1f} ms  "
-          f"p95 {percentile(timings, 95):8.1f} ms  max {max(timings):8.1f} ms")
+    print(
+        f"/health {label:28} n={len(timings):4d}  p50 {percentile(timings, 50):8.1f} ms  "
+        f"p95 {percentile(timings, 95):8.1f} ms  max {max(timings):8.1f} ms"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:

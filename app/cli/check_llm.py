@@ -37,12 +37,26 @@ async def _run_here() -> dict[str, Any]:
 
 def print_report(report: dict[str, Any]) -> None:
     out = console()
-    calls = table("call", "ok", "latency ms", "prompt tokens", "completion tokens", "note",
-                  title=f"Model check: {report['model']} / {report['embedding_model']}")
+    calls = table(
+        "call",
+        "ok",
+        "latency ms",
+        "prompt tokens",
+        "completion tokens",
+        "note",
+        title=f"Model check: {report['model']} / {report['embedding_model']}",
+    )
     for call in report["calls"]:
         note = call["error"] or (f"ran away ({call['runaway']})" if call["runaway"] else "")
-        add_row(calls, call["call"], "yes" if call["ok"] else "NO", call["latency_ms"], call["prompt_tokens"],
-                call["completion_tokens"], note)
+        add_row(
+            calls,
+            call["call"],
+            "yes" if call["ok"] else "NO",
+            call["latency_ms"],
+            call["prompt_tokens"],
+            call["completion_tokens"],
+            note,
+        )
     out.print(calls)
     grid = table()
     add_row(grid, "extraction format", report["extraction_format"])
@@ -61,8 +75,13 @@ def print_report(report: dict[str, Any]) -> None:
 
 def check_llm(
     ctx: typer.Context,
-    remote: Annotated[bool, typer.Option("--remote", help="Ask the running service (--url) to run the check "
-                                                          "with its settings, instead of this process.")] = False,
+    remote: Annotated[
+        bool,
+        typer.Option(
+            "--remote",
+            help="Ask the running service (--url) to run the check with its settings, instead of this process.",
+        ),
+    ] = False,
 ) -> None:
     """Check the configured LLM and embedding model on a built-in text: latency, tokens, records, facts found,
     keyword JSON, embedding dimension, and a verdict (good / usable / not recommended)."""

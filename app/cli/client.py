@@ -77,15 +77,20 @@ def _transport_errors(conn: Connection) -> Iterator[None]:
         yield
     except httpx.ConnectError as exc:
         reason = str(exc) or "connection failed"
-        raise CliError(f"cannot connect to the service at {conn.url}: {reason}; is it running? "
-                       "(start it with `lightrag-service serve`, or point --url / LIGHTRAG_URL at it)",
-                       EXIT_UNREACHABLE) from None
+        raise CliError(
+            f"cannot connect to the service at {conn.url}: {reason}; is it running? "
+            "(start it with `lightrag-service serve`, or point --url / LIGHTRAG_URL at it)",
+            EXIT_UNREACHABLE,
+        ) from None
     except httpx.TimeoutException:
-        raise CliError(f"the service at {conn.url} did not answer within {conn.timeout:g} s "
-                       "(raise --timeout / LIGHTRAG_TIMEOUT)", EXIT_UNREACHABLE) from None
+        raise CliError(
+            f"the service at {conn.url} did not answer within {conn.timeout:g} s (raise --timeout / LIGHTRAG_TIMEOUT)",
+            EXIT_UNREACHABLE,
+        ) from None
     except httpx.HTTPError as exc:
-        raise CliError(f"connection to the service at {conn.url} failed: {type(exc).__name__}: {exc}",
-                       EXIT_UNREACHABLE) from None
+        raise CliError(
+            f"connection to the service at {conn.url} failed: {type(exc).__name__}: {exc}", EXIT_UNREACHABLE
+        ) from None
 
 
 class ServiceClient:
@@ -96,8 +101,12 @@ class ServiceClient:
         headers = {"User-Agent": "lightrag-service-cli"}
         if conn.api_key:
             headers["Authorization"] = f"Bearer {conn.api_key}"
-        self._http = httpx.Client(base_url=conn.url, headers=headers, transport=transport,
-                                  timeout=httpx.Timeout(conn.timeout, connect=min(conn.timeout, 10.0)))
+        self._http = httpx.Client(
+            base_url=conn.url,
+            headers=headers,
+            transport=transport,
+            timeout=httpx.Timeout(conn.timeout, connect=min(conn.timeout, 10.0)),
+        )
 
     def __enter__(self) -> ServiceClient:
         return self
@@ -124,8 +133,10 @@ class ServiceClient:
         try:
             return response.json()
         except ValueError:
-            raise CliError(f"{method} {path}: the service answered with something other than JSON "
-                           f"(is {self.conn.url} a LightRAG service?)") from None
+            raise CliError(
+                f"{method} {path}: the service answered with something other than JSON "
+                f"(is {self.conn.url} a LightRAG service?)"
+            ) from None
 
     @contextlib.contextmanager
     def stream(self, method: str, path: str, **kwargs: Any) -> Iterator[httpx.Response]:

@@ -11,11 +11,15 @@ from app.cli.client import ServiceClient, path_part, service
 from app.cli.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from app.cli.resolve import Target, resolve
 
-Documents = Annotated[list[str] | None, typer.Argument(
-    metavar="ID|FILE...", show_default=False,
-    help="Document ids, or file names (a name of several documents needs --all-matching).")]
-AllMatching = Annotated[bool, typer.Option("--all-matching",
-                                           help="Act on every document a file name matches.")]
+Documents = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="ID|FILE...",
+        show_default=False,
+        help="Document ids, or file names (a name of several documents needs --all-matching).",
+    ),
+]
+AllMatching = Annotated[bool, typer.Option("--all-matching", help="Act on every document a file name matches.")]
 
 
 def _each(client: ServiceClient, targets: list[Target], act: Callable[[Target], str]) -> None:
@@ -52,8 +56,9 @@ def retry(
     ctx: typer.Context,
     documents: Documents = None,
     all_matching: AllMatching = False,
-    all_failed: Annotated[bool, typer.Option("--all-failed", help="Retry every failed document of the project.")]
-    = False,
+    all_failed: Annotated[
+        bool, typer.Option("--all-failed", help="Retry every failed document of the project.")
+    ] = False,
 ) -> None:
     """Put failed or cancelled documents back in the queue (extractions already cached are not asked again)."""
     if bool(documents) == all_failed:
@@ -61,8 +66,9 @@ def retry(
     client = service(ctx)
     if all_failed:
         ids = client.json("POST", "/documents/retry-failed", json={"project_id": client.project})["document_ids"]
-        typer.echo(f"retried {len(ids)} failed document{'s' if len(ids) != 1 else ''}"
-                   + (f": {', '.join(ids)}" if ids else ""))
+        typer.echo(
+            f"retried {len(ids)} failed document{'s' if len(ids) != 1 else ''}" + (f": {', '.join(ids)}" if ids else "")
+        )
         return
 
     def act(target: Target) -> str:

@@ -48,8 +48,10 @@ def status(ctx: typer.Context) -> None:
     out = console()
     out.print(grid)
     if health_response.is_error:
-        raise CliError(f"the service is not ready: database {health.get('database')}, "
-                       f"migrations {'ok' if migrations.get('ok') else 'behind'}")
+        raise CliError(
+            f"the service is not ready: database {health.get('database')}, "
+            f"migrations {'ok' if migrations.get('ok') else 'behind'}"
+        )
     pipeline = client.json("GET", "/pipeline", params={"project_id": client.project})
     queue = table(title=f"Pipeline of project {pipeline['project_id']}")
     add_row(queue, "queue", f"{pipeline['queue_depth']} (all projects: {pipeline['global_queue_depth']})")
@@ -67,8 +69,7 @@ def list_documents(
     status: Annotated[Status | None, typer.Option(help="Only documents in this state.", show_default=False)] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Documents to show.")] = 100,
     offset: Annotated[int, typer.Option(min=0, help="Documents to skip (newest first).")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="The service's answer as JSON instead of a table.")]
-    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The service's answer as JSON instead of a table.")] = False,
 ) -> None:
     """The project's documents, newest first."""
     client = service(ctx)
@@ -79,11 +80,29 @@ def list_documents(
     if as_json:
         typer.echo(json.dumps(page, indent=2, ensure_ascii=False))
         return
-    grid = table("Document", "Status", "File", "Chunks", "Entities", "Relations", "Updated", "Error",
-                 title=f"Documents of project {client.project}")
+    grid = table(
+        "Document",
+        "Status",
+        "File",
+        "Chunks",
+        "Entities",
+        "Relations",
+        "Updated",
+        "Error",
+        title=f"Documents of project {client.project}",
+    )
     for doc in page["documents"]:
-        add_row(grid, doc["id"], doc["status"], doc["file_path"], doc["chunks_count"], doc["entities_count"],
-                doc["relations_count"], doc["updated_at"][:19].replace("T", " "), doc["error"])
+        add_row(
+            grid,
+            doc["id"],
+            doc["status"],
+            doc["file_path"],
+            doc["chunks_count"],
+            doc["entities_count"],
+            doc["relations_count"],
+            doc["updated_at"][:19].replace("T", " "),
+            doc["error"],
+        )
     out = console()
     out.print(grid)
     shown = len(page["documents"])
@@ -104,8 +123,10 @@ def delete(ctx: typer.Context, documents: Documents = None, all_matching: AllMat
     if len(targets) == 1:
         failed = _delete_one_by_one(client, targets)
     else:
-        failed = sum(_delete_batch(client, targets[start:start + DELETE_BATCH])
-                     for start in range(0, len(targets), DELETE_BATCH))
+        failed = sum(
+            _delete_batch(client, targets[start : start + DELETE_BATCH])
+            for start in range(0, len(targets), DELETE_BATCH)
+        )
     if failed:
         raise typer.Exit(EXIT_FAILED)
 
@@ -121,8 +142,7 @@ def _delete_batch(client: ServiceClient, targets: list[Target]) -> int:
         # one of them is unknown, still processing or refused, and the service deleted none: one at a time,
         # the others still go and each refusal is named
         return _delete_one_by_one(client, targets)
-    typer.echo(f"deleted {len(ids)} documents ({_listed([t.label for t in targets])}): {_effects(result)} "
-               "(each once)")
+    typer.echo(f"deleted {len(ids)} documents ({_listed([t.label for t in targets])}): {_effects(result)} (each once)")
     return 0
 
 
@@ -130,8 +150,7 @@ def _delete_one_by_one(client: ServiceClient, targets: list[Target]) -> int:
     failed = 0
     for target in targets:
         try:
-            result = client.json("DELETE", f"/documents/{path_part(target.id)}",
-                                 params={"project_id": client.project})
+            result = client.json("DELETE", f"/documents/{path_part(target.id)}", params={"project_id": client.project})
         except CliError as exc:
             if exc.exit_code != EXIT_FAILED:  # unreachable or refused key: the next ones would fail the same way
                 raise
@@ -143,9 +162,11 @@ def _delete_one_by_one(client: ServiceClient, targets: list[Target]) -> int:
 
 
 def _effects(result: dict[str, Any]) -> str:
-    return (f"{result['chunks_deleted']} chunks, {result['entities_deleted']} entities and "
-            f"{result['relations_deleted']} relations removed, {result['entities_rebuilt']} entities and "
-            f"{result['relations_rebuilt']} relations rebuilt")
+    return (
+        f"{result['chunks_deleted']} chunks, {result['entities_deleted']} entities and "
+        f"{result['relations_deleted']} relations removed, {result['entities_rebuilt']} entities and "
+        f"{result['relations_rebuilt']} relations rebuilt"
+    )
 
 
 def _listed(ids: list[str], shown: int = 5) -> str:

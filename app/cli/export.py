@@ -29,10 +29,15 @@ EXTENSIONS = {Format.csv: "zip"}
 
 def export(
     ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="csv (a zip of one CSV per table), xlsx, md, txt "
-                                                               "or json.")] = Format.xlsx,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: <project>.<ext> "
-                                                "in the current folder).", show_default=False)] = None,
+    fmt: Annotated[
+        Format, typer.Option("--format", "-f", help="csv (a zip of one CSV per table), xlsx, md, txt or json.")
+    ] = Format.xlsx,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="File to write (default: <project>.<ext> in the current folder).", show_default=False
+        ),
+    ] = None,
     include_vectors: Annotated[bool, typer.Option("--include-vectors", help="Add each item's embedding.")] = False,
     include_chunks: Annotated[bool, typer.Option("--include-chunks", help="Add the project's chunks.")] = False,
 ) -> None:
@@ -44,8 +49,12 @@ def export(
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise CliError(f"{folder}: no such folder", EXIT_USAGE)
-    params = {"project_id": client.project, "format": fmt.value,
-              "include_vectors": include_vectors, "include_chunks": include_chunks}
+    params = {
+        "project_id": client.project,
+        "format": fmt.value,
+        "include_vectors": include_vectors,
+        "include_chunks": include_chunks,
+    }
     partial = folder / f".{target.name}.{os.getpid()}.part"  # renamed to the target once complete
     written = 0
     try:

@@ -48,8 +48,14 @@ def _states(client: ServiceClient, ids: list[str]) -> dict[str, dict | None]:
     return {doc_id: states.get(doc_id) for doc_id in ids}
 
 
-def _follow(client: ServiceClient, files: list[FileResult], progress: Progress, task: TaskID,
-            poll_interval: float, max_wait: float | None) -> bool:
+def _follow(
+    client: ServiceClient,
+    files: list[FileResult],
+    progress: Progress,
+    task: TaskID,
+    poll_interval: float,
+    max_wait: float | None,
+) -> bool:
     """Poll until every uploaded document is in a final state; False if `max_wait` ran out first."""
     deadline = None if max_wait is None else time.monotonic() + max_wait
     while waiting := _unfinished(files):
@@ -61,8 +67,11 @@ def _follow(client: ServiceClient, files: list[FileResult], progress: Progress, 
                     item.status, item.error = state["status"], state.get("error")
         remaining = _unfinished(files)
         busy = sum(1 for group in remaining.values() if group[0].status == "processing")
-        progress.update(task, completed=len(_tracked(files)) - len(remaining),
-                        description=f"processing ({busy} running, {len(remaining) - busy} queued)")
+        progress.update(
+            task,
+            completed=len(_tracked(files)) - len(remaining),
+            description=f"processing ({busy} running, {len(remaining) - busy} queued)",
+        )
         if not remaining:
             break
         if deadline is not None and time.monotonic() >= deadline:
@@ -104,14 +113,18 @@ def _summary(out: Console, files: list[FileResult], skipped: int, waited: bool) 
 def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files and folders (walked recursively).", show_default=False)],
-    glob: Annotated[list[str] | None, typer.Option(
-        "--glob", "-g", help="Keep only folder files whose name or relative path matches (repeatable).")] = None,
-    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow processing to the end, or just enqueue.")]
-    = True,
+    glob: Annotated[
+        list[str] | None,
+        typer.Option("--glob", "-g", help="Keep only folder files whose name or relative path matches (repeatable)."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait/--no-wait", help="Follow processing to the end, or just enqueue.")
+    ] = True,
     batch_size: Annotated[int, typer.Option(min=1, help="Files per upload request.")] = 20,
     poll_interval: Annotated[float, typer.Option(min=0.01, help="Seconds between progress checks.")] = 1.0,
-    max_wait: Annotated[float | None, typer.Option(min=0, help="Stop waiting after this many seconds.",
-                                                   show_default="no limit")] = None,
+    max_wait: Annotated[
+        float | None, typer.Option(min=0, help="Stop waiting after this many seconds.", show_default="no limit")
+    ] = None,
 ) -> None:
     """Upload files and folders (.txt, .md, .pdf, .docx, .html), then follow them until processed, failed or
     cancelled."""
@@ -123,8 +136,14 @@ def ingest(
     if not files:
         raise CliError("no supported file to ingest", EXIT_FAILED)
     client = service(ctx)
-    with Progress(TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=out, transient=False) as progress:
+    with Progress(
+        TextColumn("{task.description:<34}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=False,
+    ) as progress:
         sent = progress.add_task("uploading", total=len(files))
         upload_all(client, files, batch_size, lambda n: progress.advance(sent, n))
         finished = True

@@ -120,8 +120,13 @@ def upload(client: ServiceClient, batch: list[FileResult]) -> None:
     batch = [item for item in batch if item.status != "rejected"]
     if not batch:
         return
-    response = client.call("POST", "/documents/upload", files=parts, accept=(413, 422),
-                           data={"project_id": client.project, "wait": "false"})
+    response = client.call(
+        "POST",
+        "/documents/upload",
+        files=parts,
+        accept=(413, 422),
+        data={"project_id": client.project, "wait": "false"},
+    )
     if not response.is_error:
         _apply(batch, response.json()["documents"])
         return
@@ -137,8 +142,9 @@ def upload(client: ServiceClient, batch: list[FileResult]) -> None:
     batch[0].status, batch[0].error = "rejected", _SINGLE_REASON.sub("", detail)
 
 
-def upload_all(client: ServiceClient, files: list[FileResult], batch_size: int,
-               on_batch: Callable[[int], None]) -> None:
+def upload_all(
+    client: ServiceClient, files: list[FileResult], batch_size: int, on_batch: Callable[[int], None]
+) -> None:
     for batch in batches(files, batch_size):
         upload(client, batch)
         on_batch(len(batch))

@@ -47,14 +47,27 @@ def _check_url(value: str) -> str:
 @cli.callback()
 def connection_options(
     ctx: typer.Context,
-    url: Annotated[str, typer.Option("--url", envvar="LIGHTRAG_URL", callback=_check_url,
-                                     help="Base URL of the service.")] = DEFAULT_URL,
-    api_key: Annotated[str | None, typer.Option("--api-key", envvar="LIGHTRAG_API_KEY", show_default=False,
-                                                help="API key, sent as 'Authorization: Bearer <key>'.")] = None,
-    project: Annotated[str, typer.Option("--project", "-p", envvar="LIGHTRAG_PROJECT",
-                                         help="Project the commands act on.")] = "default",
-    timeout: Annotated[float, typer.Option("--timeout", envvar="LIGHTRAG_TIMEOUT", min=0.1,
-                                           help="Seconds to wait for each answer of the service.")] = 300.0,
+    url: Annotated[
+        str, typer.Option("--url", envvar="LIGHTRAG_URL", callback=_check_url, help="Base URL of the service.")
+    ] = DEFAULT_URL,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="LIGHTRAG_API_KEY",
+            show_default=False,
+            help="API key, sent as 'Authorization: Bearer <key>'.",
+        ),
+    ] = None,
+    project: Annotated[
+        str, typer.Option("--project", "-p", envvar="LIGHTRAG_PROJECT", help="Project the commands act on.")
+    ] = "default",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", envvar="LIGHTRAG_TIMEOUT", min=0.1, help="Seconds to wait for each answer of the service."
+        ),
+    ] = 300.0,
 ) -> None:
     ctx.obj = Connection(url=url, api_key=api_key or None, project=project, timeout=timeout)
 

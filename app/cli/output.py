@@ -21,8 +21,13 @@ def cell(value: Any) -> Text:
 def table(*columns: str, title: str | None = None) -> Table:
     """A table with these column headers (no columns: a two-column name/value table without headers)."""
     headers = columns or ("", "")
-    grid = Table(*headers, title=None if title is None else Text(title, style="bold"), title_justify="left",
-                 header_style="bold", show_header=bool(columns))
+    grid = Table(
+        *headers,
+        title=None if title is None else Text(title, style="bold"),
+        title_justify="left",
+        header_style="bold",
+        show_header=bool(columns),
+    )
     for column in grid.columns:
         column.overflow = "fold"
     return grid

@@ -9,16 +9,25 @@ import typer
 from app.cli.client import service
 from app.cli.output import add_row, console, table
 
-projects_app = typer.Typer(help="List projects (no sub-command), or create one.", invoke_without_command=True,
-                           no_args_is_help=False)
+projects_app = typer.Typer(
+    help="List projects (no sub-command), or create one.", invoke_without_command=True, no_args_is_help=False
+)
 
 
 def _print(projects: list[dict[str, Any]], title: str) -> None:
     grid = table("Project", "Name", "Documents", "Chunks", "Entities", "Relations", "Created", title=title)
     for p in projects:
         counts = p["counts"]
-        add_row(grid, p["id"], p["name"], counts["documents"], counts["chunks"], counts["entities"],
-                counts["relations"], p["created_at"][:19].replace("T", " "))
+        add_row(
+            grid,
+            p["id"],
+            p["name"],
+            counts["documents"],
+            counts["chunks"],
+            counts["entities"],
+            counts["relations"],
+            p["created_at"][:19].replace("T", " "),
+        )
     console().print(grid)
 
 

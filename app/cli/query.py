@@ -50,8 +50,9 @@ def _print_context(out: Console, context: dict[str, Any]) -> None:
     entities = table("Entity", "Type", "Description", title=f"Entities ({len(context.get('entities', []))})")
     for e in context.get("entities", []):
         add_row(entities, e["name"], e["type"], _excerpt(e["description"]))
-    relations = table("Source", "Target", "Keywords", "Description",
-                      title=f"Relations ({len(context.get('relations', []))})")
+    relations = table(
+        "Source", "Target", "Keywords", "Description", title=f"Relations ({len(context.get('relations', []))})"
+    )
     for r in context.get("relations", []):
         add_row(relations, r["source"], r["target"], r["keywords"], _excerpt(r["description"]))
     chunks = table("Ref", "File", "Content", title=f"Chunks ({len(context.get('chunks', []))})")
@@ -98,15 +99,21 @@ def query(
     question: Annotated[str, typer.Argument(help="The question.", show_default=False)],
     mode: Annotated[Mode, typer.Option(help="Retrieval mode.")] = Mode.mix,
     stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it is written.")] = False,
-    context_only: Annotated[bool, typer.Option("--context-only", help="Print the retrieved context, no answer.")]
-    = False,
-    top_k: Annotated[int | None, typer.Option(min=1, help="Entities / relations to retrieve.",
-                                              show_default="40")] = None,
+    context_only: Annotated[
+        bool, typer.Option("--context-only", help="Print the retrieved context, no answer.")
+    ] = False,
+    top_k: Annotated[
+        int | None, typer.Option(min=1, help="Entities / relations to retrieve.", show_default="40")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the service's JSON answer as is.")] = False,
 ) -> None:
     """Ask a question about the project's documents."""
-    body: dict[str, Any] = {"project_id": service(ctx).project, "query": question, "mode": mode.value,
-                            "only_need_context": context_only}
+    body: dict[str, Any] = {
+        "project_id": service(ctx).project,
+        "query": question,
+        "mode": mode.value,
+        "only_need_context": context_only,
+    }
     if top_k is not None:
         body["top_k"] = top_k
     if as_json:

@@ -36,8 +36,9 @@ class Target:
 def _all_documents(client: ServiceClient) -> list[dict[str, Any]]:
     documents: list[dict[str, Any]] = []
     while True:
-        page = client.json("GET", "/documents",
-                           params={"project_id": client.project, "limit": PAGE, "offset": len(documents)})
+        page = client.json(
+            "GET", "/documents", params={"project_id": client.project, "limit": PAGE, "offset": len(documents)}
+        )
         documents.extend(page["documents"])
         if not page["documents"] or len(documents) >= page["total"]:
             return documents
@@ -50,8 +51,9 @@ def _known_ids(client: ServiceClient, given: list[str]) -> tuple[set[str], list[
         return {d["id"] for d in documents} & set(given), documents
     found = set()
     for value in given:
-        response = client.call("GET", f"/documents/{path_part(value)}", params={"project_id": client.project},
-                               accept=(404, 422))
+        response = client.call(
+            "GET", f"/documents/{path_part(value)}", params={"project_id": client.project}, accept=(404, 422)
+        )
         if not response.is_error:
             found.add(value)
     return found, None
@@ -81,8 +83,10 @@ def resolve(client: ServiceClient, given: list[str], all_matching: bool) -> list
             continue
         if len(matches) > 1 and not all_matching:
             _list_matches(value, matches)
-            raise CliError(f"'{value}' names {len(matches)} documents (listed above): give their ids, "
-                           "or pass --all-matching", EXIT_USAGE)
+            raise CliError(
+                f"'{value}' names {len(matches)} documents (listed above): give their ids, or pass --all-matching",
+                EXIT_USAGE,
+            )
         targets.extend(Target(d["id"], d["file_path"]) for d in matches)
     return list({t.id: t for t in targets}.values())
 
@@ -90,5 +94,4 @@ def resolve(client: ServiceClient, given: list[str], all_matching: bool) -> list
 def _list_matches(name: str, matches: list[dict[str, Any]]) -> None:
     typer.echo(f"'{name}' is the file name of {len(matches)} documents:", err=True)
     for doc in matches:
-        typer.echo(f"  {doc['id']}  {doc['status']:<10}  updated {doc['updated_at'][:19].replace('T', ' ')}",
-                   err=True)
+        typer.echo(f"  {doc['id']}  {doc['status']:<10}  updated {doc['updated_at'][:19].replace('T', ' ')}", err=True)

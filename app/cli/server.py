@@ -16,12 +16,18 @@ def _override(variable: str, value: object | None) -> None:
 
 
 def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to bind (default: HOST, else 127.0.0.1 while no "
-                                                  "API_KEYS are set).", show_default=False)] = None,
-    port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port (default: PORT, else 9621).",
-                                             show_default=False)] = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Server processes (default: WORKERS, else 1).",
-                                                show_default=False)] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Interface to bind (default: HOST, else 127.0.0.1 while no API_KEYS are set).", show_default=False
+        ),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="Port (default: PORT, else 9621).", show_default=False)
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Server processes (default: WORKERS, else 1).", show_default=False)
+    ] = None,
 ) -> None:
     """Serve the API (with its in-process pipeline worker), as `make run` does."""
     from app.__main__ import main as serve_main

@@ -16,8 +16,17 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.core.limits import MAX_DOCUMENTS_ITEMS, MAX_HISTORY_ITEMS
 
 DEFAULT_ENTITY_TYPES = [
-    "Person", "Creature", "Organization", "Location", "Event", "Concept",
-    "Method", "Content", "Data", "Artifact", "NaturalObject",
+    "Person",
+    "Creature",
+    "Organization",
+    "Location",
+    "Event",
+    "Concept",
+    "Method",
+    "Content",
+    "Data",
+    "Artifact",
+    "NaturalObject",
 ]
 
 CommaList = Annotated[list[str], NoDecode]

@@ -82,14 +82,20 @@ def uvicorn_log_config(level: str, fmt: str) -> dict | None:
     start; None keeps uvicorn's default text configuration."""
     if fmt != "json":
         return None
-    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr",
-               "filters": ["context"]}
+    handler = {
+        "class": "logging.StreamHandler",
+        "formatter": "json",
+        "stream": "ext://sys.stderr",
+        "filters": ["context"],
+    }
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {"context": {"()": _ContextFilter}},
         "formatters": {"json": {"()": JsonFormatter}},
         "handlers": {"json": handler},
-        "loggers": {name: {"handlers": ["json"], "level": level.upper(), "propagate": False}
-                    for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+        "loggers": {
+            name: {"handlers": ["json"], "level": level.upper(), "propagate": False}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
     }

@@ -20,25 +20,31 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 HTTP_REQUESTS = Counter("http_requests_total", "HTTP requests", ["method", "route", "status"])
 HTTP_LATENCY = Histogram(
-    "http_request_duration_seconds", "HTTP request latency", ["method", "route"],
+    "http_request_duration_seconds",
+    "HTTP request latency",
+    ["method", "route"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 LLM_CALLS = Counter("llm_calls_total", "LLM calls", ["operation", "model", "outcome"])
 LLM_TOKENS = Counter("llm_tokens_total", "LLM tokens", ["operation", "model", "kind"])
 LLM_LATENCY = Histogram("llm_call_duration_seconds", "LLM call latency", ["operation"])
-STREAMS_DROPPED = Counter("answer_streams_dropped_total",
-                          "Answer streams dropped because the client accepted no bytes for STREAM_SEND_TIMEOUT s")
+STREAMS_DROPPED = Counter(
+    "answer_streams_dropped_total",
+    "Answer streams dropped because the client accepted no bytes for STREAM_SEND_TIMEOUT s",
+)
 LLM_IN_FLIGHT = Gauge("llm_calls_in_flight", "LLM calls currently running", multiprocess_mode="livesum")
 EMBEDDING_CALLS = Counter("embedding_calls_total", "Embedding requests", ["model", "outcome"])
 EMBEDDING_TOKENS = Counter("embedding_tokens_total", "Embedding input tokens", ["model"])
 CACHE_EVENTS = Counter("llm_cache_events_total", "LLM cache lookups", ["cache_type", "result"])
 PIPELINE_DOCUMENTS = Gauge("pipeline_documents", "Documents by status", ["status"], multiprocess_mode="mostrecent")
-WORKERS_LIVE = Gauge("pipeline_workers_live", "Workers heartbeating within 3 of their intervals",
-                     multiprocess_mode="mostrecent")
+WORKERS_LIVE = Gauge(
+    "pipeline_workers_live", "Workers heartbeating within 3 of their intervals", multiprocess_mode="mostrecent"
+)
 PIPELINE_PROCESSED = Counter("pipeline_documents_finished_total", "Documents finished", ["status"])
 EXTRACTION_MALFORMED = Counter("extraction_malformed_records_total", "Extraction records skipped as unparseable")
 EXTRACTION_RECORDS = Counter(
-    "extraction_records_total", "Extraction records by outcome: recovered (read, repaired if needed) or unrecoverable",
+    "extraction_records_total",
+    "Extraction records by outcome: recovered (read, repaired if needed) or unrecoverable",
     ["outcome"],
 )
 EXTRACTION_FORMAT_FAILURES = Counter(
@@ -53,7 +59,8 @@ LLM_RUNAWAY_ANSWERS = Counter(
     ["operation", "reason"],
 )
 LLM_CONTEXT_REJECTIONS = Counter(
-    "llm_context_rejections_total", "LLM calls the provider rejected for their length (context window)",
+    "llm_context_rejections_total",
+    "LLM calls the provider rejected for their length (context window)",
     ["operation"],
 )
 GLEANING_SKIPPED = Counter(
@@ -64,7 +71,8 @@ GLEANING_SKIPPED = Counter(
 )
 STRUCTURED_OUTPUT_FALLBACKS = Counter(
     "llm_structured_output_fallbacks_total",
-    "Calls that asked for JSON-schema output, were refused by the provider and fell back", ["operation"],
+    "Calls that asked for JSON-schema output, were refused by the provider and fell back",
+    ["operation"],
 )
 PIPELINE_STAGE_SECONDS = Counter("pipeline_stage_seconds_total", "Time spent per pipeline stage", ["stage"])
 KEY_LOCK_SECONDS = Counter(
@@ -75,7 +83,9 @@ KEY_LOCK_SECONDS = Counter(
 RERANK_CALLS = Counter("rerank_calls_total", "Rerank calls", ["provider", "outcome"])
 RERANK_FALLBACKS = Counter("rerank_fallbacks_total", "Rerank fallbacks to original order", ["reason"])
 RERANK_BREAKER_STATE = Gauge(
-    "rerank_circuit_breaker_state", "Rerank breaker state (0 closed, 1 half-open, 2 open)", ["provider"],
+    "rerank_circuit_breaker_state",
+    "Rerank breaker state (0 closed, 1 half-open, 2 open)",
+    ["provider"],
     multiprocess_mode="max",
 )
 

@@ -29,19 +29,27 @@ def database_location(settings: Settings) -> str:
 
 
 def dimension_mismatch(settings: Settings, stored: int) -> StartupRefused:
-    new_database = ("set DATA_DIR to a new, empty folder" if not settings.database_url
-                    else "set DATABASE_URL to a new, empty database")
+    new_database = (
+        "set DATA_DIR to a new, empty folder"
+        if not settings.database_url
+        else "set DATABASE_URL to a new, empty database"
+    )
     return StartupRefused(
         f"EMBEDDING_DIM is {settings.embedding_dim} but {database_location(settings)} holds {stored}-dimensional "
         f"vectors (the size is fixed when a database is created): set EMBEDDING_DIM={stored} to use it, or "
-        f"{new_database} and ingest the documents again")
+        f"{new_database} and ingest the documents again"
+    )
 
 
 def unreachable_database(settings: Settings, exc: BaseException) -> StartupRefused:
-    fix = ("check DATABASE_URL (host, port, user, password, database) and that the server is running"
-           if settings.database_url else "check that DATA_DIR is a writable folder of this machine")
+    fix = (
+        "check DATABASE_URL (host, port, user, password, database) and that the server is running"
+        if settings.database_url
+        else "check that DATA_DIR is a writable folder of this machine"
+    )
     return StartupRefused(
-        f"cannot connect to {database_location(settings)} ({type(exc).__name__}: {_first_line(exc)}): {fix}")
+        f"cannot connect to {database_location(settings)} ({type(exc).__name__}: {_first_line(exc)}): {fix}"
+    )
 
 
 def _first_line(exc: BaseException) -> str:

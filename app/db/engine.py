@@ -27,7 +27,7 @@ def async_url(url: str) -> str:
     """Accept plain `postgresql://` URLs and point them at the asyncpg driver."""
     for prefix in ("postgresql+asyncpg://", "postgresql+psycopg2://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+asyncpg://" + url[len(prefix):]
+            return "postgresql+asyncpg://" + url[len(prefix) :]
     raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got {url.split(':', 1)[0]}://…")
 
 
@@ -74,8 +74,9 @@ class EmbeddedPostgres:
             dead = [pid for pid in pids if not EmbeddedPostgres._running(pid)]
             if dead:
                 record.write_text(json.dumps([pid for pid in pids if pid not in dead]))
-                log.warning("embedded PostgreSQL: forgot %d process(es) that died without letting go of it: %s",
-                            len(dead), dead)
+                log.warning(
+                    "embedded PostgreSQL: forgot %d process(es) that died without letting go of it: %s", len(dead), dead
+                )
         return dead
 
     @staticmethod
@@ -115,7 +116,9 @@ class Database:
         self.embedded = embedded
         self.max_connections = 2 * pool_size  # the pool, then as many again as overflow
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size,
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
             hide_parameters=True,  # SQL errors end up in logs and documents.error: never with document text
         )
         event.listen(self.engine.sync_engine.pool, "checkout", _replace_if_closed)

@@ -54,10 +54,14 @@ async def upgrade_to_head(db: Database, embedding_dim: int) -> None:
 async def stored_embedding_dim(db: Database) -> int | None:
     """The dimension the vector columns were created with (None before the first migration)."""
     async with db.connect() as conn:
-        row = (await conn.execute(text(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-            "WHERE attrelid = to_regclass('entities') AND attname = 'embedding'"
-        ))).first()
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                    "WHERE attrelid = to_regclass('entities') AND attname = 'embedding'"
+                )
+            )
+        ).first()
     if row is None or row[0] is None:
         return None
     return int(row[0].split("(")[1].rstrip(")"))

@@ -111,9 +111,7 @@ chunks = Table(
     # full-text search (migration 0005), kept by PostgreSQL; read only by app/repositories/lexical.py
     Column("search_vector", TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    ForeignKeyConstraint(
-        ["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"
-    ),
+    ForeignKeyConstraint(["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
 )
 
 entities = Table(
@@ -132,9 +130,15 @@ entities = Table(
     Column("embedded_hash", Text),
     # Text written or edited by hand (migration 0002): deletion rebuilds keep it instead of recomputing it.
     Column("curated", Boolean, nullable=False, server_default=text("false")),
-    Column("search_vector", TSVECTOR, Computed(  # see chunks.search_vector
-        "setweight(to_tsvector('simple'::regconfig, name), 'A') || "
-        "setweight(to_tsvector('english'::regconfig, description), 'B')", persisted=True)),
+    Column(
+        "search_vector",
+        TSVECTOR,
+        Computed(  # see chunks.search_vector
+            "setweight(to_tsvector('simple'::regconfig, name), 'A') || "
+            "setweight(to_tsvector('english'::regconfig, description), 'B')",
+            persisted=True,
+        ),
+    ),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
 )
@@ -154,9 +158,15 @@ relations = Table(
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
     Column("curated", Boolean, nullable=False, server_default=text("false")),  # see entities.curated
-    Column("search_vector", TSVECTOR, Computed(  # see chunks.search_vector
-        "setweight(to_tsvector('english'::regconfig, keywords), 'A') || "
-        "setweight(to_tsvector('english'::regconfig, description), 'B')", persisted=True)),
+    Column(
+        "search_vector",
+        TSVECTOR,
+        Computed(  # see chunks.search_vector
+            "setweight(to_tsvector('english'::regconfig, keywords), 'A') || "
+            "setweight(to_tsvector('english'::regconfig, description), 'B')",
+            persisted=True,
+        ),
+    ),
     *_timestamps(),
     ForeignKeyConstraint(["project_id", "src_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
     ForeignKeyConstraint(["project_id", "tgt_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE"),
@@ -172,8 +182,10 @@ entity_sources = Table(
     Column("document_id", Text, nullable=False),
     Column("seq", BigInteger, nullable=False, server_default=text("nextval('provenance_seq')")),
     ForeignKeyConstraint(
-        ["project_id", "entity_key"], ["entities.project_id", "entities.key"],
-        ondelete="CASCADE", onupdate="CASCADE",
+        ["project_id", "entity_key"],
+        ["entities.project_id", "entities.key"],
+        ondelete="CASCADE",
+        onupdate="CASCADE",
     ),
     ForeignKeyConstraint(["project_id", "chunk_id"], ["chunks.project_id", "chunks.id"], ondelete="CASCADE"),
 )
@@ -190,7 +202,8 @@ relation_sources = Table(
     ForeignKeyConstraint(
         ["project_id", "src_key", "tgt_key"],
         ["relations.project_id", "relations.src_key", "relations.tgt_key"],
-        ondelete="CASCADE", onupdate="CASCADE",
+        ondelete="CASCADE",
+        onupdate="CASCADE",
     ),
     ForeignKeyConstraint(["project_id", "chunk_id"], ["chunks.project_id", "chunks.id"], ondelete="CASCADE"),
 )

@@ -49,7 +49,7 @@ class AliasItem:
 
 @dataclass(frozen=True, slots=True)
 class AliasRow(_Row):
-    alias_key: str              # as stored (scoped aliases carry their document, see scoped_key)
+    alias_key: str  # as stored (scoped aliases carry their document, see scoped_key)
     entity_key: str
     alias_name: str
     source: str

@@ -13,5 +13,5 @@ def strip_think(text: str) -> str:
     """Drop reasoning blocks some models emit before their answer."""
     text = _THINK.sub("", text)
     if "</think>" in text.lower():  # an unclosed opening tag was cut off by the provider
-        text = text[text.lower().rindex("</think>") + len("</think>"):]
+        text = text[text.lower().rindex("</think>") + len("</think>") :]
     return text.strip()

@@ -35,24 +35,45 @@ def encode(extraction: ChunkExtraction, cache_keys: Sequence[str], fingerprint: 
         "fp": fingerprint,
         "keys": list(cache_keys),
         "e": [[e.name, e.key, e.entity_type, e.description] for e in extraction.entities],
-        "r": [[r.src_name, r.tgt_name, r.src_key, r.tgt_key, r.keywords, r.description, r.weight]
-              for r in extraction.relations],
+        "r": [
+            [r.src_name, r.tgt_name, r.src_key, r.tgt_key, r.keywords, r.description, r.weight]
+            for r in extraction.relations
+        ],
     }
 
 
-def decode(stored: Any, chunk_id: str, file_path: str | None, cache_keys: Sequence[str],
-           fingerprint: str) -> ChunkExtraction | None:
+def decode(
+    stored: Any, chunk_id: str, file_path: str | None, cache_keys: Sequence[str], fingerprint: str
+) -> ChunkExtraction | None:
     """The chunk's records, or None when nothing usable is stored (absent, malformed, or read from other
     answers or with other parse inputs than the chunk's current ones)."""
     if not isinstance(stored, dict) or stored.get("fp") != fingerprint or stored.get("keys") != list(cache_keys):
         return None
     try:
-        entities = [EntityRecord(name=n, key=k, entity_type=t, description=d, chunk_id=chunk_id, file_path=file_path)
-                    for n, k, t, d in stored["e"]]
-        relations = [RelationRecord(src_name=sn, tgt_name=tn, src_key=sk, tgt_key=tk, keywords=list(kw),
-                                    description=d, weight=float(w), chunk_id=chunk_id, file_path=file_path)
-                     for sn, tn, sk, tk, kw, d, w in stored["r"]]
+        entities = [
+            EntityRecord(name=n, key=k, entity_type=t, description=d, chunk_id=chunk_id, file_path=file_path)
+            for n, k, t, d in stored["e"]
+        ]
+        relations = [
+            RelationRecord(
+                src_name=sn,
+                tgt_name=tn,
+                src_key=sk,
+                tgt_key=tk,
+                keywords=list(kw),
+                description=d,
+                weight=float(w),
+                chunk_id=chunk_id,
+                file_path=file_path,
+            )
+            for sn, tn, sk, tk, kw, d, w in stored["r"]
+        ]
     except (KeyError, TypeError, ValueError):
         return None
-    return ChunkExtraction(chunk_id=chunk_id, entities=entities, relations=relations,
-                           recovered=len(entities) + len(relations), completed=True)
+    return ChunkExtraction(
+        chunk_id=chunk_id,
+        entities=entities,
+        relations=relations,
+        recovered=len(entities) + len(relations),
+        completed=True,
+    )

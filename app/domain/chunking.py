@@ -20,8 +20,8 @@ from app.domain.tokens import Tokenizer
 @dataclass
 class Chunk:
     order_index: int
-    tokens: int          # end_token - start_token: tokens of the window before stripping
-    start_token: int     # offsets into the document's token sequence
+    tokens: int  # end_token - start_token: tokens of the window before stripping
+    start_token: int  # offsets into the document's token sequence
     end_token: int
     content: str
 
@@ -61,7 +61,7 @@ class _Encoded:
     def slice(self, start: int, end: int, lo: int = 0, hi: int | None = None) -> str:
         """Text of tokens [start, end), clipped to characters [lo, hi)."""
         hi = len(self.text) if hi is None else hi
-        return self.text[max(self.offsets[start], lo):min(self.offsets[end], hi)]
+        return self.text[max(self.offsets[start], lo) : min(self.offsets[end], hi)]
 
 
 def _windows(start: int, end: int, size: int, step: int) -> list[tuple[int, int]]:

@@ -29,9 +29,9 @@ from app.prompts.answer import CHUNK_SECTION, ENTITY_SECTION, REFERENCE_SECTION,
 
 T = TypeVar("T")
 
-MESSAGE_OVERHEAD = 4   # chat-format tokens around each message
-REPLY_OVERHEAD = 3     # tokens priming the assistant reply
-CHUNK_MARGIN = 200     # official safety margin kept free when sizing the chunk list
+MESSAGE_OVERHEAD = 4  # chat-format tokens around each message
+REPLY_OVERHEAD = 3  # tokens priming the assistant reply
+CHUNK_MARGIN = 200  # official safety margin kept free when sizing the chunk list
 _FENCE_END = "```\n\n"
 
 
@@ -44,8 +44,9 @@ def entity_line(e: EntityHit) -> str:
 
 
 def relation_line(r: RelationHit) -> str:
-    return _json({"entity1": r.src_name, "entity2": r.tgt_name, "keywords": r.keywords,
-                  "description": readable(r.description)})
+    return _json(
+        {"entity1": r.src_name, "entity2": r.tgt_name, "keywords": r.keywords, "description": readable(r.description)}
+    )
 
 
 def chunk_line(reference_id: str, c: ChunkHit) -> str:
@@ -220,7 +221,7 @@ def trim_history(history: list[Message], turns: int | None) -> list[Message]:
     user_positions = [i for i, m in enumerate(history) if m["role"] == "user"]
     if len(user_positions) <= turns:
         return list(history)
-    return history[user_positions[-turns]:]
+    return history[user_positions[-turns] :]
 
 
 def fit_history(history: list[Message], fixed_tokens: int, max_total: int, ledger: TokenLedger) -> list[Message]:

@@ -20,22 +20,80 @@ _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)(?:```|$)", re.DOTALL)
 _JSON_START = re.compile(r"[\[{]\s*[\"'\[{]")
 _NAME = ("entity_name", "name", "entity", "title", "label", "id")
 _TYPE = ("entity_type", "type", "category", "kind", "class")
-_DESCRIPTION = ("entity_description", "relationship_description", "relation_description", "description",
-                "desc", "summary", "details")
-_SOURCE = ("source_entity", "source", "src_id", "src", "source_name", "source_entity_name", "from", "from_entity",
-           "head", "head_entity", "subject", "entity1", "entity_1", "entity_a")
-_TARGET = ("target_entity", "target", "tgt_id", "tgt", "target_name", "target_entity_name", "to", "to_entity",
-           "tail", "tail_entity", "object", "entity2", "entity_2", "entity_b")
+_DESCRIPTION = (
+    "entity_description",
+    "relationship_description",
+    "relation_description",
+    "description",
+    "desc",
+    "summary",
+    "details",
+)
+_SOURCE = (
+    "source_entity",
+    "source",
+    "src_id",
+    "src",
+    "source_name",
+    "source_entity_name",
+    "from",
+    "from_entity",
+    "head",
+    "head_entity",
+    "subject",
+    "entity1",
+    "entity_1",
+    "entity_a",
+)
+_TARGET = (
+    "target_entity",
+    "target",
+    "tgt_id",
+    "tgt",
+    "target_name",
+    "target_entity_name",
+    "to",
+    "to_entity",
+    "tail",
+    "tail_entity",
+    "object",
+    "entity2",
+    "entity_2",
+    "entity_b",
+)
 _PAIR = ("entities", "nodes", "pair", "between")
-_KEYWORDS = ("relationship_keywords", "relation_keywords", "keywords", "keyword", "relationship", "relation",
-             "label", "type")
+_KEYWORDS = (
+    "relationship_keywords",
+    "relation_keywords",
+    "keywords",
+    "keyword",
+    "relationship",
+    "relation",
+    "label",
+    "type",
+)
 _LABEL = ("relationship", "relation", "predicate", "relation_type", "relationship_type")
 _WEIGHT = ("relationship_strength", "strength", "weight", "score", "confidence")
-_RECORD_TAGS = {"entity": "entity", "entities": "entity", "node": "entity", "relation": "relation",
-                "relations": "relation", "relationship": "relation", "relationships": "relation",
-                "edge": "relation", "edges": "relation"}
-_LIST_KEYS = {"entities": "entity", "nodes": "entity", "relations": "relation", "relationships": "relation",
-              "edges": "relation", "records": None, "items": None}
+_RECORD_TAGS = {
+    "entity": "entity",
+    "entities": "entity",
+    "node": "entity",
+    "relation": "relation",
+    "relations": "relation",
+    "relationship": "relation",
+    "relationships": "relation",
+    "edge": "relation",
+    "edges": "relation",
+}
+_LIST_KEYS = {
+    "entities": "entity",
+    "nodes": "entity",
+    "relations": "relation",
+    "relationships": "relation",
+    "edges": "relation",
+    "records": None,
+    "items": None,
+}
 
 
 def looks_like_json(text: str) -> bool:
@@ -68,7 +126,7 @@ def _values(text: str) -> list[Any]:
         try:
             value, position = decoder.raw_decode(text, start.start())
         except ValueError:
-            value, position = _repaired(text[start.start():]), len(text)
+            value, position = _repaired(text[start.start() :]), len(text)
         if isinstance(value, dict | list) and value:
             out.append(value)
     return out
@@ -89,8 +147,11 @@ def _items(data: Any, kind: str | None) -> list[tuple[str | None, Any]]:
     if not isinstance(data, dict):
         return []
     record = bool(_text(data, _DESCRIPTION))  # {"entities": ["A", "B"], "description": …} is a relation
-    lists = [(key, _listed(value, record)) for key, value in data.items() if str(key).lower() in _LIST_KEYS
-             and _listed(value, record) is not None]
+    lists = [
+        (key, _listed(value, record))
+        for key, value in data.items()
+        if str(key).lower() in _LIST_KEYS and _listed(value, record) is not None
+    ]
     if lists:
         return [pair for key, value in lists for pair in _items(value, _LIST_KEYS[str(key).lower()] or kind)]
     return [(kind, data)]

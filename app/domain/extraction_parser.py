@@ -52,7 +52,10 @@ _WRAPPERS = ("**", "__", "*", "_", "[[", "]]")
 
 
 def parse_extraction(
-    text: str, chunk_id: str, file_path: str | None, name_max_length: int = 500,
+    text: str,
+    chunk_id: str,
+    file_path: str | None,
+    name_max_length: int = 500,
     entity_types: Sequence[str] | None = None,
 ) -> ChunkExtraction:
     """The records of one answer. With `entity_types` (the project's), types outside them become Other."""
@@ -95,8 +98,9 @@ def _type_form(text: str) -> str:
     return re.sub(r"[\s_\-*\"'`]", "", text).casefold()
 
 
-def _parse_into(result: ChunkExtraction, text: str, file_path: str | None, name_max_length: int,
-                configured: Sequence[str] | None) -> None:
+def _parse_into(
+    result: ChunkExtraction, text: str, file_path: str | None, name_max_length: int, configured: Sequence[str] | None
+) -> None:
     text = _without_reasoning(text)
     types = _Types(configured)
     lines = record_lines(text)
@@ -176,7 +180,7 @@ def _clean_name(raw: str) -> str:
         for wrapper in _WRAPPERS:
             closing = {"[[": "]]"}.get(wrapper, wrapper)
             if len(text) > 2 * len(wrapper) and text.startswith(wrapper) and text.endswith(closing):
-                text = text[len(wrapper):-len(closing)].strip()
+                text = text[len(wrapper) : -len(closing)].strip()
         if text.endswith(".") and text.count(".") == 1 and len(text.split()[-1]) > 4:
             text = text[:-1]  # "Alpine Orchid." but not "Acme Inc." or "U.S."
     return text
@@ -201,8 +205,9 @@ def _keywords(raw: str) -> list[str]:
     return out
 
 
-def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str | None, name_max_length: int,
-            types: _Types) -> bool:
+def _accept(
+    result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str | None, name_max_length: int, types: _Types
+) -> bool:
     kind, fields = raw
     chunk_id = result.chunk_id
     if kind == ENTITY:
@@ -211,10 +216,16 @@ def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str 
         description = _clean_text(description_raw)
         if not name or not description:
             return False
-        result.entities.append(EntityRecord(
-            name=name, key=entity_key(name), entity_type=types.of(_clean_text(type_raw)), description=description,
-            chunk_id=chunk_id, file_path=file_path,
-        ))
+        result.entities.append(
+            EntityRecord(
+                name=name,
+                key=entity_key(name),
+                entity_type=types.of(_clean_text(type_raw)),
+                description=description,
+                chunk_id=chunk_id,
+                file_path=file_path,
+            )
+        )
         return True
     src_raw, tgt_raw, keywords_raw, description_raw, weight = fields
     src = _name(result, src_raw, name_max_length)
@@ -227,11 +238,19 @@ def _accept(result: ChunkExtraction, raw: tuple[str, list[str]], file_path: str 
         return True  # a self-relation is well formed but carries no edge
     if src_key > tgt_key:
         src, tgt, src_key, tgt_key = tgt, src, tgt_key, src_key
-    result.relations.append(RelationRecord(
-        src_name=src, tgt_name=tgt, src_key=src_key, tgt_key=tgt_key, keywords=_keywords(keywords_raw),
-        description=description, weight=(_number(weight) if weight else None) or 1.0,
-        chunk_id=chunk_id, file_path=file_path,
-    ))
+    result.relations.append(
+        RelationRecord(
+            src_name=src,
+            tgt_name=tgt,
+            src_key=src_key,
+            tgt_key=tgt_key,
+            keywords=_keywords(keywords_raw),
+            description=description,
+            weight=(_number(weight) if weight else None) or 1.0,
+            chunk_id=chunk_id,
+            file_path=file_path,
+        )
+    )
     return True
 
 
@@ -245,8 +264,7 @@ def _name(result: ChunkExtraction, raw: str, max_length: int) -> str:
 def _drop_type_ends(result: ChunkExtraction, types: _Types) -> None:
     """A relation to a type name ("Artifact") is a misread entity line, unless the answer declared that entity."""
     declared = {e.key for e in result.entities}
-    kept = [r for r in result.relations
-            if not ({r.src_key, r.tgt_key} & types.keys - declared)]
+    kept = [r for r in result.relations if not ({r.src_key, r.tgt_key} & types.keys - declared)]
     dropped = len(result.relations) - len(kept)
     result.relations = kept
     result.malformed += dropped
@@ -274,11 +292,15 @@ def merge_gleaning(first: ChunkExtraction, glean: ChunkExtraction) -> ChunkExtra
     entities = _merge_groups(first.entities, glean.entities, lambda r: r.key)
     relations = _merge_groups(first.relations, glean.relations, lambda r: (r.src_key, r.tgt_key))
     return ChunkExtraction(
-        chunk_id=first.chunk_id, entities=entities, relations=relations,
-        malformed=first.malformed + glean.malformed, recovered=first.recovered + glean.recovered,
+        chunk_id=first.chunk_id,
+        entities=entities,
+        relations=relations,
+        malformed=first.malformed + glean.malformed,
+        recovered=first.recovered + glean.recovered,
         truncated_names=first.truncated_names + glean.truncated_names,
         completed=first.completed or glean.completed,
-        no_usable_records=first.no_usable_records and glean.no_usable_records, retried=first.retried,
+        no_usable_records=first.no_usable_records and glean.no_usable_records,
+        retried=first.retried,
     )
 
 

@@ -20,7 +20,7 @@ def json_object(fields: dict[str, Any]) -> bytes:
         parts.append(b"," if index else b"")
         parts.append(to_json(name) + b":")
         if isinstance(value, list):
-            slices = [to_json(value[start:start + SLICE])[1:-1] for start in range(0, len(value), SLICE)]
+            slices = [to_json(value[start : start + SLICE])[1:-1] for start in range(0, len(value), SLICE)]
             parts.append(b"[" + b",".join(slices) + b"]")
         else:
             parts.append(to_json(value))

@@ -41,11 +41,11 @@ class EntityMerge:
     name: str
     entity_type: str
     fragments: list[str]
-    source_ids: list[str]         # limited list stored on the row
-    all_sources: list[str]        # full ordered provenance (existing first)
+    source_ids: list[str]  # limited list stored on the row
+    all_sources: list[str]  # full ordered provenance (existing first)
     file_paths: list[str]
     truncate: str
-    skipped: bool = False         # KEEP rule: the row stays as it is (provenance is still recorded)
+    skipped: bool = False  # KEEP rule: the row stays as it is (provenance is still recorded)
     new_sources: list[str] = field(default_factory=list)
 
     @property
@@ -53,9 +53,15 @@ class EntityMerge:
         return join_fragments(self.fragments)
 
     def row(self) -> dict[str, Any]:
-        return {"key": self.key, "name": self.name, "entity_type": self.entity_type,
-                "description": self.description, "source_ids": self.source_ids,
-                "file_paths": self.file_paths, "truncate": self.truncate}
+        return {
+            "key": self.key,
+            "name": self.name,
+            "entity_type": self.entity_type,
+            "description": self.description,
+            "source_ids": self.source_ids,
+            "file_paths": self.file_paths,
+            "truncate": self.truncate,
+        }
 
 
 @dataclass
@@ -79,9 +85,16 @@ class RelationMerge:
         return join_fragments(self.fragments)
 
     def row(self) -> dict[str, Any]:
-        return {"src_key": self.src_key, "tgt_key": self.tgt_key, "keywords": self.keywords,
-                "description": self.description, "weight": self.weight, "source_ids": self.source_ids,
-                "file_paths": self.file_paths, "truncate": self.truncate}
+        return {
+            "src_key": self.src_key,
+            "tgt_key": self.tgt_key,
+            "keywords": self.keywords,
+            "description": self.description,
+            "weight": self.weight,
+            "source_ids": self.source_ids,
+            "file_paths": self.file_paths,
+            "truncate": self.truncate,
+        }
 
 
 def ordered_unique(items: Iterable[str]) -> list[str]:
@@ -113,8 +126,7 @@ def truncate_note(total: int, kept: int, method: str) -> str:
 
 def merge_file_paths(existing: Sequence[str], new: Iterable[str | None], limit: int, method: str) -> list[str]:
     paths = ordered_unique(
-        [p for p in existing if p and not p.startswith(PLACEHOLDER_PREFIX)]
-        + [p or UNKNOWN_SOURCE for p in new]
+        [p for p in existing if p and not p.startswith(PLACEHOLDER_PREFIX)] + [p or UNKNOWN_SOURCE for p in new]
     )
     if len(paths) <= limit:
         return paths
@@ -173,11 +185,16 @@ def merge_entity(
     key = (existing or {}).get("key") or (records[0].key if records else "")
     if existing is not None and len(existing_sources) >= limit and method == "KEEP" and not kept:
         return EntityMerge(
-            key=key, name=name, entity_type=existing.get("entity_type") or UNKNOWN_TYPE,
+            key=key,
+            name=name,
+            entity_type=existing.get("entity_type") or UNKNOWN_TYPE,
             fragments=fragments(existing.get("description") or ""),
-            source_ids=list(existing.get("source_ids") or limited), all_sources=all_sources,
-            file_paths=list(existing.get("file_paths") or []), truncate=existing.get("truncate") or "",
-            skipped=True, new_sources=new_sources,
+            source_ids=list(existing.get("source_ids") or limited),
+            all_sources=all_sources,
+            file_paths=list(existing.get("file_paths") or []),
+            truncate=existing.get("truncate") or "",
+            skipped=True,
+            new_sources=new_sources,
         )
 
     existing_type = None
@@ -187,11 +204,18 @@ def merge_entity(
     frags = combine_fragments((existing or {}).get("description") or "", (r.description for r in kept))
     if not frags:
         frags = [f"Entity {name}"]
-    paths = merge_file_paths((existing or {}).get("file_paths") or [], (r.file_path for r in kept),
-                             settings.max_file_paths, method)
+    paths = merge_file_paths(
+        (existing or {}).get("file_paths") or [], (r.file_path for r in kept), settings.max_file_paths, method
+    )
     return EntityMerge(
-        key=key, name=name, entity_type=entity_type, fragments=frags, source_ids=limited,
-        all_sources=all_sources, file_paths=paths, truncate=truncate_note(len(all_sources), len(limited), method),
+        key=key,
+        name=name,
+        entity_type=entity_type,
+        fragments=frags,
+        source_ids=limited,
+        all_sources=all_sources,
+        file_paths=paths,
+        truncate=truncate_note(len(all_sources), len(limited), method),
         new_sources=new_sources,
     )
 
@@ -231,12 +255,19 @@ def merge_relation(
     tgt_name = ex.get("tgt_name") or (first.tgt_name if first else tgt_key)
     if existing is not None and len(existing_sources) >= limit and method == "KEEP" and not kept:
         return RelationMerge(
-            src_key=src_key, tgt_key=tgt_key, src_name=src_name, tgt_name=tgt_name,
-            keywords=ex.get("keywords") or "", fragments=fragments(ex.get("description") or ""),
+            src_key=src_key,
+            tgt_key=tgt_key,
+            src_name=src_name,
+            tgt_name=tgt_name,
+            keywords=ex.get("keywords") or "",
+            fragments=fragments(ex.get("description") or ""),
             weight=existing_weight,
-            source_ids=list(ex.get("source_ids") or limited), all_sources=all_sources,
-            file_paths=list(ex.get("file_paths") or []), truncate=ex.get("truncate") or "",
-            skipped=True, new_sources=new_sources,
+            source_ids=list(ex.get("source_ids") or limited),
+            all_sources=all_sources,
+            file_paths=list(ex.get("file_paths") or []),
+            truncate=ex.get("truncate") or "",
+            skipped=True,
+            new_sources=new_sources,
         )
 
     weight = 0.0
@@ -244,17 +275,26 @@ def merge_relation(
         weight = existing_weight
     weight += sum(r.weight for r in kept if r.chunk_id not in already)
     weight = max(weight, float(len(limited)))
-    keywords = ",".join(sorted(set(_keyword_tokens(ex.get("keywords") or "")
-                                   + [k for r in kept for k in _keyword_tokens(r.keywords)])))
+    keywords = ",".join(
+        sorted(set(_keyword_tokens(ex.get("keywords") or "") + [k for r in kept for k in _keyword_tokens(r.keywords)]))
+    )
     frags = combine_fragments(ex.get("description") or "", (r.description for r in kept))
     if not frags:
         frags = [f"Relation between {src_name} and {tgt_name}"]
-    paths = merge_file_paths(ex.get("file_paths") or [], (r.file_path for r in kept),
-                             settings.max_file_paths, method)
+    paths = merge_file_paths(ex.get("file_paths") or [], (r.file_path for r in kept), settings.max_file_paths, method)
     return RelationMerge(
-        src_key=src_key, tgt_key=tgt_key, src_name=src_name, tgt_name=tgt_name, keywords=keywords,
-        fragments=frags, weight=weight, source_ids=limited, all_sources=all_sources, file_paths=paths,
-        truncate=truncate_note(len(all_sources), len(limited), method), new_sources=new_sources,
+        src_key=src_key,
+        tgt_key=tgt_key,
+        src_name=src_name,
+        tgt_name=tgt_name,
+        keywords=keywords,
+        fragments=frags,
+        weight=weight,
+        source_ids=limited,
+        all_sources=all_sources,
+        file_paths=paths,
+        truncate=truncate_note(len(all_sources), len(limited), method),
+        new_sources=new_sources,
     )
 
 
@@ -265,8 +305,14 @@ def endpoint_records(relations: Sequence[RelationRecord], missing_keys: set[str]
     for rel in relations:
         for key, name in ((rel.src_key, rel.src_name), (rel.tgt_key, rel.tgt_name)):
             if key in missing_keys:
-                out.setdefault(key, []).append(EntityRecord(
-                    name=name, key=key, entity_type=UNKNOWN_TYPE, description=rel.description,
-                    chunk_id=rel.chunk_id, file_path=rel.file_path,
-                ))
+                out.setdefault(key, []).append(
+                    EntityRecord(
+                        name=name,
+                        key=key,
+                        entity_type=UNKNOWN_TYPE,
+                        description=rel.description,
+                        chunk_id=rel.chunk_id,
+                        file_path=rel.file_path,
+                    )
+                )
     return out

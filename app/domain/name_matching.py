@@ -17,17 +17,80 @@ from app.domain.names import entity_key
 PERSON_TYPES = frozenset({"person", "people", "individual", "character", "human"})
 UNKNOWN_TYPES = frozenset({"", "unknown"})
 GENERIC_TYPES = UNKNOWN_TYPES | {"other"}  # say nothing about what an entity is
-_TITLES = frozenset({
-    "dr", "doctor", "prof", "professor", "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady",
-    "capt", "captain", "col", "colonel", "gen", "general", "lt", "lieutenant", "sgt", "sergeant", "cmdr",
-    "commander", "adm", "admiral", "rev", "reverend", "hon", "judge", "senator", "sen", "gov", "governor",
-    "mayor", "president", "chancellor", "minister",
-})
+_TITLES = frozenset(
+    {
+        "dr",
+        "doctor",
+        "prof",
+        "professor",
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "mx",
+        "sir",
+        "dame",
+        "lord",
+        "lady",
+        "capt",
+        "captain",
+        "col",
+        "colonel",
+        "gen",
+        "general",
+        "lt",
+        "lieutenant",
+        "sgt",
+        "sergeant",
+        "cmdr",
+        "commander",
+        "adm",
+        "admiral",
+        "rev",
+        "reverend",
+        "hon",
+        "judge",
+        "senator",
+        "sen",
+        "gov",
+        "governor",
+        "mayor",
+        "president",
+        "chancellor",
+        "minister",
+    }
+)
 # Legal forms only. Not "group", "holdings", "company", "international": they name different entities.
-_LEGAL_SUFFIXES = frozenset({
-    "inc", "incorporated", "ltd", "limited", "llc", "llp", "lp", "plc", "corp", "corporation", "co", "gmbh",
-    "ag", "sa", "sas", "sarl", "srl", "spa", "bv", "nv", "oy", "pty", "pte", "ltda", "kg", "kgaa",
-})
+_LEGAL_SUFFIXES = frozenset(
+    {
+        "inc",
+        "incorporated",
+        "ltd",
+        "limited",
+        "llc",
+        "llp",
+        "lp",
+        "plc",
+        "corp",
+        "corporation",
+        "co",
+        "gmbh",
+        "ag",
+        "sa",
+        "sas",
+        "sarl",
+        "srl",
+        "spa",
+        "bv",
+        "nv",
+        "oy",
+        "pty",
+        "pte",
+        "ltda",
+        "kg",
+        "kgaa",
+    }
+)
 _STOPWORDS = frozenset({"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "on", "in", "at", "to"})
 _QUOTES = re.compile("['\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00b4]")
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
@@ -37,7 +100,8 @@ _ACRONYM = re.compile(r"^(?:[A-Z][A-Z0-9&]{1,7}|(?:[A-Z]\.){2,8})$")
 _TRAILING_PAREN = re.compile(r"^(.*\S)\s*\(([^()]+)\)$")
 _WORD = r"[A-Z][\w'\u2019&.-]*"
 _LONG_THEN_SHORT = re.compile(
-    rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)")
+    rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)"
+)
 _SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
 
 
@@ -114,7 +178,7 @@ def _initials(words: list[str], *, with_stopwords: bool) -> str:
 
 
 def initials_match(expansion: str, acronym: str) -> bool:
-    """"KRI" for "Kessara Research Institute"; "BoA"/"BA" for "Bank of America" (stop words optional)."""
+    """ "KRI" for "Kessara Research Institute"; "BoA"/"BA" for "Bank of America" (stop words optional)."""
     letters = acronym_letters(acronym)
     words = [w for w in fold(expansion).split() if w]
     if words and words[0] == "the":

@@ -20,13 +20,21 @@ _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
 _SPACE_CJK_ASCII = re.compile(rf"(?<=[{_CJK}])\s+(?=[A-Za-z0-9(\[])|(?<=[A-Za-z0-9)\]])\s+(?=[{_CJK}])")
 _ASCII_QUOTE_TOUCHING_CJK = re.compile(rf"(?<=[{_CJK}])[\"']|[\"'](?=[{_CJK}])")
-_OUTER_QUOTES = [('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u300a", "\u300b"),
-                 ("`", "`")]
+_OUTER_QUOTES = [('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u300a", "\u300b"), ("`", "`")]
 _CURLY = re.compile("[\u201c\u201d\u2018\u2019]")
-_FULLWIDTH_PUNCT = str.maketrans({
-    "\uff0d": "-", "\uff0b": "+", "\uff0f": "/", "\uff0a": "*", "\uff08": "(", "\uff09": ")",
-    "\u2014": "-", "\u3000": " ", "\u00a0": " ",
-})
+_FULLWIDTH_PUNCT = str.maketrans(
+    {
+        "\uff0d": "-",
+        "\uff0b": "+",
+        "\uff0f": "/",
+        "\uff0a": "*",
+        "\uff08": "(",
+        "\uff09": ")",
+        "\u2014": "-",
+        "\u3000": " ",
+        "\u00a0": " ",
+    }
+)
 _TYPE_FORBIDDEN = set("'()<>|/\\")
 _RESERVED_TYPES = {"__proto__", "constructor", "prototype"}
 _DIGITS = re.compile(r"^\d+$")
@@ -62,7 +70,7 @@ def _fullwidth_to_ascii(text: str) -> str:
 def _strip_outer_quotes(text: str) -> str:
     for left, right in _OUTER_QUOTES:
         if len(text) >= 2 and text.startswith(left) and text.endswith(right):
-            inner = text[len(left):-len(right)]
+            inner = text[len(left) : -len(right)]
             if left not in inner and right not in inner:
                 return inner.strip()
     return text
@@ -106,7 +114,7 @@ def _within_key_bytes(text: str) -> str:
     """The longest prefix of `text` whose key fits NAME_MAX_BYTES (case folding may lengthen a key)."""
     text = text.encode("utf-8")[:NAME_MAX_BYTES].decode("utf-8", errors="ignore").rstrip()
     while len(entity_key(text).encode("utf-8")) > NAME_MAX_BYTES:
-        text = text[:-max(1, len(text) // 64)].rstrip()
+        text = text[: -max(1, len(text) // 64)].rstrip()
     return text
 
 

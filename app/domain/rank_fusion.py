@@ -46,9 +46,7 @@ def weight_factor(weight: float) -> float:
     return math.pow(max(weight, 1e-3), WEIGHT_EXPONENT)
 
 
-def priority_merge(
-    sides: Sequence[tuple[Sequence[T], int]], key: Callable[[T], Hashable]
-) -> list[T]:
+def priority_merge(sides: Sequence[tuple[Sequence[T], int]], key: Callable[[T], Hashable]) -> list[T]:
     """Each side is (ranked items, how many leading items must come first). The leading items of every side,
     side by side in the given order, then the rest round-robin — without duplicates. A plain round-robin
     would let a budget cut fall in the middle of one side's essential items."""

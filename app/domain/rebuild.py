@@ -47,14 +47,16 @@ def chunks_needed(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
         for chunk in limit_sources(remaining_sources(row["sources"], gone), settings.max_source_ids_per_entity, method):
             needed.setdefault(chunk, None)
     for row in rels.values():
-        for chunk in limit_sources(remaining_sources(row["sources"], gone), settings.max_source_ids_per_relation,
-                                   method):
+        for chunk in limit_sources(
+            remaining_sources(row["sources"], gone), settings.max_source_ids_per_relation, method
+        ):
             needed.setdefault(chunk, None)
     return list(needed)
 
 
-def rebuild_entity(row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction],
-                   settings: Settings) -> EntityMerge | None:
+def rebuild_entity(
+    row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
+) -> EntityMerge | None:
     method = limit_method(settings)
     key = row["key"]
     limited = limit_sources(remaining, settings.max_source_ids_per_entity, method)
@@ -72,13 +74,15 @@ def rebuild_entity(row: dict, remaining: list[str], extractions: dict[str, Chunk
     return merged
 
 
-def rebuild_relation(row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction],
-                     settings: Settings) -> RelationMerge | None:
+def rebuild_relation(
+    row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
+) -> RelationMerge | None:
     method = limit_method(settings)
     pair = (row["src_key"], row["tgt_key"])
     limited = limit_sources(remaining, settings.max_source_ids_per_relation, method)
-    records = [r for c in limited if c in extractions for r in extractions[c].relations
-               if (r.src_key, r.tgt_key) == pair]
+    records = [
+        r for c in limited if c in extractions for r in extractions[c].relations if (r.src_key, r.tgt_key) == pair
+    ]
     if not records:
         return None
     merged = merge_relation(None, records, [], settings)
@@ -90,8 +94,13 @@ def rebuild_relation(row: dict, remaining: list[str], extractions: dict[str, Chu
     return merged
 
 
-def plan_rebuild(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str],
-                 extractions: dict[str, ChunkExtraction], settings: Settings) -> RebuildPlan:
+def plan_rebuild(
+    ents: dict[str, dict],
+    rels: dict[Pair, dict],
+    gone: set[str],
+    extractions: dict[str, ChunkExtraction],
+    settings: Settings,
+) -> RebuildPlan:
     """Decide, per affected item, delete (no provenance left) or rebuild (from the remaining chunks)."""
     plan = RebuildPlan()
     for key in sorted(ents):

@@ -24,8 +24,14 @@ ENTITY = "entity"
 RELATION = "relation"
 IGNORED = "ignored"
 FIELDS = {ENTITY: 4, RELATION: 5}
-_KEYWORDS = {"entity": ENTITY, "entities": ENTITY, "relation": RELATION, "relations": RELATION,
-             "relationship": RELATION, "relationships": RELATION}
+_KEYWORDS = {
+    "entity": ENTITY,
+    "entities": ENTITY,
+    "relation": RELATION,
+    "relations": RELATION,
+    "relationship": RELATION,
+    "relationships": RELATION,
+}
 _IGNORED_KEYWORDS = {"content_keywords", "contentkeywords"}
 
 _P = "[|\uff5c]"  # ASCII or full-width vertical bar
@@ -39,19 +45,24 @@ _DELIMITER_REPAIRS = [
     re.compile(rf"[<\uff1c]{_P}{{1,2}}{_CORE}(?![|\uff5c>])"),
     re.compile(rf"(?<![<|\uff5c#\\]){_CORE}{_P}{{1,2}}[>\uff1e]"),
 ]
-_BARE = re.compile(r"[<\uff1c][|\uff5c]{1,2}[>\uff1e]")   # <|> or <||>: the legacy delimiter, also without legacy
+_BARE = re.compile(r"[<\uff1c][|\uff5c]{1,2}[>\uff1e]")  # <|> or <||>: the legacy delimiter, also without legacy
 _LEGACY = re.compile(
-    r"\(\s*[\"']?(?:entity|relationship|relation|content_keywords)[\"']?\s*" + re.escape(D), re.IGNORECASE)
+    r"\(\s*[\"']?(?:entity|relationship|relation|content_keywords)[\"']?\s*" + re.escape(D), re.IGNORECASE
+)
 _LEGACY_GLUE = re.compile(
-    r"\)\s*(?:##)?\s*(?=\(\s*[\"']?\s*(?:entity|relationship|relation|content_keywords)\b)", re.IGNORECASE)
+    r"\)\s*(?:##)?\s*(?=\(\s*[\"']?\s*(?:entity|relationship|relation|content_keywords)\b)", re.IGNORECASE
+)
 _COMPLETE = re.compile(
     r"(?:<\s*[|\uff5c]{0,2}|[|\uff5c]{1,2})\s*complete\s*[|\uff5c]{0,2}\s*>?|^\s*COMPLETE\s*$|"
     r"[{<]\|?completion_delimiter\|?[}>]",
-    re.IGNORECASE | re.MULTILINE)
+    re.IGNORECASE | re.MULTILINE,
+)
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
 _HEADER_LINE = re.compile(
     r"^(#+(\s.*)?|\*\*[^*]+\*\*:?|(entities|entity|relations|relationships|relation|records|output)\s*:?|"
-    r"[-=_*]{3,}|\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*)$", re.IGNORECASE)
+    r"[-=_*]{3,}|\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*)$",
+    re.IGNORECASE,
+)
 _KEYWORD_WORDS = r"entity|entities|relation|relations|relationship|relationships|content_keywords"
 # atomic groups: decoration is consumed once, so a long run of quotes or stars cannot backtrack quadratically
 _LEAD = r"(?>[\s\-*\u2022>#(\[{\"'`]*)(?:\d{1,4}[.)]\s*)?(?>[\s(\[{\"'`*]*)"
@@ -67,21 +78,26 @@ _PIPE_RECORD = re.compile(rf"^\s*\|?{_LEAD}(?:{_KEYWORD_WORDS}){_TRAIL}\|", re.I
 _SEPARATED = re.compile(
     rf"^{_LEAD}(?:entity|relationship|relation)[\"'`*]*"
     r"(\t|[ ]*(?:[<{\[\uff1c][^\s<>{}\[\]\uff1c\uff1e]{1,24}[>}\]\uff1e]|[^\w\s\"'`()\[\]{}<>]{1,4})[ ]*)(?=\S)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # "relation: A -> B (owner)", "Entity 2 - Alice": a record the model wrote in a shape of its own
-_LABELLED_RECORD = re.compile(rf"^{_LEAD}(?:entity|relation|relationship)\s*(?:\d+\s*)?[:#\-\u2013\u2014>)\]]\s*\S",
-                              re.IGNORECASE)
+_LABELLED_RECORD = re.compile(
+    rf"^{_LEAD}(?:entity|relation|relationship)\s*(?:\d+\s*)?[:#\-\u2013\u2014>)\]]\s*\S", re.IGNORECASE
+)
 _COMMON_PUNCTUATION = {",", ".", "-", ":", "*", "'", "|"}
 # A record keyword alone on its line, its fields on the next line starting with the delimiter.
-_LONE_KEYWORD = re.compile(rf"^([ \t]*(?:{_KEYWORD_WORDS})[ \t]*)\n[ \t]*(?={re.escape(D)})",
-                           re.IGNORECASE | re.MULTILINE)
+_LONE_KEYWORD = re.compile(
+    rf"^([ \t]*(?:{_KEYWORD_WORDS})[ \t]*)\n[ \t]*(?={re.escape(D)})", re.IGNORECASE | re.MULTILINE
+)
 _KEYWORD_FIELD = re.compile(rf"^{_LEAD}([a-z_]+){_TRAIL}$", re.IGNORECASE)
 # A description ending with a glued keyword: "… last description. relation" (not inside quotes).
 _GLUED_TAIL = re.compile(r"^(.*?[^\"'`\w])\s*(entity|relation|relationship)$", re.IGNORECASE | re.DOTALL)
 # A line of commentary after the records: it ends the record before it instead of continuing its text.
 _PROSE_AFTER = re.compile(
     r"^(note|notes|explanation|summary|in summary|overall|i |i'|i’|let me|hope|please|these |this list|"
-    r"here |feel free|if you|the above|all (the )?(entities|relations|records))", re.IGNORECASE)
+    r"here |feel free|if you|the above|all (the )?(entities|relations|records))",
+    re.IGNORECASE,
+)
 # A field that opens a quotation it does not close ("… wrote \"") — the delimiter after it is quoted text.
 _OPEN_QUOTE = re.compile(r"\s([\"'\u201c\u2018])[^\"'\u201c\u201d\u2018\u2019]*$")
 _CLOSER = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
@@ -89,21 +105,23 @@ _CLOSER = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 _FIELD_LABEL = re.compile(
     r"^(?:entity[ _]?name|entity[ _]?type|entity[ _]?description|name|type|description|desc|source(?:[ _]entity)?|"
     r"target(?:[ _]entity)?|src(?:[ _]id)?|tgt(?:[ _]id)?|(?:relationship[ _])?keywords|relationship[ _]description|"
-    r"weight|strength)\s*:\s*", re.IGNORECASE)
+    r"weight|strength)\s*:\s*",
+    re.IGNORECASE,
+)
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 _OPENERS, _CLOSERS = "([{", ")]}"
 
 
 @dataclass
 class RecordLines:
-    groups: list[list[str]] = field(default_factory=list)   # one field list per record, keyword first
-    orphans: int = 0        # delimiter-bearing lines that belong to no record
-    legacy: bool = False    # the `("entity"<|>…)##` format: relation fields in the legacy order
+    groups: list[list[str]] = field(default_factory=list)  # one field list per record, keyword first
+    orphans: int = 0  # delimiter-bearing lines that belong to no record
+    legacy: bool = False  # the `("entity"<|>…)##` format: relation fields in the legacy order
     completed: bool = False  # a completion marker was written
 
 
 def keyword(text: str) -> str | None:
-    """"entity" / "relation" when a field is only a record keyword (any case, light decoration)."""
+    """ "entity" / "relation" when a field is only a record keyword (any case, light decoration)."""
     match = _KEYWORD_FIELD.match(text)
     if not match:
         return None
@@ -137,7 +155,7 @@ def balance(text: str) -> str:
         if len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0] and text[0] not in text[1:-1]:
             text = text[1:-1]
             continue
-        for quote in "\"`":
+        for quote in '"`':
             if text.count(quote) % 2 == 1:
                 if text.startswith(quote):
                     text = text[1:]
@@ -218,13 +236,18 @@ def _logical_records(text: str) -> tuple[list[str], int]:
         elif D not in line and _unread(line):  # a record in a shape of its own, not a continuation
             orphans += 1
             open_record = False
-        elif open_record and D not in line and _complete(records[-1]) and _PROSE_AFTER.match(line) \
-                and records[-1].rstrip().endswith((".", "!", "?")):
+        elif (
+            open_record
+            and D not in line
+            and _complete(records[-1])
+            and _PROSE_AFTER.match(line)
+            and records[-1].rstrip().endswith((".", "!", "?"))
+        ):
             open_record = False
         elif open_record and (D not in line or line.startswith(D) or not _complete(records[-1])):
             records[-1] = f"{records[-1]} {line}"
         elif inside := _RECORD_INSIDE.search(line):
-            records.append(line[inside.start():])
+            records.append(line[inside.start() :])
             open_record = True
         elif D in line or _unread(line):  # fields without a record keyword, after a complete record, or unread
             orphans += 1
@@ -235,8 +258,12 @@ def _logical_records(text: str) -> tuple[list[str], int]:
 def _unread(line: str) -> bool:
     """A line that looks like a record with a separator that could not be read (never dropped silently)."""
     sep = _separator(line)
-    return bool(_LABELLED_RECORD.match(line)) or sep is not None and sep not in _COMMON_PUNCTUATION \
+    return (
+        bool(_LABELLED_RECORD.match(line))
+        or sep is not None
+        and sep not in _COMMON_PUNCTUATION
         and line.count(sep) >= 3
+    )
 
 
 def _complete(record: str) -> bool:
@@ -256,10 +283,11 @@ def _rejoin_quoted(fields: list[str]) -> list[str]:
         opened = _OPEN_QUOTE.search(text)
         if opened:
             closer = _CLOSER[opened.group(1)]
-            end = next((j for j in range(index, len(fields)) if keyword(fields[j]) is None and closer in fields[j]),
-                       None)
+            end = next(
+                (j for j in range(index, len(fields)) if keyword(fields[j]) is None and closer in fields[j]), None
+            )
             if end is not None and all(keyword(f) is None for f in fields[index:end]):
-                text = D.join(fields[index - 1:end + 1])
+                text = D.join(fields[index - 1 : end + 1])
                 index = end + 1
         out.append(text)
     return out

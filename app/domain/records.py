@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 @dataclass
 class EntityRecord:
-    name: str            # normalised display name
-    key: str             # entity_key(name): identity within the project
-    entity_type: str     # normalised type ("unknown" when unusable)
+    name: str  # normalised display name
+    key: str  # entity_key(name): identity within the project
+    entity_type: str  # normalised type ("unknown" when unusable)
     description: str
     chunk_id: str = ""
     file_path: str | None = None
@@ -19,7 +19,7 @@ class EntityRecord:
 class RelationRecord:
     src_name: str
     tgt_name: str
-    src_key: str         # src_key < tgt_key always (undirected, stored sorted)
+    src_key: str  # src_key < tgt_key always (undirected, stored sorted)
     tgt_key: str
     keywords: list[str]
     description: str
@@ -35,8 +35,8 @@ class ChunkExtraction:
     chunk_id: str
     entities: list[EntityRecord] = field(default_factory=list)
     relations: list[RelationRecord] = field(default_factory=list)
-    malformed: int = 0   # records skipped as unparseable
-    recovered: int = 0   # records read (before identical ones were dropped)
+    malformed: int = 0  # records skipped as unparseable
+    recovered: int = 0  # records read (before identical ones were dropped)
     completed: bool = False  # the answer wrote the completion marker
     no_usable_records: bool = False  # the answer held no usable record: prose, nothing, or only broken records
     retried: bool = False  # the first answer had no usable record and the model was asked again
@@ -52,14 +52,14 @@ class ExtractionReport:
     """What extraction produced for one document, stored with it and shown by the API."""
 
     chunks: int = 0
-    entities: int = 0             # distinct entities extracted (relation ends not counted)
-    relations: int = 0            # distinct relations extracted
+    entities: int = 0  # distinct entities extracted (relation ends not counted)
+    relations: int = 0  # distinct relations extracted
     unparseable_records: int = 0  # records skipped as unreadable
-    empty_chunks: int = 0         # chunks that yielded no entity and no relation
-    failed_chunks: int = 0        # chunks whose answers held no usable record, even after one corrective retry
-    retried_chunks: int = 0       # chunks whose first answer held no usable record
-    runaway_answers: int = 0      # answers cut by their token cap or looping (the records before the loop kept)
-    truncated_names: int = 0      # names cut to the name length limit (characters, or bytes of the key)
+    empty_chunks: int = 0  # chunks that yielded no entity and no relation
+    failed_chunks: int = 0  # chunks whose answers held no usable record, even after one corrective retry
+    retried_chunks: int = 0  # chunks whose first answer held no usable record
+    runaway_answers: int = 0  # answers cut by their token cap or looping (the records before the loop kept)
+    truncated_names: int = 0  # names cut to the name length limit (characters, or bytes of the key)
     warning: str | None = None
 
     @classmethod
@@ -82,11 +82,15 @@ class ExtractionReport:
         elif report.chunks and not report.entities and not report.relations:
             report.warning = "the model found no entities or relations"
         elif report.runaway_answers:
-            report.warning = (f"{report.runaway_answers} answers ran away (cut by LLM_MAX_TOKENS_EXTRACT or looping); "
-                              "records before the cut were kept")
+            report.warning = (
+                f"{report.runaway_answers} answers ran away (cut by LLM_MAX_TOKENS_EXTRACT or looping); "
+                "records before the cut were kept"
+            )
         elif report.truncated_names:
-            report.warning = (f"{report.truncated_names} names were too long and were cut (at most "
-                              "ENTITY_NAME_MAX_LENGTH characters and 1,024 bytes of UTF-8)")
+            report.warning = (
+                f"{report.truncated_names} names were too long and were cut (at most "
+                "ENTITY_NAME_MAX_LENGTH characters and 1,024 bytes of UTF-8)"
+            )
         return report
 
     def as_dict(self) -> dict[str, int | str | None]:

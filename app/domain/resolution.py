@@ -74,26 +74,26 @@ class DocumentNames:
 class Known:
     """What the project holds about the looked-up keys (read under their key locks)."""
 
-    entity_types: dict[str, str] = field(default_factory=dict)   # existing entity key → its type
-    aliases: dict[str, str] = field(default_factory=dict)        # alias key or index_key(match) → entity key
+    entity_types: dict[str, str] = field(default_factory=dict)  # existing entity key → its type
+    aliases: dict[str, str] = field(default_factory=dict)  # alias key or index_key(match) → entity key
     initials: dict[str, list[str]] = field(default_factory=dict)  # acronym → entity keys with those initials
 
 
 @dataclass(frozen=True)
 class Decision:
-    target: str                       # key the name's records merge into (the name's own key when none)
+    target: str  # key the name's records merge into (the name's own key when none)
     source: AliasSource | None = None
     evidence: str = ""
-    scoped: bool = False              # the alias holds only inside this document
-    apart: bool = False               # kept apart from an entity of another type holding the name
+    scoped: bool = False  # the alias holds only inside this document
+    apart: bool = False  # kept apart from an entity of another type holding the name
 
 
 @dataclass
 class Resolution:
-    decisions: dict[str, Decision]            # every name's key → decision (applied ones have target != key)
-    suggestions: list[tuple[str, str, float, str]]   # (key, other key, score, evidence), not applied
-    index: dict[str, str]                     # index_key(match) → entity key, to record for later documents
-    display: dict[str, str]                   # target key → display name for entities new in this document
+    decisions: dict[str, Decision]  # every name's key → decision (applied ones have target != key)
+    suggestions: list[tuple[str, str, float, str]]  # (key, other key, score, evidence), not applied
+    index: dict[str, str]  # index_key(match) → entity key, to record for later documents
+    display: dict[str, str]  # target key → display name for entities new in this document
 
     def target(self, key: str) -> str:
         return self.decisions[key].target if key in self.decisions else key
@@ -112,13 +112,17 @@ def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
 
 def qualified_keys(doc: DocumentNames) -> dict[str, str]:
     """Name key → the key of its qualified form, for the names given exactly one specific type."""
-    return {key: entity_key(qualified_name(doc.names[key], next(iter(types))))
-            for key, types in doc.specific.items() if len(types) == 1}
+    return {
+        key: entity_key(qualified_name(doc.names[key], next(iter(types))))
+        for key, types in doc.specific.items()
+        if len(types) == 1
+    }
 
 
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     return {index_key(doc.match(k)) for k in doc.names} | {
-        index_key(match_key(e, "organization")) for e in definitions.values()}
+        index_key(match_key(e, "organization")) for e in definitions.values()
+    }
 
 
 class _Resolver:
@@ -187,8 +191,12 @@ class _Resolver:
             return Decision(aliased, "rule", f"recorded alias of {aliased!r}")
         match = self.matches[key]
         for candidate in (match, self.known.aliases.get(match), self.known.aliases.get(index_key(match))):
-            if (candidate and candidate != key and candidate in self.known.entity_types
-                    and types_compatible(etype, self.known.entity_types[candidate])):
+            if (
+                candidate
+                and candidate != key
+                and candidate in self.known.entity_types
+                and types_compatible(etype, self.known.entity_types[candidate])
+            ):
                 evidence = f"same name as {candidate!r} once normalised ({match!r})"
                 if candidate in self.doc.names and self.resolve(candidate).apart:  # this document's other type
                     return self._follow(key, candidate, "rule", evidence)
@@ -230,9 +238,14 @@ class _Resolver:
         if len(words) != 1 or not (is_person(etype) or etype.lower() in ("", "unknown")):
             return None
         word = words[0]
-        fits = {other for other, other_name in self.doc.names.items()
-                if other != key and is_person(self.doc.types.get(other, "")) and
-                len(full := tokens(other_name, "person")) >= 2 and word in (full[0], full[-1])}
+        fits = {
+            other
+            for other, other_name in self.doc.names.items()
+            if other != key
+            and is_person(self.doc.types.get(other, ""))
+            and len(full := tokens(other_name, "person")) >= 2
+            and word in (full[0], full[-1])
+        }
         targets = {self.resolve(k).target for k in fits}
         if len(targets) != 1:
             return None
@@ -244,28 +257,39 @@ class _Resolver:
 
     def _initials(self, key: str, name: str, etype: str) -> Decision | None:
         letters = acronym_letters(name)
-        local = {self.resolve(k).target for k, n in self.doc.names.items()
-                 if k != key and not is_acronym(n) and initials_match(n, letters)
-                 and types_compatible(etype, self.type_of(k))}
+        local = {
+            self.resolve(k).target
+            for k, n in self.doc.names.items()
+            if k != key
+            and not is_acronym(n)
+            and initials_match(n, letters)
+            and types_compatible(etype, self.type_of(k))
+        }
         project = {k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k))}
         candidates = local or project
         if len(candidates) != 1 or key in candidates:
             return None
         (target,) = candidates
-        return Decision(target, "acronym", f"{name} are the initials of {target!r}, the only such "
-                        + ("name in the document" if local else "entity in the project"))
+        return Decision(
+            target,
+            "acronym",
+            f"{name} are the initials of {target!r}, the only such "
+            + ("name in the document" if local else "entity in the project"),
+        )
 
 
 def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode: ResolutionMode) -> Resolution:
     resolver = _Resolver(doc, known, definitions)
     decisions = {key: resolver.resolve(key) for key in doc.names}
-    suggestions = [(k, d.target, SAME_NAME_SCORE, d.evidence) for k, d in decisions.items()
-                   if d.apart and k in known.entity_types]
+    suggestions = [
+        (k, d.target, SAME_NAME_SCORE, d.evidence) for k, d in decisions.items() if d.apart and k in known.entity_types
+    ]
     if mode == "suggest":
         suggestions += [(k, d.target, 1.0, d.evidence) for k, d in decisions.items() if d.target != k and not d.apart]
         decisions = {k: d if d.apart else Decision(k) for k, d in decisions.items()}
-    display: dict[str, str] = {decisions[k].target: name for k, name in resolver.apart.items()
-                               if decisions[k].target not in known.entity_types}
+    display: dict[str, str] = {
+        decisions[k].target: name for k, name in resolver.apart.items() if decisions[k].target not in known.entity_types
+    }
     for decision in decisions.values():
         if decision.target in doc.names and decision.target not in known.entity_types:
             display.setdefault(decision.target, doc.names[decision.target])
@@ -291,16 +315,19 @@ def document_names(extractions: list[ChunkExtraction]) -> DocumentNames:
     return doc
 
 
-def remap(extractions: list[ChunkExtraction], targets: Mapping[str, str],
-          display: Mapping[str, str] | None = None) -> list[ChunkExtraction]:
+def remap(
+    extractions: list[ChunkExtraction], targets: Mapping[str, str], display: Mapping[str, str] | None = None
+) -> list[ChunkExtraction]:
     """The extractions with every name's key replaced by the entity it resolves to. A relation whose two
     ends resolve to one entity is dropped: the graph holds no self-loops, so a resolved one would be lost
     text either way, and it says nothing a description does not."""
     display = display or {}
     out = []
     for x in extractions:
-        ents = [replace(e, key=t, name=display.get(t, e.name)) if (t := targets.get(e.key, e.key)) != e.key else e
-                for e in x.entities]
+        ents = [
+            replace(e, key=t, name=display.get(t, e.name)) if (t := targets.get(e.key, e.key)) != e.key else e
+            for e in x.entities
+        ]
         rels = []
         for r in x.relations:
             src, tgt = targets.get(r.src_key, r.src_key), targets.get(r.tgt_key, r.tgt_key)
@@ -309,8 +336,10 @@ def remap(extractions: list[ChunkExtraction], targets: Mapping[str, str],
             if (src, tgt) == (r.src_key, r.tgt_key):
                 rels.append(r)
                 continue
-            names = {src: display.get(src, r.src_name if src == targets.get(r.src_key, r.src_key) else r.tgt_name),
-                     tgt: display.get(tgt, r.tgt_name if tgt == targets.get(r.tgt_key, r.tgt_key) else r.src_name)}
+            names = {
+                src: display.get(src, r.src_name if src == targets.get(r.src_key, r.src_key) else r.tgt_name),
+                tgt: display.get(tgt, r.tgt_name if tgt == targets.get(r.tgt_key, r.tgt_key) else r.src_name),
+            }
             a, b = sorted_pair(src, tgt)
             rels.append(replace(r, src_key=a, tgt_key=b, src_name=names[a], tgt_name=names[b]))
         out.append(replace(x, entities=ents, relations=rels))

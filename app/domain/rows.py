@@ -112,8 +112,9 @@ class RelationText:
 
     @classmethod
     def of(cls, row: RelationRow) -> RelationText:
-        return cls(row.src_key, row.tgt_key, row.src_name, row.tgt_name, row.keywords, row.description,
-                   row.embedded_hash)
+        return cls(
+            row.src_key, row.tgt_key, row.src_name, row.tgt_name, row.keywords, row.description, row.embedded_hash
+        )
 
 
 @dataclass(frozen=True, slots=True)

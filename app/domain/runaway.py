@@ -33,8 +33,8 @@ def trim_loop(text: str) -> tuple[str, bool]:
 
 
 def _repeats(items: list[str], start: int, size: int, copies: int) -> bool:
-    block = items[start:start + size]
-    if not all(items[start + k * size:start + (k + 1) * size] == block for k in range(1, copies)):
+    block = items[start : start + size]
+    if not all(items[start + k * size : start + (k + 1) * size] == block for k in range(1, copies)):
         return False
     return sum(len(item) for item in block) >= MIN_BLOCK_CHARS
 
@@ -66,7 +66,7 @@ def _line_loop(text: str) -> int | None:
     if found is None:
         return None
     start, size = found
-    return sum(len(line) for line in lines[:start + size])
+    return sum(len(line) for line in lines[: start + size])
 
 
 def _word_loop(text: str) -> int | None:

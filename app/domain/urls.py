@@ -20,6 +20,11 @@ def without_credentials(url: str | None) -> str | None:
     except ValueError:  # not a URL we can take apart: show nothing of it rather than a secret
         return REDACTED
     netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
-    query = urlencode([(name, REDACTED if _SECRET_PARAMETER.search(name) else value)
-                       for name, value in parse_qsl(parts.query, keep_blank_values=True)], safe="/:")
+    query = urlencode(
+        [
+            (name, REDACTED if _SECRET_PARAMETER.search(name) else value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="/:",
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -45,6 +45,8 @@ def system_prompt(context: str, response_type: str, user_prompt: str | None) -> 
 
 ENTITY_SECTION = "Knowledge graph entities (one JSON object per line):"
 RELATION_SECTION = "Knowledge graph relationships (one JSON object per line):"
-CHUNK_SECTION = ("Document chunks (one JSON object per line; reference_id points into the reference list; "
-                 "chunks are ordered by relevance):")
+CHUNK_SECTION = (
+    "Document chunks (one JSON object per line; reference_id points into the reference list; "
+    "chunks are ordered by relevance):"
+)
 REFERENCE_SECTION = "Reference list (reference_id and document):"

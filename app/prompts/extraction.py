@@ -142,8 +142,9 @@ _BACKTICKS = re.compile(r"`{3,}")
 # Runs of marker characters in the chunk ("<|#|>", "<|COMPLETE|>", "<|>"…) are shown to the model with
 # look-alike characters, so a description quoting the text cannot smuggle a delimiter into the answer.
 _MARKER_RUN = re.compile(r"[<>|#\\\uff1c\uff1e\uff5c]{2,}")
-_LOOKALIKE = str.maketrans({"<": "\u2039", ">": "\u203a", "|": "\u00a6",
-                            "\uff1c": "\u2039", "\uff1e": "\u203a", "\uff5c": "\u00a6"})
+_LOOKALIKE = str.maketrans(
+    {"<": "\u2039", ">": "\u203a", "|": "\u00a6", "\uff1c": "\u2039", "\uff1e": "\u203a", "\uff5c": "\u00a6"}
+)
 
 
 def neutralize_markers(text: str) -> str:
@@ -170,8 +171,13 @@ def _case_rule(language: str) -> str:
 def system_prompt(entity_types: list[str], language: str, *, max_entities: int = 40, max_records: int = 100) -> str:
     types = ", ".join(entity_types) if entity_types else "Other"
     return _SYSTEM.format(
-        d=_D, complete=COMPLETION_DELIMITER, types=types, language=language, case_rule=_case_rule(language),
-        max_entities=max_entities, max_records=max_records,
+        d=_D,
+        complete=COMPLETION_DELIMITER,
+        types=types,
+        language=language,
+        case_rule=_case_rule(language),
+        max_entities=max_entities,
+        max_records=max_records,
     )
 
 

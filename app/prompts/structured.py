@@ -23,20 +23,31 @@ _TEXT = {"type": "string"}
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "entities": {"type": "array", "items": {
-            "type": "object", "properties": {"name": _TEXT, "type": _TEXT, "description": _TEXT},
-            "required": ["name", "type", "description"]}},
-        "relationships": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"source": _TEXT, "target": _TEXT, "keywords": _TEXT, "description": _TEXT},
-            "required": ["source", "target", "keywords", "description"]}},
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"name": _TEXT, "type": _TEXT, "description": _TEXT},
+                "required": ["name", "type", "description"],
+            },
+        },
+        "relationships": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"source": _TEXT, "target": _TEXT, "keywords": _TEXT, "description": _TEXT},
+                "required": ["source", "target", "keywords", "description"],
+            },
+        },
     },
     "required": ["entities", "relationships"],
 }
 KEYWORDS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"high_level_keywords": {"type": "array", "items": _TEXT},
-                   "low_level_keywords": {"type": "array", "items": _TEXT}},
+    "properties": {
+        "high_level_keywords": {"type": "array", "items": _TEXT},
+        "low_level_keywords": {"type": "array", "items": _TEXT},
+    },
     "required": ["high_level_keywords", "low_level_keywords"],
 }
 
@@ -76,13 +87,28 @@ def records_as_json(records_text: str, entity_types: list[str]) -> str:
     """Record lines as the JSON answer that says the same."""
     parsed = parse_extraction(records_text + "\n" + COMPLETION_DELIMITER, "example", None)
     spelled = {normalize_type(t): t for t in entity_types}
-    return json.dumps({
-        "entities": [{"name": e.name, "type": spelled.get(e.entity_type, e.entity_type.title()),
-                      "description": e.description}
-                     for e in parsed.entities],
-        "relationships": [{"source": r.src_name, "target": r.tgt_name, "keywords": ", ".join(r.keywords),
-                           "description": r.description} for r in parsed.relations],
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "entities": [
+                {
+                    "name": e.name,
+                    "type": spelled.get(e.entity_type, e.entity_type.title()),
+                    "description": e.description,
+                }
+                for e in parsed.entities
+            ],
+            "relationships": [
+                {
+                    "source": r.src_name,
+                    "target": r.tgt_name,
+                    "keywords": ", ".join(r.keywords),
+                    "description": r.description,
+                }
+                for r in parsed.relations
+            ],
+        },
+        ensure_ascii=False,
+    )
 
 
 def json_system_prompt(entity_types: list[str], language: str) -> str:
@@ -105,8 +131,11 @@ def json_gleaning_messages(first_messages: list[Message], first_answer: str) -> 
 
 
 def json_corrective_messages(first_messages: list[Message], unusable_answer: str) -> list[Message]:
-    return [*first_messages, {"role": "assistant", "content": unusable_answer},
-            {"role": "user", "content": _CORRECTIVE}]
+    return [
+        *first_messages,
+        {"role": "assistant", "content": unusable_answer},
+        {"role": "user", "content": _CORRECTIVE},
+    ]
 
 
 def is_json_extraction_answer(text: str) -> bool:

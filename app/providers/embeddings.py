@@ -104,7 +104,7 @@ class EmbeddingClient:
         if self._client is None:
             raise EmbeddingNotConfigured()
         size = self.settings.embedding_batch_size
-        batches = [texts[i:i + size] for i in range(0, len(texts), size)]
+        batches = [texts[i : i + size] for i in range(0, len(texts), size)]
         results = await asyncio.gather(*(self._embed_batch(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
 
@@ -118,10 +118,9 @@ class EmbeddingClient:
         if self._client is None:
             raise EmbeddingNotConfigured()
         size = self.settings.embedding_batch_size
-        results = await asyncio.gather(*(self._isolating(texts[i:i + size]) for i in range(0, len(texts), size)))
+        results = await asyncio.gather(*(self._isolating(texts[i : i + size]) for i in range(0, len(texts), size)))
         out = EachEmbedded([item if isinstance(item, list) else None for batch in results for item in batch])
-        out.refused = {i: item for i, item in enumerate(x for batch in results for x in batch)
-                       if isinstance(item, str)}
+        out.refused = {i: item for i, item in enumerate(x for batch in results for x in batch) if isinstance(item, str)}
         if len(out.refused) == len(texts):
             raise InputRefused(next(iter(out.refused.values())))
         for index, reason in out.refused.items():
@@ -149,8 +148,12 @@ class EmbeddingClient:
                 # `client.post`, not `embeddings.create`: that one re-walks the inputs through the SDK's
                 # type-driven transform, builds a pydantic model per vector and tries to import numpy on
                 # every call (~45% of a call's CPU); the body and the base64 answer are the SDK's own
-                data = await self._client.post("/embeddings", cast_to=object, options=request_options(),
-                                               body={"model": self.model, "input": inputs, "encoding_format": "base64"})
+                data = await self._client.post(
+                    "/embeddings",
+                    cast_to=object,
+                    options=request_options(),
+                    body={"model": self.model, "input": inputs, "encoding_format": "base64"},
+                )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
                 raise InputRefused(f"{exc.status_code}: {_message(exc)}") from exc

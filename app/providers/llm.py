@@ -43,15 +43,21 @@ PRIORITY_EXTRACT = 10
 STREAM_READ_AHEAD_BYTES = 16 * 2**20
 # Which completion cap (a Settings field) applies to each operation.
 _CAP_SETTING = {
-    "extract": "llm_max_tokens_extract", "extract_retry": "llm_max_tokens_extract",
-    "glean": "llm_max_tokens_extract", "keywords": "llm_max_tokens_keywords",
-    "summary": "llm_max_tokens_summary", "query": "llm_max_tokens_answer", "bypass": "llm_max_tokens_answer",
+    "extract": "llm_max_tokens_extract",
+    "extract_retry": "llm_max_tokens_extract",
+    "glean": "llm_max_tokens_extract",
+    "keywords": "llm_max_tokens_keywords",
+    "summary": "llm_max_tokens_summary",
+    "query": "llm_max_tokens_answer",
+    "bypass": "llm_max_tokens_answer",
 }
 # The prompt is counted with our tokenizer, not the model's: leave room for the difference.
 _PROMPT_MARGIN = 1.15
 _CONTEXT_ERROR = re.compile(
     r"context[ _](?:length|window|size)|maximum context|too many tokens|prompt is too long|"
-    r"exceeds? (?:the )?(?:model'?s? )?(?:maximum|max|available)|input is too long|n_ctx", re.IGNORECASE)
+    r"exceeds? (?:the )?(?:model'?s? )?(?:maximum|max|available)|input is too long|n_ctx",
+    re.IGNORECASE,
+)
 _WINDOW_IN_ERROR = (
     re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
     re.compile(r"context (?:window|length|size) (?:of|is) (\d+)", re.IGNORECASE),
@@ -165,8 +171,13 @@ class LLMClient:
             raise LLMNotConfigured()
         return self._client
 
-    def _body(self, messages: list[Message], json_mode: bool, max_tokens: int | None,
-              response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _body(
+        self,
+        messages: list[Message],
+        json_mode: bool,
+        max_tokens: int | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.settings.llm_temperature is not None:
             body["temperature"] = self.settings.llm_temperature
@@ -193,8 +204,9 @@ class LLMClient:
             )
         return series
 
-    def _record(self, operation: str, prompt_tokens: int, completion_tokens: int, started: float,
-                outcome: str | None = "ok") -> None:
+    def _record(
+        self, operation: str, prompt_tokens: int, completion_tokens: int, started: float, outcome: str | None = "ok"
+    ) -> None:
         """Tokens and latency of a call; `outcome` None when the call was already counted (as an error)."""
         calls, prompt, completion, latency = self._series(operation)
         if outcome == "ok":
@@ -261,8 +273,9 @@ class LLMClient:
             started = time.perf_counter()
             metrics.LLM_IN_FLIGHT.inc()
             try:
-                data = await self._post(client, body, options, operation, response_format is not None,
-                                        retry_fit=max_tokens is None)
+                data = await self._post(
+                    client, body, options, operation, response_format is not None, retry_fit=max_tokens is None
+                )
             except asyncio.CancelledError:
                 self._cancelled(operation)
                 raise
@@ -283,8 +296,16 @@ class LLMClient:
             log.warning("LLM answer cut by its max_tokens cap (%s, %d tokens)", operation, completion_tokens)
         return LLMResult(strip_think(raw), prompt_tokens, completion_tokens, finish_reason)
 
-    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], options: RequestOptions,
-                    operation: str, structured: bool, *, retry_fit: bool) -> object:
+    async def _post(
+        self,
+        client: openai.AsyncOpenAI,
+        body: dict[str, Any],
+        options: RequestOptions,
+        operation: str,
+        structured: bool,
+        *,
+        retry_fit: bool,
+    ) -> object:
         try:
             return await client.post("/chat/completions", cast_to=object, body=body, options=options)
         except openai.APIStatusError as exc:
@@ -297,8 +318,9 @@ class LLMClient:
         except openai.OpenAIError as exc:
             raise self._fail(operation, exc) from exc
         try:  # once more, asking for an answer that fits the window the provider stated
-            return await client.post("/chat/completions", cast_to=object, body={**body, "max_tokens": fitted},
-                                     options=options)
+            return await client.post(
+                "/chat/completions", cast_to=object, body={**body, "max_tokens": fitted}, options=options
+            )
         except openai.APIStatusError as exc:
             raise self._refusal(operation, exc, structured) from exc
         except openai.OpenAIError as exc:
@@ -313,8 +335,9 @@ class LLMClient:
         provider's stream and frees the slot at once."""
         return read_ahead(self._provider_stream(messages, operation, priority), STREAM_READ_AHEAD_BYTES)
 
-    async def _provider_stream(self, messages: list[Message], operation: str,
-                               priority: int) -> AsyncGenerator[str, None]:
+    async def _provider_stream(
+        self, messages: list[Message], operation: str, priority: int
+    ) -> AsyncGenerator[str, None]:
         client = self.require()
         async with self.semaphore.slot(priority):
             started = time.perf_counter()

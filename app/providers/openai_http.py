@@ -82,5 +82,9 @@ def parse_completion(data: object) -> tuple[str, str | None, int | None, int | N
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
-    return (content, finish_reason if isinstance(finish_reason, str) else None,
-            reported_count(usage.get("prompt_tokens")), reported_count(usage.get("completion_tokens")))
+    return (
+        content,
+        finish_reason if isinstance(finish_reason, str) else None,
+        reported_count(usage.get("prompt_tokens")),
+        reported_count(usage.get("completion_tokens")),
+    )

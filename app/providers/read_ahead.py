@@ -41,7 +41,8 @@ async def read_ahead(source: AsyncGenerator[str, None], limit: int) -> AsyncGene
                 arrived.set()
                 if held > limit:
                     raise ReadAheadOverflow(
-                        f"The answer outgrew its {limit}-byte buffer while the client was not reading it")
+                        f"The answer outgrew its {limit}-byte buffer while the client was not reading it"
+                    )
             outcome.append(None)
         except asyncio.CancelledError:
             raise

@@ -48,8 +48,10 @@ class CohereReranker:
         host = host.removesuffix("/v2/rerank").removesuffix("/v1/rerank")
         self.model = settings.rerank_model or COHERE_DEFAULT_MODEL
         self._client = cohere.AsyncClientV2(
-            api_key=settings.rerank_binding_api_key or "not-needed", base_url=host,
-            timeout=settings.rerank_timeout, max_retries=0,
+            api_key=settings.rerank_binding_api_key or "not-needed",
+            base_url=host,
+            timeout=settings.rerank_timeout,
+            max_retries=0,
         )
 
     async def rerank(self, query: str, documents: list[str], top_n: int) -> list[tuple[int, float]]:
@@ -73,8 +75,7 @@ class JinaReranker:
         self._client = httpx.AsyncClient(headers=headers, timeout=settings.rerank_timeout)
 
     async def rerank(self, query: str, documents: list[str], top_n: int) -> list[tuple[int, float]]:
-        body = {"model": self.model, "query": query, "documents": documents, "top_n": top_n,
-                "return_documents": False}
+        body = {"model": self.model, "query": query, "documents": documents, "top_n": top_n, "return_documents": False}
         response = await self._client.post(self.url, json=body)
         response.raise_for_status()
         results = response.json().get("results")

@@ -91,4 +91,3 @@ class RerankService:
     async def close(self) -> None:
         if self.provider is not None:
             await self.provider.close()
-

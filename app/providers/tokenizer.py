@@ -20,9 +20,9 @@ _BLOB_URLS = {
 
 def _prime_cache(encoding: str) -> None:
     """Put the shipped rank file where tiktoken looks for its cached download."""
-    cache_dir = Path(os.environ.setdefault(
-        "TIKTOKEN_CACHE_DIR", str(Path(tempfile.gettempdir()) / "lightrag-service-tiktoken")
-    ))
+    cache_dir = Path(
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tempfile.gettempdir()) / "lightrag-service-tiktoken"))
+    )
     target = cache_dir / hashlib.sha1(_BLOB_URLS[encoding].encode()).hexdigest()
     if target.exists():
         return

@@ -23,8 +23,9 @@ Pair = tuple[str, str]
 _A = entity_aliases.c
 
 
-async def add_aliases(conn: AsyncConnection, project_id: str, entity_key: str, items: Sequence[AliasItem], *,
-                      overwrite: bool = False) -> int:
+async def add_aliases(
+    conn: AsyncConnection, project_id: str, entity_key: str, items: Sequence[AliasItem], *, overwrite: bool = False
+) -> int:
     """Record aliases of `entity_key` (an alias of itself is skipped). An alias key already naming another
     entity keeps it unless `overwrite` (manual merges) or that entity no longer exists. Returns rows written."""
     return await add_aliases_of(conn, project_id, {entity_key: items}, overwrite=overwrite)
@@ -45,16 +46,27 @@ ON CONFLICT (project_id, alias_key) DO UPDATE
 """).bindparams(bindparam("rows", type_=JSONB))
 
 
-async def add_aliases_of(conn: AsyncConnection, project_id: str, by_entity: Mapping[str, Sequence[AliasItem]], *,
-                         overwrite: bool = False) -> int:
+async def add_aliases_of(
+    conn: AsyncConnection, project_id: str, by_entity: Mapping[str, Sequence[AliasItem]], *, overwrite: bool = False
+) -> int:
     """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
-    rows = {i.stored_key: {"alias_key": i.stored_key, "entity_key": entity_key, "alias_name": i.alias_name,
-                           "source": i.source, "document_id": i.document_id}
-            for entity_key, items in sorted(by_entity.items()) for i in items if i.alias_key != entity_key}
+    rows = {
+        i.stored_key: {
+            "alias_key": i.stored_key,
+            "entity_key": entity_key,
+            "alias_name": i.alias_name,
+            "source": i.source,
+            "document_id": i.document_id,
+        }
+        for entity_key, items in sorted(by_entity.items())
+        for i in items
+        if i.alias_key != entity_key
+    }
     if not rows:
         return 0
-    result = await conn.execute(_ADD_ALIASES, {"project_id": project_id, "rows": list(rows.values()),
-                                               "overwrite": overwrite})
+    result = await conn.execute(
+        _ADD_ALIASES, {"project_id": project_id, "rows": list(rows.values()), "overwrite": overwrite}
+    )
     return result.rowcount or 0
 
 
@@ -79,17 +91,30 @@ SELECT 'r', r.key_a, r.key_b FROM entity_rejections r
 """)
 
 
-async def names_state(conn: AsyncConnection, project_id: str, document_id: str, alias_keys: Iterable[str],
-                      type_keys: Iterable[str], names: Iterable[str]
-                      ) -> tuple[dict[str, str], dict[str, str], set[Pair]]:
+async def names_state(
+    conn: AsyncConnection,
+    project_id: str,
+    document_id: str,
+    alias_keys: Iterable[str],
+    type_keys: Iterable[str],
+    names: Iterable[str],
+) -> tuple[dict[str, str], dict[str, str], set[Pair]]:
     """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
     to `document_id` winning over a project-wide one; `entity_types` of `type_keys` and of those targets; the
     rejected pairs that involve any of `names`."""
     wanted = sorted(set(alias_keys))
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
-    rows = (await conn.execute(_NAMES_STATE, {
-        "project_id": project_id, "stored": stored, "keys": sorted(set(type_keys)), "names": sorted(set(names)),
-    })).all()
+    rows = (
+        await conn.execute(
+            _NAMES_STATE,
+            {
+                "project_id": project_id,
+                "stored": stored,
+                "keys": sorted(set(type_keys)),
+                "names": sorted(set(names)),
+            },
+        )
+    ).all()
     found = {x: y for kind, x, y in rows if kind == "a"}
     aliases = {k: found[k] for k in wanted if k in found}
     aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
@@ -108,9 +133,12 @@ async def alias_targets(conn: AsyncConnection, project_id: str, stored_keys: Ite
     if not wanted:
         return {}
     rows = await conn.execute(
-        select(_A.alias_key, _A.entity_key)
-        .where(_A.project_id == project_id, _A.alias_key == any_of(wanted),
-               exists().where(entities.c.project_id == project_id, entities.c.key == _A.entity_key)))
+        select(_A.alias_key, _A.entity_key).where(
+            _A.project_id == project_id,
+            _A.alias_key == any_of(wanted),
+            exists().where(entities.c.project_id == project_id, entities.c.key == _A.entity_key),
+        )
+    )
     return dict(rows.all())
 
 
@@ -120,11 +148,19 @@ async def aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterab
     wanted = sorted(set(entity_keys))
     if not wanted:
         return {}
-    rows = (await conn.execute(
-        select(_A.alias_key, _A.entity_key, _A.alias_name, _A.source, _A.document_id, _A.created_at)
-        .where(_A.project_id == project_id, _A.entity_key == any_of(wanted), ~_A.alias_key.startswith(MATCH_INDEX))
-        .order_by(_A.entity_key, _A.created_at, _A.alias_key)
-    )).mappings().all()
+    rows = (
+        (
+            await conn.execute(
+                select(_A.alias_key, _A.entity_key, _A.alias_name, _A.source, _A.document_id, _A.created_at)
+                .where(
+                    _A.project_id == project_id, _A.entity_key == any_of(wanted), ~_A.alias_key.startswith(MATCH_INDEX)
+                )
+                .order_by(_A.entity_key, _A.created_at, _A.alias_key)
+            )
+        )
+        .mappings()
+        .all()
+    )
     out: dict[str, list[AliasRow]] = {}
     for row in rows:
         out.setdefault(row["entity_key"], []).append(AliasRow.from_row(row))
@@ -132,8 +168,11 @@ async def aliases_of(conn: AsyncConnection, project_id: str, entity_keys: Iterab
 
 
 async def get_alias(conn: AsyncConnection, project_id: str, alias_key: str) -> AliasRow | None:
-    row = (await conn.execute(select(entity_aliases).where(_A.project_id == project_id, _A.alias_key == alias_key)
-                              )).mappings().first()
+    row = (
+        (await conn.execute(select(entity_aliases).where(_A.project_id == project_id, _A.alias_key == alias_key)))
+        .mappings()
+        .first()
+    )
     return AliasRow.from_row(row) if row else None
 
 
@@ -148,8 +187,9 @@ async def delete_aliases_of(conn: AsyncConnection, project_id: str, entity_keys:
     keys = sorted(set(entity_keys))
     if not keys:
         return 0
-    result = await conn.execute(delete(entity_aliases).where(_A.project_id == project_id,
-                                                             _A.entity_key == any_of(keys)))
+    result = await conn.execute(
+        delete(entity_aliases).where(_A.project_id == project_id, _A.entity_key == any_of(keys))
+    )
     return result.rowcount or 0
 
 
@@ -161,8 +201,10 @@ async def repoint(conn: AsyncConnection, project_id: str, from_keys: Iterable[st
         return 0
     await conn.execute(delete(entity_aliases).where(_A.project_id == project_id, _A.alias_key == to_key))
     result = await conn.execute(
-        update(entity_aliases).where(_A.project_id == project_id, _A.entity_key == any_of(sources))
-        .values(entity_key=to_key))
+        update(entity_aliases)
+        .where(_A.project_id == project_id, _A.entity_key == any_of(sources))
+        .values(entity_key=to_key)
+    )
     return result.rowcount or 0
 
 
@@ -172,8 +214,10 @@ async def keys_by_prefix(conn: AsyncConnection, project_id: str, pattern: str, f
     e = entities.c
     upper = first[:-1] + chr(ord(first[-1]) + 1)
     rows = await conn.execute(
-        select(e.key, e.entity_type).where(e.project_id == project_id, e.key >= first, e.key < upper,
-                                           e.key.regexp_match(pattern)).limit(20))
+        select(e.key, e.entity_type)
+        .where(e.project_id == project_id, e.key >= first, e.key < upper, e.key.regexp_match(pattern))
+        .limit(20)
+    )
     return [(k, t) for k, t in rows.all()]
 
 
@@ -181,12 +225,14 @@ async def document_of_chunks(conn: AsyncConnection, project_id: str, chunk_ids: 
     ids = sorted(set(chunk_ids))
     if not ids:
         return {}
-    rows = await conn.execute(select(chunks.c.id, chunks.c.document_id)
-                              .where(chunks.c.project_id == project_id, chunks.c.id == any_of(ids)))
+    rows = await conn.execute(
+        select(chunks.c.id, chunks.c.document_id).where(chunks.c.project_id == project_id, chunks.c.id == any_of(ids))
+    )
     return dict(rows.all())
 
 
 # ----- suggestions and rejections -----
+
 
 async def add_suggestions(conn: AsyncConnection, project_id: str, items: Sequence[SuggestionItem]) -> int:
     """Record suggested pairs (the best score kept); pairs a user rejected, or of one key, are skipped."""
@@ -197,8 +243,11 @@ async def add_suggestions(conn: AsyncConnection, project_id: str, items: Sequenc
     if not by_pair:
         return 0
     rejected = await rejected_pairs(conn, project_id, list(by_pair))
-    rows = [{"project_id": project_id, "key_a": i.key_a, "key_b": i.key_b, "score": i.score, "evidence": i.evidence}
-            for p, i in sorted(by_pair.items()) if p not in rejected]
+    rows = [
+        {"project_id": project_id, "key_a": i.key_a, "key_b": i.key_b, "score": i.score, "evidence": i.evidence}
+        for p, i in sorted(by_pair.items())
+        if p not in rejected
+    ]
     if not rows:
         return 0
     stmt = pg_insert(entity_suggestions).values(rows)
@@ -212,18 +261,27 @@ async def add_suggestions(conn: AsyncConnection, project_id: str, items: Sequenc
     return len(rows)
 
 
-async def list_suggestions(conn: AsyncConnection, project_id: str, *, limit: int = 100,
-                           offset: int = 0) -> list[SuggestionRow]:
+async def list_suggestions(
+    conn: AsyncConnection, project_id: str, *, limit: int = 100, offset: int = 0
+) -> list[SuggestionRow]:
     """Suggested pairs whose two entities still exist, best score first."""
     s = entity_suggestions.c
     ea, eb = entities.alias("ea"), entities.alias("eb")
-    rows = (await conn.execute(
-        select(s.key_a, s.key_b, s.score, s.evidence, s.created_at)
-        .join(ea, and_(ea.c.project_id == s.project_id, ea.c.key == s.key_a))
-        .join(eb, and_(eb.c.project_id == s.project_id, eb.c.key == s.key_b))
-        .where(s.project_id == project_id)
-        .order_by(s.score.desc(), s.key_a, s.key_b).limit(limit).offset(offset)
-    )).mappings().all()
+    rows = (
+        (
+            await conn.execute(
+                select(s.key_a, s.key_b, s.score, s.evidence, s.created_at)
+                .join(ea, and_(ea.c.project_id == s.project_id, ea.c.key == s.key_a))
+                .join(eb, and_(eb.c.project_id == s.project_id, eb.c.key == s.key_b))
+                .where(s.project_id == project_id)
+                .order_by(s.score.desc(), s.key_a, s.key_b)
+                .limit(limit)
+                .offset(offset)
+            )
+        )
+        .mappings()
+        .all()
+    )
     return [SuggestionRow.from_row(r) for r in rows]
 
 
@@ -233,8 +291,9 @@ async def remove_suggestions(conn: AsyncConnection, project_id: str, pairs: Iter
         return 0
     s = entity_suggestions.c
     listed = pair_rows(wanted)
-    result = await conn.execute(delete(entity_suggestions).where(
-        s.project_id == project_id, s.key_a == listed.c.s, s.key_b == listed.c.t))
+    result = await conn.execute(
+        delete(entity_suggestions).where(s.project_id == project_id, s.key_a == listed.c.s, s.key_b == listed.c.t)
+    )
     return result.rowcount or 0
 
 
@@ -243,8 +302,9 @@ async def reject(conn: AsyncConnection, project_id: str, key_a: str, key_b: str)
     a, b = sorted_pair(key_a, key_b)
     if a == b:
         return
-    await conn.execute(pg_insert(entity_rejections).values(project_id=project_id, key_a=a, key_b=b)
-                       .on_conflict_do_nothing())
+    await conn.execute(
+        pg_insert(entity_rejections).values(project_id=project_id, key_a=a, key_b=b).on_conflict_do_nothing()
+    )
     await remove_suggestions(conn, project_id, [(a, b)])
 
 
@@ -261,8 +321,11 @@ async def rejected_pairs(conn: AsyncConnection, project_id: str, pairs: Iterable
         return set()
     r = entity_rejections.c
     listed = pair_rows(wanted)
-    rows = await conn.execute(select(r.key_a, r.key_b).join(listed, and_(r.key_a == listed.c.s, r.key_b == listed.c.t))
-                              .where(r.project_id == project_id))
+    rows = await conn.execute(
+        select(r.key_a, r.key_b)
+        .join(listed, and_(r.key_a == listed.c.s, r.key_b == listed.c.t))
+        .where(r.project_id == project_id)
+    )
     return {(a, b) for a, b in rows.all()}
 
 
@@ -271,14 +334,19 @@ async def entity_types(conn: AsyncConnection, project_id: str, keys: Iterable[st
     wanted = sorted(set(keys))
     if not wanted:
         return {}
-    rows = await conn.execute(select(entities.c.key, entities.c.entity_type)
-                              .where(entities.c.project_id == project_id, entities.c.key == any_of(wanted)))
+    rows = await conn.execute(
+        select(entities.c.key, entities.c.entity_type).where(
+            entities.c.project_id == project_id, entities.c.key == any_of(wanted)
+        )
+    )
     return dict(rows.all())
 
 
 async def document_texts(conn: AsyncConnection, project_id: str, document_id: str) -> list[str]:
     """The document's chunk texts, in order (acronym definitions are read from them)."""
-    rows = await conn.execute(select(chunks.c.content).where(chunks.c.project_id == project_id,
-                                                             chunks.c.document_id == document_id)
-                              .order_by(chunks.c.order_index))
+    rows = await conn.execute(
+        select(chunks.c.content)
+        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id)
+        .order_by(chunks.c.order_index)
+    )
     return list(rows.scalars())

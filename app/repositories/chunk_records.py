@@ -15,20 +15,28 @@ async def store(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str
     """(chunk_id, encoded records), set in one executemany, alongside the chunk's extraction cache keys."""
     if not rows:
         return
-    stmt = (update(chunks)
-            .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
-            .values(extraction_records=bindparam("records", type_=chunks.c.extraction_records.type)))
+    stmt = (
+        update(chunks)
+        .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"))
+        .values(extraction_records=bindparam("records", type_=chunks.c.extraction_records.type))
+    )
     await conn.execute(stmt, [{"cid": c, "records": r} for c, r in rows])
 
 
-async def backfill(conn: AsyncConnection, project_id: str,
-                   rows: Sequence[tuple[str, list[str], dict[str, Any]]]) -> None:
+async def backfill(
+    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[str], dict[str, Any]]]
+) -> None:
     """(chunk_id, the cache keys the records were parsed from, encoded records): stored only where the chunk
     still lists exactly those keys (a chunk extracted again meanwhile keeps its newer records)."""
     if not rows:
         return
-    stmt = (update(chunks)
-            .where(chunks.c.project_id == project_id, chunks.c.id == bindparam("cid"),
-                   chunks.c.extraction_cache_keys == bindparam("keys", type_=chunks.c.extraction_cache_keys.type))
-            .values(extraction_records=bindparam("records", type_=chunks.c.extraction_records.type)))
+    stmt = (
+        update(chunks)
+        .where(
+            chunks.c.project_id == project_id,
+            chunks.c.id == bindparam("cid"),
+            chunks.c.extraction_cache_keys == bindparam("keys", type_=chunks.c.extraction_cache_keys.type),
+        )
+        .values(extraction_records=bindparam("records", type_=chunks.c.extraction_records.type))
+    )
     await conn.execute(stmt, [{"cid": c, "keys": k, "records": r} for c, k, r in sorted(rows, key=lambda r: r[0])])

@@ -25,26 +25,44 @@ async def replace_for_document(
     """
     ids = [r.id for r in rows]
     await conn.execute(
-        delete(chunks).where(chunks.c.project_id == project_id, chunks.c.document_id == document_id,
-                             chunks.c.id.not_in(ids))
+        delete(chunks).where(
+            chunks.c.project_id == project_id, chunks.c.document_id == document_id, chunks.c.id.not_in(ids)
+        )
     )
-    values = [{"project_id": project_id, "document_id": document_id, "id": r.id, "order_index": r.order_index,
-               "tokens": r.tokens, "start_token": r.start_token, "end_token": r.end_token, "content": r.content,
-               "file_path": r.file_path} for r in rows]
+    values = [
+        {
+            "project_id": project_id,
+            "document_id": document_id,
+            "id": r.id,
+            "order_index": r.order_index,
+            "tokens": r.tokens,
+            "start_token": r.start_token,
+            "end_token": r.end_token,
+            "content": r.content,
+            "file_path": r.file_path,
+        }
+        for r in rows
+    ]
     if not values:
         return
     stmt = pg_insert(chunks)
     same = chunks.c.content == stmt.excluded.content
-    await conn.execute(stmt.on_conflict_do_update(
-        index_elements=["project_id", "id"],
-        set_={
-            "order_index": stmt.excluded.order_index, "tokens": stmt.excluded.tokens,
-            "start_token": stmt.excluded.start_token, "end_token": stmt.excluded.end_token,
-            "content": stmt.excluded.content, "file_path": stmt.excluded.file_path,
-            "embedding": case((same, chunks.c.embedding), else_=None),
-            "extraction_cache_keys": case((same, chunks.c.extraction_cache_keys), else_=[]),
-        },
-    ), values)
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["project_id", "id"],
+            set_={
+                "order_index": stmt.excluded.order_index,
+                "tokens": stmt.excluded.tokens,
+                "start_token": stmt.excluded.start_token,
+                "end_token": stmt.excluded.end_token,
+                "content": stmt.excluded.content,
+                "file_path": stmt.excluded.file_path,
+                "embedding": case((same, chunks.c.embedding), else_=None),
+                "extraction_cache_keys": case((same, chunks.c.extraction_cache_keys), else_=[]),
+            },
+        ),
+        values,
+    )
 
 
 async def list_for_document(conn: AsyncConnection, project_id: str, document_id: str) -> list[dict]:
@@ -61,16 +79,13 @@ async def unembedded(conn: AsyncConnection, project_id: str, document_id: str) -
     """The document's chunks that have no embedding yet, in order."""
     rows = await conn.execute(
         select(*(chunks.c[name] for name in _CHUNK_ROW_COLUMNS))
-        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id,
-               chunks.c.embedding.is_(None))
+        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id, chunks.c.embedding.is_(None))
         .order_by(chunks.c.order_index)
     )
     return [ChunkRow.from_row(r) for r in rows.mappings()]
 
 
-async def set_extraction_keys(
-    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[str]]]
-) -> None:
+async def set_extraction_keys(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, list[str]]]) -> None:
     """(chunk_id, ordered llm_cache keys of its extraction passes)."""
     await _set_column(conn, project_id, chunks.c.extraction_cache_keys, rows)
 

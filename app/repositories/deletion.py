@@ -25,36 +25,43 @@ from app.repositories.graph import any_of, pair_rows
 Pair = tuple[str, str]
 
 
-async def lock_documents(conn: AsyncConnection, project_id: str, document_ids: Sequence[str], *,
-                         lock: bool = True) -> dict[str, dict]:
+async def lock_documents(
+    conn: AsyncConnection, project_id: str, document_ids: Sequence[str], *, lock: bool = True
+) -> dict[str, dict]:
     """id → status row of those documents that exist; with `lock`, locked in id order until the
     transaction ends (no worker can claim them, and two batch deletions never lock in opposite orders)."""
-    query = (select(documents.c.id, documents.c.status, documents.c.file_path)
-             .where(documents.c.project_id == project_id, documents.c.id == any_of(document_ids))
-             .order_by(documents.c.id))
+    query = (
+        select(documents.c.id, documents.c.status, documents.c.file_path)
+        .where(documents.c.project_id == project_id, documents.c.id == any_of(document_ids))
+        .order_by(documents.c.id)
+    )
     rows = await conn.execute(query.with_for_update() if lock else query)
     return {r["id"]: dict(r) for r in rows.mappings()}
 
 
-async def keys_of_documents(conn: AsyncConnection, project_id: str,
-                            document_ids: Sequence[str]) -> tuple[list[str], list[Pair]]:
+async def keys_of_documents(
+    conn: AsyncConnection, project_id: str, document_ids: Sequence[str]
+) -> tuple[list[str], list[Pair]]:
     """Entity keys and relation pairs that have provenance in any of the documents (sorted)."""
     ids = any_of(document_ids)
     ents = await conn.execute(
-        select(entity_sources.c.entity_key).distinct()
+        select(entity_sources.c.entity_key)
+        .distinct()
         .where(entity_sources.c.project_id == project_id, entity_sources.c.document_id == ids)
         .order_by(entity_sources.c.entity_key)
     )
     rels = await conn.execute(
-        select(relation_sources.c.src_key, relation_sources.c.tgt_key).distinct()
+        select(relation_sources.c.src_key, relation_sources.c.tgt_key)
+        .distinct()
         .where(relation_sources.c.project_id == project_id, relation_sources.c.document_id == ids)
         .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key)
     )
     return [r[0] for r in ents], [(r[0], r[1]) for r in rels]
 
 
-async def chunks_of_documents(conn: AsyncConnection, project_id: str,
-                              document_ids: Sequence[str]) -> list[ChunkCacheRef]:
+async def chunks_of_documents(
+    conn: AsyncConnection, project_id: str, document_ids: Sequence[str]
+) -> list[ChunkCacheRef]:
     rows = await conn.execute(
         select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_cache_keys)
         .where(chunks.c.project_id == project_id, chunks.c.document_id == any_of(document_ids))
@@ -63,14 +70,16 @@ async def chunks_of_documents(conn: AsyncConnection, project_id: str,
     return [ChunkCacheRef.from_row(r) for r in rows.mappings()]
 
 
-async def chunk_rebuild_inputs(conn: AsyncConnection, project_id: str,
-                               chunk_ids: Sequence[str]) -> dict[str, tuple[ChunkCacheRef, Any]]:
+async def chunk_rebuild_inputs(
+    conn: AsyncConnection, project_id: str, chunk_ids: Sequence[str]
+) -> dict[str, tuple[ChunkCacheRef, Any]]:
     """chunk id → (its cache references, its stored parsed records or None), for the given chunks."""
     if not chunk_ids:
         return {}
     rows = await conn.execute(
-        select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_cache_keys, chunks.c.extraction_records)
-        .where(chunks.c.project_id == project_id, chunks.c.id == any_of(set(chunk_ids)))
+        select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_cache_keys, chunks.c.extraction_records).where(
+            chunks.c.project_id == project_id, chunks.c.id == any_of(set(chunk_ids))
+        )
     )
     return {r["id"]: (ChunkCacheRef.from_row(r), r["extraction_records"]) for r in rows.mappings()}
 
@@ -80,9 +89,9 @@ async def pairs_touching(conn: AsyncConnection, project_id: str, keys: Sequence[
         return []
     keyset = any_of(set(keys))
     rows = await conn.execute(
-        select(relations.c.src_key, relations.c.tgt_key)
-        .where(relations.c.project_id == project_id,
-               or_(relations.c.src_key == keyset, relations.c.tgt_key == keyset))
+        select(relations.c.src_key, relations.c.tgt_key).where(
+            relations.c.project_id == project_id, or_(relations.c.src_key == keyset, relations.c.tgt_key == keyset)
+        )
     )
     return [(r[0], r[1]) for r in rows]
 
@@ -92,14 +101,18 @@ async def delete_relations(conn: AsyncConnection, project_id: str, pairs: Sequen
     if not pairs:
         return
     wanted = pair_rows(pairs)
-    await conn.execute(delete(relations).where(
-        relations.c.project_id == project_id, relations.c.src_key == wanted.c.s, relations.c.tgt_key == wanted.c.t))
+    await conn.execute(
+        delete(relations).where(
+            relations.c.project_id == project_id, relations.c.src_key == wanted.c.s, relations.c.tgt_key == wanted.c.t
+        )
+    )
 
 
 async def delete_documents(conn: AsyncConnection, project_id: str, document_ids: Sequence[str]) -> None:
     """Chunks and every provenance row pointing at them go with them (foreign-key cascades)."""
-    await conn.execute(delete(documents).where(documents.c.project_id == project_id,
-                                               documents.c.id == any_of(document_ids)))
+    await conn.execute(
+        delete(documents).where(documents.c.project_id == project_id, documents.c.id == any_of(document_ids))
+    )
 
 
 # The degree of entity `e` counted from `relations` (a self-loop counts twice, as the degree trigger counts it).
@@ -154,8 +167,9 @@ async def recount_degrees(conn: AsyncConnection, project_id: str, keys: Iterable
         await conn.execute(_RECOUNTED_DEGREES, {"project_id": project_id, "keys": keys})
 
 
-async def update_rebuilt_entities(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]],
-                                  vectors: Sequence[EntityEmbeddingUpdate]) -> None:
+async def update_rebuilt_entities(
+    conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]], vectors: Sequence[EntityEmbeddingUpdate]
+) -> None:
     """Write rebuilt entities (locked and present: a deletion never creates one) in one statement: each row's
     entity_type, description, source_ids, file_paths and truncate, its degree counted from `relations`, and its
     new vector where `vectors` has one (computed from that very description; the display name is never
@@ -168,15 +182,24 @@ async def update_rebuilt_entities(conn: AsyncConnection, project_id: str, rows: 
         v = by_key.get(r["key"])
         if v is not None and v.description != r["description"]:
             v = None  # compare-and-set, as set_entity_embeddings: a vector of another text is not stored
-        payload.append({"key": r["key"], "entity_type": r["entity_type"], "description": r["description"],
-                        "source_ids": r["source_ids"], "file_paths": r["file_paths"],
-                        "truncate": r["truncate"], "vector": _vector_text(v.vector) if v else None,
-                        "embedded_hash": v.text_hash if v else None})
+        payload.append(
+            {
+                "key": r["key"],
+                "entity_type": r["entity_type"],
+                "description": r["description"],
+                "source_ids": r["source_ids"],
+                "file_paths": r["file_paths"],
+                "truncate": r["truncate"],
+                "vector": _vector_text(v.vector) if v else None,
+                "embedded_hash": v.text_hash if v else None,
+            }
+        )
     await conn.execute(_REBUILT_ENTITIES, {"rows": payload, "project_id": project_id})
 
 
-async def update_rebuilt_relations(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]],
-                                   vectors: Sequence[RelationEmbeddingUpdate]) -> None:
+async def update_rebuilt_relations(
+    conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]], vectors: Sequence[RelationEmbeddingUpdate]
+) -> None:
     """Write rebuilt relations (present, endpoints locked) in one statement, new vectors included."""
     if not rows:
         return
@@ -186,9 +209,18 @@ async def update_rebuilt_relations(conn: AsyncConnection, project_id: str, rows:
         v = by_pair.get((r["src_key"], r["tgt_key"]))
         if v is not None and (v.description, v.keywords) != (r["description"], r["keywords"]):
             v = None
-        payload.append({"src_key": r["src_key"], "tgt_key": r["tgt_key"], "keywords": r["keywords"],
-                        "description": r["description"], "weight": r["weight"],
-                        "source_ids": r["source_ids"], "file_paths": r["file_paths"],
-                        "truncate": r["truncate"], "vector": _vector_text(v.vector) if v else None,
-                        "embedded_hash": v.text_hash if v else None})
+        payload.append(
+            {
+                "src_key": r["src_key"],
+                "tgt_key": r["tgt_key"],
+                "keywords": r["keywords"],
+                "description": r["description"],
+                "weight": r["weight"],
+                "source_ids": r["source_ids"],
+                "file_paths": r["file_paths"],
+                "truncate": r["truncate"],
+                "vector": _vector_text(v.vector) if v else None,
+                "embedded_hash": v.text_hash if v else None,
+            }
+        )
     await conn.execute(_REBUILT_RELATIONS, {"rows": payload, "project_id": project_id})

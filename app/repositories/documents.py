@@ -24,9 +24,10 @@ async def find_existing(
 ) -> list[dict]:
     """Documents of the project having one of these ids or content hashes."""
     rows = await conn.execute(
-        select(documents.c.id, documents.c.content_hash, documents.c.status)
-        .where(documents.c.project_id == project_id,
-               or_(documents.c.id.in_(list(ids)), documents.c.content_hash.in_(list(hashes))))
+        select(documents.c.id, documents.c.content_hash, documents.c.status).where(
+            documents.c.project_id == project_id,
+            or_(documents.c.id.in_(list(ids)), documents.c.content_hash.in_(list(hashes))),
+        )
     )
     return [dict(r) for r in rows.mappings()]
 
@@ -43,9 +44,11 @@ async def insert_new(conn: AsyncConnection, project_id: str, rows: Sequence[dict
 
 async def get(conn: AsyncConnection, project_id: str, document_id: str, *, content: bool = False) -> dict | None:
     cols = list(documents.c) if content else [*_LISTED, _SUMMARY]
-    row = (await conn.execute(
-        select(*cols).where(documents.c.project_id == project_id, documents.c.id == document_id)
-    )).mappings().first()
+    row = (
+        (await conn.execute(select(*cols).where(documents.c.project_id == project_id, documents.c.id == document_id)))
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
@@ -57,8 +60,11 @@ async def list_page(
         where.append(documents.c.status == status)
     total = await conn.scalar(select(func.count()).select_from(documents).where(*where))
     rows = await conn.execute(
-        select(*_LISTED, _SUMMARY).where(*where)
-        .order_by(documents.c.created_at.desc(), documents.c.id).limit(limit).offset(offset)
+        select(*_LISTED, _SUMMARY)
+        .where(*where)
+        .order_by(documents.c.created_at.desc(), documents.c.id)
+        .limit(limit)
+        .offset(offset)
     )
     return [dict(r) for r in rows.mappings()], int(total or 0)
 
@@ -74,17 +80,29 @@ async def count_by_status(conn: AsyncConnection, project_id: str | None = None) 
 
 async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -> dict[str, dict]:
     rows = await conn.execute(
-        select(documents.c.id, documents.c.status, documents.c.error, documents.c.llm_prompt_tokens,
-               documents.c.llm_completion_tokens)
-        .where(documents.c.project_id == project_id, documents.c.id.in_(list(ids)))
+        select(
+            documents.c.id,
+            documents.c.status,
+            documents.c.error,
+            documents.c.llm_prompt_tokens,
+            documents.c.llm_completion_tokens,
+        ).where(documents.c.project_id == project_id, documents.c.id.in_(list(ids)))
     )
     return {r["id"]: dict(r) for r in rows.mappings()}
 
 
 async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
     rows = await conn.execute(
-        select(documents.c.id, documents.c.claimed_by, documents.c.heartbeat_at, documents.c.started_at,
-               documents.c.attempts, documents.c.stage, documents.c.progress, documents.c.cancel_requested)
+        select(
+            documents.c.id,
+            documents.c.claimed_by,
+            documents.c.heartbeat_at,
+            documents.c.started_at,
+            documents.c.attempts,
+            documents.c.stage,
+            documents.c.progress,
+            documents.c.cancel_requested,
+        )
         .where(documents.c.project_id == project_id, documents.c.status == "processing")
         .order_by(documents.c.started_at)
     )
@@ -102,24 +120,33 @@ _STALE_CLAIM = f"(heartbeat_at < now() - make_interval(secs => :timeout) OR {CLA
 CLAIMED_STAGE = "chunking"
 
 
-async def claim_next(
-    conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int
-) -> dict | None:
+async def claim_next(conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int) -> dict | None:
     """Take the oldest pending document (or one whose claim went stale, see `_STALE_CLAIM`) for `worker_id`."""
-    row = (await conn.execute(
-        text(
-            "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
-            " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL,"
-            " finished_at = NULL, stage = :first_stage, progress = NULL"
-            " WHERE (project_id, id) = ("
-            "  SELECT project_id, id FROM documents"
-            "  WHERE status = 'pending' OR (status = 'processing' AND NOT cancel_requested"
-            f"        AND {_STALE_CLAIM} AND attempts < :max_attempts)"
-            "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
-            " RETURNING project_id, id, attempts, graph_merged"
-        ),
-        {"worker": worker_id, "timeout": claim_timeout, "max_attempts": max_attempts, "first_stage": CLAIMED_STAGE},
-    )).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                text(
+                    "UPDATE documents SET status = 'processing', claimed_by = :worker, heartbeat_at = now(),"
+                    " started_at = now(), updated_at = now(), attempts = attempts + 1, error = NULL,"
+                    " finished_at = NULL, stage = :first_stage, progress = NULL"
+                    " WHERE (project_id, id) = ("
+                    "  SELECT project_id, id FROM documents"
+                    "  WHERE status = 'pending' OR (status = 'processing' AND NOT cancel_requested"
+                    f"        AND {_STALE_CLAIM} AND attempts < :max_attempts)"
+                    "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
+                    " RETURNING project_id, id, attempts, graph_merged"
+                ),
+                {
+                    "worker": worker_id,
+                    "timeout": claim_timeout,
+                    "max_attempts": max_attempts,
+                    "first_stage": CLAIMED_STAGE,
+                },
+            )
+        )
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
@@ -148,8 +175,12 @@ async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[
     if not keys:
         return []
     rows = await conn.execute(
-        update(documents).where(documents.c.claimed_by == worker_id, documents.c.status == "processing",
-                                tuple_(documents.c.project_id, documents.c.id).in_(list(keys)))
+        update(documents)
+        .where(
+            documents.c.claimed_by == worker_id,
+            documents.c.status == "processing",
+            tuple_(documents.c.project_id, documents.c.id).in_(list(keys)),
+        )
         .values(heartbeat_at=func.now())
         .returning(documents.c.project_id, documents.c.id, documents.c.cancel_requested)
     )
@@ -158,25 +189,43 @@ async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[
 
 async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict | None:
     """Inside a transaction: lock the document row if `worker_id` still holds its claim."""
-    row = (await conn.execute(
-        select(documents.c.id, documents.c.graph_merged, documents.c.cancel_requested)
-        .where(documents.c.project_id == project_id, documents.c.id == document_id,
-               documents.c.status == "processing", documents.c.claimed_by == worker_id)
-        .with_for_update()
-    )).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(documents.c.id, documents.c.graph_merged, documents.c.cancel_requested)
+                .where(
+                    documents.c.project_id == project_id,
+                    documents.c.id == document_id,
+                    documents.c.status == "processing",
+                    documents.c.claimed_by == worker_id,
+                )
+                .with_for_update()
+            )
+        )
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
 async def set_fields(conn: AsyncConnection, project_id: str, document_id: str, **values: Any) -> None:
     await conn.execute(
-        update(documents).where(documents.c.project_id == project_id, documents.c.id == document_id)
+        update(documents)
+        .where(documents.c.project_id == project_id, documents.c.id == document_id)
         .values(updated_at=func.now(), **values)
     )
 
 
 async def finish(
-    conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, status: str,
-    error: str | None, usage: Usage, progress: dict | None = None, stage: str | None = None,
+    conn: AsyncConnection,
+    project_id: str,
+    document_id: str,
+    worker_id: str,
+    status: str,
+    error: str | None,
+    usage: Usage,
+    progress: dict | None = None,
+    stage: str | None = None,
 ) -> bool:
     """Final status plus the token usage of this attempt, only while the claim is still ours.
 
@@ -185,13 +234,18 @@ async def finish(
     result = await conn.execute(
         update(documents)
         .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
-        .values(status=status, error=error, finished_at=func.now(), updated_at=func.now(),
-                **({"progress": progress} if progress is not None else {}),
-                **({"stage": stage} if stage is not None else {}),
-                llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
-                llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
-                llm_calls=c.llm_calls + usage.llm_calls,
-                embedding_tokens=c.embedding_tokens + usage.embedding_tokens)
+        .values(
+            status=status,
+            error=error,
+            finished_at=func.now(),
+            updated_at=func.now(),
+            **({"progress": progress} if progress is not None else {}),
+            **({"stage": stage} if stage is not None else {}),
+            llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
+            llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
+            llm_calls=c.llm_calls + usage.llm_calls,
+            embedding_tokens=c.embedding_tokens + usage.embedding_tokens,
+        )
     )
     return bool(result.rowcount)
 
@@ -205,12 +259,15 @@ async def set_unembedded(conn: AsyncConnection, project_id: str, document_id: st
     warning = None
     if refused:
         shown = "; ".join(refused[:UNEMBEDDED_SHOWN]) + ("; …" if len(refused) > UNEMBEDDED_SHOWN else "")
-        warning = (f"{len(refused)} inputs were refused by the embedding endpoint and have no current vector "
-                   f"(full-text search still finds them; edit or retry to embed them again): {shown}")
+        warning = (
+            f"{len(refused)} inputs were refused by the embedding endpoint and have no current vector "
+            f"(full-text search still finds them; edit or retry to embed them again): {shown}"
+        )
     c = documents.c
     note = literal({"unembedded_items": len(refused), "embedding_warning": warning}, type_=JSONB)
     await conn.execute(
-        update(documents).where(c.project_id == project_id, c.id == document_id, c.extraction_report.is_not(None))
+        update(documents)
+        .where(c.project_id == project_id, c.id == document_id, c.extraction_report.is_not(None))
         .values(extraction_report=c.extraction_report.op("||")(note))
     )
 
@@ -224,9 +281,17 @@ async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[st
             return 0
         where.append(tuple_(c.project_id, c.id).in_(list(keys)))
     result = await conn.execute(
-        update(documents).where(and_(*where))
-        .values(status="pending", claimed_by=None, heartbeat_at=None, stage=None, progress=None,
-                attempts=func.greatest(c.attempts - 1, 0), updated_at=func.now())
+        update(documents)
+        .where(and_(*where))
+        .values(
+            status="pending",
+            claimed_by=None,
+            heartbeat_at=None,
+            stage=None,
+            progress=None,
+            attempts=func.greatest(c.attempts - 1, 0),
+            updated_at=func.now(),
+        )
     )
     return result.rowcount or 0
 
@@ -234,8 +299,9 @@ async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[st
 RETRYABLE = ("failed", "cancelled")
 
 
-async def retry(conn: AsyncConnection, project_id: str, document_id: str | None = None,
-                statuses: Sequence[str] = RETRYABLE) -> list[str]:
+async def retry(
+    conn: AsyncConnection, project_id: str, document_id: str | None = None, statuses: Sequence[str] = RETRYABLE
+) -> list[str]:
     """failed or cancelled → pending with a fresh attempt budget: one document, or (no id) all of the
     project's documents in `statuses`. Returns the ids requeued."""
     c = documents.c
@@ -243,24 +309,38 @@ async def retry(conn: AsyncConnection, project_id: str, document_id: str | None 
     if document_id is not None:
         where.append(c.id == document_id)
     result = await conn.execute(
-        update(documents).where(*where)
-        .values(status="pending", error=None, attempts=0, claimed_by=None, finished_at=None, stage=None,
-                progress=None, cancel_requested=False, updated_at=func.now())
+        update(documents)
+        .where(*where)
+        .values(
+            status="pending",
+            error=None,
+            attempts=0,
+            claimed_by=None,
+            finished_at=None,
+            stage=None,
+            progress=None,
+            cancel_requested=False,
+            updated_at=func.now(),
+        )
         .returning(c.id)
     )
     return sorted(r[0] for r in result)
 
 
-async def set_progress(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, stage: str,
-                       progress: dict) -> bool | None:
+async def set_progress(
+    conn: AsyncConnection, project_id: str, document_id: str, worker_id: str, stage: str, progress: dict
+) -> bool | None:
     """Write a processing document's stage and figures while the claim is ours; returns whether its
     cancellation was asked (None: the claim is no longer ours)."""
     c = documents.c
-    row = (await conn.execute(
-        update(documents)
-        .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
-        .values(stage=stage, progress=progress).returning(c.cancel_requested)
-    )).first()
+    row = (
+        await conn.execute(
+            update(documents)
+            .where(c.project_id == project_id, c.id == document_id, c.claimed_by == worker_id, c.status == "processing")
+            .values(stage=stage, progress=progress)
+            .returning(c.cancel_requested)
+        )
+    ).first()
     return None if row is None else bool(row[0])
 
 
@@ -269,16 +349,26 @@ async def request_cancel(conn: AsyncConnection, project_id: str, document_id: st
     Locks the row, so it is ordered with the merge transaction (which locks it too). Returns the row as it
     was (status, graph_merged), or None if there is no such document."""
     c = documents.c
-    row = (await conn.execute(
-        select(c.status, c.graph_merged, c.file_path).where(c.project_id == project_id, c.id == document_id)
-        .with_for_update()
-    )).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(c.status, c.graph_merged, c.file_path)
+                .where(c.project_id == project_id, c.id == document_id)
+                .with_for_update()
+            )
+        )
+        .mappings()
+        .first()
+    )
     if row is None:
         return None
     where = [c.project_id == project_id, c.id == document_id]
     if row["status"] == "pending":
-        await conn.execute(update(documents).where(*where).values(
-            status="cancelled", error="cancelled on request", finished_at=func.now(), updated_at=func.now()))
+        await conn.execute(
+            update(documents)
+            .where(*where)
+            .values(status="cancelled", error="cancelled on request", finished_at=func.now(), updated_at=func.now())
+        )
     elif row["status"] == "processing" and not row["graph_merged"]:
         await conn.execute(update(documents).where(*where).values(cancel_requested=True, updated_at=func.now()))
     return dict(row)

@@ -50,12 +50,21 @@ _SHARED = text("""
 """)
 
 
-async def similar_pairs(conn: AsyncConnection, project_id: str, *, min_similarity: float, neighbours: int,
-                        probes: int, cap: int) -> list[tuple[str, str, float]]:
+async def similar_pairs(
+    conn: AsyncConnection, project_id: str, *, min_similarity: float, neighbours: int, probes: int, cap: int
+) -> list[tuple[str, str, float]]:
     """(key, key, cosine similarity) of same-type entity pairs at least `min_similarity` alike, best first,
     each unordered pair once."""
-    rows = await conn.execute(_SIMILAR, {"project_id": project_id, "neighbours": neighbours, "probes": probes,
-                                         "max_distance": 1.0 - min_similarity, "cap": cap * 2})
+    rows = await conn.execute(
+        _SIMILAR,
+        {
+            "project_id": project_id,
+            "neighbours": neighbours,
+            "probes": probes,
+            "max_distance": 1.0 - min_similarity,
+            "cap": cap * 2,
+        },
+    )
     seen: dict[Pair, float] = {}
     for a, b, score in rows.all():
         pair = (a, b) if a < b else (b, a)
@@ -67,8 +76,9 @@ async def shared_neighbours(conn: AsyncConnection, project_id: str, pairs: Seque
     """For each pair, the display names of the entities related to both (highest degree first)."""
     if not pairs:
         return {}
-    rows = await conn.execute(_SHARED, {"project_id": project_id, "a": [p[0] for p in pairs],
-                                        "b": [p[1] for p in pairs]})
+    rows = await conn.execute(
+        _SHARED, {"project_id": project_id, "a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}
+    )
     out: dict[Pair, list[str]] = {}
     for a, b, name in rows.all():
         names = out.setdefault((a, b), [])

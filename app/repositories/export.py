@@ -31,7 +31,9 @@ async def counts(db: Database, project_id: str) -> dict[str, int]:
         return select(func.count()).select_from(table).where(table.c.project_id == project_id).scalar_subquery()
 
     query = select(
-        count(entities).label("entities"), count(relations).label("relations"), count(chunks).label("chunks"),
+        count(entities).label("entities"),
+        count(relations).label("relations"),
+        count(chunks).label("chunks"),
     )
     async with db.connect() as conn:
         return dict((await conn.execute(query)).mappings().one())
@@ -69,9 +71,12 @@ def _aliases_of(key: Any) -> Any:
     """The entity's alias names, each once (a name may be stored project-wide and per document), in order
     of first appearance: `ARRAY(SELECT …)` evaluated for the rows of a page only, like the relation names."""
     a = entity_aliases.c
-    names = (select(a.alias_name).where(a.project_id == entities.c.project_id, a.entity_key == key,
-                                        ~a.alias_key.startswith(MATCH_INDEX))
-             .group_by(a.alias_name).order_by(func.min(a.created_at), a.alias_name))
+    names = (
+        select(a.alias_name)
+        .where(a.project_id == entities.c.project_id, a.entity_key == key, ~a.alias_key.startswith(MATCH_INDEX))
+        .group_by(a.alias_name)
+        .order_by(func.min(a.created_at), a.alias_name)
+    )
     return func.array(names.scalar_subquery()).label("aliases")
 
 
@@ -95,11 +100,19 @@ def relation_batches(
 
     def name_of(key: Any, label: str) -> Any:
         e = entities.alias()
-        return (select(e.c.name).where(e.c.project_id == r.project_id, e.c.key == key)
-                .scalar_subquery().label(label))
+        return select(e.c.name).where(e.c.project_id == r.project_id, e.c.key == key).scalar_subquery().label(label)
 
-    cols = [r.src_key, r.tgt_key, name_of(r.src_key, "source"), name_of(r.tgt_key, "target"), r.keywords,
-            r.description, r.weight, r.source_ids, r.file_paths]
+    cols = [
+        r.src_key,
+        r.tgt_key,
+        name_of(r.src_key, "source"),
+        name_of(r.tgt_key, "target"),
+        r.keywords,
+        r.description,
+        r.weight,
+        r.source_ids,
+        r.file_paths,
+    ]
     query = select(*cols, *([_vector(r.embedding)] if vectors else [])).where(r.project_id == project_id)
     return _keyset(db, query, [r.src_key, r.tgt_key], lambda row: (row["src_key"], row["tgt_key"]), batch_size)
 
@@ -112,6 +125,9 @@ def chunk_batches(
     cols = [c.id, c.document_id, c.order_index, c.tokens, c.content, c.file_path]
     query = select(*cols, *([_vector(c.embedding)] if vectors else [])).where(c.project_id == project_id)
     return _keyset(
-        db, query, [c.document_id, c.order_index, c.id],
-        lambda r: (r["document_id"], r["order_index"], r["id"]), batch_size,
+        db,
+        query,
+        [c.document_id, c.order_index, c.id],
+        lambda r: (r["document_id"], r["order_index"], r["id"]),
+        batch_size,
     )

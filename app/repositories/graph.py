@@ -56,18 +56,29 @@ async def fetch_entities(
     if not keys:
         return {}
     cols = [c for c in entities.c if c.name not in ("embedding", "search_vector")]
-    rows = (await conn.execute(
-        select(*cols).where(entities.c.project_id == project_id, entities.c.key == any_of(set(keys)))
-    )).mappings().all()
+    rows = (
+        (
+            await conn.execute(
+                select(*cols).where(entities.c.project_id == project_id, entities.c.key == any_of(set(keys)))
+            )
+        )
+        .mappings()
+        .all()
+    )
     found: dict[str, list[str]] = {}
     if rows and with_sources:
         es = entity_sources.c
         # one array per entity, not one row per source: hub entities have hundreds of sources
-        found = {key: list(sources) for key, sources in (await conn.execute(
-            select(es.entity_key, func.array_agg(aggregate_order_by(es.chunk_id, es.seq)))
-            .where(es.project_id == project_id, es.entity_key == any_of(r["key"] for r in rows))
-            .group_by(es.entity_key)
-        )).all()}
+        found = {
+            key: list(sources)
+            for key, sources in (
+                await conn.execute(
+                    select(es.entity_key, func.array_agg(aggregate_order_by(es.chunk_id, es.seq)))
+                    .where(es.project_id == project_id, es.entity_key == any_of(r["key"] for r in rows))
+                    .group_by(es.entity_key)
+                )
+            ).all()
+        }
     return {r["key"]: EntityRow.from_row(r, sources=found.get(r["key"], [])) for r in rows}
 
 
@@ -75,8 +86,11 @@ def pair_rows(pairs: Iterable[Pair], name: str = "pairs") -> TableValuedAlias:
     """The pairs as a joinable table (`s`, `t`): PostgreSQL turns `(src_key, tgt_key) IN (...)` into one OR
     term per pair checked against every relation of the project; a join uses the primary key."""
     unique = sorted(set(pairs))
-    return (func.unnest(cast([s for s, _ in unique], ARRAY(Text)), cast([t for _, t in unique], ARRAY(Text)))
-            .table_valued("s", "t").render_derived(name=name))
+    return (
+        func.unnest(cast([s for s, _ in unique], ARRAY(Text)), cast([t for _, t in unique], ARRAY(Text)))
+        .table_valued("s", "t")
+        .render_derived(name=name)
+    )
 
 
 async def fetch_relations(
@@ -101,12 +115,17 @@ async def fetch_relations(
     if rows and with_sources:
         rs = relation_sources.c
         found_pairs = pair_rows(rows)
-        found = {(s, t): list(sources) for s, t, sources in (await conn.execute(
-            select(rs.src_key, rs.tgt_key, func.array_agg(aggregate_order_by(rs.chunk_id, rs.seq)))
-            .join(found_pairs, and_(rs.src_key == found_pairs.c.s, rs.tgt_key == found_pairs.c.t))
-            .where(rs.project_id == project_id)
-            .group_by(rs.src_key, rs.tgt_key)
-        )).all()}
+        found = {
+            (s, t): list(sources)
+            for s, t, sources in (
+                await conn.execute(
+                    select(rs.src_key, rs.tgt_key, func.array_agg(aggregate_order_by(rs.chunk_id, rs.seq)))
+                    .join(found_pairs, and_(rs.src_key == found_pairs.c.s, rs.tgt_key == found_pairs.c.t))
+                    .where(rs.project_id == project_id)
+                    .group_by(rs.src_key, rs.tgt_key)
+                )
+            ).all()
+        }
     return {pair: RelationRow.from_row(r, sources=found.get(pair, [])) for pair, r in rows.items()}
 
 
@@ -139,9 +158,7 @@ async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequenc
     )
 
 
-async def add_entity_sources(
-    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]
-) -> None:
+async def add_entity_sources(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]) -> None:
     """Provenance rows (entity_key, chunk_id, document_id), in the given order; existing ones are kept."""
     if not rows:
         return
@@ -155,36 +172,40 @@ async def add_relation_sources(
     """Provenance rows (src_key, tgt_key, chunk_id, document_id), in the given order; existing ones are kept."""
     if not rows:
         return
-    values = [{"project_id": project_id, "src_key": s, "tgt_key": t, "chunk_id": c, "document_id": d}
-              for s, t, c, d in rows]
+    values = [
+        {"project_id": project_id, "src_key": s, "tgt_key": t, "chunk_id": c, "document_id": d} for s, t, c, d in rows
+    ]
     await conn.execute(pg_insert(relation_sources).on_conflict_do_nothing(), values)
 
 
 async def keys_of_document(conn: AsyncConnection, project_id: str, document_id: str) -> tuple[list[str], list[Pair]]:
     """Entity keys and relation pairs that have provenance in the document (sorted)."""
     ents = await conn.execute(
-        select(entity_sources.c.entity_key).distinct()
+        select(entity_sources.c.entity_key)
+        .distinct()
         .where(entity_sources.c.project_id == project_id, entity_sources.c.document_id == document_id)
         .order_by(entity_sources.c.entity_key)
     )
     rels = await conn.execute(
-        select(relation_sources.c.src_key, relation_sources.c.tgt_key).distinct()
+        select(relation_sources.c.src_key, relation_sources.c.tgt_key)
+        .distinct()
         .where(relation_sources.c.project_id == project_id, relation_sources.c.document_id == document_id)
         .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key)
     )
     return [r[0] for r in ents], [(r[0], r[1]) for r in rels]
 
 
-async def set_entity_descriptions(
-    conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]
-) -> int:
+async def set_entity_descriptions(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]) -> int:
     """Compare-and-set (key, expected_description, new_description): rows changed since are left alone."""
     if not rows:
         return 0
     stmt = (
         update(entities)
-        .where(entities.c.project_id == project_id, entities.c.key == bindparam("k"),
-               entities.c.description == bindparam("expected"))
+        .where(
+            entities.c.project_id == project_id,
+            entities.c.key == bindparam("k"),
+            entities.c.description == bindparam("expected"),
+        )
         .values(description=bindparam("new"), updated_at=func.now())
     )
     result = await conn.execute(stmt, [{"k": k, "expected": e, "new": n} for k, e, n in rows])
@@ -199,24 +220,29 @@ async def set_relation_descriptions(
         return 0
     stmt = (
         update(relations)
-        .where(relations.c.project_id == project_id, relations.c.src_key == bindparam("s"),
-               relations.c.tgt_key == bindparam("t"), relations.c.description == bindparam("expected"))
+        .where(
+            relations.c.project_id == project_id,
+            relations.c.src_key == bindparam("s"),
+            relations.c.tgt_key == bindparam("t"),
+            relations.c.description == bindparam("expected"),
+        )
         .values(description=bindparam("new"), updated_at=func.now())
     )
     result = await conn.execute(stmt, [{"s": s, "t": t, "expected": e, "new": n} for s, t, e, n in rows])
     return result.rowcount or 0
 
 
-async def set_entity_embeddings(
-    conn: AsyncConnection, project_id: str, rows: Sequence[EntityEmbeddingUpdate]
-) -> None:
+async def set_entity_embeddings(conn: AsyncConnection, project_id: str, rows: Sequence[EntityEmbeddingUpdate]) -> None:
     """Each vector is stored only if the entity's description is still the one it was computed from."""
     if not rows:
         return
     stmt = (
         update(entities)
-        .where(entities.c.project_id == project_id, entities.c.key == bindparam("k"),
-               entities.c.description == bindparam("d"))
+        .where(
+            entities.c.project_id == project_id,
+            entities.c.key == bindparam("k"),
+            entities.c.description == bindparam("d"),
+        )
         .values(embedding=bindparam("v", type_=entities.c.embedding.type), embedded_hash=bindparam("h"))
     )
     await conn.execute(stmt, [{"k": u.key, "d": u.description, "v": u.vector, "h": u.text_hash} for u in rows])
@@ -230,13 +256,22 @@ async def set_relation_embeddings(
         return
     stmt = (
         update(relations)
-        .where(relations.c.project_id == project_id, relations.c.src_key == bindparam("s"),
-               relations.c.tgt_key == bindparam("t"), relations.c.description == bindparam("d"),
-               relations.c.keywords == bindparam("kw"))
+        .where(
+            relations.c.project_id == project_id,
+            relations.c.src_key == bindparam("s"),
+            relations.c.tgt_key == bindparam("t"),
+            relations.c.description == bindparam("d"),
+            relations.c.keywords == bindparam("kw"),
+        )
         .values(embedding=bindparam("v", type_=relations.c.embedding.type), embedded_hash=bindparam("h"))
     )
-    await conn.execute(stmt, [{"s": u.src_key, "t": u.tgt_key, "d": u.description, "kw": u.keywords, "v": u.vector,
-                               "h": u.text_hash} for u in rows])
+    await conn.execute(
+        stmt,
+        [
+            {"s": u.src_key, "t": u.tgt_key, "d": u.description, "kw": u.keywords, "v": u.vector, "h": u.text_hash}
+            for u in rows
+        ],
+    )
 
 
 async def document_graph_counts(
@@ -246,12 +281,22 @@ async def document_graph_counts(
     if not document_ids:
         return {}
     es, rs = entity_sources.c, relation_sources.c
-    ent: dict[str, int] = dict((await conn.execute(
-        select(es.document_id, func.count(func.distinct(es.entity_key)))
-        .where(es.project_id == project_id, es.document_id.in_(list(document_ids))).group_by(es.document_id)
-    )).all())
-    rel: dict[str, int] = dict((await conn.execute(
-        select(rs.document_id, func.count(func.distinct(func.concat(rs.src_key, "\x1f", rs.tgt_key))))
-        .where(rs.project_id == project_id, rs.document_id.in_(list(document_ids))).group_by(rs.document_id)
-    )).all())
+    ent: dict[str, int] = dict(
+        (
+            await conn.execute(
+                select(es.document_id, func.count(func.distinct(es.entity_key)))
+                .where(es.project_id == project_id, es.document_id.in_(list(document_ids)))
+                .group_by(es.document_id)
+            )
+        ).all()
+    )
+    rel: dict[str, int] = dict(
+        (
+            await conn.execute(
+                select(rs.document_id, func.count(func.distinct(func.concat(rs.src_key, "\x1f", rs.tgt_key))))
+                .where(rs.project_id == project_id, rs.document_id.in_(list(document_ids)))
+                .group_by(rs.document_id)
+            )
+        ).all()
+    )
     return {d: (int(ent.get(d, 0)), int(rel.get(d, 0))) for d in document_ids}

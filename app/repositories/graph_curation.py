@@ -40,12 +40,24 @@ from app.domain.rows import (
 E, R = entities, relations
 _SRC, _TGT = entities.alias("src_entity"), entities.alias("tgt_entity")
 
-ENTITY_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.source_ids, E.c.file_paths,
-                  E.c.degree, E.c.embedded_hash, E.c.curated, E.c.created_at, E.c.updated_at)
+ENTITY_COLUMNS = (
+    E.c.key,
+    E.c.name,
+    E.c.entity_type,
+    E.c.description,
+    E.c.source_ids,
+    E.c.file_paths,
+    E.c.degree,
+    E.c.embedded_hash,
+    E.c.curated,
+    E.c.created_at,
+    E.c.updated_at,
+)
 Pair = tuple[str, str]
 
 
 # ----- entities -----
+
 
 async def get_entities(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> dict[str, EntityRow]:
     if not keys:
@@ -64,8 +76,9 @@ def _name_contains(q: str) -> Any:
     return E.c.key.like(f"%{escaped}%", escape="\\")
 
 
-async def list_entities(conn: AsyncConnection, project_id: str, *, q: str | None, entity_type: str | None,
-                        limit: int, offset: int) -> tuple[list[EntityRow], int]:
+async def list_entities(
+    conn: AsyncConnection, project_id: str, *, q: str | None, entity_type: str | None, limit: int, offset: int
+) -> tuple[list[EntityRow], int]:
     query = select(*ENTITY_COLUMNS, func.count().over().label("total")).where(E.c.project_id == project_id)
     if q:
         query = query.where(_name_contains(q))
@@ -111,7 +124,8 @@ async def entity_source_chunks(conn: AsyncConnection, project_id: str, key: str,
         select(es.c.chunk_id, es.c.document_id, chunks.c.file_path)
         .join(chunks, and_(chunks.c.project_id == es.c.project_id, chunks.c.id == es.c.chunk_id))
         .where(es.c.project_id == project_id, es.c.entity_key == key)
-        .order_by(es.c.seq).limit(limit)
+        .order_by(es.c.seq)
+        .limit(limit)
     )
     return [dict(r) for r in (await conn.execute(query)).mappings()]
 
@@ -125,18 +139,32 @@ async def copy_entity_sources(conn: AsyncConnection, project_id: str, from_keys:
         .group_by(es.c.project_id, es.c.chunk_id, es.c.document_id)
     )
     await conn.execute(
-        pg_insert(es).from_select(["project_id", "entity_key", "chunk_id", "document_id", "seq"], rows)
+        pg_insert(es)
+        .from_select(["project_id", "entity_key", "chunk_id", "document_id", "seq"], rows)
         .on_conflict_do_nothing()
     )
 
 
 # ----- relations -----
 
+
 def _relation_select() -> Any:
     return (
-        select(R.c.src_key, R.c.tgt_key, _SRC.c.name.label("src_name"), _TGT.c.name.label("tgt_name"),
-               R.c.keywords, R.c.description, R.c.weight, R.c.source_ids, R.c.file_paths, R.c.embedded_hash,
-               R.c.curated, R.c.created_at, R.c.updated_at)
+        select(
+            R.c.src_key,
+            R.c.tgt_key,
+            _SRC.c.name.label("src_name"),
+            _TGT.c.name.label("tgt_name"),
+            R.c.keywords,
+            R.c.description,
+            R.c.weight,
+            R.c.source_ids,
+            R.c.file_paths,
+            R.c.embedded_hash,
+            R.c.curated,
+            R.c.created_at,
+            R.c.updated_at,
+        )
         .join(_SRC, and_(_SRC.c.project_id == R.c.project_id, _SRC.c.key == R.c.src_key))
         .join(_TGT, and_(_TGT.c.project_id == R.c.project_id, _TGT.c.key == R.c.tgt_key))
     )
@@ -147,12 +175,17 @@ def _touching(keys: Sequence[str]) -> Any:
     return or_(R.c.src_key.in_(keyset), R.c.tgt_key.in_(keyset))
 
 
-async def relations_touching(conn: AsyncConnection, project_id: str, keys: Sequence[str], *,
-                             limit: int | None = None, offset: int = 0) -> list[RelationRow]:
+async def relations_touching(
+    conn: AsyncConnection, project_id: str, keys: Sequence[str], *, limit: int | None = None, offset: int = 0
+) -> list[RelationRow]:
     if not keys:
         return []
-    query = (_relation_select().where(R.c.project_id == project_id, _touching(keys))
-             .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key).offset(offset))
+    query = (
+        _relation_select()
+        .where(R.c.project_id == project_id, _touching(keys))
+        .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key)
+        .offset(offset)
+    )
     if limit is not None:
         query = query.limit(limit)
     return [RelationRow.from_row(r) for r in (await conn.execute(query)).mappings()]
@@ -166,16 +199,22 @@ async def count_relations(conn: AsyncConnection, project_id: str, keys: Sequence
 
 
 async def list_relations(conn: AsyncConnection, project_id: str, *, limit: int, offset: int) -> list[RelationRow]:
-    query = (_relation_select().where(R.c.project_id == project_id)
-             .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key).limit(limit).offset(offset))
+    query = (
+        _relation_select()
+        .where(R.c.project_id == project_id)
+        .order_by(R.c.weight.desc(), R.c.src_key, R.c.tgt_key)
+        .limit(limit)
+        .offset(offset)
+    )
     return [RelationRow.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
 async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: Sequence[Pair]) -> list[RelationRow]:
     if not pairs:
         return []
-    query = _relation_select().where(R.c.project_id == project_id,
-                                     tuple_(R.c.src_key, R.c.tgt_key).in_(list(set(pairs))))
+    query = _relation_select().where(
+        R.c.project_id == project_id, tuple_(R.c.src_key, R.c.tgt_key).in_(list(set(pairs)))
+    )
     return [RelationRow.from_row(r) for r in (await conn.execute(query.order_by(R.c.src_key, R.c.tgt_key))).mappings()]
 
 
@@ -191,7 +230,8 @@ async def insert_relations(conn: AsyncConnection, project_id: str, rows: Sequenc
 
 async def update_relation(conn: AsyncConnection, project_id: str, pair: Pair, values: dict[str, Any]) -> None:
     await conn.execute(
-        update(R).where(R.c.project_id == project_id, R.c.src_key == pair[0], R.c.tgt_key == pair[1])
+        update(R)
+        .where(R.c.project_id == project_id, R.c.src_key == pair[0], R.c.tgt_key == pair[1])
         .values(**values, updated_at=func.now())
     )
 
@@ -205,19 +245,25 @@ async def delete_relations(conn: AsyncConnection, project_id: str, pairs: Sequen
     return result.rowcount
 
 
-async def rekey_relations(conn: AsyncConnection, project_id: str,
-                          moves: Sequence[tuple[str, str, str, str]]) -> None:
+async def rekey_relations(conn: AsyncConnection, project_id: str, moves: Sequence[tuple[str, str, str, str]]) -> None:
     """Move relations (old_src, old_tgt) → (new_src, new_tgt) in one statement. Their provenance follows
     through ON UPDATE CASCADE and the degree trigger adjusts both old and new endpoints."""
     if not moves:
         return
     columns = list(zip(*moves, strict=True))
     await conn.execute(
-        text("UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, curated = true, updated_at = now() "
-             "FROM unnest(CAST(:os AS text[]), CAST(:ot AS text[]), CAST(:ns AS text[]), CAST(:nt AS text[])) "
-             "AS m(os, ot, ns, nt) WHERE r.project_id = :project_id AND r.src_key = m.os AND r.tgt_key = m.ot"),
-        {"project_id": project_id, "os": list(columns[0]), "ot": list(columns[1]), "ns": list(columns[2]),
-         "nt": list(columns[3])},
+        text(
+            "UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, curated = true, updated_at = now() "
+            "FROM unnest(CAST(:os AS text[]), CAST(:ot AS text[]), CAST(:ns AS text[]), CAST(:nt AS text[])) "
+            "AS m(os, ot, ns, nt) WHERE r.project_id = :project_id AND r.src_key = m.os AND r.tgt_key = m.ot"
+        ),
+        {
+            "project_id": project_id,
+            "os": list(columns[0]),
+            "ot": list(columns[1]),
+            "ns": list(columns[2]),
+            "nt": list(columns[3]),
+        },
     )
 
 
@@ -237,37 +283,54 @@ async def insert_relation_sources(conn: AsyncConnection, project_id: str, rows: 
     if rows:
         await conn.execute(
             pg_insert(relation_sources).on_conflict_do_nothing(),
-            [{"project_id": project_id, "src_key": r.src_key, "tgt_key": r.tgt_key, "chunk_id": r.chunk_id,
-              "document_id": r.document_id, "seq": r.seq} for r in rows],
+            [
+                {
+                    "project_id": project_id,
+                    "src_key": r.src_key,
+                    "tgt_key": r.tgt_key,
+                    "chunk_id": r.chunk_id,
+                    "document_id": r.document_id,
+                    "seq": r.seq,
+                }
+                for r in rows
+            ],
         )
 
 
 # ----- embeddings -----
 
 _ENTITY_EMBED = (
-    update(E).where(E.c.project_id == bindparam("p_id"), E.c.key == bindparam("p_key"))
+    update(E)
+    .where(E.c.project_id == bindparam("p_id"), E.c.key == bindparam("p_key"))
     .values(embedding=bindparam("p_vec", type_=Vector()), embedded_hash=bindparam("p_hash"))
 )
 _RELATION_EMBED = (
-    update(R).where(R.c.project_id == bindparam("p_id"), R.c.src_key == bindparam("p_src"),
-                    R.c.tgt_key == bindparam("p_tgt"))
+    update(R)
+    .where(R.c.project_id == bindparam("p_id"), R.c.src_key == bindparam("p_src"), R.c.tgt_key == bindparam("p_tgt"))
     .values(embedding=bindparam("p_vec", type_=Vector()), embedded_hash=bindparam("p_hash"))
 )
 
 
-async def set_entity_embeddings(conn: AsyncConnection, project_id: str,
-                                rows: Sequence[EntityEmbeddingUpdate]) -> None:
+async def set_entity_embeddings(conn: AsyncConnection, project_id: str, rows: Sequence[EntityEmbeddingUpdate]) -> None:
     """Unconditionally: the caller holds the entity's lock inside the transaction that changed its text."""
     if rows:
-        await conn.execute(_ENTITY_EMBED, [{"p_id": project_id, "p_key": u.key, "p_vec": u.vector,
-                                            "p_hash": u.text_hash} for u in rows])
+        await conn.execute(
+            _ENTITY_EMBED,
+            [{"p_id": project_id, "p_key": u.key, "p_vec": u.vector, "p_hash": u.text_hash} for u in rows],
+        )
 
 
-async def set_relation_embeddings(conn: AsyncConnection, project_id: str,
-                                  rows: Sequence[RelationEmbeddingUpdate]) -> None:
+async def set_relation_embeddings(
+    conn: AsyncConnection, project_id: str, rows: Sequence[RelationEmbeddingUpdate]
+) -> None:
     if rows:
-        await conn.execute(_RELATION_EMBED, [{"p_id": project_id, "p_src": u.src_key, "p_tgt": u.tgt_key,
-                                              "p_vec": u.vector, "p_hash": u.text_hash} for u in rows])
+        await conn.execute(
+            _RELATION_EMBED,
+            [
+                {"p_id": project_id, "p_src": u.src_key, "p_tgt": u.tgt_key, "p_vec": u.vector, "p_hash": u.text_hash}
+                for u in rows
+            ],
+        )
 
 
 # ----- graph view -----
@@ -278,23 +341,26 @@ _NODE_COLUMNS = (E.c.key, E.c.name, E.c.entity_type, E.c.description, E.c.degree
 
 
 async def top_nodes(conn: AsyncConnection, project_id: str, limit: int) -> list[NodeRow]:
-    query = (select(*_NODE_COLUMNS).where(E.c.project_id == project_id)
-             .order_by(E.c.degree.desc(), E.c.key).limit(limit))
+    query = select(*_NODE_COLUMNS).where(E.c.project_id == project_id).order_by(E.c.degree.desc(), E.c.key).limit(limit)
     return [NodeRow(*r) for r in await conn.execute(query)]
 
 
-async def neighbour_nodes(conn: AsyncConnection, project_id: str, frontier: Sequence[str],
-                          visited: Sequence[str], limit: int) -> list[NodeRow]:
+async def neighbour_nodes(
+    conn: AsyncConnection, project_id: str, frontier: Sequence[str], visited: Sequence[str], limit: int
+) -> list[NodeRow]:
     """Unvisited neighbours of the frontier, highest degree first: one breadth-first step in one query."""
     keys = bindparam("frontier", list(frontier), type_=ARRAY(Text))
     hop = (
-        select(R.c.tgt_key.label("k")).where(R.c.project_id == project_id, R.c.src_key == any_(keys))
+        select(R.c.tgt_key.label("k"))
+        .where(R.c.project_id == project_id, R.c.src_key == any_(keys))
         .union(select(R.c.src_key).where(R.c.project_id == project_id, R.c.tgt_key == any_(keys)))
     ).subquery()
     query = (
-        select(*_NODE_COLUMNS).join(hop, and_(E.c.project_id == project_id, E.c.key == hop.c.k))
+        select(*_NODE_COLUMNS)
+        .join(hop, and_(E.c.project_id == project_id, E.c.key == hop.c.k))
         .where(~E.c.key.in_(set(visited)))
-        .order_by(E.c.degree.desc(), E.c.key).limit(limit)
+        .order_by(E.c.degree.desc(), E.c.key)
+        .limit(limit)
     )
     return [NodeRow(*r) for r in await conn.execute(query)]
 

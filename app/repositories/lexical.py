@@ -47,9 +47,11 @@ WHERE {_HAS_LEXEMES}
 _STEMMED = "plainto_tsquery('english', w)"
 _STEMMED_OR_NAME = "plainto_tsquery('english', w) || plainto_tsquery('simple', w)"
 
-_COMMON_WORDS = {"entities": _common_words("entities", _STEMMED_OR_NAME),
-                 "relations": _common_words("relations", _STEMMED),
-                 "chunks": _common_words("chunks", _STEMMED)}
+_COMMON_WORDS = {
+    "entities": _common_words("entities", _STEMMED_OR_NAME),
+    "relations": _common_words("relations", _STEMMED),
+    "chunks": _common_words("chunks", _STEMMED),
+}
 
 _ENTITY_COLUMNS = "e.key, e.name, e.entity_type, e.description, e.degree, e.file_paths"
 
@@ -132,6 +134,7 @@ FROM found f JOIN chunks c ON c.project_id = :project_id AND c.id = f.id
 ORDER BY f.score DESC, f.id
 """)
 
+
 # ts_rank normalisation 1 divides the rank by 1 + log(length), 2 by the length (see search_chunks)
 _LEXICAL_CHUNKS = {False: _lexical_chunks(1), True: _lexical_chunks(2)}
 
@@ -196,8 +199,9 @@ async def common_words(conn: AsyncConnection, table: str, project_id: str, words
     or chunks), as that table's search matches them."""
     if not words:
         return set()
-    result = await conn.execute(_COMMON_WORDS[table], {"project_id": project_id, "words": words,
-                                                       "common_rows": COMMON_WORD_ROWS})
+    result = await conn.execute(
+        _COMMON_WORDS[table], {"project_id": project_id, "words": words, "common_rows": COMMON_WORD_ROWS}
+    )
     return set(result.scalars())
 
 
@@ -216,19 +220,22 @@ async def search_relations(
     theme = one of `phrases` (all its words) is among the relation's keywords; themes first, then by rank."""
     if not words or limit <= 0:
         return []
-    rows = await mapped_rows(conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words,
-                                                  "limit": limit})
+    rows = await mapped_rows(
+        conn, _LEXICAL_RELATIONS, {"project_id": project_id, "phrases": phrases, "words": words, "limit": limit}
+    )
     return [(relation_hit(r), endpoint_hit(r, "src"), endpoint_hit(r, "tgt"), bool(r["theme"])) for r in rows]
 
 
-async def search_chunks(conn: AsyncConnection, project_id: str, words: list[str], limit: int,
-                        by_density: bool = False) -> list[ChunkHit]:
+async def search_chunks(
+    conn: AsyncConnection, project_id: str, words: list[str], limit: int, by_density: bool = False
+) -> list[ChunkHit]:
     """Chunks matching `words`, best first. `by_density` divides the rank by the chunk's length (ts_rank
     normalisation 2) instead of 1 + its logarithm, so that short chunks dense in the words come first."""
     if not words or limit <= 0:
         return []
-    rows = await mapped_rows(conn, _LEXICAL_CHUNKS[by_density],
-                             {"project_id": project_id, "words": words, "limit": limit})
+    rows = await mapped_rows(
+        conn, _LEXICAL_CHUNKS[by_density], {"project_id": project_id, "words": words, "limit": limit}
+    )
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
@@ -253,6 +260,9 @@ async def connecting_paths(
 async def relations_by_pairs(conn: AsyncConnection, project_id: str, pairs: list[tuple[str, str]]) -> list[RelationHit]:
     if not pairs:
         return []
-    rows = await mapped_rows(conn, _RELATIONS_BY_PAIRS, {"project_id": project_id, "srcs": [p[0] for p in pairs],
-                                                   "tgts": [p[1] for p in pairs]})
+    rows = await mapped_rows(
+        conn,
+        _RELATIONS_BY_PAIRS,
+        {"project_id": project_id, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]},
+    )
     return [relation_hit(r) for r in rows]

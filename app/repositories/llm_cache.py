@@ -12,18 +12,22 @@ from app.db.tables import chunks, llm_cache
 
 
 async def get(conn: AsyncConnection, project_id: str, key: str) -> dict | None:
-    row = (await conn.execute(
-        select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key == key)
-    )).mappings().first()
+    row = (
+        (await conn.execute(select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key == key)))
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
 async def get_many(conn: AsyncConnection, project_id: str, keys: list[str]) -> dict[str, dict]:
     if not keys:
         return {}
-    rows = (await conn.execute(
-        select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key.in_(set(keys)))
-    )).mappings()
+    rows = (
+        await conn.execute(
+            select(llm_cache).where(llm_cache.c.project_id == project_id, llm_cache.c.key.in_(set(keys)))
+        )
+    ).mappings()
     return {row["key"]: dict(row) for row in rows}
 
 
@@ -32,9 +36,14 @@ def _put_statement():
     excluded = stmt.excluded
     return stmt.on_conflict_do_update(
         index_elements=[llm_cache.c.project_id, llm_cache.c.key],
-        set_={"cache_type": excluded.cache_type, "model": excluded.model, "response": excluded.response,
-              "prompt_tokens": excluded.prompt_tokens, "completion_tokens": excluded.completion_tokens,
-              "created_at": func.now()},
+        set_={
+            "cache_type": excluded.cache_type,
+            "model": excluded.model,
+            "response": excluded.response,
+            "prompt_tokens": excluded.prompt_tokens,
+            "completion_tokens": excluded.completion_tokens,
+            "created_at": func.now(),
+        },
         where=llm_cache.c.response.is_distinct_from(excluded.response)
         | llm_cache.c.cache_type.is_distinct_from(excluded.cache_type)
         | llm_cache.c.model.is_distinct_from(excluded.model),
@@ -59,13 +68,17 @@ async def delete_unreferenced(conn: AsyncConnection, project_id: str, keys: list
     """Delete those of `keys` that no remaining chunk of the project lists in its extraction_cache_keys."""
     if not keys:
         return 0
-    referenced = exists().where(and_(
-        chunks.c.project_id == project_id,
-        chunks.c.extraction_cache_keys.overlap(array([llm_cache.c.key])),  # GIN-indexed
-    ))
+    referenced = exists().where(
+        and_(
+            chunks.c.project_id == project_id,
+            chunks.c.extraction_cache_keys.overlap(array([llm_cache.c.key])),  # GIN-indexed
+        )
+    )
     result = await conn.execute(
         delete(llm_cache).where(
-            llm_cache.c.project_id == project_id, llm_cache.c.key.in_(set(keys)), ~referenced,
+            llm_cache.c.project_id == project_id,
+            llm_cache.c.key.in_(set(keys)),
+            ~referenced,
         )
     )
     return result.rowcount

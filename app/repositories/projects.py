@@ -12,9 +12,7 @@ from app.db.tables import chunks, documents, entities, projects, relations
 
 
 def _count(table: Any) -> Any:
-    return (
-        select(func.count()).select_from(table).where(table.c.project_id == projects.c.id).scalar_subquery()
-    )
+    return select(func.count()).select_from(table).where(table.c.project_id == projects.c.id).scalar_subquery()
 
 
 _WITH_COUNTS = select(
@@ -47,7 +45,8 @@ async def list_all(conn: AsyncConnection, allowed: set[str] | None = None) -> li
 async def create(conn: AsyncConnection, project_id: str, name: str, settings: dict) -> bool:
     """Insert; False when the id is taken."""
     result = await conn.execute(
-        pg_insert(projects).values(id=project_id, name=name, settings=settings)
+        pg_insert(projects)
+        .values(id=project_id, name=name, settings=settings)
         .on_conflict_do_nothing(index_elements=["id"])
     )
     return result.rowcount == 1

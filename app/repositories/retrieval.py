@@ -30,16 +30,18 @@ _TEXTS = ARRAY(Text)
 def processed(alias: str) -> str:
     """SQL condition: the row's document (`alias`.`document_id`) is processed. A scalar subquery, not EXISTS:
     the planner keeps it a per-row filter on the HNSW index scan instead of turning it into a join."""
-    return (f"(SELECT d.status FROM documents d WHERE d.project_id = {alias}.project_id"
-            f" AND d.id = {alias}.document_id) = 'processed'")
-
+    return (
+        f"(SELECT d.status FROM documents d WHERE d.project_id = {alias}.project_id"
+        f" AND d.id = {alias}.document_id) = 'processed'"
+    )
 
 
 async def prepare_vector_search(conn: AsyncConnection, ef_search: int) -> None:
     """Must run inside the transaction of the searches (the settings are transaction-local)."""
     await conn.execute(
-        text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-             "set_config('hnsw.ef_search', :ef, true)"),
+        text(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', :ef, true)"
+        ),
         {"ef": str(max(1, min(ef_search, 1000)))},
     )
 
@@ -95,26 +97,44 @@ async def mapped_rows(conn: AsyncConnection, statement: Any, params: dict) -> li
 
 
 def entity_hit(row: dict) -> EntityHit:
-    return EntityHit(row["key"], row["name"], row["entity_type"], row["description"], row["degree"],
-                     list(row["file_paths"] or []))
+    return EntityHit(
+        row["key"], row["name"], row["entity_type"], row["description"], row["degree"], list(row["file_paths"] or [])
+    )
 
 
 def endpoint_hit(row: dict, side: str) -> EntityHit:
     """The `side` ("src" or "tgt") end of a relation search row."""
-    return EntityHit(row[f"{side}_key"], row[f"{side}_name"], row[f"{side}_type"], row[f"{side}_description"],
-                     row[f"{side}_degree"], list(row[f"{side}_file_paths"] or []))
+    return EntityHit(
+        row[f"{side}_key"],
+        row[f"{side}_name"],
+        row[f"{side}_type"],
+        row[f"{side}_description"],
+        row[f"{side}_degree"],
+        list(row[f"{side}_file_paths"] or []),
+    )
 
 
 def relation_hit(row: dict) -> RelationHit:
-    return RelationHit(row["src_key"], row["tgt_key"], row["src_name"], row["tgt_name"], row["keywords"],
-                       row["description"], float(row["weight"]), list(row["file_paths"] or []))
+    return RelationHit(
+        row["src_key"],
+        row["tgt_key"],
+        row["src_name"],
+        row["tgt_name"],
+        row["keywords"],
+        row["description"],
+        float(row["weight"]),
+        list(row["file_paths"] or []),
+    )
 
 
 async def search_entities(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[EntityHit]:
-    rows = await mapped_rows(conn, _ENTITY_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
-                                              "max_distance": 1.0 - min_similarity})
+    rows = await mapped_rows(
+        conn,
+        _ENTITY_SEARCH,
+        {"project_id": project_id, "vec": vec, "limit": limit, "max_distance": 1.0 - min_similarity},
+    )
     return [entity_hit(r) for r in rows]
 
 
@@ -122,16 +142,22 @@ async def search_relations(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[tuple[RelationHit, EntityHit, EntityHit]]:
     """The nearest relations, each with its source and target entities."""
-    rows = await mapped_rows(conn, _RELATION_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
-                                                "max_distance": 1.0 - min_similarity})
+    rows = await mapped_rows(
+        conn,
+        _RELATION_SEARCH,
+        {"project_id": project_id, "vec": vec, "limit": limit, "max_distance": 1.0 - min_similarity},
+    )
     return [(relation_hit(r), endpoint_hit(r, "src"), endpoint_hit(r, "tgt")) for r in rows]
 
 
 async def search_chunks(
     conn: AsyncConnection, project_id: str, vec: list[float], limit: int, min_similarity: float
 ) -> list[ChunkHit]:
-    rows = await mapped_rows(conn, _CHUNK_SEARCH, {"project_id": project_id, "vec": vec, "limit": limit,
-                                             "max_distance": 1.0 - min_similarity})
+    rows = await mapped_rows(
+        conn,
+        _CHUNK_SEARCH,
+        {"project_id": project_id, "vec": vec, "limit": limit, "max_distance": 1.0 - min_similarity},
+    )
     return [ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], "vector") for r in rows]
 
 
@@ -170,15 +196,24 @@ ORDER BY t.tier, t.distance, t.edge_degree DESC, r.weight DESC, t.first_pos, t.s
 """).bindparams(bindparam("vec", type_=_VEC))
 
 
-async def relations_of_entities(conn: AsyncConnection, project_id: str, keys: list[str], limit: int,
-                                vec: list[float] | None = None, anchored: int = 0) -> list[RelationHit]:
+async def relations_of_entities(
+    conn: AsyncConnection,
+    project_id: str,
+    keys: list[str],
+    limit: int,
+    vec: list[float] | None = None,
+    anchored: int = 0,
+) -> list[RelationHit]:
     """Edges touching any of `keys`: those of the first `anchored` keys first (in key order), the rest by
     closeness to `vec`; ties by (deg(a) + deg(b), weight). Ranked and limited in SQL, so hub entities never
     pull thousands of rows."""
     if not keys:
         return []
-    rows = await mapped_rows(conn, _RELATIONS_OF_ENTITIES, {"project_id": project_id, "keys": keys, "limit": limit,
-                                                      "vec": vec, "anchored": anchored})
+    rows = await mapped_rows(
+        conn,
+        _RELATIONS_OF_ENTITIES,
+        {"project_id": project_id, "keys": keys, "limit": limit, "vec": vec, "anchored": anchored},
+    )
     return [relation_hit(r) for r in rows]
 
 
@@ -208,8 +243,7 @@ async def source_chunk_ids(
     by_entity: dict[str, list[str]] = {key: [] for key in keys}
     by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
     if keys or pairs:
-        params = {"project_id": project_id, "keys": keys, "srcs": [p[0] for p in pairs],
-                  "tgts": [p[1] for p in pairs]}
+        params = {"project_id": project_id, "keys": keys, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
         for row in (await conn.execute(_SOURCES, params)).all():
             if row.kind == "e":
                 by_entity[row.src_key].append(row.chunk_id)
@@ -237,8 +271,7 @@ async def chunks_by_ids(conn: AsyncConnection, project_id: str, sources: dict[st
     if not sources:
         return {}
     rows = await mapped_rows(conn, _CHUNKS_BY_IDS, {"project_id": project_id, "ids": list(sources)})
-    return {r["id"]: ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], sources[r["id"]])
-            for r in rows}
+    return {r["id"]: ChunkHit(r["id"], r["document_id"], r["content"], r["file_path"], sources[r["id"]]) for r in rows}
 
 
 async def chunk_distances(conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float]) -> dict[str, float]:

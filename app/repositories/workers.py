@@ -22,10 +22,12 @@ CLAIMANT_DEAD = (
 async def seen(conn: AsyncConnection, worker_id: str, heartbeat_interval: float) -> None:
     """Register the worker, or record that it is alive now."""
     stmt = pg_insert(workers).values(id=worker_id, heartbeat_interval=heartbeat_interval)
-    await conn.execute(stmt.on_conflict_do_update(
-        index_elements=[workers.c.id],
-        set_={"last_seen": func.now(), "heartbeat_interval": stmt.excluded.heartbeat_interval},
-    ))
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[workers.c.id],
+            set_={"last_seen": func.now(), "heartbeat_interval": stmt.excluded.heartbeat_interval},
+        )
+    )
 
 
 async def forget(conn: AsyncConnection, worker_id: str) -> None:
@@ -36,16 +38,24 @@ async def forget(conn: AsyncConnection, worker_id: str) -> None:
 async def prune(conn: AsyncConnection, claim_timeout: float) -> int:
     """Drop workers unseen for twice the claim timeout (and ten of their intervals): by then their claims
     are stale by the claim timeout too, so the rows are no longer needed to retake them."""
-    result = await conn.execute(text(
-        "DELETE FROM workers WHERE last_seen < now() - make_interval("
-        "secs => greatest(2 * CAST(:timeout AS double precision), 10 * heartbeat_interval))"
-    ), {"timeout": claim_timeout})
+    result = await conn.execute(
+        text(
+            "DELETE FROM workers WHERE last_seen < now() - make_interval("
+            "secs => greatest(2 * CAST(:timeout AS double precision), 10 * heartbeat_interval))"
+        ),
+        {"timeout": claim_timeout},
+    )
     return result.rowcount or 0
 
 
 async def live_count(conn: AsyncConnection) -> int:
     """Workers that heartbeat within their tolerance."""
-    return int(await conn.scalar(text(
-        "SELECT count(*) FROM workers"
-        f" WHERE last_seen >= now() - make_interval(secs => heartbeat_interval * {MISSED_HEARTBEATS})"
-    )) or 0)
+    return int(
+        await conn.scalar(
+            text(
+                "SELECT count(*) FROM workers"
+                f" WHERE last_seen >= now() - make_interval(secs => heartbeat_interval * {MISSED_HEARTBEATS})"
+            )
+        )
+        or 0
+    )

@@ -40,11 +40,20 @@ router = APIRouter(tags=["documents"], route_class=ProjectScopedRoute, responses
 DocumentPath = Annotated[str, Path(pattern=DOCUMENT_ID_PATTERN)]
 _INGEST_RESPONSES: dict = {
     200: {"model": IngestResponse, "description": "wait=true: every listed document is processed or failed"},
-    **errors(404, MODELS_UNAVAILABLE,
-             (413, "Every item is over the size limit (`document_too_large`), or the body is larger "
-                   "than MAX_REQUEST_BYTES (`payload_too_large`)"),
-             (422, "No valid item (`invalid_documents`), more items than MAX_DOCUMENTS_PER_REQUEST "
-                   "(`too_many_documents`) or invalid fields (`validation_error`)")),
+    **errors(
+        404,
+        MODELS_UNAVAILABLE,
+        (
+            413,
+            "Every item is over the size limit (`document_too_large`), or the body is larger "
+            "than MAX_REQUEST_BYTES (`payload_too_large`)",
+        ),
+        (
+            422,
+            "No valid item (`invalid_documents`), more items than MAX_DOCUMENTS_PER_REQUEST "
+            "(`too_many_documents`) or invalid fields (`validation_error`)",
+        ),
+    ),
 }
 _UNKNOWN_DOCUMENT = (404, "Unknown project or document (`project_not_found`, `document_not_found`)")
 
@@ -62,8 +71,7 @@ def _answer(items: list[IngestItem], done: bool) -> JSONResponse:
 async def ingest_texts(body: IngestRequest, c: ContainerDep) -> JSONResponse:
     service = _service(c)
     service.require_batch_size(len(body.documents), "documents")
-    items = [Submission(text=d.text, id=d.id, file_path=d.file_path, metadata=d.metadata or {})
-             for d in body.documents]
+    items = [Submission(text=d.text, id=d.id, file_path=d.file_path, metadata=d.metadata or {}) for d in body.documents]
     return _answer(*await service.enqueue(body.project_id, items, body.wait))
 
 
@@ -80,10 +88,16 @@ async def ingest_files(
 
 
 # files are cut at MAX_UPLOAD_BYTES while the body streams (app/web/upload_stream.py)
-router.add_api_route("/documents/upload", ingest_files, methods=["POST"], status_code=202,
-                     response_model=IngestResponse, openapi_extra=UPLOAD_EXAMPLE, route_class_override=UploadRoute,
-                     responses={**_INGEST_RESPONSES,
-                                **errors((400, "The multipart body could not be parsed (`bad_request`)"))})
+router.add_api_route(
+    "/documents/upload",
+    ingest_files,
+    methods=["POST"],
+    status_code=202,
+    response_model=IngestResponse,
+    openapi_extra=UPLOAD_EXAMPLE,
+    route_class_override=UploadRoute,
+    responses={**_INGEST_RESPONSES, **errors((400, "The multipart body could not be parsed (`bad_request`)"))},
+)
 
 
 @router.get("/documents", response_model=DocumentList, responses=errors(404))
@@ -109,19 +123,27 @@ async def get_document_chunks(
     return await _service(c).chunks(project_id, document_id)
 
 
-@router.delete("/documents/{document_id}", response_model=DocumentDeletion,
-               responses=errors(_UNKNOWN_DOCUMENT, (409, "Still processing (`document_processing`)"),
-                                MODELS_UNAVAILABLE))
+@router.delete(
+    "/documents/{document_id}",
+    response_model=DocumentDeletion,
+    responses=errors(_UNKNOWN_DOCUMENT, (409, "Still processing (`document_processing`)"), MODELS_UNAVAILABLE),
+)
 async def delete_document(
     document_id: DocumentPath, c: ContainerDep, project_id: ProjectQuery = "default"
 ) -> DocumentDeletion:
     return await DeletionService(c).delete_document(project_id, document_id)
 
 
-@router.post("/documents/delete", response_model=BatchDeletion,
-             responses=errors(_UNKNOWN_DOCUMENT, (409, "One of them is still processing (`document_processing`)"),
-                              (422, "More ids than MAX_DOCUMENTS_PER_REQUEST (`too_many_documents`) or invalid "
-                                    "fields (`validation_error`)"), MODELS_UNAVAILABLE))
+@router.post(
+    "/documents/delete",
+    response_model=BatchDeletion,
+    responses=errors(
+        _UNKNOWN_DOCUMENT,
+        (409, "One of them is still processing (`document_processing`)"),
+        (422, "More ids than MAX_DOCUMENTS_PER_REQUEST (`too_many_documents`) or invalid fields (`validation_error`)"),
+        MODELS_UNAVAILABLE,
+    ),
+)
 async def delete_documents(body: BatchDeleteRequest, c: ContainerDep) -> BatchDeletion:
     """Delete several documents with one plan and one rebuild: each entity or relation they touched is
     rebuilt (and summarised) once."""
@@ -137,12 +159,24 @@ async def retry_failed_documents(
     return await QueueControl(c).retry_failed((body or RetryRequest()).project_id)
 
 
-@router.post("/documents/{document_id}/cancel", response_model=CancelResult,
-             responses={202: {"model": CancelResult, "description": "Processing: its worker stops it before "
-                                                                     "its merge; it then ends `cancelled`"},
-                        **errors(_UNKNOWN_DOCUMENT,
-                                 (409, "Already merged into the graph (`document_merged`), or neither pending nor "
-                                       "processing (`document_not_cancellable`)"))})
+@router.post(
+    "/documents/{document_id}/cancel",
+    response_model=CancelResult,
+    responses={
+        202: {
+            "model": CancelResult,
+            "description": "Processing: its worker stops it before its merge; it then ends `cancelled`",
+        },
+        **errors(
+            _UNKNOWN_DOCUMENT,
+            (
+                409,
+                "Already merged into the graph (`document_merged`), or neither pending nor "
+                "processing (`document_not_cancellable`)",
+            ),
+        ),
+    },
+)
 async def cancel_document(
     document_id: DocumentPath, c: ContainerDep, body: Annotated[RetryRequest | None, Body()] = None
 ) -> JSONResponse:
@@ -152,9 +186,13 @@ async def cancel_document(
     return JSONResponse(result.model_dump(mode="json"), status_code=202 if result.cancel_requested else 200)
 
 
-@router.post("/documents/{document_id}/retry", response_model=IngestItem,
-             responses=errors(_UNKNOWN_DOCUMENT, (409, "Only failed or cancelled documents can be retried "
-                                                       "(`document_not_failed`)")))
+@router.post(
+    "/documents/{document_id}/retry",
+    response_model=IngestItem,
+    responses=errors(
+        _UNKNOWN_DOCUMENT, (409, "Only failed or cancelled documents can be retried (`document_not_failed`)")
+    ),
+)
 async def retry_document(
     document_id: DocumentPath, c: ContainerDep, body: Annotated[RetryRequest | None, Body()] = None
 ) -> IngestItem:
@@ -166,19 +204,29 @@ async def pipeline_status(c: ContainerDep, request: Request, project_id: Project
     return await _service(c).pipeline(project_id, principal_of(request).allowed_projects)
 
 
-_EVENTS_DOC = {200: {"description": "Server-Sent Events, one JSON object per `data:` line: `{\"type\": \"event\", "
-                                    "\"id\", \"document_id\", \"kind\", \"detail\", \"created_at\"}` (with an SSE "
-                                    "`id:`, for `Last-Event-ID`), `{\"type\": \"progress\", …}` (a processing "
-                                    "document's stage and figures, when they change) and `{\"type\": \"idle\", "
-                                    "\"document_id\"}`; a `: keep-alive` comment every SSE_KEEPALIVE_INTERVAL idle "
-                                    "seconds. Resumed with `Last-Event-ID`, every newer event follows in order, or, "
-                                    "when some were pruned from the log, first `{\"type\": \"reset\", \"reason\": "
-                                    "\"events_pruned\"}` (with the newest `id:`): reload `GET /pipeline`. The last "
-                                    "message is `{\"type\": \"end\", \"reason\": \"project_deleted\"}` when the "
-                                    "project is deleted (`shutting_down` when the server stops).",
-                     "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-               **errors(404, (429, "This key already has PIPELINE_STREAMS_PER_KEY streams open "
-                                   "(`too_many_streams`), or the server PIPELINE_STREAMS_MAX (`streams_full`)"))}
+_EVENTS_DOC = {
+    200: {
+        "description": 'Server-Sent Events, one JSON object per `data:` line: `{"type": "event", '
+        '"id", "document_id", "kind", "detail", "created_at"}` (with an SSE '
+        '`id:`, for `Last-Event-ID`), `{"type": "progress", …}` (a processing '
+        'document\'s stage and figures, when they change) and `{"type": "idle", '
+        '"document_id"}`; a `: keep-alive` comment every SSE_KEEPALIVE_INTERVAL idle '
+        "seconds. Resumed with `Last-Event-ID`, every newer event follows in order, or, "
+        'when some were pruned from the log, first `{"type": "reset", "reason": '
+        '"events_pruned"}` (with the newest `id:`): reload `GET /pipeline`. The last '
+        'message is `{"type": "end", "reason": "project_deleted"}` when the '
+        "project is deleted (`shutting_down` when the server stops).",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    },
+    **errors(
+        404,
+        (
+            429,
+            "This key already has PIPELINE_STREAMS_PER_KEY streams open "
+            "(`too_many_streams`), or the server PIPELINE_STREAMS_MAX (`streams_full`)",
+        ),
+    ),
+}
 
 
 @router.get("/pipeline/events", response_class=StreamingResponse, responses=_EVENTS_DOC, name="follow_pipeline")
@@ -196,5 +244,8 @@ async def pipeline_events(
         async for payload, event_id in feed.follow(project_id, resume):
             yield sse_event(payload, event_id)
 
-    return EventStream(keep_alive(events(), c.settings.sse_keepalive_interval), c.settings.stream_send_timeout,
-                       on_close=lambda: feed.close(key))
+    return EventStream(
+        keep_alive(events(), c.settings.sse_keepalive_interval),
+        c.settings.stream_send_timeout,
+        on_close=lambda: feed.close(key),
+    )

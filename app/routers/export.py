@@ -24,10 +24,12 @@ _DOWNLOADS = {spec.media_type: {"schema": {"type": "string", "format": "binary"}
     responses={
         200: {"description": "The graph as a file attachment (csv = zip of one CSV per table)", "content": _DOWNLOADS},
         **errors(404),
-        503: {**errors(503)[503],
-              "description": "Too many exports running at once (`export_busy`): retry after `Retry-After` s; or "
-                             "the database is unavailable (`database_unavailable`)",
-              "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}},
+        503: {
+            **errors(503)[503],
+            "description": "Too many exports running at once (`export_busy`): retry after `Retry-After` s; or "
+            "the database is unavailable (`database_unavailable`)",
+            "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},
+        },
     },
 )
 async def export_graph(

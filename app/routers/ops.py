@@ -18,18 +18,21 @@ from app.web.openapi import HEALTH_REPORT_CONTENT, errors
 router = APIRouter(tags=["operations"], route_class=ProjectScopedRoute)
 
 
-@router.get("/health", name="get_health",
-            responses={200: {"description": "Ready", "content": HEALTH_REPORT_CONTENT},
-                       503: {"description": "Database unreachable or schema behind",
-                             "content": HEALTH_REPORT_CONTENT}})
+@router.get(
+    "/health",
+    name="get_health",
+    responses={
+        200: {"description": "Ready", "content": HEALTH_REPORT_CONTENT},
+        503: {"description": "Database unreachable or schema behind", "content": HEALTH_REPORT_CONTENT},
+    },
+)
 @unscoped
 async def health(c: ContainerDep) -> JSONResponse:
     healthy, report = await health_report(c)
     return JSONResponse(report, status_code=200 if healthy else 503)
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}},
-            name="get_metrics")
+@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}}, name="get_metrics")
 @unscoped
 async def prometheus_metrics(c: ContainerDep) -> Response:
     await refresh_pipeline_gauges(c)
@@ -42,10 +45,14 @@ _SCOPED_CHECK = (403, "A key scoped to projects asked for the model check (`admi
 @router.get("/health/llm", name="check_llm", response_model=LLMHealthOut, responses=errors(_SCOPED_CHECK, 503))
 @unscoped
 async def check_llm(
-    c: ContainerDep, request: Request,
-    deep: bool = Query(False, description="Run the model check: one extraction, gleaning, keyword, summary and "
-                                          "embedding call on a built-in text (takes as long as those calls); "
-                                          "keys for every project only"),
+    c: ContainerDep,
+    request: Request,
+    deep: bool = Query(
+        False,
+        description="Run the model check: one extraction, gleaning, keyword, summary and "
+        "embedding call on a built-in text (takes as long as those calls); "
+        "keys for every project only",
+    ),
 ) -> LLMHealthOut:
     """The configured LLM and embedding model; with deep=true, whether they are good enough to ingest with.
 

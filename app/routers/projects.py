@@ -23,8 +23,12 @@ def _service(c: ContainerDep) -> ProjectService:
     return ProjectService(c)
 
 
-@router.post("", status_code=201, response_model=ProjectOut,
-             responses=errors((409, "A project with this id exists (`project_exists`)")))
+@router.post(
+    "",
+    status_code=201,
+    response_model=ProjectOut,
+    responses=errors((409, "A project with this id exists (`project_exists`)")),
+)
 async def create_project(body: ProjectCreate, c: ContainerDep) -> ProjectOut:
     return await _service(c).create(body)
 
@@ -53,9 +57,15 @@ async def delete_project(project_id: ProjectPath, c: ContainerDep) -> Response:
 
 @router.delete("/{project_id}/cache", response_model=CacheCleared, responses=errors(404))
 async def clear_project_cache(
-    project_id: ProjectPath, c: ContainerDep,
-    kind: Annotated[Literal["query"], Query(description="`query`: cached query keywords and answers. Extraction "
-                                                        "and summary caches are never cleared here.")] = "query",
+    project_id: ProjectPath,
+    c: ContainerDep,
+    kind: Annotated[
+        Literal["query"],
+        Query(
+            description="`query`: cached query keywords and answers. Extraction "
+            "and summary caches are never cleared here."
+        ),
+    ] = "query",
 ) -> CacheCleared:
     """Drop the project's cached query answers (after changing prompts or models, or to re-run queries)."""
     deleted = await QueueControl(c).clear_query_cache(project_id, kind)

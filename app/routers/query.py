@@ -25,20 +25,35 @@ router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 
 _SSE_DOC = {
     200: {
-        "description": "JSON answer, or (stream=true) Server-Sent Events: `data: {\"type\": \"chunk\", \"text\": …}` "
-                       "events, then one `data: {\"type\": \"done\", \"mode\", \"keywords\", \"context\", "
-                       "\"references\", \"prompt\", \"usage\"}` event (`{\"type\": \"error\", …}` if the LLM fails "
-                       "mid-stream).",
+        "description": 'JSON answer, or (stream=true) Server-Sent Events: `data: {"type": "chunk", "text": …}` '
+        'events, then one `data: {"type": "done", "mode", "keywords", "context", '
+        '"references", "prompt", "usage"}` event (`{"type": "error", …}` if the LLM fails '
+        "mid-stream).",
         # One event's schema: before OpenAPI 3.2 (`itemSchema`), an event stream's `schema` describes each event.
-        "content": {"text/event-stream": {"schema": {
-            "type": "object", "required": ["data"],
-            "properties": {"data": {"type": "string", "contentMediaType": "application/json"},
-                           "event": {"type": "string"}, "id": {"type": "string"}},
-        }}},
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "required": ["data"],
+                    "properties": {
+                        "data": {"type": "string", "contentMediaType": "application/json"},
+                        "event": {"type": "string"},
+                        "id": {"type": "string"},
+                    },
+                }
+            }
+        },
     },
-    **errors(404, 499, MODELS_UNAVAILABLE,
-             (422, "Invalid mode, non-positive or too large limits (`query_limits`), oversized query or history, "
-                   "or other invalid fields (`validation_error`)")),
+    **errors(
+        404,
+        499,
+        MODELS_UNAVAILABLE,
+        (
+            422,
+            "Invalid mode, non-positive or too large limits (`query_limits`), oversized query or history, "
+            "or other invalid fields (`validation_error`)",
+        ),
+    ),
 }
 
 

@@ -47,8 +47,11 @@ class MaxItems:
 
     def _check(self, value: Any) -> Any:
         if isinstance(value, list | tuple) and len(value) > self.limit:
-            raise PydanticCustomError("too_long", "List should have at most {max_length} items, not {actual_length}",
-                                      {"field_type": "List", "max_length": self.limit, "actual_length": len(value)})
+            raise PydanticCustomError(
+                "too_long",
+                "List should have at most {max_length} items, not {actual_length}",
+                {"field_type": "List", "max_length": self.limit, "actual_length": len(value)},
+            )
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:

@@ -12,8 +12,8 @@ from app.schemas.documents import DocumentId
 
 
 class LLMCalls(BaseModel):
-    extract: int   # always 0: the graph is rebuilt from cached extraction answers
-    summary: int   # summaries of rebuilt descriptions that crossed the thresholds (cache hits not counted)
+    extract: int  # always 0: the graph is rebuilt from cached extraction answers
+    summary: int  # summaries of rebuilt descriptions that crossed the thresholds (cache hits not counted)
 
 
 class DocumentDeletion(BaseModel):
@@ -27,12 +27,15 @@ class DocumentDeletion(BaseModel):
 
 
 class BatchDeleteRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "project_id": "default", "document_ids": ["onboarding-1", "onboarding-2"]}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"project_id": "default", "document_ids": ["onboarding-1", "onboarding-2"]}]},
+    )
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     document_ids: Annotated[list[DocumentId], MaxItems(MAX_IDS)] = Field(
-        min_length=1, description="Deleted together: unknown (404) or processing (409) ones stop the whole batch.")
+        min_length=1, description="Deleted together: unknown (404) or processing (409) ones stop the whole batch."
+    )
 
 
 class BatchDeletion(BaseModel):

@@ -19,17 +19,27 @@ DocumentStage = Literal["chunking", "extracting", "merging", "summarising", "emb
 # 1-256 characters without "/", control or bidirectional-control characters, and not "." or "..".
 _ID_CHAR = rf"[^/.\x00-\x1f\x7f{BIDI_RANGE}]"
 _ID_CHAR_OR_DOT = rf"[^/\x00-\x1f\x7f{BIDI_RANGE}]"
-DOCUMENT_ID_PATTERN = (rf"^(?:{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,255}}|\.{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,254}}"
-                       rf"|\.\.{_ID_CHAR_OR_DOT}{{1,254}})$")
+DOCUMENT_ID_PATTERN = (
+    rf"^(?:{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,255}}|\.{_ID_CHAR}{_ID_CHAR_OR_DOT}{{0,254}}"
+    rf"|\.\.{_ID_CHAR_OR_DOT}{{1,254}})$"
+)
 _UNSTORABLE = re.compile(rf"[\x00-\x1f\x7f\ud800-\udfff{BIDI_RANGE}]")
 MAX_METADATA_DEPTH = 32
 MAX_METADATA_BYTES = 64 * 1024
 # POST /documents/upload takes a multipart form, which has no pydantic model to carry its example.
-UPLOAD_EXAMPLE: dict[str, Any] = {"requestBody": {"content": {"multipart/form-data": {"example": {
-    "files": ["# Onboarding\n\nAlice Chen leads the platform team in Berlin."],
-    "project_id": "default",
-    "wait": False,
-}}}}}
+UPLOAD_EXAMPLE: dict[str, Any] = {
+    "requestBody": {
+        "content": {
+            "multipart/form-data": {
+                "example": {
+                    "files": ["# Onboarding\n\nAlice Chen leads the platform team in Berlin."],
+                    "project_id": "default",
+                    "wait": False,
+                }
+            }
+        }
+    }
+}
 
 
 def _storable(value: str | None, what: str) -> str | None:
@@ -92,16 +102,30 @@ class DocumentIn(BaseModel):
 
 
 class IngestRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "project_id": "default",
-        "documents": [{"text": "Alice Chen leads the platform team in Berlin. She reports to Bob Ortiz.",
-                       "id": "onboarding-1", "file_path": "onboarding.md", "metadata": {"team": "platform"}}],
-        "wait": False,
-    }]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "documents": [
+                        {
+                            "text": "Alice Chen leads the platform team in Berlin. She reports to Bob Ortiz.",
+                            "id": "onboarding-1",
+                            "file_path": "onboarding.md",
+                            "metadata": {"team": "platform"},
+                        }
+                    ],
+                    "wait": False,
+                }
+            ]
+        },
+    )
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     documents: Annotated[list[DocumentIn], MaxItems(MAX_DOCUMENTS_ITEMS)] = Field(
-        min_length=1, description="At most MAX_DOCUMENTS_PER_REQUEST documents.")
+        min_length=1, description="At most MAX_DOCUMENTS_PER_REQUEST documents."
+    )
     wait: bool = False
 
 
@@ -122,21 +146,32 @@ class ExtractionReportOut(BaseModel):
     relations: int = Field(description="Distinct relations the model extracted.")
     unparseable_records: int = Field(description="Records in the model's answers that could not be read.")
     empty_chunks: int = Field(description="Chunks that yielded no entity and no relation.")
-    failed_chunks: int = Field(description="Chunks whose answers held no usable record, even after one "
-                                           "corrective retry.")
+    failed_chunks: int = Field(
+        description="Chunks whose answers held no usable record, even after one corrective retry."
+    )
     retried_chunks: int = Field(0, description="Chunks whose first answer held no usable record.")
-    runaway_answers: int = Field(0, description="Answers cut by their token cap or caught looping; the records "
-                                                "before the cut were kept.")
-    unembedded_items: int = Field(0, description="Chunks, entities and relations whose text the embedding endpoint "
-                                                 "refused (HTTP 400/422) in the last attempt: they have no current "
-                                                 "vector; the document's other items were embedded.")
+    runaway_answers: int = Field(
+        0, description="Answers cut by their token cap or caught looping; the records before the cut were kept."
+    )
+    unembedded_items: int = Field(
+        0,
+        description="Chunks, entities and relations whose text the embedding endpoint "
+        "refused (HTTP 400/422) in the last attempt: they have no current "
+        "vector; the document's other items were embedded.",
+    )
     embedding_warning: str | None = Field(None, description="Which inputs the embedding endpoint refused, and why.")
-    truncated_names: int = Field(0, description="Entity names the model wrote too long, cut to ENTITY_NAME_MAX_LENGTH "
-                                                "characters and 1,024 bytes of UTF-8 (a relation's two ends are "
-                                                "indexed together, and an index row holds 2,704 bytes).")
-    warning: str | None = Field(None, description='Set when extraction fell short, e.g. "the model returned no '
-                                                  'usable records": the document is processed (its chunks serve '
-                                                  'naive queries) but adds nothing to the graph.')
+    truncated_names: int = Field(
+        0,
+        description="Entity names the model wrote too long, cut to ENTITY_NAME_MAX_LENGTH "
+        "characters and 1,024 bytes of UTF-8 (a relation's two ends are "
+        "indexed together, and an index row holds 2,704 bytes).",
+    )
+    warning: str | None = Field(
+        None,
+        description='Set when extraction fell short, e.g. "the model returned no '
+        'usable records": the document is processed (its chunks serve '
+        "naive queries) but adds nothing to the graph.",
+    )
 
 
 class ProgressOut(BaseModel):
@@ -153,10 +188,13 @@ class DocumentSummary(BaseModel):
     status: DocumentStatus
     error: str | None = Field(description="Why the document failed, at which stage, and what to do about it.")
     stage: DocumentStage | None = Field(
-        None, description="The stage being run (processing) or last reached (finished); null before its first claim.")
+        None, description="The stage being run (processing) or last reached (finished); null before its first claim."
+    )
     progress: ProgressOut | None = Field(
-        None, description="Figures of the current or last attempt, written at most once per "
-                          "PROGRESS_WRITE_INTERVAL while it runs.")
+        None,
+        description="Figures of the current or last attempt, written at most once per "
+        "PROGRESS_WRITE_INTERVAL while it runs.",
+    )
     cancel_requested: bool = Field(False, description="A cancellation was asked; the worker stops at its next check.")
     file_path: str | None
     content_summary: str
@@ -171,7 +209,8 @@ class DocumentSummary(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     extraction_report: ExtractionReportOut | None = Field(
-        None, description="What extraction produced; null until the document's graph merge.")
+        None, description="What extraction produced; null until the document's graph merge."
+    )
 
 
 class DocumentOut(DocumentSummary):
@@ -231,14 +270,18 @@ class PipelineEvent(BaseModel):
 class PipelineStatus(BaseModel):
     project_id: str
     queue_depth: int = Field(description="pending + processing documents of the project.")
-    global_queue_depth: int = Field(description="pending + processing documents of all projects (shared workers); "
-                                                "for a project-scoped API key, of its projects only.")
+    global_queue_depth: int = Field(
+        description="pending + processing documents of all projects (shared workers); "
+        "for a project-scoped API key, of its projects only."
+    )
     by_status: StatusCounts
     in_flight: list[InFlight]
     local_worker: dict[str, Any] | None = Field(
-        None, description="This process's worker, if it runs one (not shown to a project-scoped API key).")
+        None, description="This process's worker, if it runs one (not shown to a project-scoped API key)."
+    )
     recent_events: list[PipelineEvent] = Field(
-        default_factory=list, description="The project's latest pipeline events, oldest first (at most 50).")
+        default_factory=list, description="The project's latest pipeline events, oldest first (at most 50)."
+    )
 
 
 class RetryRequest(BaseModel):
@@ -254,6 +297,8 @@ class RetriedDocuments(BaseModel):
 
 class CancelResult(BaseModel):
     id: str
-    status: DocumentStatus = Field(description="`cancelled` for a pending document; `processing` (with "
-                                               "cancel_requested) while its worker stops it.")
+    status: DocumentStatus = Field(
+        description="`cancelled` for a pending document; `processing` (with "
+        "cancel_requested) while its worker stops it."
+    )
     cancel_requested: bool

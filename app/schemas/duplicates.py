@@ -17,7 +17,8 @@ class DuplicatePair(BaseModel):
     score: float = Field(description="0..1: the stored resolution score, or the embedding cosine similarity")
     found_by: list[Literal["resolution", "similarity"]] = Field(
         description="`resolution`: a match found at ingest time and not applied (ENTITY_RESOLUTION=suggest, "
-                    "or not certain enough); `similarity`: computed now from the entity embeddings")
+        "or not certain enough); `similarity`: computed now from the entity embeddings"
+    )
     name_similarity: float = Field(description="0..1, how alike the two names are as text")
     shared_neighbours: list[str] = Field(description="Entities related to both (at most 10)")
     evidence: list[str] = Field(description="Why the pair is listed, one reason per line")
@@ -32,8 +33,12 @@ class DuplicateList(BaseModel):
 
 
 class DuplicateReject(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "project_id": "default", "entity_a": "Draqua Energy", "entity_b": "Draqua Energies Group"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"project_id": "default", "entity_a": "Draqua Energy", "entity_b": "Draqua Energies Group"}]
+        },
+    )
 
     project_id: str = ProjectField
     entity_a: Name

@@ -16,11 +16,17 @@ class FieldError(BaseModel):
 class ErrorBody(BaseModel):
     """A message (or, for request validation, the list of field errors) and a machine-readable code."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"detail": "Project 'acme' not found", "code": "project_not_found"},
-        {"detail": [{"loc": ["body", "query"], "msg": "Field required", "type": "missing"}],
-         "code": "validation_error"},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"detail": "Project 'acme' not found", "code": "project_not_found"},
+                {
+                    "detail": [{"loc": ["body", "query"], "msg": "Field required", "type": "missing"}],
+                    "code": "validation_error",
+                },
+            ]
+        }
+    )
 
     detail: str | list[FieldError]
     code: str = Field(description="Stable error code, e.g. `project_not_found`, `validation_error`")

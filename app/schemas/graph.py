@@ -17,16 +17,22 @@ ProjectField = Field("default", pattern=PROJECT_ID_PATTERN, description="Project
 def _fits_in_bytes(name: str) -> str:
     size = len(name.encode("utf-8", errors="surrogatepass"))
     if size > NAME_MAX_BYTES:
-        raise ValueError(f"a name may take at most {NAME_MAX_BYTES} bytes of UTF-8 (about {NAME_MAX_BYTES // 3} "
-                         f"Chinese characters); this one takes {size}")
+        raise ValueError(
+            f"a name may take at most {NAME_MAX_BYTES} bytes of UTF-8 (about {NAME_MAX_BYTES // 3} "
+            f"Chinese characters); this one takes {size}"
+        )
     return name
 
 
 # A name an entity or relation is written under: its key is indexed (in pairs, for relations), so it is
 # limited in bytes as well as in characters.
-Name = Annotated[str, Field(min_length=1, max_length=1000,
-                            description=f"At most 1,000 characters and {NAME_MAX_BYTES:,} bytes of UTF-8."),
-                 AfterValidator(_fits_in_bytes)]
+Name = Annotated[
+    str,
+    Field(
+        min_length=1, max_length=1000, description=f"At most 1,000 characters and {NAME_MAX_BYTES:,} bytes of UTF-8."
+    ),
+    AfterValidator(_fits_in_bytes),
+]
 Keywords = str | Annotated[list[str], MaxItems(MAX_KEYWORDS)]
 SourceEntities = Annotated[list[str], MaxItems(MAX_IDS), Field(min_length=1)]
 MergeStrategy = Literal["concatenate", "keep_first", "keep_longest", "llm_summarize"]
@@ -38,12 +44,14 @@ class _Body(BaseModel):
 
 # ----- entities -----
 
+
 class EntityOut(BaseModel):
     name: str
     entity_type: str
-    aliases: list[str] = Field(default_factory=list,
-                               description="Other names of this entity: lookups, curation and later documents "
-                                           "using them reach this entity")
+    aliases: list[str] = Field(
+        default_factory=list,
+        description="Other names of this entity: lookups, curation and later documents using them reach this entity",
+    )
     description: str
     degree: int
     file_paths: list[str]
@@ -85,10 +93,18 @@ class EntityDetail(EntityOut):
 
 
 class EntityCreate(_Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "project_id": "default", "name": "Alice Chen", "entity_type": "person",
-        "description": "Alice Chen leads the platform team in Berlin.",
-    }]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "name": "Alice Chen",
+                    "entity_type": "person",
+                    "description": "Alice Chen leads the platform team in Berlin.",
+                }
+            ]
+        }
+    )
 
     project_id: str = ProjectField
     name: Name
@@ -97,13 +113,21 @@ class EntityCreate(_Body):
 
 
 class EntityUpdate(_Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "project_id": "default", "description": "Alice Chen leads the platform and data teams in Berlin.",
-    }]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "description": "Alice Chen leads the platform and data teams in Berlin.",
+                }
+            ]
+        }
+    )
 
     project_id: str = ProjectField
-    new_name: Annotated[Name | None, Field(description="Rename; every relation follows. An existing other "
-                                                       "entity → 409.")] = None
+    new_name: Annotated[
+        Name | None, Field(description="Rename; every relation follows. An existing other entity → 409.")
+    ] = None
     description: str | None = Field(None, min_length=1, max_length=200_000)
     entity_type: str | None = Field(None, min_length=1, max_length=200)
 
@@ -125,8 +149,11 @@ class AliasDetach(_Body):
     model_config = ConfigDict(json_schema_extra={"examples": [{"project_id": "default", "alias": "A. Chen"}]})
 
     project_id: str = ProjectField
-    alias: str = Field(min_length=1, max_length=1000,
-                       description="The alias to detach: later documents using it make (or keep) a node of their own")
+    alias: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="The alias to detach: later documents using it make (or keep) a node of their own",
+    )
 
 
 class EntityDeleted(BaseModel):
@@ -136,6 +163,7 @@ class EntityDeleted(BaseModel):
 
 # ----- relations -----
 
+
 class RelationList(BaseModel):
     relations: list[RelationOut]
     total: int
@@ -144,10 +172,20 @@ class RelationList(BaseModel):
 
 
 class RelationCreate(_Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "project_id": "default", "source": "Alice Chen", "target": "Platform Team",
-        "description": "Alice Chen leads the platform team.", "keywords": ["leadership"], "weight": 1.0,
-    }]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "source": "Alice Chen",
+                    "target": "Platform Team",
+                    "description": "Alice Chen leads the platform team.",
+                    "keywords": ["leadership"],
+                    "weight": 1.0,
+                }
+            ]
+        }
+    )
 
     project_id: str = ProjectField
     source: Name
@@ -158,9 +196,18 @@ class RelationCreate(_Body):
 
 
 class RelationUpdate(_Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "project_id": "default", "source": "Alice Chen", "target": "Platform Team", "weight": 2.0,
-    }]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "source": "Alice Chen",
+                    "target": "Platform Team",
+                    "weight": 2.0,
+                }
+            ]
+        }
+    )
 
     project_id: str = ProjectField
     source: Name
@@ -183,16 +230,26 @@ class RelationDeleted(BaseModel):
 
 # ----- merge -----
 
+
 class TargetEntityData(_Body):
     description: str | None = Field(None, min_length=1, max_length=200_000)
     entity_type: str | None = Field(None, min_length=1, max_length=200)
 
 
 class MergeRequest(_Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "project_id": "default", "source_entities": ["A. Chen", "Alice"], "target_entity": "Alice Chen",
-        "strategy": "concatenate", "target_entity_data": {"entity_type": "person"},
-    }]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "source_entities": ["A. Chen", "Alice"],
+                    "target_entity": "Alice Chen",
+                    "strategy": "concatenate",
+                    "target_entity_data": {"entity_type": "person"},
+                }
+            ]
+        }
+    )
 
     project_id: str = ProjectField
     source_entities: SourceEntities
@@ -210,6 +267,7 @@ class MergeReport(BaseModel):
 
 
 # ----- graph view -----
+
 
 class GraphNode(BaseModel):
     id: str

@@ -26,8 +26,11 @@ class ProjectSettings(BaseModel):
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ProjectSettings:
-        if self.chunk_size is not None and self.chunk_overlap_size is not None \
-                and self.chunk_overlap_size >= self.chunk_size:
+        if (
+            self.chunk_size is not None
+            and self.chunk_overlap_size is not None
+            and self.chunk_overlap_size >= self.chunk_size
+        ):
             raise ValueError("chunk_overlap_size must be smaller than chunk_size")
         if self.entity_types is not None:
             cleaned = [t.strip() for t in self.entity_types if t.strip()]
@@ -48,11 +51,22 @@ class EffectiveSettings(BaseModel):
 
 
 class ProjectCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "id": "acme-handbook",
-        "name": "ACME handbook",
-        "settings": {"entity_types": ["person", "team", "product"], "language": "English", "chunk_size": 1200},
-    }]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "acme-handbook",
+                    "name": "ACME handbook",
+                    "settings": {
+                        "entity_types": ["person", "team", "product"],
+                        "language": "English",
+                        "chunk_size": 1200,
+                    },
+                }
+            ]
+        },
+    )
 
     id: str = Field(pattern=PROJECT_ID_PATTERN)
     name: str | None = Field(None, max_length=200)
@@ -65,9 +79,17 @@ class ProjectCreate(BaseModel):
 
 
 class ProjectUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "name": "ACME handbook (2025)", "settings": {"max_gleaning": 0},
-    }]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "ACME handbook (2025)",
+                    "settings": {"max_gleaning": 0},
+                }
+            ]
+        },
+    )
 
     name: str | None = Field(None, max_length=200)
     settings: ProjectSettings | None = None

@@ -38,8 +38,9 @@ def _clean_keywords(value: list[str]) -> list[str]:
 # Field types of a query, shared with the LightRAG Server compatibility request (app/adapters/lightrag/schemas.py).
 QueryText = Annotated[SafeStr, Field(min_length=1), AfterValidator(_not_blank)]
 PositiveCount = Annotated[StrictInt, Field(gt=0)]
-HistoryTurns = Annotated[StrictInt, Field(ge=0, description="Keep only the last N user/assistant turns of the "
-                                                            "history (default: all).")]
+HistoryTurns = Annotated[
+    StrictInt, Field(ge=0, description="Keep only the last N user/assistant turns of the history (default: all).")
+]
 ResponseType = Annotated[SafeStr, Field(min_length=1, max_length=256)]
 UserPrompt = Annotated[SafeStr, Field(max_length=32 * 1024)]
 Keyword = Annotated[SafeStr, Field(max_length=MAX_KEYWORD_CHARS)]
@@ -57,15 +58,24 @@ History = Annotated[list[HistoryMessage], MaxItems(MAX_HISTORY_ITEMS)]
 
 
 class QueryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "project_id": "default",
-        "query": "Who leads the platform team?",
-        "mode": "mix",
-        "top_k": 40,
-        "conversation_history": [{"role": "user", "content": "Where is the platform team based?"},
-                                 {"role": "assistant", "content": "In Berlin."}],
-        "stream": False,
-    }]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "default",
+                    "query": "Who leads the platform team?",
+                    "mode": "mix",
+                    "top_k": 40,
+                    "conversation_history": [
+                        {"role": "user", "content": "Where is the platform team based?"},
+                        {"role": "assistant", "content": "In Berlin."},
+                    ],
+                    "stream": False,
+                }
+            ]
+        },
+    )
 
     project_id: str = Field("default", pattern=PROJECT_ID_PATTERN)
     query: QueryText

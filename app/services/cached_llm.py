@@ -61,8 +61,8 @@ class CacheBatch:
         self.conn = conn
         self._conn_lock = asyncio.Lock()  # concurrent calls share `conn`, which runs one statement at a time
         self.known: dict[str, str] = {}  # key -> cached answer
-        self.absent: set[str] = set()    # keys known not to be cached
-        self.pending: list[dict] = []    # answers to write
+        self.absent: set[str] = set()  # keys known not to be cached
+        self.pending: list[dict] = []  # answers to write
 
     @contextlib.asynccontextmanager
     async def reader(self) -> AsyncIterator[AsyncConnection]:
@@ -212,8 +212,9 @@ class CachedLLM:
             metrics.CACHE_EVENTS.labels(request.cache_type, "hit").inc()
             return CachedResult(shared.text, key, True, shared.truncated)
 
-    async def _lookup(self, project_id: str, cache_type: str, key: str, batch: CacheBatch | None,
-                      skip_lookup: bool) -> CachedResult | None:
+    async def _lookup(
+        self, project_id: str, cache_type: str, key: str, batch: CacheBatch | None, skip_lookup: bool
+    ) -> CachedResult | None:
         """The answer already known to the batch, this process or the database; None on a miss. The
         database is not asked while an identical call is in flight: its answer is awaited instead."""
         flight = (project_id, key)
@@ -233,8 +234,13 @@ class CachedLLM:
         return CachedResult(row["response"], key, True)
 
     async def _ask(self, request: ChatRequest) -> LLMResult:
-        return await self.llm.chat(request.messages, operation=request.operation, priority=request.priority,
-                                   json_mode=request.json_mode, response_format=request.response_format)
+        return await self.llm.chat(
+            request.messages,
+            operation=request.operation,
+            priority=request.priority,
+            json_mode=request.json_mode,
+            response_format=request.response_format,
+        )
 
     async def _lead(self, project_id: str, request: ChatRequest, key: str, batch: CacheBatch | None) -> CachedResult:
         """Ask the LLM for everyone waiting on this key, and store the answer unless it was cut short."""
@@ -246,9 +252,14 @@ class CachedLLM:
             result = await self._ask(request)
             answer = CachedResult(result.text, key, False, result.finish_reason == "length")
             if not answer.truncated:
-                row = {"key": key, "cache_type": request.cache_type, "model": self.llm.model,
-                       "response": result.text, "prompt_tokens": result.prompt_tokens,
-                       "completion_tokens": result.completion_tokens}
+                row = {
+                    "key": key,
+                    "cache_type": request.cache_type,
+                    "model": self.llm.model,
+                    "response": result.text,
+                    "prompt_tokens": result.prompt_tokens,
+                    "completion_tokens": result.completion_tokens,
+                }
                 if batch is not None:
                     batch.pending.append(row)
                     batch.known[key] = result.text

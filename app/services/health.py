@@ -17,8 +17,11 @@ log = logging.getLogger(__name__)
 async def health_report(c: Container) -> tuple[bool, dict]:
     report: dict = {
         "llm": {"configured": c.llm.configured, "model": c.settings.llm_model},
-        "embedding": {"configured": c.embedder.configured, "model": c.settings.embedding_model,
-                      "dim": c.settings.embedding_dim},
+        "embedding": {
+            "configured": c.embedder.configured,
+            "model": c.settings.embedding_model,
+            "dim": c.settings.embedding_dim,
+        },
     }
     head = head_revision()
     try:

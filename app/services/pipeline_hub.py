@@ -103,8 +103,9 @@ class ProjectPoller:
                         self.floor = self.cursor = await events_repo.last_id(conn, self.project_id)
                     rows: list[dict] = []
                     while True:  # a burst is read whole (the log keeps no more than KEPT of it anyway)
-                        page = await events_repo.after(conn, self.project_id,
-                                                       rows[-1]["id"] if rows else self.cursor, PAGE)
+                        page = await events_repo.after(
+                            conn, self.project_id, rows[-1]["id"] if rows else self.cursor, PAGE
+                        )
                         rows += page
                         if len(page) < PAGE:
                             break
@@ -136,11 +137,15 @@ class PipelineHub:
     def admit(self, key: Hashable, per_key: int, total: int) -> None:
         """Count one more stream for `key`, or raise 429 when the key or the process is at its cap."""
         if self._per_key[key] >= per_key:
-            raise TooManyStreams(f"This API key already follows {per_key} pipeline event streams "
-                                 "(PIPELINE_STREAMS_PER_KEY); close one first.")
+            raise TooManyStreams(
+                f"This API key already follows {per_key} pipeline event streams "
+                "(PIPELINE_STREAMS_PER_KEY); close one first."
+            )
         if self._open >= total:
-            raise TooManyStreams(f"This server already serves {total} pipeline event streams "
-                                 "(PIPELINE_STREAMS_MAX); retry later.", code="streams_full")
+            raise TooManyStreams(
+                f"This server already serves {total} pipeline event streams (PIPELINE_STREAMS_MAX); retry later.",
+                code="streams_full",
+            )
         self._per_key[key] += 1
         self._open += 1
 

@@ -33,7 +33,8 @@ def effective_settings(settings: Settings, overrides: dict | None) -> EffectiveS
         chunk_overlap_size=min(overlap, size - 1),
         chunk_split_by_character=o.chunk_split_by_character or settings.chunk_split_by_character,
         chunk_split_by_character_only=(
-            o.chunk_split_by_character_only if o.chunk_split_by_character_only is not None
+            o.chunk_split_by_character_only
+            if o.chunk_split_by_character_only is not None
             else settings.chunk_split_by_character_only
         ),
         max_gleaning=o.max_gleaning if o.max_gleaning is not None else settings.max_gleaning,

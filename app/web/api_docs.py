@@ -21,7 +21,7 @@ from app.web.ui import UI_DIR
 ASSETS_PATH = "/docs/assets"
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-                               "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+    "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",

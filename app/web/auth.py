@@ -114,8 +114,9 @@ class ApiKeyMiddleware:
         if self.keys and scope["path"] not in self.open_paths and not _is_ui_asset(scope):
             presented = _presented_key(Headers(scope=scope))
             if not presented:
-                await _refuse(send, "Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
-                              "missing_api_key")
+                await _refuse(
+                    send, "Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'", "missing_api_key"
+                )
                 return
             key = _match(self.keys, presented)
             if key is None:
@@ -153,6 +154,7 @@ def current_principal() -> Principal:
 
 # ----- project scope at the route -----
 
+
 def unscoped(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a route that acts on no single project (e.g. listing projects, which filters by scope itself)."""
     endpoint.__acts_on_no_project__ = True  # type: ignore[attr-defined]
@@ -188,16 +190,20 @@ def _scope_checked(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     if getattr(endpoint, "__scope_checked__", False) or getattr(endpoint, "__acts_on_no_project__", False):
         return endpoint
     if inspect.iscoroutinefunction(endpoint):
+
         @functools.wraps(endpoint)
         async def checked_async(**values: Any) -> Any:
             check_scope(values)
             return await endpoint(**values)
+
         wrapper: Callable[..., Any] = checked_async
     else:
+
         @functools.wraps(endpoint)
         def checked_sync(**values: Any) -> Any:
             check_scope(values)
             return endpoint(**values)
+
         wrapper = checked_sync
     wrapper.__scope_checked__ = True  # type: ignore[attr-defined]
     return wrapper

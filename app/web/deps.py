@@ -18,6 +18,4 @@ def get_container(request: Request) -> Container:
 
 ContainerDep = Annotated[Container, Depends(get_container)]
 
-ProjectQuery = Annotated[
-    str, Query(pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")
-]
+ProjectQuery = Annotated[str, Query(pattern=PROJECT_ID_PATTERN, description="Project id; `default` when omitted.")]

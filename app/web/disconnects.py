@@ -63,10 +63,15 @@ class EventStream(StreamingResponse):
     the same way (the server closes the connection): it must not keep its events, and what produces them,
     forever."""
 
-    def __init__(self, events: AsyncGenerator[str, None], send_timeout: float | None = None,
-                 on_close: Callable[[], None] | None = None) -> None:
-        super().__init__(events, media_type="text/event-stream",
-                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    def __init__(
+        self,
+        events: AsyncGenerator[str, None],
+        send_timeout: float | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(
+            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
         self._events = events
         self._send_timeout = send_timeout
         self._on_close = on_close  # runs once the response ends, however it ends (even before it started)

@@ -33,7 +33,7 @@ class _SendTimedOut(Exception):
 async def _sliced(body: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
     async for data in body:
         for start in range(0, len(data), SEND_SLICE):
-            yield data[start:start + SEND_SLICE]
+            yield data[start : start + SEND_SLICE]
 
 
 class ExportResponse(StreamingResponse):
@@ -42,11 +42,15 @@ class ExportResponse(StreamingResponse):
     connection."""
 
     def __init__(self, download: ExportDownload, gate: ExportGate, send_timeout: float) -> None:
-        super().__init__(_sliced(download.body), media_type=download.media_type, headers={
-            "Content-Disposition": f'attachment; filename="{download.filename}"',
-            "Cache-Control": "no-store",
-            "X-Content-Type-Options": "nosniff",
-        })
+        super().__init__(
+            _sliced(download.body),
+            media_type=download.media_type,
+            headers={
+                "Content-Disposition": f'attachment; filename="{download.filename}"',
+                "Cache-Control": "no-store",
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
         self._body = download.body
         self._gate = gate
         self._send_timeout = send_timeout
@@ -83,7 +87,10 @@ def export_gate(request: Request, limit: int) -> ExportGate:
 
 def busy(limit: int) -> JSONResponse:
     return JSONResponse(
-        {"detail": f"{limit} exports are already running on this server; retry after {RETRY_AFTER_SECONDS} s.",
-         "code": "export_busy"},
-        status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        {
+            "detail": f"{limit} exports are already running on this server; retry after {RETRY_AFTER_SECONDS} s.",
+            "code": "export_busy",
+        },
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )

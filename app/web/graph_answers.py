@@ -21,10 +21,14 @@ from app.core.config import Settings
 from app.web.openapi import errors
 
 RETRY_AFTER_SECONDS = 5
-BUSY_DOC: dict[int | str, dict[str, Any]] = {503: {**errors(503)[503],
-                  "description": "Too many large graph answers being built at once (`graph_busy`): retry after "
-                                 "`Retry-After` s; or the database is unavailable (`database_unavailable`)",
-                  "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}}}
+BUSY_DOC: dict[int | str, dict[str, Any]] = {
+    503: {
+        **errors(503)[503],
+        "description": "Too many large graph answers being built at once (`graph_busy`): retry after "
+        "`Retry-After` s; or the database is unavailable (`database_unavailable`)",
+        "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},
+    }
+}
 Rows = TypeVar("Rows")
 
 
@@ -72,8 +76,9 @@ def graph_gate(request: Request, settings: Settings) -> GraphGate:
     return gate
 
 
-async def graph_answer(request: Request, settings: Settings, read: Callable[[], Awaitable[Rows]],
-                       encode: Callable[[Rows], bytes]) -> Response:
+async def graph_answer(
+    request: Request, settings: Settings, read: Callable[[], Awaitable[Rows]], encode: Callable[[Rows], bytes]
+) -> Response:
     """`read()` on the loop, `encode(rows)` in a worker thread, both within a gate slot."""
     async with graph_gate(request, settings).slot(settings.graph_queue_timeout) as admitted:
         if not admitted:
@@ -85,7 +90,11 @@ async def graph_answer(request: Request, settings: Settings, read: Callable[[], 
 
 def busy(limit: int) -> JSONResponse:
     return JSONResponse(
-        {"detail": f"{limit} large graph answers are already being built on this server; retry after "
-                   f"{RETRY_AFTER_SECONDS} s.", "code": "graph_busy"},
-        status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        {
+            "detail": f"{limit} large graph answers are already being built on this server; retry after "
+            f"{RETRY_AFTER_SECONDS} s.",
+            "code": "graph_busy",
+        },
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )

@@ -28,16 +28,22 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, detail)
 
 
-async def send_error(send: Send, status: int, detail: str, code: str,
-                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def send_error(
+    send: Send, status: int, detail: str, code: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     """A JSON error answered by a middleware, in the app's {"detail", "code"} shape."""
     body = json.dumps({"detail": detail, "code": code}).encode()
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    *(headers or [])],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -73,8 +79,9 @@ class RequestContextMiddleware:
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if not state["started"]:
-                await send_error(send_with_headers, 500,
-                                 f"Internal server error (request id {request_id})", "internal_error")
+                await send_error(
+                    send_with_headers, 500, f"Internal server error (request id {request_id})", "internal_error"
+                )
         finally:
             request_id_var.reset(rid_token)
             project_var.reset(project_token)
@@ -121,8 +128,9 @@ class BodyLimitMiddleware:
                 if received > self.max_body_bytes:
                     raise _BodyTooLarge(too_large)
                 if values is not None and not values.feed(piece):
-                    refusal = (f"Request body holds more than {self.max_json_values} JSON values "
-                               "(MAX_REQUEST_JSON_VALUES)")
+                    refusal = (
+                        f"Request body holds more than {self.max_json_values} JSON values (MAX_REQUEST_JSON_VALUES)"
+                    )
                     raise _BodyTooLarge(refusal)
             return message
 

@@ -38,33 +38,54 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
 }
 
 # Extra descriptions shared by several routes.
-MODELS_UNAVAILABLE = (503, "The database, the LLM or the embedding provider is unavailable or not configured "
-                           "(`database_unavailable`, `llm_not_configured`, `embedding_not_configured`, "
-                           "`provider_error`)")
+MODELS_UNAVAILABLE = (
+    503,
+    "The database, the LLM or the embedding provider is unavailable or not configured "
+    "(`database_unavailable`, `llm_not_configured`, `embedding_not_configured`, "
+    "`provider_error`)",
+)
 
 SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
-    "bearerAuth": {"type": "http", "scheme": "bearer",
-                   "description": "A key of API_KEYS as `Authorization: Bearer <key>`"},
-    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-                     "description": "A key of API_KEYS as `X-API-Key: <key>`"},
+    "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A key of API_KEYS as `Authorization: Bearer <key>`",
+    },
+    "apiKeyHeader": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "A key of API_KEYS as `X-API-Key: <key>`",
+    },
 }
 # Either scheme is enough. Without API_KEYS the service ignores keys.
 SECURITY: list[dict[str, list[str]]] = [{name: []} for name in SECURITY_SCHEMES]
 
 RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
-    "X-Request-ID": {"description": "The request's id: the caller's `X-Request-ID` (first 64 characters) or a "
-                                    "generated one; logs of the request carry it",
-                     "schema": {"type": "string"}},
+    "X-Request-ID": {
+        "description": "The request's id: the caller's `X-Request-ID` (first 64 characters) or a "
+        "generated one; logs of the request carry it",
+        "schema": {"type": "string"},
+    },
     "X-Token-Input": {"description": "LLM prompt tokens this request spent", "schema": {"type": "integer"}},
     "X-Token-Output": {"description": "LLM completion tokens this request spent", "schema": {"type": "integer"}},
 }
 
-HEALTH_REPORT_CONTENT: dict[str, Any] = {"application/json": {"schema": {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"type": "string", "enum": ["ok", "unavailable"]},
-                   "database": {"type": "string", "enum": ["ok", "unreachable"]},
-                   "migrations": {"type": "object"}, "llm": {"type": "object"}, "embedding": {"type": "object"}},
-}}}
+HEALTH_REPORT_CONTENT: dict[str, Any] = {
+    "application/json": {
+        "schema": {
+            "type": "object",
+            "required": ["status"],
+            "properties": {
+                "status": {"type": "string", "enum": ["ok", "unavailable"]},
+                "database": {"type": "string", "enum": ["ok", "unreachable"]},
+                "migrations": {"type": "object"},
+                "llm": {"type": "object"},
+                "embedding": {"type": "object"},
+            },
+        }
+    }
+}
 
 ErrorSpec = int | tuple[int, str]
 
@@ -131,8 +152,9 @@ def _complete_operation(operation: dict[str, Any], route: APIRoute) -> None:
     if route.path in ALWAYS_OPEN_PATHS:
         operation["security"] = []
     else:
-        _declare(responses, 401, headers={"WWW-Authenticate": {"description": "`Bearer`",
-                                                               "schema": {"type": "string"}}})
+        _declare(
+            responses, 401, headers={"WWW-Authenticate": {"description": "`Bearer`", "schema": {"type": "string"}}}
+        )
     if getattr(route.endpoint, "__scope_checked__", False):
         _declare(responses, 403)
     if "requestBody" in operation:
@@ -164,4 +186,3 @@ def _uses(node: Any, ref: str) -> bool:
     if isinstance(node, list):
         return any(_uses(v, ref) for v in node)
     return False
-

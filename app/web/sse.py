@@ -40,8 +40,7 @@ async def keep_alive(events: AsyncIterator[str], interval: float) -> AsyncGenera
         while True:
             if getting is None:
                 getting = asyncio.ensure_future(queue.get())
-            finished, _ = await asyncio.wait((getting, producer), timeout=interval,
-                                             return_when=asyncio.FIRST_COMPLETED)
+            finished, _ = await asyncio.wait((getting, producer), timeout=interval, return_when=asyncio.FIRST_COMPLETED)
             if getting not in finished:
                 if producer in finished and queue.empty():
                     producer.result()  # it failed: raise its error here

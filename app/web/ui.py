@@ -19,7 +19,7 @@ UI_DIR = Path(__file__).resolve().parent / "ui_static"
 # The page runs only its own scripts and talks only to this service.
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
-                               "object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

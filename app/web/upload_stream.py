@@ -44,14 +44,21 @@ class LimitedMultiPartParser(MultiPartParser):
 class _UploadRequest(Request):
     max_file_bytes: int = 0
 
-    async def _get_form(self, *, max_files: int | float = 1000, max_fields: int | float = 1000,
-                        max_part_size: int = 1024 * 1024) -> FormData:
+    async def _get_form(
+        self, *, max_files: int | float = 1000, max_fields: int | float = 1000, max_part_size: int = 1024 * 1024
+    ) -> FormData:
         content_type, _ = parse_options_header(self.headers.get("Content-Type"))
         if self._form is None and content_type == b"multipart/form-data":
             try:
                 async with aclosing(self.stream()) as stream:
-                    parser = LimitedMultiPartParser(self.headers, stream, max_files=max_files, max_fields=max_fields,
-                                                    max_part_size=max_part_size, max_file_bytes=self.max_file_bytes)
+                    parser = LimitedMultiPartParser(
+                        self.headers,
+                        stream,
+                        max_files=max_files,
+                        max_fields=max_fields,
+                        max_part_size=max_part_size,
+                        max_file_bytes=self.max_file_bytes,
+                    )
                     self._form = await parser.parse()
             except MultiPartException as exc:
                 raise HTTPException(status_code=400, detail=exc.message) from exc

@@ -32,8 +32,9 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Al
 class WorkerHttp:
     """Serves the worker's health and metrics. `is_running` says whether the worker's loops are alive."""
 
-    def __init__(self, container: Container, is_running: Callable[[], bool], worker_id: str,
-                 host: str, port: int) -> None:
+    def __init__(
+        self, container: Container, is_running: Callable[[], bool], worker_id: str, host: str, port: int
+    ) -> None:
         self.container = container
         self.is_running = is_running
         self.worker_id = worker_id
@@ -76,8 +77,10 @@ class WorkerHttp:
                 return  # nothing answerable was sent
             status, content_type, body = await self._respond(head)
             reason = _REASONS.get(status, "")
-            headers = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
-                       f"Content-Length: {len(body)}\r\nConnection: close\r\n")
+            headers = (
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n"
+            )
             if status == 405:
                 headers += "Allow: GET, HEAD\r\n"
             method = head.split(b" ", 1)[0]
@@ -113,8 +116,9 @@ def _error(status: int, detail: str, code: str) -> tuple[int, str, bytes]:
     return status, "application/json", json.dumps({"detail": detail, "code": code}).encode()
 
 
-async def start_worker_http(settings: Settings, container: Container, is_running: Callable[[], bool],
-                            worker_id: str) -> WorkerHttp | None:
+async def start_worker_http(
+    settings: Settings, container: Container, is_running: Callable[[], bool], worker_id: str
+) -> WorkerHttp | None:
     """The listener on HOST:WORKER_PORT, started; None when WORKER_PORT is 0 or the port is taken (the
     worker still runs: several workers on one host each need their own WORKER_PORT)."""
     if settings.worker_port == 0:
@@ -123,8 +127,13 @@ async def start_worker_http(settings: Settings, container: Container, is_running
     try:
         await listener.start()
     except OSError as exc:
-        log.error("worker %s: cannot listen on %s:%d (%s); running without /health and /metrics. Set "
-                  "WORKER_PORT to a free port, or 0 for none", worker_id, settings.bind_host, settings.worker_port,
-                  exc.strerror or exc)
+        log.error(
+            "worker %s: cannot listen on %s:%d (%s); running without /health and /metrics. Set "
+            "WORKER_PORT to a free port, or 0 for none",
+            worker_id,
+            settings.bind_host,
+            settings.worker_port,
+            exc.strerror or exc,
+        )
         return None
     return listener

@@ -62,8 +62,12 @@ class LivenessBeat:
                     failing = False
                 except Exception as exc:
                     if not failing:  # one line per outage, not one per beat
-                        log.warning("worker %s: liveness beat failed (%s)%s", self.worker_id, type(exc).__name__,
-                                    ", database unavailable" if is_connection_error(exc) else "")
+                        log.warning(
+                            "worker %s: liveness beat failed (%s)%s",
+                            self.worker_id,
+                            type(exc).__name__,
+                            ", database unavailable" if is_connection_error(exc) else "",
+                        )
                     failing = True
                 # this thread runs nothing else: blocking its loop while waiting is fine
                 self._stop.wait(self.interval)

@@ -73,8 +73,12 @@ class Worker:
     @property
     def running(self) -> bool:
         """Started, not stopping, and its claim and heartbeat loops and liveness beat still going."""
-        return (bool(self._loops) and not self._stopping and self._beat.alive
-                and not any(loop.done() for loop in self._loops))
+        return (
+            bool(self._loops)
+            and not self._stopping
+            and self._beat.alive
+            and not any(loop.done() for loop in self._loops)
+        )
 
     @property
     def heartbeat_interval(self) -> float:
@@ -88,8 +92,10 @@ class Worker:
         except Exception as exc:
             self._loop_failed("registration", exc)
         self._beat.start()
-        self._loops = [asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
-                       asyncio.create_task(self._heartbeat_loop(), name=f"worker-heartbeat-{self.id}")]
+        self._loops = [
+            asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
+            asyncio.create_task(self._heartbeat_loop(), name=f"worker-heartbeat-{self.id}"),
+        ]
         log.info("worker %s started (max %d documents at once)", self.id, self.settings.max_parallel_insert)
 
     async def stop(self) -> None:
@@ -126,8 +132,10 @@ class Worker:
             async with self.c.db.transaction() as conn:
                 row = await docs_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
                 if row is not None:
-                    await events_repo.add(conn, [(row["project_id"], row["id"], "started",
-                                                  f"attempt {row['attempts']} by worker {self.id}")])
+                    await events_repo.add(
+                        conn,
+                        [(row["project_id"], row["id"], "started", f"attempt {row['attempts']} by worker {self.id}")],
+                    )
             if row is None:
                 return
             key = (row["project_id"], row["id"])
@@ -182,8 +190,7 @@ class Worker:
     def _loop_failed(self, what: str, exc: Exception) -> None:
         """The loops outlive any error; a database outage gets one line per attempt, not a traceback per poll."""
         if is_connection_error(exc):
-            log.warning("worker %s: %s failed, database unavailable (%s); retrying", self.id, what,
-                        type(exc).__name__)
+            log.warning("worker %s: %s failed, database unavailable (%s); retrying", self.id, what, type(exc).__name__)
         else:
             log.exception("worker %s: %s failed; retrying", self.id, what)
 
@@ -230,4 +237,3 @@ async def _main() -> None:
             await listener.close()
         await worker.stop()
         await close_container(container)
-

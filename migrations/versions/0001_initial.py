@@ -88,17 +88,11 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["project_id"], ["projects.id"], ondelete="CASCADE", name="fk_documents_project_id_projects"
         ),
-        sa.CheckConstraint(
-            "status IN ('pending', 'processing', 'processed', 'failed')", name="ck_documents_status"
-        ),
+        sa.CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed')", name="ck_documents_status"),
     )
-    op.create_index("uq_documents_project_id_content_hash", "documents", ["project_id", "content_hash"],
-                    unique=True)
+    op.create_index("uq_documents_project_id_content_hash", "documents", ["project_id", "content_hash"], unique=True)
     op.create_index("ix_documents_project_id_status", "documents", ["project_id", "status"])
-    op.execute(
-        "CREATE INDEX ix_documents_queue ON documents (created_at) "
-        "WHERE status IN ('pending', 'processing')"
-    )
+    op.execute("CREATE INDEX ix_documents_queue ON documents (created_at) WHERE status IN ('pending', 'processing')")
 
     op.create_table(
         "chunks",
@@ -116,7 +110,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
         sa.PrimaryKeyConstraint("project_id", "id", name="pk_chunks"),
         sa.ForeignKeyConstraint(
-            ["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE",
+            ["project_id", "document_id"],
+            ["documents.project_id", "documents.id"],
+            ondelete="CASCADE",
             name="fk_chunks_project_id_document_id_documents",
         ),
     )
@@ -163,11 +159,15 @@ def upgrade() -> None:
         *_timestamps(),
         sa.PrimaryKeyConstraint("project_id", "src_key", "tgt_key", name="pk_relations"),
         sa.ForeignKeyConstraint(
-            ["project_id", "src_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE",
+            ["project_id", "src_key"],
+            ["entities.project_id", "entities.key"],
+            ondelete="CASCADE",
             name="fk_relations_project_id_src_key_entities",
         ),
         sa.ForeignKeyConstraint(
-            ["project_id", "tgt_key"], ["entities.project_id", "entities.key"], ondelete="CASCADE",
+            ["project_id", "tgt_key"],
+            ["entities.project_id", "entities.key"],
+            ondelete="CASCADE",
             name="fk_relations_project_id_tgt_key_entities",
         ),
         sa.CheckConstraint("src_key < tgt_key", name="ck_relations_sorted_pair"),
@@ -188,12 +188,16 @@ def upgrade() -> None:
             sa.Column("seq", sa.BigInteger, nullable=False, server_default=sa.text("nextval('provenance_seq')")),
             sa.PrimaryKeyConstraint("project_id", *key_cols, "chunk_id", name=f"pk_{table}"),
             sa.ForeignKeyConstraint(
-                ["project_id", *key_cols], [f"{parent}.project_id", *[f"{parent}.{c}" for c in parent_cols]],
-                ondelete="CASCADE", onupdate="CASCADE",
+                ["project_id", *key_cols],
+                [f"{parent}.project_id", *[f"{parent}.{c}" for c in parent_cols]],
+                ondelete="CASCADE",
+                onupdate="CASCADE",
                 name=f"fk_{table}_project_id_{'_'.join(key_cols)}_{parent}",
             ),
             sa.ForeignKeyConstraint(
-                ["project_id", "chunk_id"], ["chunks.project_id", "chunks.id"], ondelete="CASCADE",
+                ["project_id", "chunk_id"],
+                ["chunks.project_id", "chunks.id"],
+                ondelete="CASCADE",
                 name=f"fk_{table}_project_id_chunk_id_chunks",
             ),
         )
@@ -241,8 +245,16 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("llm_cache", "relation_sources", "entity_sources", "relations", "entities", "chunks",
-                  "documents", "projects"):
+    for table in (
+        "llm_cache",
+        "relation_sources",
+        "entity_sources",
+        "relations",
+        "entities",
+        "chunks",
+        "documents",
+        "projects",
+    ):
         op.drop_table(table)
     op.execute("DROP FUNCTION IF EXISTS relations_maintain_degree()")
     op.execute("DROP SEQUENCE IF EXISTS provenance_seq")

@@ -24,9 +24,9 @@ depends_on = None
 
 _VECTORS = {
     "entities": "setweight(to_tsvector('simple'::regconfig, name), 'A') || "
-                "setweight(to_tsvector('english'::regconfig, description), 'B')",
+    "setweight(to_tsvector('english'::regconfig, description), 'B')",
     "relations": "setweight(to_tsvector('english'::regconfig, keywords), 'A') || "
-                 "setweight(to_tsvector('english'::regconfig, description), 'B')",
+    "setweight(to_tsvector('english'::regconfig, description), 'B')",
     "chunks": "to_tsvector('english'::regconfig, content)",
 }
 

@@ -24,8 +24,9 @@ def _created_at() -> sa.Column:
 
 
 def _project_fk(table: str) -> sa.ForeignKeyConstraint:
-    return sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE",
-                                   name=f"fk_{table}_project_id_projects")
+    return sa.ForeignKeyConstraint(
+        ["project_id"], ["projects.id"], ondelete="CASCADE", name=f"fk_{table}_project_id_projects"
+    )
 
 
 def upgrade() -> None:
@@ -43,10 +44,16 @@ def upgrade() -> None:
         sa.CheckConstraint(f"source IN {_SOURCES}", name="ck_entity_aliases_source"),
     )
     op.create_index("ix_entity_aliases_project_id_entity_key", "entity_aliases", ["project_id", "entity_key"])
-    for table, extra in (("entity_suggestions", [sa.Column("score", sa.Float, nullable=False),
-                                                 sa.Column("evidence", sa.Text, nullable=False,
-                                                           server_default="")]),
-                         ("entity_rejections", [])):
+    for table, extra in (
+        (
+            "entity_suggestions",
+            [
+                sa.Column("score", sa.Float, nullable=False),
+                sa.Column("evidence", sa.Text, nullable=False, server_default=""),
+            ],
+        ),
+        ("entity_rejections", []),
+    ):
         op.create_table(
             table,
             sa.Column("project_id", sa.Text, nullable=False),

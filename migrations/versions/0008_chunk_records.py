@@ -52,12 +52,18 @@ def upgrade() -> None:
     op.add_column("chunks", sa.Column("extraction_records", JSONB, nullable=True))
     op.execute(_DEGREE_BY_STATEMENT)
     op.execute("DROP TRIGGER trg_relations_degree ON relations")
-    op.execute("CREATE TRIGGER trg_relations_degree_insert AFTER INSERT ON relations REFERENCING NEW TABLE AS "
-               "changed_rows FOR EACH STATEMENT EXECUTE FUNCTION relations_degree_by_statement()")
-    op.execute("CREATE TRIGGER trg_relations_degree_delete AFTER DELETE ON relations REFERENCING OLD TABLE AS "
-               "changed_rows FOR EACH STATEMENT EXECUTE FUNCTION relations_degree_by_statement()")
-    op.execute("CREATE TRIGGER trg_relations_degree AFTER UPDATE OF src_key, tgt_key ON relations "
-               "FOR EACH ROW EXECUTE FUNCTION relations_maintain_degree()")
+    op.execute(
+        "CREATE TRIGGER trg_relations_degree_insert AFTER INSERT ON relations REFERENCING NEW TABLE AS "
+        "changed_rows FOR EACH STATEMENT EXECUTE FUNCTION relations_degree_by_statement()"
+    )
+    op.execute(
+        "CREATE TRIGGER trg_relations_degree_delete AFTER DELETE ON relations REFERENCING OLD TABLE AS "
+        "changed_rows FOR EACH STATEMENT EXECUTE FUNCTION relations_degree_by_statement()"
+    )
+    op.execute(
+        "CREATE TRIGGER trg_relations_degree AFTER UPDATE OF src_key, tgt_key ON relations "
+        "FOR EACH ROW EXECUTE FUNCTION relations_maintain_degree()"
+    )
 
 
 def downgrade() -> None:
@@ -65,6 +71,8 @@ def downgrade() -> None:
     op.execute("DROP TRIGGER trg_relations_degree_delete ON relations")
     op.execute("DROP TRIGGER trg_relations_degree_insert ON relations")
     op.execute("DROP FUNCTION relations_degree_by_statement()")
-    op.execute("CREATE TRIGGER trg_relations_degree AFTER INSERT OR DELETE OR UPDATE OF src_key, tgt_key "
-               "ON relations FOR EACH ROW EXECUTE FUNCTION relations_maintain_degree()")
+    op.execute(
+        "CREATE TRIGGER trg_relations_degree AFTER INSERT OR DELETE OR UPDATE OF src_key, tgt_key "
+        "ON relations FOR EACH ROW EXECUTE FUNCTION relations_maintain_degree()"
+    )
     op.drop_column("chunks", "extraction_records")

@@ -17,8 +17,7 @@ def _references(html: str) -> list[str]:
 
 @pytest.mark.parametrize("keys", [[ADMIN], []])
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
-async def test_docs_pages_reference_only_files_the_service_serves_without_a_key(make_settings, start_app, page,
-                                                                                keys):
+async def test_docs_pages_reference_only_files_the_service_serves_without_a_key(make_settings, start_app, page, keys):
     app = await start_app(make_settings(api_keys=keys, worker_enabled=False))
     answer = await app.http.get(page)
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html"), answer.text

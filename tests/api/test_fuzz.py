@@ -22,11 +22,20 @@ ENDLESS = {"/pipeline/events"}
 def live_api(pg_cluster, fake_server):
     name = f"fuzz_{os.getpid()}"
     pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(
-        _env_file=None, database_url=pg_cluster.url(name), llm_base_url=fake_server.url, llm_model="fake-llm",
-        llm_api_key="k", embedding_model="fake-embedding", embedding_dim=TEST_DIM, worker_poll_interval=0.05,
-        log_level="ERROR", max_documents_per_request=5,
-    ))
+    app = create_app(
+        Settings(
+            _env_file=None,
+            database_url=pg_cluster.url(name),
+            llm_base_url=fake_server.url,
+            llm_model="fake-llm",
+            llm_api_key="k",
+            embedding_model="fake-embedding",
+            embedding_dim=TEST_DIM,
+            worker_poll_interval=0.05,
+            log_level="ERROR",
+            max_documents_per_request=5,
+        )
+    )
     server = serve_in_thread(app)
     yield server.url
     server.stop()
@@ -60,9 +69,9 @@ def test_api_never_5xx_and_matches_schema(live_api):
     assert len(operations) >= 8
     failures = []
     for operation in operations:
+
         @given(case=operation.as_strategy())
-        @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
-                  derandomize=True)
+        @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
         def check(case):
             case.call_and_validate(checks=[no_unplanned_server_error, response_schema_conformance], timeout=60)
 

@@ -74,8 +74,9 @@ async def test_bidi_override_in_an_entity_name_is_dropped(idle):
     assert (await idle.get("/entities/EvilCorp")).status_code == 200
 
 
-@pytest.mark.parametrize("field", ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens",
-                                   "max_total_tokens", "history_turns"])
+@pytest.mark.parametrize(
+    "field", ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens", "history_turns"]
+)
 async def test_booleans_are_not_numbers(idle, field):
     response = await idle.post("/query", json={"query": "Anything?", field: True, "only_need_context": True})
     assert response.status_code == 422, field
@@ -87,12 +88,14 @@ async def test_booleans_are_not_numbers_in_project_settings_or_weights(idle):
     assert project.status_code == 422
     await idle.post("/entities", json={"name": "Alpha Node", "description": "One."})
     await idle.post("/entities", json={"name": "Beta Node", "description": "Two."})
-    relation = await idle.post("/relations", json={"source": "Alpha Node", "target": "Beta Node",
-                                                   "description": "Linked.", "weight": True})
+    relation = await idle.post(
+        "/relations", json={"source": "Alpha Node", "target": "Beta Node", "description": "Linked.", "weight": True}
+    )
     assert relation.status_code == 422
 
 
 # ----- NUL characters and lone surrogates (sent as JSON escapes, as a client's encoder writes them) -----
+
 
 def _unsafe_requests(bad: str) -> list[tuple[str, str, dict]]:
     user = {"role": "user", "content": "Who is Charlie Gordon?"}
@@ -105,8 +108,11 @@ def _unsafe_requests(bad: str) -> list[tuple[str, str, dict]]:
         ("POST", "/query/stream", {"query": f"Who is {bad}?"}),
         ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [{"role": "user", "content": bad}]}),
         ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [user, said, user]}),
-        ("POST", "/v1/chat/completions", {"model": "lightrag", "messages": [
-            {"role": "user", "content": [{"type": "text", "text": bad}]}]}),
+        (
+            "POST",
+            "/v1/chat/completions",
+            {"model": "lightrag", "messages": [{"role": "user", "content": [{"type": "text", "text": bad}]}]},
+        ),
         ("POST", "/api/chat", {"model": "lightrag", "stream": False, "messages": [{"role": "user", "content": bad}]}),
         ("POST", "/api/chat", {"model": "lightrag", "stream": False, "messages": [user, said, user]}),
         ("POST", "/api/generate", {"model": "lightrag", "stream": False, "prompt": f"Who is {bad}?"}),
@@ -133,8 +139,9 @@ async def populated(make_settings, start_app):
 async def test_nul_and_lone_surrogates_are_refused_on_every_text_route(populated, bad):
     answers = []
     for method, path, body in _unsafe_requests(bad):
-        response = await populated.request(method, path, content=json.dumps(body).encode(),
-                                           headers={"content-type": "application/json"})
+        response = await populated.request(
+            method, path, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        )
         answers.append((path, json.dumps(body)[:70], response.status_code))
     track = await populated.get("/lightrag/documents/track_status/insert_x%00y")
     answers.append(("track_status", "NUL", track.status_code))

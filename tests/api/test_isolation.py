@@ -51,8 +51,12 @@ async def test_reads_on_one_project_never_return_the_other(two, fake_llm):
     fake_llm.calls.clear()
     for mode in MODES:
         for extra in ({"only_need_context": True}, {}):
-            body = {"project_id": "alpha", "query": "Who visited Oslo, Xavier Frost or Zelda Moon?", "mode": mode,
-                    **extra}
+            body = {
+                "project_id": "alpha",
+                "query": "Who visited Oslo, Xavier Frost or Zelda Moon?",
+                "mode": mode,
+                **extra,
+            }
             response = await http.post("/query", json=body, headers=H_A)
             assert response.status_code == 200, (mode, response.text)
             answer = response.json()
@@ -66,9 +70,16 @@ async def test_reads_on_one_project_never_return_the_other(two, fake_llm):
     assert prompts and all("Frost visited" not in p for p in prompts)  # beta's text reached no prompt
 
     reads = [
-        ("/entities", {"q": "Frost"}), ("/entities", {}), ("/relations", {}), ("/relations", {"entity": "Oslo"}),
-        ("/graph", {"label": "*"}), ("/graph", {"label": "Oslo"}), ("/documents", {}), ("/pipeline", {}),
-        ("/export", {"format": "json", "include_chunks": "true"}), ("/entities/Oslo", {}),
+        ("/entities", {"q": "Frost"}),
+        ("/entities", {}),
+        ("/relations", {}),
+        ("/relations", {"entity": "Oslo"}),
+        ("/graph", {"label": "*"}),
+        ("/graph", {"label": "Oslo"}),
+        ("/documents", {}),
+        ("/pipeline", {}),
+        ("/export", {"format": "json", "include_chunks": "true"}),
+        ("/entities/Oslo", {}),
         ("/projects/alpha", {}),
     ]
     for path, params in reads:
@@ -90,12 +101,32 @@ async def test_writes_and_deletes_on_one_project_leave_the_other_untouched(two):
     calls = [
         ("PATCH", "/entities/Bob Stone", None, {"project_id": "alpha", "description": "changed in alpha"}, 200),
         ("POST", "/entities", None, {"project_id": "alpha", "name": "Xavier Frost", "description": "alpha's"}, 201),
-        ("POST", "/entities/merge", None,
-         {"project_id": "alpha", "source_entities": ["Carol King"], "target_entity": "Dmitri Volkov"}, 200),
-        ("PATCH", "/relations", None, {"project_id": "alpha", "source": "Acme Labs", "target": "Nordwind Systems",
-                                       "description": "changed in alpha"}, 200),
-        ("POST", "/relations", None, {"project_id": "alpha", "source": "Oslo", "target": "Paris",
-                                      "description": "alpha only"}, 201),
+        (
+            "POST",
+            "/entities/merge",
+            None,
+            {"project_id": "alpha", "source_entities": ["Carol King"], "target_entity": "Dmitri Volkov"},
+            200,
+        ),
+        (
+            "PATCH",
+            "/relations",
+            None,
+            {
+                "project_id": "alpha",
+                "source": "Acme Labs",
+                "target": "Nordwind Systems",
+                "description": "changed in alpha",
+            },
+            200,
+        ),
+        (
+            "POST",
+            "/relations",
+            None,
+            {"project_id": "alpha", "source": "Oslo", "target": "Paris", "description": "alpha only"},
+            201,
+        ),
         ("DELETE", "/relations", {"project_id": "alpha", "source": "Alice Walker", "target": "Bob Stone"}, None, 200),
         ("DELETE", "/entities/Alice Walker", {"project_id": "alpha"}, None, 200),
         ("DELETE", f"/documents/{shared}", {"project_id": "alpha"}, None, 200),
@@ -115,20 +146,27 @@ async def test_scoped_key_is_refused_on_every_route_of_the_other_project(two):
     only_b = _doc_id(two, ONLY_B)
     beta = {"project_id": "beta"}
     calls = [
-        ("GET", "/documents", beta, None), ("GET", f"/documents/{only_b}", beta, None),
-        ("GET", f"/documents/{only_b}/chunks", beta, None), ("DELETE", f"/documents/{only_b}", beta, None),
-        ("POST", f"/documents/{only_b}/retry", None, beta), ("GET", "/pipeline", beta, None),
+        ("GET", "/documents", beta, None),
+        ("GET", f"/documents/{only_b}", beta, None),
+        ("GET", f"/documents/{only_b}/chunks", beta, None),
+        ("DELETE", f"/documents/{only_b}", beta, None),
+        ("POST", f"/documents/{only_b}/retry", None, beta),
+        ("GET", "/pipeline", beta, None),
         ("POST", "/documents", None, {"project_id": "beta", "documents": [{"text": "x"}]}),
         ("POST", "/query", None, {"project_id": "beta", "query": "Oslo"}),
         ("POST", "/query/stream", None, {"project_id": "beta", "query": "Oslo"}),
-        ("GET", "/entities", beta, None), ("GET", "/entities/Oslo", beta, None),
+        ("GET", "/entities", beta, None),
+        ("GET", "/entities/Oslo", beta, None),
         ("POST", "/entities", None, {"project_id": "beta", "name": "N", "description": "d"}),
         ("PATCH", "/entities/Oslo", None, {"project_id": "beta", "description": "d"}),
         ("DELETE", "/entities/Oslo", beta, None),
         ("POST", "/entities/merge", None, {"project_id": "beta", "source_entities": ["Oslo"], "target_entity": "X"}),
-        ("GET", "/relations", beta, None), ("DELETE", "/relations", {**beta, "source": "a", "target": "b"}, None),
+        ("GET", "/relations", beta, None),
+        ("DELETE", "/relations", {**beta, "source": "a", "target": "b"}, None),
         ("PATCH", "/relations", None, {"project_id": "beta", "source": "a", "target": "b", "weight": 2}),
-        ("GET", "/graph", beta, None), ("GET", "/export", beta, None), ("GET", "/projects/beta", None, None),
+        ("GET", "/graph", beta, None),
+        ("GET", "/export", beta, None),
+        ("GET", "/projects/beta", None, None),
         ("DELETE", "/projects/beta", None, None),
         # naming an allowed project in one place and the other project in another is refused too
         ("POST", "/query", {"project_id": "alpha"}, {"project_id": "beta", "query": "Oslo"}),
@@ -139,8 +177,13 @@ async def test_scoped_key_is_refused_on_every_route_of_the_other_project(two):
         response = await http.request(method, path, params=params, json=body, headers=H_A)
         assert response.status_code == 403, (method, path, response.status_code, response.text)
         assert response.json()["code"] == "project_forbidden"
-    upload = await http.post("/documents/upload", params={"project_id": "alpha"}, data={"project_id": "beta"},
-                             files=[("files", ("a.txt", b"Upload text.", "text/plain"))], headers=H_A)
+    upload = await http.post(
+        "/documents/upload",
+        params={"project_id": "alpha"},
+        data={"project_id": "beta"},
+        files=[("files", ("a.txt", b"Upload text.", "text/plain"))],
+        headers=H_A,
+    )
     assert upload.status_code == 403
     assert await _snapshot(two, "beta") == before
     allowed = await http.get("/documents", params={"project_id": "alpha"}, headers=H_A)

@@ -26,15 +26,19 @@ def _count(body: bytes, cuts: list[int], limit: int = 10**9) -> tuple[int, bool]
     return counter.count, ok
 
 
-TRICKY = ['a,b', '[{', '\\', '\\"', '"', '\\\\', 'x\\\\"y', '\\\\\\"', ',,,[[{{', 'plain', '\u00e9\u4e2d', '']
+TRICKY = ["a,b", "[{", "\\", '\\"', '"', "\\\\", 'x\\\\"y', '\\\\\\"', ",,,[[{{", "plain", "\u00e9\u4e2d", ""]
 
 
 def test_counts_match_the_structure_for_any_cut():
     rng = random.Random(5)
     for _ in range(1000):
-        value = {"messages": [{"role": rng.choice(TRICKY), "content": rng.choice(TRICKY) * rng.randint(0, 3)}
-                              for _ in range(rng.randint(0, 6))],
-                 rng.choice(TRICKY): [rng.choice(TRICKY), 1, None, [], {}]}
+        value = {
+            "messages": [
+                {"role": rng.choice(TRICKY), "content": rng.choice(TRICKY) * rng.randint(0, 3)}
+                for _ in range(rng.randint(0, 6))
+            ],
+            rng.choice(TRICKY): [rng.choice(TRICKY), 1, None, [], {}],
+        }
         body = json.dumps(value, separators=(",", ":"), ensure_ascii=rng.random() < 0.5).encode()
         cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, rng.randint(0, 40))))
         assert _count(body, cuts) == (_structure(value), True), (body, cuts)

@@ -12,11 +12,20 @@ from app.db.tables import documents
 @pytest.fixture
 async def small(make_settings, start_app):
     """An app with tiny limits and no worker (nothing is processed, so nothing races the assertions)."""
-    return await start_app(make_settings(
-        worker_enabled=False, max_request_bytes=4096, max_upload_bytes=1024, max_document_chars=100,
-        max_documents_per_request=2, max_query_chars=50, max_top_k=10, max_token_limit=500,
-        max_history_messages=2, max_history_message_chars=20,
-    ))
+    return await start_app(
+        make_settings(
+            worker_enabled=False,
+            max_request_bytes=4096,
+            max_upload_bytes=1024,
+            max_document_chars=100,
+            max_documents_per_request=2,
+            max_query_chars=50,
+            max_top_k=10,
+            max_token_limit=500,
+            max_history_messages=2,
+            max_history_message_chars=20,
+        )
+    )
 
 
 async def _stored(app) -> int:
@@ -32,7 +41,7 @@ async def test_request_body_limit_declared_and_streamed(small):
 
     async def chunks():  # no Content-Length: the middleware counts while the body streams in
         for start in range(0, len(big), 1000):
-            yield big[start:start + 1000]
+            yield big[start : start + 1000]
 
     streamed = await small.http.post("/documents", content=chunks(), headers={"content-type": "application/json"})
     assert streamed.status_code == 413 and streamed.json()["code"] == "payload_too_large"
@@ -42,10 +51,11 @@ async def test_request_body_limit_declared_and_streamed(small):
 
     async def parts():  # an upload streamed in pieces stops at the request limit too, not after parsing
         for start in range(0, len(multipart), 1000):
-            yield multipart[start:start + 1000]
+            yield multipart[start : start + 1000]
 
-    upload = await small.http.post("/documents/upload", content=parts(),
-                                   headers={"content-type": form.headers["content-type"]})
+    upload = await small.http.post(
+        "/documents/upload", content=parts(), headers={"content-type": form.headers["content-type"]}
+    )
     assert upload.status_code == 413 and upload.json()["code"] == "payload_too_large"
     assert await _stored(small) == 0
 
@@ -84,16 +94,19 @@ async def test_upload_size_limit_per_file(small):
     assert only_big.status_code == 413 and only_big.json()["code"] == "document_too_large"
 
 
-@pytest.mark.parametrize(("field", "value", "named"), [
-    ("query", "q" * 51, "longer than 50 characters"),
-    ("top_k", 11, "top_k must be at most 10"),
-    ("chunk_top_k", 11, "chunk_top_k must be at most 10"),
-    ("max_entity_tokens", 501, "max_entity_tokens must be at most 500"),
-    ("max_relation_tokens", 501, "max_relation_tokens must be at most 500"),
-    ("max_total_tokens", 501, "max_total_tokens must be at most 500"),
-    ("conversation_history", [{"role": "user", "content": "hi"}] * 3, "more than 2 messages"),
-    ("conversation_history", [{"role": "user", "content": "h" * 21}], "longer than 20 characters"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("query", "q" * 51, "longer than 50 characters"),
+        ("top_k", 11, "top_k must be at most 10"),
+        ("chunk_top_k", 11, "chunk_top_k must be at most 10"),
+        ("max_entity_tokens", 501, "max_entity_tokens must be at most 500"),
+        ("max_relation_tokens", 501, "max_relation_tokens must be at most 500"),
+        ("max_total_tokens", 501, "max_total_tokens must be at most 500"),
+        ("conversation_history", [{"role": "user", "content": "hi"}] * 3, "more than 2 messages"),
+        ("conversation_history", [{"role": "user", "content": "h" * 21}], "longer than 20 characters"),
+    ],
+)
 async def test_query_limits(small, field, value, named):
     body = {"query": "What is Alpha?", "mode": "naive", "only_need_context": True, field: value}
     for path in ("/query", "/query/stream"):
@@ -103,9 +116,17 @@ async def test_query_limits(small, field, value, named):
 
 
 async def test_query_values_at_the_limits_pass(small):
-    body = {"query": "q" * 50, "mode": "naive", "only_need_context": True, "top_k": 10, "chunk_top_k": 10,
-            "max_entity_tokens": 500, "max_relation_tokens": 500, "max_total_tokens": 500,
-            "conversation_history": [{"role": "user", "content": "h" * 20}, {"role": "assistant", "content": "a"}]}
+    body = {
+        "query": "q" * 50,
+        "mode": "naive",
+        "only_need_context": True,
+        "top_k": 10,
+        "chunk_top_k": 10,
+        "max_entity_tokens": 500,
+        "max_relation_tokens": 500,
+        "max_total_tokens": 500,
+        "conversation_history": [{"role": "user", "content": "h" * 20}, {"role": "assistant", "content": "a"}],
+    }
     response = await small.http.post("/query", json=body)
     assert response.status_code == 200, response.text
 

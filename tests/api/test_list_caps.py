@@ -34,8 +34,9 @@ async def api(make_settings, start_app):
 
 
 async def _send(http, method: str, path: str, body: dict):
-    return await http.request(method, path, content=json.dumps(body).encode(),
-                              headers={"content-type": "application/json"})
+    return await http.request(
+        method, path, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
 
 
 async def test_a_body_of_more_json_values_than_allowed_is_refused_while_it_streams_in(api):
@@ -53,16 +54,19 @@ async def test_a_long_text_is_not_counted_as_values(api):
     assert response.status_code == 202, response.text[:300]
 
 
-@pytest.mark.parametrize("cap,method,path,body,loc", [
-    (MAX_CHAT_MESSAGES, "POST", "/v1/chat/completions", {"model": "lightrag"}, "messages"),
-    (MAX_CHAT_MESSAGES, "POST", "/api/chat", {"model": "lightrag"}, "messages"),
-    (MAX_HISTORY_ITEMS, "POST", "/query", {"query": "Who?"}, "conversation_history"),
-    (MAX_HISTORY_ITEMS, "POST", "/lightrag/query", {"query": "Who?"}, "conversation_history"),
-    (MAX_DOCUMENTS_ITEMS, "POST", "/documents", {}, "documents"),
-    (MAX_DOCUMENTS_ITEMS, "POST", "/lightrag/documents/texts", {}, "texts"),
-    (MAX_IDS, "POST", "/documents/delete", {}, "document_ids"),
-    (MAX_IDS, "DELETE", "/lightrag/documents/delete_document", {}, "doc_ids"),
-])
+@pytest.mark.parametrize(
+    "cap,method,path,body,loc",
+    [
+        (MAX_CHAT_MESSAGES, "POST", "/v1/chat/completions", {"model": "lightrag"}, "messages"),
+        (MAX_CHAT_MESSAGES, "POST", "/api/chat", {"model": "lightrag"}, "messages"),
+        (MAX_HISTORY_ITEMS, "POST", "/query", {"query": "Who?"}, "conversation_history"),
+        (MAX_HISTORY_ITEMS, "POST", "/lightrag/query", {"query": "Who?"}, "conversation_history"),
+        (MAX_DOCUMENTS_ITEMS, "POST", "/documents", {}, "documents"),
+        (MAX_DOCUMENTS_ITEMS, "POST", "/lightrag/documents/texts", {}, "texts"),
+        (MAX_IDS, "POST", "/documents/delete", {}, "document_ids"),
+        (MAX_IDS, "DELETE", "/lightrag/documents/delete_document", {}, "doc_ids"),
+    ],
+)
 async def test_a_list_over_its_cap_is_refused_as_a_whole(api, cap, method, path, body, loc):
     item = {"/documents": {"text": "a"}}.get(path, "a" if loc.endswith("ids") or loc == "texts" else MESSAGE)
     response = await _send(api, method, path, {**body, loc: [item] * (cap + 1)})

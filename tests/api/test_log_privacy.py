@@ -18,8 +18,9 @@ async def test_no_document_text_prompts_or_keys_in_info_logs(make_settings, star
     assert (await http.post("/projects", json={"id": "privacy"}, headers=headers)).status_code == 201
 
     fake_llm.fail_next(1, 500, "extract")  # one document fails: its failure is logged with the reason
-    fake_llm.handlers["extract"] = lambda m: default_extract(m).replace("<|COMPLETE|>", f"entity<|#|>{MARKER}\n"
-                                                                         "<|COMPLETE|>")  # plus a malformed record
+    fake_llm.handlers["extract"] = lambda m: default_extract(m).replace(
+        "<|COMPLETE|>", f"entity<|#|>{MARKER}\n<|COMPLETE|>"
+    )  # plus a malformed record
     texts = [f"Marlowe Finch studied {MARKER} crystals in Lisbon.", f"Orla Grey doubted the {MARKER} theory."]
     body = {"project_id": "privacy", "documents": [{"text": t} for t in texts], "wait": True}
     items = (await http.post("/documents", json=body, headers=headers)).json()["documents"]
@@ -27,8 +28,9 @@ async def test_no_document_text_prompts_or_keys_in_info_logs(make_settings, star
 
     fake_llm.handlers["keywords"] = lambda m: '{"high_level_keywords": [], "low_level_keywords": []}'
     for path in ("/query", "/query/stream"):
-        response = await http.post(path, json={"project_id": "privacy", "query": f"What are {MARKER} crystals?"},
-                                   headers=headers)
+        response = await http.post(
+            path, json={"project_id": "privacy", "query": f"What are {MARKER} crystals?"}, headers=headers
+        )
         assert response.status_code == 200
     assert (await http.post("/query", json={"project_id": "privacy", "query": "x"})).status_code == 401
 

@@ -16,8 +16,10 @@ from tests.support.database import TEST_DIM
 
 KEY = "check-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
-PROSE = ("Sure! Here are the entities in the text: Ada Lindqvist is a biologist, and the Coral Atlas is a "
-         "project. Let me know if you need anything else.")
+PROSE = (
+    "Sure! Here are the entities in the text: Ada Lindqvist is a biologist, and the Coral Atlas is a "
+    "project. Let me know if you need anything else."
+)
 
 
 @pytest.fixture(autouse=True)
@@ -50,16 +52,21 @@ async def test_without_deep_only_the_configuration_is_reported(keyed, fake_llm):
     body = (await keyed.get("/health/llm", headers=AUTH)).json()
     assert body["check"] is None
     assert body["configuration"]["llm"]["model"] == "fake-llm"
-    assert body["configuration"]["llm"]["max_tokens"] == {"extract": 4000, "keywords": 400, "summary": 1000,
-                                                          "query": 4000}
+    assert body["configuration"]["llm"]["max_tokens"] == {
+        "extract": 4000,
+        "keywords": 400,
+        "summary": 1000,
+        "query": 4000,
+    }
     assert body["configuration"]["embedding"]["dim"] == TEST_DIM
     assert fake_llm.calls == []
 
 
 async def test_scoped_keys_see_no_provider_url_and_cannot_spend_llm_calls(start_app, make_settings, fake_llm):
     host = fake_llm.url.split("://", 1)[1]
-    settings = make_settings(api_keys=[KEY, "team-key:team"],
-                             llm_base_url=f"http://proxyuser:s3cret-pass@{host}?api_key=s3cret-query&v=2")
+    settings = make_settings(
+        api_keys=[KEY, "team-key:team"], llm_base_url=f"http://proxyuser:s3cret-pass@{host}?api_key=s3cret-query&v=2"
+    )
     http = (await start_app(settings)).http
     admin = (await http.get("/health/llm", headers=AUTH)).json()["configuration"]["llm"]
     assert admin["base_url"] == f"http://{host}?api_key=REDACTED&v=2"
@@ -101,11 +108,12 @@ async def test_a_badly_behaved_model_is_not_recommended_and_says_why(keyed, fake
 
 async def test_a_model_with_few_facts_and_repaired_keywords_is_usable(keyed, fake_llm):
     d = "<|#|>"
-    fake_llm.handlers["extract"] = lambda messages: "\n".join([
-        *(f"entity{d}{name}{d}Person{d}{name} appears in the text." for name in KNOWN_ENTITIES[:5]),
-        "<|COMPLETE|>"])
+    fake_llm.handlers["extract"] = lambda messages: "\n".join(
+        [*(f"entity{d}{name}{d}Person{d}{name} appears in the text." for name in KNOWN_ENTITIES[:5]), "<|COMPLETE|>"]
+    )
     fake_llm.handlers["keywords"] = lambda messages: (
-        'Here you go: ```json\n{"high_level_keywords": ["funding"], "low_level_keywords": ["Coral Atlas"]}\n```')
+        'Here you go: ```json\n{"high_level_keywords": ["funding"], "low_level_keywords": ["Coral Atlas"]}\n```'
+    )
     check = (await keyed.get("/health/llm", params={"deep": "true"}, headers=AUTH)).json()["check"]
     assert check["facts_found"] == 5 and check["keywords_json"] == "repaired"
     assert check["verdict"] == "usable"
@@ -141,9 +149,14 @@ async def test_without_an_llm_the_check_answers_503(start_app, make_settings):
 
 
 def _run_cli(monkeypatch, fake, *args: str):
-    for name, value in {"LLM_BASE_URL": fake.url, "LLM_MODEL": "fake-llm", "LLM_API_KEY": "k",
-                        "LLM_MAX_RETRIES": "0", "EMBEDDING_MODEL": "fake-embedding",
-                        "EMBEDDING_DIM": str(TEST_DIM)}.items():
+    for name, value in {
+        "LLM_BASE_URL": fake.url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "LLM_MAX_RETRIES": "0",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": str(TEST_DIM),
+    }.items():
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()
     try:

@@ -29,8 +29,9 @@ def spec() -> dict[str, Any]:
 
 
 def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(path, method, op) for path, item in spec["paths"].items() for method, op in item.items()
-            if method in METHODS]
+    return [
+        (path, method, op) for path, item in spec["paths"].items() for method, op in item.items() if method in METHODS
+    ]
 
 
 def test_openapi_yaml_matches_served_spec(spec):
@@ -76,8 +77,11 @@ def test_every_error_response_has_the_app_error_shape(spec):
     for path, method, op in _operations(spec):
         for status, response in op["responses"].items():
             if status[0] in "45" and path != "/health":
-                assert response["content"] == {"application/json": {"schema": {"$ref": ERROR_SCHEMA_REF}}}, \
-                    (method, path, status)
+                assert response["content"] == {"application/json": {"schema": {"$ref": ERROR_SCHEMA_REF}}}, (
+                    method,
+                    path,
+                    status,
+                )
 
 
 def test_errors_follow_what_each_route_can_raise(spec):
@@ -108,9 +112,12 @@ def test_every_response_declares_the_request_headers(spec):
 
 
 def _request_models() -> dict[str, type[BaseModel]]:
-    return {name: model for module in (deletion, documents, graph, errors, projects, query)
-            for name, model in inspect.getmembers(module, inspect.isclass)
-            if issubclass(model, BaseModel) and model.__module__ == module.__name__}
+    return {
+        name: model
+        for module in (deletion, documents, graph, errors, projects, query)
+        for name, model in inspect.getmembers(module, inspect.isclass)
+        if issubclass(model, BaseModel) and model.__module__ == module.__name__
+    }
 
 
 def test_every_request_body_has_a_valid_example(spec):

@@ -26,11 +26,20 @@ PACKAGE = "lightrag_generated_client"
 def live_api(pg_cluster, fake_server):
     name = f"genclient_{os.getpid()}"
     pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(
-        _env_file=None, database_url=pg_cluster.url(name), llm_base_url=fake_server.url, llm_model="fake-llm",
-        llm_api_key="k", embedding_model="fake-embedding", embedding_dim=TEST_DIM, log_level="ERROR",
-        api_keys=[API_KEY], worker_enabled=False,
-    ))
+    app = create_app(
+        Settings(
+            _env_file=None,
+            database_url=pg_cluster.url(name),
+            llm_base_url=fake_server.url,
+            llm_model="fake-llm",
+            llm_api_key="k",
+            embedding_model="fake-embedding",
+            embedding_dim=TEST_DIM,
+            log_level="ERROR",
+            api_keys=[API_KEY],
+            worker_enabled=False,
+        )
+    )
     server = serve_in_thread(app)
     yield server.url
     server.stop()
@@ -43,9 +52,23 @@ def _generate(spec: dict, out: Path) -> None:
     # the generator formats its output with ruff, which it looks up on PATH
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
-        [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(spec_file),
-         "--output-path", str(out / PACKAGE), "--meta", "none"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "openapi_python_client",
+            "generate",
+            "--path",
+            str(spec_file),
+            "--output-path",
+            str(out / PACKAGE),
+            "--meta",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
@@ -76,7 +99,8 @@ def test_generated_client_creates_and_reads_a_project(live_api, generated):
 
     with generated.AuthenticatedClient(base_url=live_api, token=API_KEY) as client:
         created = create_project.sync_detailed(
-            client=client, body=models.ProjectCreate(id="generated", name="From the generated client"))
+            client=client, body=models.ProjectCreate(id="generated", name="From the generated client")
+        )
         assert created.status_code == 201
         assert isinstance(created.parsed, models.ProjectOut)
         assert created.parsed.name == "From the generated client"

@@ -50,8 +50,9 @@ async def test_invalid_ids_and_settings_are_422(client):
     bad_settings = {"id": "x", "settings": {"chunk_size": 100, "chunk_overlap_size": 100}}
     assert (await client.post("/projects", json=bad_settings)).status_code == 422
     assert (await client.post("/projects", json={"id": "y", "settings": {"nope": 1}})).status_code == 422
-    assert (await client.post("/projects", content=b"{not json", headers={"content-type": "application/json"})
-            ).status_code == 422
+    assert (
+        await client.post("/projects", content=b"{not json", headers={"content-type": "application/json"})
+    ).status_code == 422
 
 
 async def test_settings_overrides_are_stored_and_effective(client):
@@ -75,8 +76,11 @@ async def test_counts_and_isolation(app_client, client):
     await client.post("/projects", json={"id": "one"})
     await client.post("/projects", json={"id": "two"})
     async with app_client.container.db.transaction() as conn:
-        await conn.execute(insert(documents).values(
-            project_id="one", id="doc-1", status="processed", content="hello", content_hash="h", content_length=5))
+        await conn.execute(
+            insert(documents).values(
+                project_id="one", id="doc-1", status="processed", content="hello", content_hash="h", content_length=5
+            )
+        )
     one = (await client.get("/projects/one")).json()
     two = (await client.get("/projects/two")).json()
     assert one["counts"]["documents"] == 1
@@ -88,8 +92,16 @@ async def test_counts_and_isolation(app_client, client):
 
 async def test_deleting_default_empties_it_but_keeps_it(app_client, client):
     async with app_client.container.db.transaction() as conn:
-        await conn.execute(insert(documents).values(
-            project_id="default", id="doc-1", status="processed", content="hello", content_hash="h", content_length=5))
+        await conn.execute(
+            insert(documents).values(
+                project_id="default",
+                id="doc-1",
+                status="processed",
+                content="hello",
+                content_hash="h",
+                content_length=5,
+            )
+        )
     assert (await client.delete("/projects/default")).status_code == 204
     body = (await client.get("/projects/default")).json()
     assert body["counts"]["documents"] == 0

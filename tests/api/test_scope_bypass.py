@@ -17,8 +17,13 @@ ADMIN, SCOPED = "admin-key", "alpha-key"
 H_ADMIN, H_A = {"X-API-Key": ADMIN}, {"X-API-Key": SCOPED}
 BETA_TEXT = "Quorra Vellis founded Tessaline Works in Oslo."
 # Every spelling FastAPI parses as JSON or as a form.
-JSON_TYPES = ["application/json", "Application/JSON", "APPLICATION/JSON; charset=utf-8", "application/vnd.x+json",
-              "application/problem+json"]
+JSON_TYPES = [
+    "application/json",
+    "Application/JSON",
+    "APPLICATION/JSON; charset=utf-8",
+    "application/vnd.x+json",
+    "application/problem+json",
+]
 FORM_TYPES = ["multipart/form-data", "Multipart/Form-Data", "MULTIPART/FORM-DATA"]
 
 
@@ -35,8 +40,12 @@ async def app(make_settings, start_app):
 
 async def _beta_counts(app) -> tuple[int, int, int]:
     async with app.container.db.connect() as conn:
-        return tuple([int(await conn.scalar(select(func.count()).select_from(t).where(t.c.project_id == "beta")))
-                      for t in (documents, entities, relations)])
+        return tuple(
+            [
+                int(await conn.scalar(select(func.count()).select_from(t).where(t.c.project_id == "beta")))
+                for t in (documents, entities, relations)
+            ]
+        )
 
 
 def _json_requests() -> list[tuple[str, str, dict]]:
@@ -44,17 +53,34 @@ def _json_requests() -> list[tuple[str, str, dict]]:
     return [
         ("POST", "/documents", {"project_id": "beta", "documents": [{"text": "Intruder text about Mallory."}]}),
         ("POST", "/documents/doc-x/retry", {"project_id": "beta"}),
-        ("POST", "/query", {"project_id": "beta", "query": "Who founded Tessaline Works?", "mode": "naive",
-                            "only_need_context": True}),
+        (
+            "POST",
+            "/query",
+            {"project_id": "beta", "query": "Who founded Tessaline Works?", "mode": "naive", "only_need_context": True},
+        ),
         ("POST", "/query/stream", {"project_id": "beta", "query": "Who founded Tessaline Works?"}),
         ("POST", "/entities", {"project_id": "beta", "name": "Mallory", "description": "Planted."}),
         ("PATCH", "/entities/Quorra%20Vellis", {"project_id": "beta", "description": "Overwritten."}),
-        ("POST", "/entities/merge", {"project_id": "beta", "source_entities": ["Quorra Vellis"],
-                                      "target_entity": "Tessaline Works"}),
-        ("POST", "/relations", {"project_id": "beta", "source": "Quorra Vellis", "target": "Oslo",
-                                "description": "Planted."}),
-        ("PATCH", "/relations", {"project_id": "beta", "source": "Quorra Vellis", "target": "Tessaline Works",
-                                 "description": "Overwritten."}),
+        (
+            "POST",
+            "/entities/merge",
+            {"project_id": "beta", "source_entities": ["Quorra Vellis"], "target_entity": "Tessaline Works"},
+        ),
+        (
+            "POST",
+            "/relations",
+            {"project_id": "beta", "source": "Quorra Vellis", "target": "Oslo", "description": "Planted."},
+        ),
+        (
+            "PATCH",
+            "/relations",
+            {
+                "project_id": "beta",
+                "source": "Quorra Vellis",
+                "target": "Tessaline Works",
+                "description": "Overwritten.",
+            },
+        ),
         ("POST", "/projects", {"id": "beta-two"}),
     ]
 
@@ -63,8 +89,9 @@ def _json_requests() -> list[tuple[str, str, dict]]:
 async def test_body_naming_another_project_is_forbidden_in_every_json_spelling(app, content_type):
     before = await _beta_counts(app)
     for method, path, body in _json_requests():
-        response = await app.http.request(method, f"{path}?project_id=alpha", content=json.dumps(body),
-                                          headers={**H_A, "Content-Type": content_type})
+        response = await app.http.request(
+            method, f"{path}?project_id=alpha", content=json.dumps(body), headers={**H_A, "Content-Type": content_type}
+        )
         assert response.status_code == 403, (content_type, method, path, response.status_code, response.text[:200])
         assert response.json()["code"] == "project_forbidden"
         assert "Tessaline" not in response.text
@@ -77,21 +104,26 @@ async def test_body_naming_another_project_is_forbidden_in_every_json_spelling(a
 async def test_upload_form_naming_another_project_is_forbidden(app, content_type):
     before = await _beta_counts(app)
     boundary = "----scopeprobe"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"project_id\"\r\n\r\nbeta\r\n"
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"x.txt\"\r\n"
-            f"Content-Type: text/plain\r\n\r\nMallory planted this.\r\n--{boundary}--\r\n").encode()
-    response = await app.http.post("/documents/upload?project_id=alpha", content=body,
-                                   headers={**H_A, "Content-Type": f"{content_type}; boundary={boundary}"})
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\nbeta\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="x.txt"\r\n'
+        f"Content-Type: text/plain\r\n\r\nMallory planted this.\r\n--{boundary}--\r\n"
+    ).encode()
+    response = await app.http.post(
+        "/documents/upload?project_id=alpha",
+        content=body,
+        headers={**H_A, "Content-Type": f"{content_type}; boundary={boundary}"},
+    )
     assert response.status_code == 403, (content_type, response.text)
     assert await _beta_counts(app) == before
 
 
 async def test_scoped_key_still_works_on_its_own_project_in_any_spelling(app):
-    body = {"project_id": "alpha", "query": "Who founded Tessaline Works?", "mode": "naive",
-            "only_need_context": True}
+    body = {"project_id": "alpha", "query": "Who founded Tessaline Works?", "mode": "naive", "only_need_context": True}
     for content_type in JSON_TYPES:
-        response = await app.http.post("/query?project_id=beta", content=json.dumps(body),
-                                       headers={**H_A, "Content-Type": content_type})
+        response = await app.http.post(
+            "/query?project_id=beta", content=json.dumps(body), headers={**H_A, "Content-Type": content_type}
+        )
         assert response.status_code == 200, (content_type, response.text)
         assert "Tessaline" not in response.text  # the route acted on alpha, the project it was checked for
 
@@ -112,26 +144,39 @@ async def test_every_api_route_checks_the_scope(app):
 
 async def test_key_is_checked_before_the_body_is_read(make_settings, start_app):
     app = await start_app(make_settings(api_keys=[ADMIN], max_request_bytes=4096))
-    oversized = await app.http.post("/documents/upload", content=b"x" * 10_000,
-                                    headers={"Content-Type": "multipart/form-data; boundary=b"})
+    oversized = await app.http.post(
+        "/documents/upload", content=b"x" * 10_000, headers={"Content-Type": "multipart/form-data; boundary=b"}
+    )
     assert oversized.status_code == 401
     assert oversized.headers["www-authenticate"] == "Bearer"
-    authorised = await app.http.post("/documents/upload", content=b"x" * 10_000,
-                                     headers={**H_ADMIN, "Content-Type": "multipart/form-data; boundary=b"})
+    authorised = await app.http.post(
+        "/documents/upload",
+        content=b"x" * 10_000,
+        headers={**H_ADMIN, "Content-Type": "multipart/form-data; boundary=b"},
+    )
     assert authorised.status_code == 413
 
 
 async def test_deeply_nested_json_is_a_client_error_everywhere(make_settings, start_app):
     app = await start_app(make_settings(api_keys=[ADMIN]))
     nested = b"[" * 100_000 + b"]" * 100_000
-    for method, path in (("DELETE", "/documents/doc-x"), ("DELETE", "/entities/x"), ("DELETE", "/relations"),
-                         ("DELETE", "/projects/beta"), ("POST", "/documents"), ("POST", "/query"),
-                         ("PATCH", "/entities/x"), ("POST", "/entities/merge")):
-        unauthenticated = await app.http.request(method, path, content=nested,
-                                                 headers={"Content-Type": "application/json"})
+    for method, path in (
+        ("DELETE", "/documents/doc-x"),
+        ("DELETE", "/entities/x"),
+        ("DELETE", "/relations"),
+        ("DELETE", "/projects/beta"),
+        ("POST", "/documents"),
+        ("POST", "/query"),
+        ("PATCH", "/entities/x"),
+        ("POST", "/entities/merge"),
+    ):
+        unauthenticated = await app.http.request(
+            method, path, content=nested, headers={"Content-Type": "application/json"}
+        )
         assert unauthenticated.status_code == 401, (method, path)
-        response = await app.http.request(method, path, content=nested,
-                                          headers={**H_ADMIN, "Content-Type": "application/json"})
+        response = await app.http.request(
+            method, path, content=nested, headers={**H_ADMIN, "Content-Type": "application/json"}
+        )
         assert 400 <= response.status_code < 500, (method, path, response.status_code)
 
 
@@ -149,8 +194,11 @@ async def test_scoped_key_sees_only_its_projects_queue(make_settings, start_app)
     app = await start_app(make_settings(api_keys=[ADMIN, f"{SCOPED}:alpha"], worker_enabled=False))
     for project in ("alpha", "beta"):
         await app.http.post("/projects", json={"id": project}, headers=H_ADMIN)
-    await app.http.post("/documents", headers=H_ADMIN,
-                        json={"project_id": "beta", "documents": [{"text": f"Queued text {i}."} for i in range(3)]})
+    await app.http.post(
+        "/documents",
+        headers=H_ADMIN,
+        json={"project_id": "beta", "documents": [{"text": f"Queued text {i}."} for i in range(3)]},
+    )
     admin_view = (await app.http.get("/pipeline?project_id=alpha", headers=H_ADMIN)).json()
     scoped_view = (await app.http.get("/pipeline?project_id=alpha", headers=H_A)).json()
     assert admin_view["global_queue_depth"] == 3  # beta's queue is visible to the admin key

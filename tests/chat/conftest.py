@@ -16,8 +16,10 @@ from tests.support.live_server import live_app
 
 ADMIN_KEY = "chat-admin-key"
 SCOPED_KEY = "chat-scoped-key"
-STORY = ("Charlie Gordon is a baker who takes part in an experiment. Alice Kinnian teaches Charlie Gordon to read "
-         "at the Beekman school.")
+STORY = (
+    "Charlie Gordon is a baker who takes part in an experiment. Alice Kinnian teaches Charlie Gordon to read "
+    "at the Beekman school."
+)
 NOTE = "Professor Nemur leads the research. Doctor Strauss performs the surgery on Algernon."
 
 
@@ -30,16 +32,19 @@ class ChatService:
 
 
 def _ingest(http: httpx.Client, project_id: str, text: str, file_path: str) -> None:
-    response = http.post("/documents", json={"project_id": project_id, "wait": True,
-                                             "documents": [{"text": text, "file_path": file_path}]})
+    response = http.post(
+        "/documents",
+        json={"project_id": project_id, "wait": True, "documents": [{"text": text, "file_path": file_path}]},
+    )
     response.raise_for_status()
     assert response.json()["documents"][0]["status"] == "processed", response.text
 
 
 @pytest.fixture(scope="package")
 def chat_service(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[ChatService]:
-    with live_app(pg_cluster, fake_server, f"chat_{os.getpid()}",
-                  api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]) as server:
+    with live_app(
+        pg_cluster, fake_server, f"chat_{os.getpid()}", api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]
+    ) as server:
         service = ChatService(server.url)
         fake_server.reset()
         with service.http() as http:

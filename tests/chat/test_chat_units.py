@@ -10,15 +10,18 @@ from app.adapters.chat.answering.modes import split_mode
 from app.core.errors import InvalidInput, NotFound
 
 
-@pytest.mark.parametrize("text,mode,context_only,rest", [
-    ("Who is Alice?", "mix", False, "Who is Alice?"),
-    ("/local Who is Alice?", "local", False, "Who is Alice?"),
-    ("  /GLOBAL\nthemes?", "global", False, "themes?"),
-    ("/context who?", "mix", True, "who?"),
-    ("/bypass", "bypass", False, ""),
-    ("/localhost is a name", "mix", False, "/localhost is a name"),  # a prefix is a whole word
-    ("/unknown x", "mix", False, "/unknown x"),
-])
+@pytest.mark.parametrize(
+    "text,mode,context_only,rest",
+    [
+        ("Who is Alice?", "mix", False, "Who is Alice?"),
+        ("/local Who is Alice?", "local", False, "Who is Alice?"),
+        ("  /GLOBAL\nthemes?", "global", False, "themes?"),
+        ("/context who?", "mix", True, "who?"),
+        ("/bypass", "bypass", False, ""),
+        ("/localhost is a name", "mix", False, "/localhost is a name"),  # a prefix is a whole word
+        ("/unknown x", "mix", False, "/unknown x"),
+    ],
+)
 def test_mode_prefixes(text, mode, context_only, rest):
     moded = split_mode(text)
     assert (moded.mode, moded.context_only, moded.text) == (mode, context_only, rest)
@@ -43,8 +46,14 @@ def test_models_list_the_default_project_twice_and_nothing_hidden_by_the_plain_n
 
 
 def test_conversation_to_query_keeps_the_latest_history():
-    turns = [ChatTurn("user", "/local one"), ChatTurn("assistant", "two"), ChatTurn("tool", "{}"),
-             ChatTurn("developer", "three"), ChatTurn("user", "/naive four"), ChatTurn("assistant", "after")]
+    turns = [
+        ChatTurn("user", "/local one"),
+        ChatTurn("assistant", "two"),
+        ChatTurn("tool", "{}"),
+        ChatTurn("developer", "three"),
+        ChatTurn("user", "/naive four"),
+        ChatTurn("assistant", "after"),
+    ]
     query = chat_query("lightrag", "default", turns, max_history=2)
     request = query.request
     assert (request.query, request.mode, request.project_id) == ("four", "naive", "default")
@@ -52,12 +61,15 @@ def test_conversation_to_query_keeps_the_latest_history():
     assert chat_query("m", "p", turns, max_history=0).request.conversation_history == []
 
 
-@pytest.mark.parametrize("turns,code", [
-    ([], "no_user_message"),
-    ([ChatTurn("assistant", "hi")], "no_user_message"),
-    ([ChatTurn("user", " /mix ")], "empty_query"),
-    ([ChatTurn("user", "")], "empty_query"),
-])
+@pytest.mark.parametrize(
+    "turns,code",
+    [
+        ([], "no_user_message"),
+        ([ChatTurn("assistant", "hi")], "no_user_message"),
+        ([ChatTurn("user", " /mix ")], "empty_query"),
+        ([ChatTurn("user", "")], "empty_query"),
+    ],
+)
 def test_bad_conversations(turns, code):
     with pytest.raises(InvalidInput) as bad:
         chat_query("m", "p", turns, max_history=10)

@@ -26,8 +26,9 @@ def test_version_and_one_model_per_project(chat_service):
 
 
 def test_chat_answers_from_the_project_with_references_and_honest_counters(chat_service, fake_llm: FakeOpenAI):
-    response = _client(chat_service).chat(model="lightrag", stream=False,
-                                          messages=[{"role": "user", "content": "Who is Charlie Gordon?"}])
+    response = _client(chat_service).chat(
+        model="lightrag", stream=False, messages=[{"role": "user", "content": "Who is Charlie Gordon?"}]
+    )
     content = response.message.content
     assert response.message.role == "assistant" and response.done and response.done_reason == "stop"
     assert content.startswith("Answer to 'Who is Charlie Gordon?'")
@@ -40,8 +41,11 @@ def test_chat_answers_from_the_project_with_references_and_honest_counters(chat_
 
 
 def test_streamed_chat_is_the_same_answer_in_pieces(chat_service, fake_llm: FakeOpenAI):
-    chunks = list(_client(chat_service).chat(model="lightrag:default", stream=True,
-                                             messages=[{"role": "user", "content": "Who is Alice Kinnian?"}]))
+    chunks = list(
+        _client(chat_service).chat(
+            model="lightrag:default", stream=True, messages=[{"role": "user", "content": "Who is Alice Kinnian?"}]
+        )
+    )
     assert len(chunks) > 3 and not any(c.done for c in chunks[:-1])
     last = chunks[-1]
     assert last.done and last.done_reason == "stop" and last.message.content == ""
@@ -52,15 +56,19 @@ def test_streamed_chat_is_the_same_answer_in_pieces(chat_service, fake_llm: Fake
 
 
 def test_history_and_a_mode_prefix(chat_service, fake_llm: FakeOpenAI):
-    messages = [{"role": "user", "content": "/local Who is Charlie Gordon?"},
-                {"role": "assistant", "content": "A baker."},
-                {"role": "user", "content": "/naive   Alice Kinnian teaches Charlie Gordon to read at which school?"}]
+    messages = [
+        {"role": "user", "content": "/local Who is Charlie Gordon?"},
+        {"role": "assistant", "content": "A baker."},
+        {"role": "user", "content": "/naive   Alice Kinnian teaches Charlie Gordon to read at which school?"},
+    ]
     response = _client(chat_service).chat(model="lightrag", messages=messages, stream=False)
     assert [c.operation for c in fake_llm.calls] == ["query"]  # naive: no keyword extraction
     sent = fake_llm.calls[0].messages
-    assert sent[1:] == [{"role": "user", "content": "Who is Charlie Gordon?"},
-                        {"role": "assistant", "content": "A baker."},
-                        {"role": "user", "content": "Alice Kinnian teaches Charlie Gordon to read at which school?"}]
+    assert sent[1:] == [
+        {"role": "user", "content": "Who is Charlie Gordon?"},
+        {"role": "assistant", "content": "A baker."},
+        {"role": "user", "content": "Alice Kinnian teaches Charlie Gordon to read at which school?"},
+    ]
     assert "[1] story.txt" in response.message.content
 
 
@@ -69,8 +77,9 @@ def test_bypass_and_context_prefixes(chat_service, fake_llm: FakeOpenAI):
     bypass = client.chat(model="lightrag", messages=[{"role": "user", "content": "/bypass Say hello"}], stream=False)
     assert bypass.message.content == "Direct answer to 'Say hello'."  # no references: nothing was retrieved
     assert [c.operation for c in fake_llm.calls] == ["bypass"]
-    context = client.chat(model="lightrag", stream=False,
-                          messages=[{"role": "user", "content": "/context Who is Charlie Gordon?"}])
+    context = client.chat(
+        model="lightrag", stream=False, messages=[{"role": "user", "content": "/context Who is Charlie Gordon?"}]
+    )
     assert "Charlie Gordon" in context.message.content and "story.txt" in context.message.content
     assert "query" not in [c.operation for c in fake_llm.calls]
 
@@ -80,8 +89,7 @@ def test_generate_streaming_and_not(chat_service):
     whole = client.generate(model="lightrag:other", prompt="Who is Professor Nemur?", stream=False)
     assert whole.done and whole.response.startswith("Answer to 'Who is Professor Nemur?'")
     assert "[1] note.txt" in whole.response
-    pieces = list(client.generate(model="lightrag:other", prompt="/hybrid Who is Professor Nemur?",
-                                  stream=True))
+    pieces = list(client.generate(model="lightrag:other", prompt="/hybrid Who is Professor Nemur?", stream=True))
     assert pieces[-1].done and pieces[-1].eval_count > 0
     assert "".join(p.response for p in pieces).startswith("Answer to 'Who is Professor Nemur?'")
 
@@ -89,8 +97,7 @@ def test_generate_streaming_and_not(chat_service):
 def test_a_scoped_key_sees_and_uses_only_its_projects(chat_service):
     client = _client(chat_service, SCOPED_KEY)
     assert [m.model for m in client.list().models] == ["lightrag:other"]
-    answer = client.chat(model="lightrag:other", messages=[{"role": "user", "content": "Who is Nemur?"}],
-                         stream=False)
+    answer = client.chat(model="lightrag:other", messages=[{"role": "user", "content": "Who is Nemur?"}], stream=False)
     assert "note.txt" in answer.message.content
     for model in ("lightrag", "lightrag:default"):
         with pytest.raises(ollama.ResponseError) as refused:
@@ -105,10 +112,13 @@ def test_unknown_models_are_404_in_ollamas_error_shape(chat_service, model):
     assert missing.value.status_code == 404 and f"model '{model}' not found" in missing.value.error
 
 
-@pytest.mark.parametrize("messages,code", [
-    ([{"role": "system", "content": "Be brief."}], "no_user_message"),
-    ([{"role": "user", "content": "/local   "}], "empty_query"),
-])
+@pytest.mark.parametrize(
+    "messages,code",
+    [
+        ([{"role": "system", "content": "Be brief."}], "no_user_message"),
+        ([{"role": "user", "content": "/local   "}], "empty_query"),
+    ],
+)
 def test_bad_conversations_are_422(chat_service, messages, code):
     with chat_service.http() as http:
         response = http.post("/api/chat", json={"model": "lightrag", "messages": messages})
@@ -151,23 +161,37 @@ def test_a_json_body_is_read_whatever_its_content_type_as_ollama_does(chat_servi
     headers = {"content-type": content_type} if content_type else {}
     with chat_service.http() as http:
         http.headers.pop("content-type", None)
-        generated = http.post("/api/generate", headers=headers,
-                              content=b'{"model": "lightrag", "prompt": "Who is Charlie Gordon?", "stream": false}')
-        chatted = http.post("/api/chat", headers=headers, content=json.dumps({
-            "model": "lightrag", "stream": False,
-            "messages": [{"role": "user", "content": "Who is Alice Kinnian?"}]}).encode())
+        generated = http.post(
+            "/api/generate",
+            headers=headers,
+            content=b'{"model": "lightrag", "prompt": "Who is Charlie Gordon?", "stream": false}',
+        )
+        chatted = http.post(
+            "/api/chat",
+            headers=headers,
+            content=json.dumps(
+                {
+                    "model": "lightrag",
+                    "stream": False,
+                    "messages": [{"role": "user", "content": "Who is Alice Kinnian?"}],
+                }
+            ).encode(),
+        )
     assert generated.status_code == 200, generated.text
     assert generated.json()["response"].startswith("Answer to 'Who is Charlie Gordon?'")
     assert chatted.status_code == 200, chatted.text
     assert chatted.json()["message"]["content"].startswith("Answer to 'Who is Alice Kinnian?'")
 
 
-@pytest.mark.parametrize("body,message", [
-    (b'{"model": "lightrag", "prompt": "Why', "the request body is not valid JSON"),
-    (b"model=lightrag&prompt=hi", "the request body is not valid JSON"),
-    (b"[1, 2]", "the request body must be a JSON object"),
-    (b"", "the request body must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (b'{"model": "lightrag", "prompt": "Why', "the request body is not valid JSON"),
+        (b"model=lightrag&prompt=hi", "the request body is not valid JSON"),
+        (b"[1, 2]", "the request body must be a JSON object"),
+        (b"", "the request body must be a JSON object"),
+    ],
+)
 def test_an_unreadable_body_is_one_clear_error(chat_service, body, message):
     with chat_service.http() as http:
         for route in ("/api/generate", "/api/chat", "/api/show"):

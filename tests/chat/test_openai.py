@@ -35,7 +35,8 @@ def test_completion_with_references_and_usage(chat_service, fake_llm: FakeOpenAI
 
 def test_streamed_completion_with_usage_in_the_last_chunk(chat_service, fake_llm: FakeOpenAI):
     stream = _client(chat_service).chat.completions.create(
-        model="lightrag:default", messages=QUESTION, stream=True, stream_options={"include_usage": True})
+        model="lightrag:default", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+    )
     chunks = list(stream)
     assert chunks[0].choices[0].delta.role == "assistant"
     assert all(c.object == "chat.completion.chunk" and c.id == chunks[0].id for c in chunks)
@@ -52,17 +53,24 @@ def test_streamed_completion_without_usage(chat_service):
 
 
 def test_history_content_parts_and_a_mode_prefix(chat_service, fake_llm: FakeOpenAI):
-    messages = [{"role": "system", "content": "Answer briefly."},
-                {"role": "user", "content": [{"type": "text", "text": "Who is Charlie Gordon?"}]},
-                {"role": "assistant", "content": "A baker."},
-                {"role": "user", "content": [{"type": "text", "text": "/bypass "},
-                                             {"type": "text", "text": "What did I just ask?"}]}]
+    messages = [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": [{"type": "text", "text": "Who is Charlie Gordon?"}]},
+        {"role": "assistant", "content": "A baker."},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "/bypass "}, {"type": "text", "text": "What did I just ask?"}],
+        },
+    ]
     completion = _client(chat_service).chat.completions.create(model="lightrag", messages=messages)
     assert completion.choices[0].message.content == "Direct answer to 'What did I just ask?'."
     assert [c.operation for c in fake_llm.calls] == ["bypass"]
     assert fake_llm.calls[0].messages[-4:] == [
-        {"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Who is Charlie Gordon?"},
-        {"role": "assistant", "content": "A baker."}, {"role": "user", "content": "What did I just ask?"}]
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "Who is Charlie Gordon?"},
+        {"role": "assistant", "content": "A baker."},
+        {"role": "user", "content": "What did I just ask?"},
+    ]
 
 
 def test_a_scoped_key_is_refused_another_projects_model(chat_service):
@@ -85,7 +93,8 @@ def test_an_unknown_model_is_404_in_openais_error_shape(chat_service):
 def test_a_conversation_without_a_user_message_is_422(chat_service):
     with pytest.raises(openai.UnprocessableEntityError) as bad:
         _client(chat_service).chat.completions.create(
-            model="lightrag", messages=[{"role": "system", "content": "You are helpful."}])
+            model="lightrag", messages=[{"role": "system", "content": "You are helpful."}]
+        )
     assert bad.value.code == "no_user_message" and bad.value.type == "invalid_request_error"
 
 
@@ -102,6 +111,9 @@ def test_an_llm_failure_inside_the_stream_is_raised_by_the_sdk(chat_service, fak
     assert failed.value.status_code == 503 and failed.value.code == "provider_error"
     fake_llm.fail_next(1, 500, operation="bypass")
     with pytest.raises(openai.APIError) as in_band:
-        list(client.chat.completions.create(model="lightrag", stream=True,
-                                            messages=[{"role": "user", "content": "/bypass Hi"}]))
+        list(
+            client.chat.completions.create(
+                model="lightrag", stream=True, messages=[{"role": "user", "content": "/bypass Hi"}]
+            )
+        )
     assert "LLM request failed" in in_band.value.message

@@ -28,8 +28,13 @@ class LiveService:
         return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30)
 
     def run(self, *args: str, project: str = "default", api_key: str = API_KEY, url: str | None = None) -> Result:
-        env = {"LIGHTRAG_URL": url or self.url, "LIGHTRAG_API_KEY": api_key, "LIGHTRAG_PROJECT": project,
-               "LIGHTRAG_TIMEOUT": "60", "COLUMNS": "300"}
+        env = {
+            "LIGHTRAG_URL": url or self.url,
+            "LIGHTRAG_API_KEY": api_key,
+            "LIGHTRAG_PROJECT": project,
+            "LIGHTRAG_TIMEOUT": "60",
+            "COLUMNS": "300",
+        }
         return CliRunner().invoke(cli, list(args), env=env)
 
 

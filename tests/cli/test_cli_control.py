@@ -38,8 +38,7 @@ def test_ingest_ends_its_wait_on_a_cancelled_document_and_reports_it(
     fake_llm.handlers["extract"] = _cancel_while_extracting(live_service, project)
     (tmp_path / "stopped.txt").write_text("Ivy Stone built Quartz Labs in Oslo.\n")
 
-    result = live_service.run("ingest", str(tmp_path), "--poll-interval", "0.05", "--max-wait", "20",
-                              project=project)
+    result = live_service.run("ingest", str(tmp_path), "--poll-interval", "0.05", "--max-wait", "20", project=project)
 
     assert result.exit_code == 1, result.output
     assert "still queued" not in result.output and "queued" not in result.stdout
@@ -60,8 +59,9 @@ def _settled(live_service: LiveService, project: str) -> dict[str, str]:
         time.sleep(0.05)
 
 
-def test_cancel_and_retry_by_id_or_file_name(live_service: LiveService, project: str, tmp_path: Path,
-                                             fake_llm: FakeOpenAI):
+def test_cancel_and_retry_by_id_or_file_name(
+    live_service: LiveService, project: str, tmp_path: Path, fake_llm: FakeOpenAI
+):
     fake_llm.latency = 60  # no extraction ends before the cancel: a worker's document stops while extracting
     (tmp_path / "one.txt").write_text("Jack Reed sailed to Malta.\n")
     (tmp_path / "two.txt").write_text("Kate Bell flew to Quito.\n")
@@ -85,8 +85,7 @@ def test_cancel_and_retry_by_id_or_file_name(live_service: LiveService, project:
     assert "nothing.txt: HTTP 404 document_not_found" in missing.stderr
 
 
-def test_retry_of_every_failed_document(live_service: LiveService, project: str, tmp_path: Path,
-                                        fake_llm: FakeOpenAI):
+def test_retry_of_every_failed_document(live_service: LiveService, project: str, tmp_path: Path, fake_llm: FakeOpenAI):
     def crash(messages: list[dict]) -> str:
         raise RuntimeError("model crashed")
 
@@ -128,7 +127,8 @@ def test_a_file_name_of_several_documents_is_refused_unless_all_are_meant(
     assert refused.exit_code == 2
     assert all(doc_id in refused.stderr for doc_id in ids)
     assert refused.stderr.strip().splitlines()[-1] == (
-        "error: 'same.txt' names 2 documents (listed above): give their ids, or pass --all-matching")
+        "error: 'same.txt' names 2 documents (listed above): give their ids, or pass --all-matching"
+    )
     assert sorted(_listed(live_service, project)) == ids  # nothing deleted
 
     both = live_service.run("delete", "same.txt", "--all-matching", project=project)

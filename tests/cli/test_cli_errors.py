@@ -40,8 +40,9 @@ def test_an_unreachable_service_is_one_clear_line(live_service: LiveService):
 @pytest.mark.slow  # a `python -m app.cli` process
 def test_the_installed_command_reports_errors_without_a_traceback():
     url = f"http://127.0.0.1:{_closed_port()}"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "--url", url, "query", "hello"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--url", url, "query", "hello"], capture_output=True, text=True, timeout=60
+    )
 
     assert done.returncode == EXIT_UNREACHABLE
     assert done.stdout == ""

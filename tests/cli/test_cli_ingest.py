@@ -36,8 +36,9 @@ def test_ingest_folder_of_mixed_files_to_completion(live_service: LiveService, p
     assert set(docs) == {"alice.txt", "bruno.md"}
     assert {d["status"] for d in docs.values()} == {"processed"}
 
-    again = live_service.run("ingest", str(tmp_path / "docs"), "--glob", "*.txt", "--poll-interval", "0.05",
-                             project=project)
+    again = live_service.run(
+        "ingest", str(tmp_path / "docs"), "--glob", "*.txt", "--poll-interval", "0.05", project=project
+    )
     assert_ok(again)
     assert "already stored (duplicate)" in again.stdout and "photo.png" not in again.stderr
 
@@ -56,8 +57,7 @@ def test_ingest_reports_failures_with_their_reasons(
     (tmp_path / "empty.md").write_text("   \n")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
 
-    result = live_service.run("ingest", str(tmp_path), "--batch-size", "2", "--poll-interval", "0.05",
-                              project=project)
+    result = live_service.run("ingest", str(tmp_path), "--batch-size", "2", "--poll-interval", "0.05", project=project)
 
     assert result.exit_code == 1, result.output
     assert "Not processed" in result.stdout
@@ -73,8 +73,9 @@ def test_ingest_no_wait_only_enqueues(live_service: LiveService, project: str, t
     (tmp_path / "one.txt").write_text("Erin Brock visited Paris with Frank Ocean.\n")
     (tmp_path / "two.md").write_text("Grace Hopper wrote COBOL manuals.\n")
 
-    result = live_service.run("ingest", str(tmp_path / "one.txt"), str(tmp_path / "two.md"), "--no-wait",
-                              project=project)
+    result = live_service.run(
+        "ingest", str(tmp_path / "one.txt"), str(tmp_path / "two.md"), "--no-wait", project=project
+    )
 
     assert_ok(result)
     assert "Enqueued" in result.stdout and "pending" in result.stdout
@@ -95,15 +96,15 @@ def test_ingest_of_nothing_supported_or_a_missing_path_fails_clearly(
     unknown = live_service.run("ingest", str(_folder(tmp_path / "x")), project="no-such-project")
     assert unknown.exit_code == 1
     assert unknown.stderr.strip().splitlines()[-1] == (
-        "error: HTTP 404 project_not_found: Project 'no-such-project' not found")
+        "error: HTTP 404 project_not_found: Project 'no-such-project' not found"
+    )
 
 
 def test_ingest_of_many_files_follows_them_by_listing_pages(live_service: LiveService, project: str, tmp_path: Path):
     for i in range(14):  # more than polled one by one
         (tmp_path / f"f{i:02}.txt").write_text(f"Person{i} Alpha met Person{i} Beta in City{i}.\n")
 
-    result = live_service.run("ingest", str(tmp_path), "--batch-size", "5", "--poll-interval", "0.05",
-                              project=project)
+    result = live_service.run("ingest", str(tmp_path), "--batch-size", "5", "--poll-interval", "0.05", project=project)
 
     assert_ok(result)
     docs = _documents(live_service, project)
@@ -117,10 +118,10 @@ def test_ingest_max_wait_stops_waiting_with_a_clear_error(
     fake_llm.latency = 1.5
     (tmp_path / "slow.txt").write_text("Hank Slow waited in Lisbon.\n")
 
-    result = live_service.run("ingest", str(tmp_path), "--poll-interval", "0.05", "--max-wait", "0.2",
-                              project=project)
+    result = live_service.run("ingest", str(tmp_path), "--poll-interval", "0.05", "--max-wait", "0.2", project=project)
 
     assert result.exit_code == 1
     assert "queued" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == (
-        "error: documents still queued after 0.2 s; follow them with `lightrag-service documents`")
+        "error: documents still queued after 0.2 s; follow them with `lightrag-service documents`"
+    )

@@ -19,8 +19,10 @@ from tests.support.live_server import live_app
 ADMIN_KEY = "compat-admin-key"
 SCOPED_KEY = "compat-scoped-key"
 PREFIX = "/lightrag"
-STORY = ("Charlie Gordon is a baker who takes part in an experiment. Alice Kinnian teaches Charlie Gordon to read "
-         "at the Beekman school.")
+STORY = (
+    "Charlie Gordon is a baker who takes part in an experiment. Alice Kinnian teaches Charlie Gordon to read "
+    "at the Beekman school."
+)
 NOTE = "Professor Nemur leads the research. Doctor Strauss performs the surgery on Algernon."
 
 
@@ -48,8 +50,9 @@ def wait_for_track(http: httpx.Client, track_id: str, timeout: float = 60) -> di
 
 @pytest.fixture(scope="package")
 def compat_service(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[CompatService]:
-    with live_app(pg_cluster, fake_server, f"compat_{os.getpid()}",
-                  api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]) as server:
+    with live_app(
+        pg_cluster, fake_server, f"compat_{os.getpid()}", api_keys=[ADMIN_KEY, f"{SCOPED_KEY}:other"]
+    ) as server:
         service = CompatService(server.url)
         fake_server.reset()
         with httpx.Client(base_url=server.url, headers={"X-API-Key": ADMIN_KEY}) as root:

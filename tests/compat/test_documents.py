@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from tests.compat.conftest import CompatService, wait_for_track
 
-DOC_FIELDS = {"id", "content_summary", "content_length", "status", "created_at", "updated_at", "track_id",
-              "chunks_count", "error_msg", "metadata", "file_path"}
+DOC_FIELDS = {
+    "id",
+    "content_summary",
+    "content_length",
+    "status",
+    "created_at",
+    "updated_at",
+    "track_id",
+    "chunks_count",
+    "error_msg",
+    "metadata",
+    "file_path",
+}
 
 
 def test_insert_text_is_tracked_to_processed(compat_service: CompatService):
     with compat_service.http(workspace="other") as http:
-        answer = http.post("/documents/text", json={"text": "Algernon is a laboratory mouse.",
-                                                    "file_source": "mouse.txt"})
+        answer = http.post(
+            "/documents/text", json={"text": "Algernon is a laboratory mouse.", "file_source": "mouse.txt"}
+        )
         assert answer.status_code == 200
         body = answer.json()
         assert body["status"] == "success" and body["track_id"].startswith("insert_")
@@ -34,10 +46,17 @@ def test_same_text_again_is_duplicated_without_a_track_id(compat_service: Compat
 
 def test_insert_texts_with_a_duplicate_is_partial_success(compat_service: CompatService):
     with compat_service.http(workspace="other") as http:
-        body = http.post("/documents/texts", json={
-            "texts": ["Fay Lillian paints in her apartment.", "Fay Lillian paints in her apartment.",
-                      "Matt Gordon sells barber supplies."],
-            "file_sources": ["fay.txt"]}).json()
+        body = http.post(
+            "/documents/texts",
+            json={
+                "texts": [
+                    "Fay Lillian paints in her apartment.",
+                    "Fay Lillian paints in her apartment.",
+                    "Matt Gordon sells barber supplies.",
+                ],
+                "file_sources": ["fay.txt"],
+            },
+        ).json()
         assert body["status"] == "partial_success" and "1 already stored" in body["message"]
         tracked = wait_for_track(http, body["track_id"])
     assert tracked["total_count"] == 2
@@ -46,8 +65,10 @@ def test_insert_texts_with_a_duplicate_is_partial_success(compat_service: Compat
 
 def test_multipart_upload_like_the_webui(compat_service: CompatService):
     with compat_service.http(workspace="other") as http:
-        answer = http.post("/documents/upload", files={"file": ("warren.md", b"# Warren\n\nThe Warren home is a "
-                                                                            b"state institution.", "text/markdown")})
+        answer = http.post(
+            "/documents/upload",
+            files={"file": ("warren.md", b"# Warren\n\nThe Warren home is a state institution.", "text/markdown")},
+        )
         body = answer.json()
         assert answer.status_code == 200 and body["status"] == "success" and body["track_id"].startswith("upload_")
         assert "warren.md" in body["message"]
@@ -58,13 +79,27 @@ def test_multipart_upload_like_the_webui(compat_service: CompatService):
 
 def test_paginated_sorted_and_filtered_with_counts(compat_service: CompatService):
     with compat_service.http() as http:
-        page = http.post("/documents/paginated", json={"page": 1, "page_size": 10, "sort_field": "file_path",
-                                                       "sort_direction": "asc", "status_filter": "PROCESSED"})
+        page = http.post(
+            "/documents/paginated",
+            json={
+                "page": 1,
+                "page_size": 10,
+                "sort_field": "file_path",
+                "sort_direction": "asc",
+                "status_filter": "PROCESSED",
+            },
+        )
         counts = http.get("/documents/status_counts").json()
     assert page.status_code == 200
     body = page.json()
-    assert body["pagination"] == {"page": 1, "page_size": 10, "total_count": 1, "total_pages": 1,
-                                  "has_next": False, "has_prev": False}
+    assert body["pagination"] == {
+        "page": 1,
+        "page_size": 10,
+        "total_count": 1,
+        "total_pages": 1,
+        "has_next": False,
+        "has_prev": False,
+    }
     assert [d["file_path"] for d in body["documents"]] == ["story.txt"]
     assert set(body["documents"][0]) == DOC_FIELDS
     assert body["status_counts"] == counts["status_counts"]
@@ -81,22 +116,35 @@ def test_pipeline_status_shape(compat_service: CompatService):
     with compat_service.http() as http:
         body = http.get("/documents/pipeline_status").json()
     assert body["busy"] is False and body["docs"] == 0 and body["job_name"] == "Default Job"
-    assert {"autoscanned", "job_start", "batchs", "cur_batch", "request_pending", "latest_message",
-            "history_messages", "update_status"} <= set(body)
+    assert {
+        "autoscanned",
+        "job_start",
+        "batchs",
+        "cur_batch",
+        "request_pending",
+        "latest_message",
+        "history_messages",
+        "update_status",
+    } <= set(body)
     assert "1 processed" in body["latest_message"]
 
 
 def test_unknown_track_id_lists_nothing(compat_service: CompatService):
     with compat_service.http() as http:
         body = http.get("/documents/track_status/insert_19990101_000000_deadbeef").json()
-    assert body == {"track_id": "insert_19990101_000000_deadbeef", "documents": [], "total_count": 0,
-                    "status_summary": {}}
+    assert body == {
+        "track_id": "insert_19990101_000000_deadbeef",
+        "documents": [],
+        "total_count": 0,
+        "status_summary": {},
+    }
 
 
 def test_delete_document_batch(compat_service: CompatService):
     with compat_service.http(workspace="other") as http:
-        body = http.post("/documents/texts", json={"texts": ["Hilda is a nurse at Beekman.",
-                                                             "Gimpy is a baker at Donner's."]}).json()
+        body = http.post(
+            "/documents/texts", json={"texts": ["Hilda is a nurse at Beekman.", "Gimpy is a baker at Donner's."]}
+        ).json()
         ids = [d["id"] for d in wait_for_track(http, body["track_id"])["documents"]]
         missing = http.request("DELETE", "/documents/delete_document", json={"doc_ids": [*ids, "doc-missing"]})
         assert missing.status_code == 404 and missing.json()["code"] == "document_not_found"

@@ -25,8 +25,9 @@ def test_a_file_source_over_the_native_limit_is_refused(compat_service: CompatSe
     assert after == before
 
 
-@pytest.mark.parametrize("field", ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens",
-                                   "max_total_tokens", "history_turns"])
+@pytest.mark.parametrize(
+    "field", ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens", "history_turns"]
+)
 def test_booleans_are_not_numbers(compat_service: CompatService, field: str):
     with compat_service.http() as http:
         response = http.post("/query/data", json={"query": "Who is Charlie?", field: True})

@@ -19,10 +19,10 @@ def test_query_answers_with_references(compat_service: CompatService):
 
 def test_query_chunk_content_and_no_references(compat_service: CompatService):
     with compat_service.http() as http:
-        with_content = http.post("/query", json={"query": "Who teaches Charlie Gordon?", "mode": "naive",
-                                                 "include_chunk_content": True}).json()
-        without = http.post("/query", json={"query": "Who teaches Charlie Gordon?",
-                                            "include_references": False}).json()
+        with_content = http.post(
+            "/query", json={"query": "Who teaches Charlie Gordon?", "mode": "naive", "include_chunk_content": True}
+        ).json()
+        without = http.post("/query", json={"query": "Who teaches Charlie Gordon?", "include_references": False}).json()
     assert "Alice Kinnian" in with_content["references"][0]["content"][0]
     assert without["references"] is None
 
@@ -34,8 +34,10 @@ def test_only_need_context_returns_the_context_text(compat_service: CompatServic
 
 
 def test_stream_is_ndjson_references_first(compat_service: CompatService):
-    with compat_service.http() as http, http.stream("POST", "/query/stream",
-                                                    json={"query": "Who teaches Charlie Gordon?"}) as response:
+    with (
+        compat_service.http() as http,
+        http.stream("POST", "/query/stream", json={"query": "Who teaches Charlie Gordon?"}) as response,
+    ):
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("application/x-ndjson")
         lines = [json.loads(line) for line in response.iter_lines() if line.strip()]
@@ -60,18 +62,24 @@ def test_query_data_shape(compat_service: CompatService):
     chunk = body["data"]["chunks"][0]
     assert set(chunk) == {"content", "file_path", "chunk_id", "reference_id"} and chunk["reference_id"] == "1"
     if body["data"]["entities"]:
-        assert set(body["data"]["entities"][0]) == {"entity_name", "entity_type", "description", "source_id",
-                                                    "file_path", "reference_id"}
-    assert body["metadata"]["query_mode"] == "mix" and set(body["metadata"]["keywords"]) == {"high_level",
-                                                                                            "low_level"}
+        assert set(body["data"]["entities"][0]) == {
+            "entity_name",
+            "entity_type",
+            "description",
+            "source_id",
+            "file_path",
+            "reference_id",
+        }
+    assert body["metadata"]["query_mode"] == "mix" and set(body["metadata"]["keywords"]) == {"high_level", "low_level"}
 
 
 def test_query_errors_are_clear(compat_service: CompatService):
     with compat_service.http() as http:
         blank = http.post("/query", json={"query": "   "})
         progress = http.post("/query/stream", json={"query": "Who is Charlie?", "include_progress": True})
-        role = http.post("/query", json={"query": "Who is Charlie?",
-                                         "conversation_history": [{"role": "tool", "content": "x"}]})
+        role = http.post(
+            "/query", json={"query": "Who is Charlie?", "conversation_history": [{"role": "tool", "content": "x"}]}
+        )
     assert blank.status_code == 422 and blank.json()["code"] == "validation_error"
     assert progress.status_code == 501 and progress.json()["code"] == "not_supported"
     assert role.status_code == 422 and role.json()["code"] == "validation_error"

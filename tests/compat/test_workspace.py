@@ -12,9 +12,12 @@ from tests.compat.conftest import SCOPED_KEY, CompatService
 
 def test_scoped_key_naming_another_workspace_is_forbidden(compat_service: CompatService):
     with compat_service.http(key=SCOPED_KEY, workspace="default") as http:
-        for answer in (http.get("/documents/status_counts"), http.post("/query", json={"query": "Who is Charlie?"}),
-                       http.post("/documents/text", json={"text": "Not allowed here."}),
-                       http.get("/graph/label/list")):
+        for answer in (
+            http.get("/documents/status_counts"),
+            http.post("/query", json={"query": "Who is Charlie?"}),
+            http.post("/documents/text", json={"text": "Not allowed here."}),
+            http.get("/graph/label/list"),
+        ):
             assert answer.status_code == 403 and answer.json()["code"] == "project_forbidden"
     with compat_service.http(key=SCOPED_KEY) as http:  # no header: the default project, also not in scope
         assert http.get("/documents/status_counts").status_code == 403
@@ -49,8 +52,15 @@ def test_health(compat_service: CompatService):
     assert body["auth_mode"] == "enabled" and body["configuration"]["llm_model"] == "fake-llm"
 
 
-@pytest.mark.parametrize("method,path", [("POST", "/documents/scan"), ("DELETE", "/documents"),
-                                         ("POST", "/documents/clear_cache"), ("GET", "/auth-status")])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("POST", "/documents/scan"),
+        ("DELETE", "/documents"),
+        ("POST", "/documents/clear_cache"),
+        ("GET", "/auth-status"),
+    ],
+)
 def test_unsupported_routes_answer_501(compat_service: CompatService, method: str, path: str):
     with compat_service.http() as http:
         answer = http.request(method, path)

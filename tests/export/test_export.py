@@ -25,14 +25,24 @@ from app.web.downloads import SEND_SLICE, ExportResponse
 from tests.support.database import TEST_DIM
 
 PROJECT = "gx"
-LONG = ("Lorem ipsum, \"quoted\" dolor;\nsit amet — ünïcödé 🚀 " * 1000)[:40_000]
+LONG = ('Lorem ipsum, "quoted" dolor;\nsit amet — ünïcödé 🚀 ' * 1000)[:40_000]
 
 # name, type, raw stored description (fragments joined by <SEP>), source ids, file paths
 ENTITIES = [
-    ("Zoë Ångström", "PERSON", f"Physicist, born in Uppsala{SEP}Said \"hello\", then left\nLine two",
-     ["chunk-a", "chunk-b"], ["docs/zoë, notes.txt"]),
-    ("東京 Tower 🚀", "LOCATION", "Tall, red; \"iconic\"\r\nlandmark | pipes & <tags> <br> `code` \\ end",
-     ["chunk-a"], ["docs/tokyo.md"]),
+    (
+        "Zoë Ångström",
+        "PERSON",
+        f'Physicist, born in Uppsala{SEP}Said "hello", then left\nLine two',
+        ["chunk-a", "chunk-b"],
+        ["docs/zoë, notes.txt"],
+    ),
+    (
+        "東京 Tower 🚀",
+        "LOCATION",
+        'Tall, red; "iconic"\r\nlandmark | pipes & <tags> <br> `code` \\ end',
+        ["chunk-a"],
+        ["docs/tokyo.md"],
+    ),
     ("=SUM(A1:A9)", "FORMULA", "+cmd|' /C calc'!A0", ["chunk-b"], []),
     ("@mention", "ORG", "-negative start\n=also a formula", ["chunk-b"], ["x.txt", "y.txt"]),
     ("Long One", "CONCEPT", LONG, ["chunk-a"], ["long.txt"]),
@@ -40,12 +50,12 @@ ENTITIES = [
 ]
 # source, target, keywords, raw description, weight
 RELATIONS = [
-    ("Zoë Ångström", "東京 Tower 🚀", "visit, travel", f"Visited, \"twice\"\nand more{SEP}Second fragment", 2.5),
+    ("Zoë Ångström", "東京 Tower 🚀", "visit, travel", f'Visited, "twice"\nand more{SEP}Second fragment', 2.5),
     ("=SUM(A1:A9)", "@mention", "=danger", "-5 points", 1.0),
     ("Long One", "Zoë Ångström", "long", LONG, 0.75),
 ]
 CHUNKS = [
-    ("chunk-a", 0, "First chunk, with \"quotes\"\nand a newline | pipe"),
+    ("chunk-a", 0, 'First chunk, with "quotes"\nand a newline | pipe'),
     ("chunk-b", 1, "=cmd() second chunk 東京"),
 ]
 
@@ -66,8 +76,16 @@ def expected_entities() -> list[dict]:
         degree[entity_key(src)] += 1
         degree[entity_key(tgt)] += 1
     rows = [
-        {"name": n, "type": t, "aliases": [], "description": readable(d), "source_ids": s, "file_paths": f,
-         "degree": degree[entity_key(n)], "vector": vector(i)}
+        {
+            "name": n,
+            "type": t,
+            "aliases": [],
+            "description": readable(d),
+            "source_ids": s,
+            "file_paths": f,
+            "degree": degree[entity_key(n)],
+            "vector": vector(i),
+        }
         for i, (n, t, d, s, f) in enumerate(ENTITIES)
     ]
     return sorted(rows, key=lambda r: r["name"])
@@ -78,34 +96,85 @@ def expected_relations() -> list[dict]:
     for i, (a, b, kw, d, w) in enumerate(RELATIONS):
         names = {entity_key(a): a, entity_key(b): b}
         src, tgt = sorted_pair(entity_key(a), entity_key(b))
-        rows.append({"source": names[src], "target": names[tgt], "keywords": kw, "description": readable(d),
-                     "weight": w, "source_ids": ["chunk-a"], "file_paths": ["a.txt"], "vector": vector(100 + i)})
+        rows.append(
+            {
+                "source": names[src],
+                "target": names[tgt],
+                "keywords": kw,
+                "description": readable(d),
+                "weight": w,
+                "source_ids": ["chunk-a"],
+                "file_paths": ["a.txt"],
+                "vector": vector(100 + i),
+            }
+        )
     return sorted(rows, key=lambda r: (r["source"], r["target"]))
 
 
 async def seed(db, project_id: str = PROJECT) -> None:
     async with db.transaction() as conn:
         await conn.execute(insert(projects).values(id=project_id, name=project_id))
-        await conn.execute(insert(documents).values(
-            project_id=project_id, id="doc-1", status="processed", content="x", content_hash="h", content_length=1,
-            file_path="a.txt"))
-        await conn.execute(insert(chunks), [
-            {"project_id": project_id, "id": cid, "document_id": "doc-1", "order_index": order, "tokens": 7,
-             "start_token": 0, "end_token": 7, "content": content, "file_path": "a.txt",
-             "embedding": vector(50 + order)}
-            for cid, order, content in CHUNKS
-        ])
-        await conn.execute(insert(entities), [
-            {"project_id": project_id, "key": entity_key(n), "name": n, "entity_type": t, "description": d,
-             "source_ids": s, "file_paths": f, "embedding": vector(i)}
-            for i, (n, t, d, s, f) in enumerate(ENTITIES)
-        ])
+        await conn.execute(
+            insert(documents).values(
+                project_id=project_id,
+                id="doc-1",
+                status="processed",
+                content="x",
+                content_hash="h",
+                content_length=1,
+                file_path="a.txt",
+            )
+        )
+        await conn.execute(
+            insert(chunks),
+            [
+                {
+                    "project_id": project_id,
+                    "id": cid,
+                    "document_id": "doc-1",
+                    "order_index": order,
+                    "tokens": 7,
+                    "start_token": 0,
+                    "end_token": 7,
+                    "content": content,
+                    "file_path": "a.txt",
+                    "embedding": vector(50 + order),
+                }
+                for cid, order, content in CHUNKS
+            ],
+        )
+        await conn.execute(
+            insert(entities),
+            [
+                {
+                    "project_id": project_id,
+                    "key": entity_key(n),
+                    "name": n,
+                    "entity_type": t,
+                    "description": d,
+                    "source_ids": s,
+                    "file_paths": f,
+                    "embedding": vector(i),
+                }
+                for i, (n, t, d, s, f) in enumerate(ENTITIES)
+            ],
+        )
         rows = []
         for i, (a, b, kw, d, w) in enumerate(RELATIONS):
             src, tgt = sorted_pair(entity_key(a), entity_key(b))
-            rows.append({"project_id": project_id, "src_key": src, "tgt_key": tgt, "keywords": kw, "description": d,
-                         "weight": w, "source_ids": ["chunk-a"], "file_paths": ["a.txt"],
-                         "embedding": vector(100 + i)})
+            rows.append(
+                {
+                    "project_id": project_id,
+                    "src_key": src,
+                    "tgt_key": tgt,
+                    "keywords": kw,
+                    "description": d,
+                    "weight": w,
+                    "source_ids": ["chunk-a"],
+                    "file_paths": ["a.txt"],
+                    "embedding": vector(100 + i),
+                }
+            )
         await conn.execute(insert(relations), rows)
 
 
@@ -123,6 +192,7 @@ async def get_export(client, fmt: str, project_id: str = PROJECT, **flags):
 
 
 # ---------------------------------------------------------------- csv (zip of RFC 4180 files)
+
 
 def read_csv_member(archive: zipfile.ZipFile, name: str) -> list[dict]:
     with archive.open(name) as member:
@@ -165,20 +235,23 @@ async def test_csv_zip_round_trips_every_entity_and_relation(seeded):
 
 
 async def test_csv_with_vectors_and_chunks(seeded):
-    archive = zipfile.ZipFile(io.BytesIO((await get_export(seeded, "csv", include_vectors=True,
-                                                           include_chunks=True)).content))
+    archive = zipfile.ZipFile(
+        io.BytesIO((await get_export(seeded, "csv", include_vectors=True, include_chunks=True)).content)
+    )
     assert sorted(archive.namelist()) == ["chunks.csv", "entities.csv", "relations.csv"]
     for row, want in zip(read_csv_member(archive, "entities.csv"), expected_entities(), strict=True):
         assert json.loads(row["vector"]) == want["vector"]
     for row, want in zip(read_csv_member(archive, "relations.csv"), expected_relations(), strict=True):
         assert json.loads(row["vector"]) == want["vector"]
     got = read_csv_member(archive, "chunks.csv")
-    assert [(r["id"], r["document_id"], int(r["order"]), int(r["tokens"]), r["content"], r["file_path"])
-            for r in got] == [(c, "doc-1", o, 7, sheet_text(t), "a.txt") for c, o, t in CHUNKS]
+    assert [
+        (r["id"], r["document_id"], int(r["order"]), int(r["tokens"]), r["content"], r["file_path"]) for r in got
+    ] == [(c, "doc-1", o, 7, sheet_text(t), "a.txt") for c, o, t in CHUNKS]
     assert [len(json.loads(r["vector"])) for r in got] == [TEST_DIM, TEST_DIM]
 
 
 # ---------------------------------------------------------------- xlsx
+
 
 def load_xlsx(body: bytes) -> openpyxl.Workbook:
     return openpyxl.load_workbook(io.BytesIO(body))
@@ -190,8 +263,9 @@ def cell(value) -> str:
 
 def check_truncated(value: str, want: str) -> None:
     assert len(value.encode("utf-16-le")) // 2 <= EXCEL_CELL_LIMIT
-    assert value.endswith(f" …[truncated: cell limit {EXCEL_CELL_LIMIT} of {len(want.encode('utf-16-le')) // 2} "
-                          "characters]")
+    assert value.endswith(
+        f" …[truncated: cell limit {EXCEL_CELL_LIMIT} of {len(want.encode('utf-16-le')) // 2} characters]"
+    )
     kept = value[: value.rindex(" …[truncated")]
     assert len(kept) > 30_000 and want.startswith(kept)
 
@@ -203,8 +277,15 @@ async def test_xlsx_round_trips_with_styled_frozen_header_and_truncation(seeded)
     assert book.sheetnames == ["Entities", "Relations"]
     sheet = book["Entities"]
     assert sheet.freeze_panes == "A2"
-    assert [c.value for c in sheet[1]] == ["name", "type", "aliases", "description", "source_ids", "file_paths",
-                                           "degree"]
+    assert [c.value for c in sheet[1]] == [
+        "name",
+        "type",
+        "aliases",
+        "description",
+        "source_ids",
+        "file_paths",
+        "degree",
+    ]
     assert all(c.font.b for c in sheet[1])
     assert sheet.column_dimensions["D"].width > sheet.column_dimensions["G"].width
 
@@ -228,8 +309,11 @@ async def test_xlsx_round_trips_with_styled_frozen_header_and_truncation(seeded)
     assert len(rows) == len(RELATIONS)
     for row, want in zip(rows, expected_relations(), strict=True):
         source, target, keywords, desc, weight, sources, _paths = (cell(v) for v in row)
-        assert (source, target, keywords) == (sheet_text(want["source"]), sheet_text(want["target"]),
-                                              sheet_text(want["keywords"]))
+        assert (source, target, keywords) == (
+            sheet_text(want["source"]),
+            sheet_text(want["target"]),
+            sheet_text(want["keywords"]),
+        )
         if len(want["description"]) > EXCEL_CELL_LIMIT // 2:
             check_truncated(desc, want["description"])
         else:
@@ -252,6 +336,7 @@ async def test_xlsx_with_vectors_and_chunks(seeded):
 
 # ---------------------------------------------------------------- json
 
+
 async def test_json_round_trips_exactly(seeded):
     response = await get_export(seeded, "json")
     assert response.headers["content-type"] == "application/json"
@@ -270,12 +355,21 @@ async def test_json_with_vectors_and_chunks(seeded):
     assert body["entities"] == expected_entities()
     assert body["relations"] == expected_relations()
     assert body["chunks"] == [
-        {"id": c, "document_id": "doc-1", "order": o, "tokens": 7, "content": t, "file_path": "a.txt",
-         "vector": vector(50 + o)} for c, o, t in CHUNKS
+        {
+            "id": c,
+            "document_id": "doc-1",
+            "order": o,
+            "tokens": 7,
+            "content": t,
+            "file_path": "a.txt",
+            "vector": vector(50 + o),
+        }
+        for c, o, t in CHUNKS
     ]
 
 
 # ---------------------------------------------------------------- markdown
+
 
 def md_unescape(text: str) -> str:
     return "\n".join(
@@ -289,7 +383,7 @@ def md_row(line: str) -> list[str]:
     inner, cells, current, i = line[2:-2], [], "", 0
     while i < len(inner):
         if inner[i] == "\\":
-            current += inner[i:i + 2]
+            current += inner[i : i + 2]
             i += 2
         elif inner.startswith(" | ", i):
             cells.append(current)
@@ -343,6 +437,7 @@ def split_lines(value: str) -> list[str]:
 
 # ---------------------------------------------------------------- txt
 
+
 def txt_field(label: str, value: str) -> str:
     lines = value.splitlines()
     if len(lines) > 1:
@@ -356,12 +451,17 @@ async def test_text_blocks_hold_every_entity_and_relation(seeded):
     body = response.text
     assert body.startswith(f"Knowledge graph export of project {PROJECT}: 6 entities, 3 relations, 2 chunks\n")
     for want in expected_entities():
-        block = "\n".join([
-            want["name"], txt_field("type", want["type"]), txt_field("aliases", ", ".join(want["aliases"])),
-            txt_field("description", want["description"]),
-            txt_field("source_ids", ", ".join(want["source_ids"])),
-            txt_field("file_paths", ", ".join(want["file_paths"])), txt_field("degree", str(want["degree"])),
-        ])
+        block = "\n".join(
+            [
+                want["name"],
+                txt_field("type", want["type"]),
+                txt_field("aliases", ", ".join(want["aliases"])),
+                txt_field("description", want["description"]),
+                txt_field("source_ids", ", ".join(want["source_ids"])),
+                txt_field("file_paths", ", ".join(want["file_paths"])),
+                txt_field("degree", str(want["degree"])),
+            ]
+        )
         assert f"\n{block}\n\n" in body, want["name"]
     for want in expected_relations():
         head = f"\n{want['source']} — {want['target']}\n{txt_field('keywords', want['keywords'])}\n"
@@ -370,6 +470,7 @@ async def test_text_blocks_hold_every_entity_and_relation(seeded):
 
 
 # ---------------------------------------------------------------- errors, names, empty projects
+
 
 async def test_unknown_format_is_422_and_unknown_project_404(client):
     response = await client.get("/export", params={"format": "pdf"})
@@ -382,10 +483,16 @@ async def test_unknown_format_is_422_and_unknown_project_404(client):
     assert (await client.get("/export", params={"include_vectors": "maybe"})).status_code == 422
 
 
-@pytest.mark.parametrize(("fmt", "name"), [
-    ("csv", "gx-graph.zip"), ("xlsx", "gx-graph.xlsx"), ("md", "gx-graph.md"), ("txt", "gx-graph.txt"),
-    ("json", "gx-graph.json"),
-])
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("csv", "gx-graph.zip"),
+        ("xlsx", "gx-graph.xlsx"),
+        ("md", "gx-graph.md"),
+        ("txt", "gx-graph.txt"),
+        ("json", "gx-graph.json"),
+    ],
+)
 async def test_content_disposition_names_the_file(seeded, fmt, name):
     response = await get_export(seeded, fmt)
     assert response.headers["content-disposition"] == f'attachment; filename="{name}"'
@@ -399,8 +506,9 @@ async def test_default_format_is_csv_of_default_project(client):
 
 async def test_empty_project_gives_a_valid_empty_file_in_every_format(client):
     assert (await client.post("/projects", json={"id": "empty"})).status_code == 201
-    fetch = {fmt.value: (await get_export(client, fmt.value, "empty", include_chunks=True)).content
-             for fmt in ExportFormat}
+    fetch = {
+        fmt.value: (await get_export(client, fmt.value, "empty", include_chunks=True)).content for fmt in ExportFormat
+    }
 
     archive = zipfile.ZipFile(io.BytesIO(fetch["csv"]))
     assert archive.read("entities.csv") == b"name,type,aliases,description,source_ids,file_paths,degree\r\n"
@@ -410,8 +518,13 @@ async def test_empty_project_gives_a_valid_empty_file_in_every_format(client):
     assert book.sheetnames == ["Entities", "Relations", "Chunks"]
     assert all(book[s].max_row == 1 for s in book.sheetnames)
 
-    assert json.loads(fetch["json"]) == {"project": "empty", "counts": {"entities": 0, "relations": 0, "chunks": 0},
-                                         "entities": [], "relations": [], "chunks": []}
+    assert json.loads(fetch["json"]) == {
+        "project": "empty",
+        "counts": {"entities": 0, "relations": 0, "chunks": 0},
+        "entities": [],
+        "relations": [],
+        "chunks": [],
+    }
     assert md_tables(fetch["md"].decode()) == {"Entities": [], "Relations": [], "Chunks": []}
     assert fetch["txt"].decode().count("(none)") == 3
 
@@ -428,8 +541,18 @@ async def test_items_not_embedded_yet_export_a_null_vector(app_client):
         await conn.execute(insert(projects).values(id="nv", name="nv"))
         await conn.execute(insert(entities).values(project_id="nv", key="a", name="A", description="d"))
     body = (await get_export(app_client.http, "json", "nv", include_vectors=True)).json()
-    assert body["entities"] == [{"name": "A", "type": "UNKNOWN", "aliases": [], "description": "d", "source_ids": [],
-                                 "file_paths": [], "degree": 0, "vector": None}]
+    assert body["entities"] == [
+        {
+            "name": "A",
+            "type": "UNKNOWN",
+            "aliases": [],
+            "description": "d",
+            "source_ids": [],
+            "file_paths": [],
+            "degree": 0,
+            "vector": None,
+        }
+    ]
     response = await get_export(app_client.http, "csv", "nv", include_vectors=True)
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     assert read_csv_member(archive, "entities.csv")[0]["vector"] == ""
@@ -439,14 +562,16 @@ async def test_scoped_api_key_cannot_export_another_project(start_app, make_sett
     app = await start_app(make_settings(api_keys=["scoped:gx"]))
     await seed(app.container.db)
     auth = {"Authorization": "Bearer scoped"}
-    assert (await app.http.get("/export", params={"project_id": "gx", "format": "json"}, headers=auth)
-            ).status_code == 200
+    assert (
+        await app.http.get("/export", params={"project_id": "gx", "format": "json"}, headers=auth)
+    ).status_code == 200
     denied = await app.http.get("/export", params={"project_id": "default", "format": "json"}, headers=auth)
     assert denied.status_code == 403
     assert (await app.http.get("/export", params={"project_id": "gx"})).status_code == 401
 
 
 # ---------------------------------------------------------------- streaming behaviour (service level)
+
 
 async def test_small_batches_hold_no_connection_between_batches(start_app, make_settings):
     """Keyset pages of 2 rows see every row once, and no pooled connection is checked out while the body
@@ -463,8 +588,9 @@ async def test_small_batches_hold_no_connection_between_batches(start_app, make_
         assert db.engine.pool.checkedout() == 0
         if b'"name"' in part and len([p for p in parts if b'"name"' in p]) == 1:  # first entity batch
             async with db.transaction() as conn:
-                await conn.execute(delete(entities).where(entities.c.project_id == PROJECT,
-                                                          entities.c.key == entity_key("Tabbed")))
+                await conn.execute(
+                    delete(entities).where(entities.c.project_id == PROJECT, entities.c.key == entity_key("Tabbed"))
+                )
                 await conn.execute(insert(entities).values(project_id=PROJECT, key="zzz", name="Zzz"))
     body = json.loads(b"".join(parts))
     names = [e["name"] for e in body["entities"]]
@@ -498,6 +624,7 @@ async def test_xlsx_temp_files_are_removed_even_when_abandoned(app_client, monke
 
 
 # ---------------------------------------------------------------- delivery (ASGI level)
+
 
 def _download(*parts: bytes) -> ExportDownload:
     async def body():
@@ -548,12 +675,14 @@ async def test_a_client_that_takes_nothing_is_dropped_after_the_send_timeout():
             await asyncio.Event().wait()  # the client stopped reading
 
     download = ExportDownload("x.json", "application/json", body())
-    await asyncio.wait_for(ExportResponse(download, gate, send_timeout=0.05)(
-        HTTP_SCOPE, _never_disconnects, stalled_send), timeout=10)
+    await asyncio.wait_for(
+        ExportResponse(download, gate, send_timeout=0.05)(HTTP_SCOPE, _never_disconnects, stalled_send), timeout=10
+    )
     assert gate.active == 0 and closed.is_set()
 
 
 # ---------------------------------------------------------------- cell helpers
+
 
 def test_neutralise_prefixes_only_formula_triggers():
     for text in ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"]:

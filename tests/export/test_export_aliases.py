@@ -22,20 +22,26 @@ ALIASES = ["Kessara RI", "KRI, the institute", "=KRI"]  # a comma, and text that
 @pytest.fixture
 async def seeded(app_client):
     async with app_client.container.db.transaction() as conn:
-        await seed_graph(conn, docs={"d1": ["c1"]}, ents=[
-            ("Kessara Research Institute", "organization", "A marine institute.", ["c1"]),
-            ("Port Halden", "location", "A harbour town.", ["c1"]),
-        ])
+        await seed_graph(
+            conn,
+            docs={"d1": ["c1"]},
+            ents=[
+                ("Kessara Research Institute", "organization", "A marine institute.", ["c1"]),
+                ("Port Halden", "location", "A harbour town.", ["c1"]),
+            ],
+        )
     key = entity_key("Kessara Research Institute")
     for alias in ALIASES:  # one at a time, so their order of creation is theirs
         async with app_client.container.db.transaction() as conn:
             await alias_repo.add_aliases(conn, PROJECT, key, [AliasItem(entity_key(alias), alias, "manual")])
     async with app_client.container.db.transaction() as conn:  # the same name scoped to a document: listed once
-        await alias_repo.add_aliases(conn, PROJECT, key, [AliasItem(entity_key("KRI"), "Kessara RI", "acronym",
-                                                                    document_id="d1", scoped=True)])
+        await alias_repo.add_aliases(
+            conn, PROJECT, key, [AliasItem(entity_key("KRI"), "Kessara RI", "acronym", document_id="d1", scoped=True)]
+        )
         # the resolution's internal match-key index rows are no aliases
-        await alias_repo.add_aliases(conn, PROJECT, key, [AliasItem(index_key("kessara research"),
-                                                                    "Kessara Research Institute", "rule")])
+        await alias_repo.add_aliases(
+            conn, PROJECT, key, [AliasItem(index_key("kessara research"), "Kessara Research Institute", "rule")]
+        )
     return app_client.http
 
 

@@ -39,7 +39,10 @@ async def big_url(database_url: str) -> str:
         await conn.execute(
             "INSERT INTO entities (project_id, key, name, entity_type, description) "
             "SELECT 'big', 'e' || lpad(i::text, 6, '0'), 'E' || i, 'T', repeat('d', $1) "
-            "FROM generate_series(1, $2) AS i", DESCRIPTION, ROWS)
+            "FROM generate_series(1, $2) AS i",
+            DESCRIPTION,
+            ROWS,
+        )
     finally:
         await conn.close()
     return database_url
@@ -50,8 +53,15 @@ def serve(big_url, make_settings):
     servers = []
 
     def _serve(send_timeout: float = SEND_TIMEOUT) -> tuple[LiveServer, FastAPI]:
-        app = create_app(make_settings(database_url=big_url, db_pool_size=POOL_SIZE, export_max_concurrent=CAP,
-                                       export_send_timeout=send_timeout, log_level="CRITICAL"))
+        app = create_app(
+            make_settings(
+                database_url=big_url,
+                db_pool_size=POOL_SIZE,
+                export_max_concurrent=CAP,
+                export_send_timeout=send_timeout,
+                log_level="CRITICAL",
+            )
+        )
         servers.append(serve_in_thread(app))
         return servers[-1], app
 
@@ -126,8 +136,9 @@ def test_stalled_exports_leave_the_pool_free_and_are_dropped_after_the_send_time
     while app.state.export_gate.active:
         assert time.perf_counter() < deadline, "stalled exports were never dropped"
         time.sleep(0.02)
-    print(f"stalled exports all released after {time.perf_counter() - stall_started:.2f}s "
-          f"(send timeout {SEND_TIMEOUT}s)")
+    print(
+        f"stalled exports all released after {time.perf_counter() - stall_started:.2f}s (send timeout {SEND_TIMEOUT}s)"
+    )
     with httpx.Client(base_url=live.url, timeout=10) as http:
         assert http.get("/export").status_code == 200  # the empty default project: a tiny export
 

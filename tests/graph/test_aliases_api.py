@@ -48,8 +48,9 @@ async def _detach(app, name: str, alias: str):
 
 async def test_merge_adds_the_merged_name_as_an_alias_and_lookups_find_it(seeded):
     app = seeded
-    merged = await app.http.post("/entities/merge", json={"source_entities": ["KRI"],
-                                                          "target_entity": "Kessara Research Institute"})
+    merged = await app.http.post(
+        "/entities/merge", json={"source_entities": ["KRI"], "target_entity": "Kessara Research Institute"}
+    )
     assert merged.status_code == 200, merged.text
     kri = (await app.http.get("/entities/kri")).json()  # any case of the alias
     assert kri["name"] == "Kessara Research Institute" and kri["aliases"] == ["KRI"]
@@ -64,15 +65,15 @@ async def test_merge_adds_the_merged_name_as_an_alias_and_lookups_find_it(seeded
 async def test_merge_repoints_the_aliases_of_merged_entities(seeded):
     app = seeded
     assert (await _add(app, "KRI", "Kessara RI")).status_code == 201
-    merged = await app.http.post("/entities/merge", json={"source_entities": ["KRI"],
-                                                          "target_entity": "Kessara Research Institute"})
+    merged = await app.http.post(
+        "/entities/merge", json={"source_entities": ["KRI"], "target_entity": "Kessara Research Institute"}
+    )
     assert merged.status_code == 200, merged.text
     target = (await app.http.get("/entities/Kessara RI")).json()
     assert target["name"] == "Kessara Research Institute"
     assert sorted(target["aliases"]) == ["KRI", "Kessara RI"]
     # a source given by its alias is the entity it names
-    again = await app.http.post("/entities/merge", json={"source_entities": ["Port Halden"],
-                                                         "target_entity": "KRI"})
+    again = await app.http.post("/entities/merge", json={"source_entities": ["Port Halden"], "target_entity": "KRI"})
     assert again.status_code == 200, again.text
     assert again.json()["target"] == "Kessara Research Institute"
     assert (await app.http.get("/entities/Port Halden")).json()["name"] == "Kessara Research Institute"
@@ -94,7 +95,13 @@ async def test_manual_alias_add_lookup_and_conflicts(seeded):
     assert itself.status_code == 409 and itself.json()["code"] == "entity_exists"
     missing = await _add(app, "Nobody", "Somebody")
     assert missing.status_code == 404 and missing.json()["code"] == "entity_not_found"
-    assert (await _add(app, "Mira Tolven", "", )).status_code == 422
+    assert (
+        await _add(
+            app,
+            "Mira Tolven",
+            "",
+        )
+    ).status_code == 422
     blank = await _add(app, "Mira Tolven", " \t ")
     assert blank.status_code == 422 and blank.json()["code"] == "invalid_entity_name"
     unknown = await _add(app, "Mira Tolven", "X", project_id="nope")
@@ -117,8 +124,9 @@ async def test_an_alias_name_cannot_become_another_entity(seeded):
 
 async def test_detach_alias(seeded):
     app = seeded
-    await app.http.post("/entities/merge", json={"source_entities": ["KRI"],
-                                                 "target_entity": "Kessara Research Institute"})
+    await app.http.post(
+        "/entities/merge", json={"source_entities": ["KRI"], "target_entity": "Kessara Research Institute"}
+    )
     detached = await _detach(app, "Kessara Research Institute", "kri")
     assert detached.status_code == 200, detached.text
     assert detached.json()["aliases"] == []
@@ -126,8 +134,9 @@ async def test_detach_alias(seeded):
     assert gone.status_code == 404 and gone.json()["code"] == "entity_not_found"
     async with app.container.db.connect() as conn:
         rejected = (await conn.execute(select(entity_rejections.c.key_a, entity_rejections.c.key_b))).all()
-    assert [tuple(r) for r in rejected] == [tuple(sorted((entity_key("KRI"),
-                                                          entity_key("Kessara Research Institute"))))]
+    assert [tuple(r) for r in rejected] == [
+        tuple(sorted((entity_key("KRI"), entity_key("Kessara Research Institute"))))
+    ]
     again = await _detach(app, "Kessara Research Institute", "KRI")
     assert again.status_code == 404 and again.json()["code"] == "alias_not_found"
     nobody = await _detach(app, "Nobody", "KRI")
@@ -154,16 +163,18 @@ async def test_curation_accepts_an_alias_wherever_it_takes_an_entity_name(seeded
 
     edited = await app.http.patch("/entities/Tolven", json={"description": "Mira Tolven runs the KRI."})
     assert edited.status_code == 200 and edited.json()["name"] == "Mira Tolven"
-    created = await app.http.post("/relations", json={"source": "Tolven", "target": "Halden",
-                                                      "description": "Tolven lives in Halden."})
+    created = await app.http.post(
+        "/relations", json={"source": "Tolven", "target": "Halden", "description": "Tolven lives in Halden."}
+    )
     assert created.status_code == 201, created.text
     assert {created.json()["source"], created.json()["target"]} == {"Mira Tolven", "Port Halden"}
     listed = (await app.http.get("/relations", params={"entity": "Halden"})).json()
     assert listed["total"] == 2
     updated = await app.http.patch("/relations", json={"source": "Halden", "target": "Tolven", "weight": 3.0})
     assert updated.status_code == 200 and updated.json()["weight"] == 3.0
-    self_loop = await app.http.post("/relations", json={"source": "Tolven", "target": "Mira Tolven",
-                                                        "description": "x"})
+    self_loop = await app.http.post(
+        "/relations", json={"source": "Tolven", "target": "Mira Tolven", "description": "x"}
+    )
     assert self_loop.status_code == 422 and self_loop.json()["code"] == "self_relation", self_loop.text
     deleted = await app.http.delete("/relations", params={"source": "Tolven", "target": "Halden"})
     assert deleted.status_code == 200

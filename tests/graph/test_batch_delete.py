@@ -20,8 +20,9 @@ SHARED = [
 async def test_batch_rebuild_equals_ingesting_only_the_remaining_documents(app_client):
     app = app_client
     ids = [await ingest(app, text) for text in OVERLAPPING]
-    response = await app.http.post("/documents/delete", json={"project_id": "default",
-                                                               "document_ids": [ids[1], ids[3], ids[1]]})
+    response = await app.http.post(
+        "/documents/delete", json={"project_id": "default", "document_ids": [ids[1], ids[3], ids[1]]}
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["document_ids"] == sorted([ids[1], ids[3]]) and body["chunks_deleted"] == 2

@@ -39,8 +39,7 @@ async def seeded(app_client):
         await seed_graph(conn, **GRAPH)
         ents = (await curation_repo.get_entities(conn, "default", ["alpha", "mid", "zed"])).values()
         rels = await curation_repo.relations_touching(conn, "default", ["alpha", "mid", "zed"])
-        done = await embed_changed(app_client.container.embedder, map(EntityText.of, ents),
-                                   map(RelationText.of, rels))
+        done = await embed_changed(app_client.container.embedder, map(EntityText.of, ents), map(RelationText.of, rels))
         await curation_repo.set_entity_embeddings(conn, "default", done[0])
         await curation_repo.set_relation_embeddings(conn, "default", done[1])
     return app_client
@@ -80,9 +79,14 @@ async def open_transactions(app) -> list:
     """Transactions of this database open for over half a second (the worker's polling opens short ones)."""
     await asyncio.sleep(0.6)
     async with app.container.db.connect() as conn:
-        return (await conn.execute(text(
-            "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND xact_start < now() - interval '0.5 seconds'"))).all()
+        return (
+            await conn.execute(
+                text(
+                    "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid() AND xact_start < now() - interval '0.5 seconds'"
+                )
+            )
+        ).all()
 
 
 async def lock_quickly(app, keys: list[str]) -> None:
@@ -99,8 +103,9 @@ async def assert_vectors_match(app, entity: str, relations: list[tuple[str, str]
         for a, b in relations:
             rel = await relation_row(conn, a, b)
             names = {entity_key(n): n for n in (a, b)}
-            body = relation_embedding_text(names[rel["src_key"]], names[rel["tgt_key"]], rel["keywords"],
-                                           rel["description"])
+            body = relation_embedding_text(
+                names[rel["src_key"]], names[rel["tgt_key"]], rel["keywords"], rel["description"]
+            )
             assert rel["embedded_hash"] == text_hash(body), (a, b)
 
 
@@ -120,8 +125,9 @@ async def _while_held(app, embedder: HeldEmbedder, request) -> object:
 
 async def test_edit_waits_on_the_embedder_holding_no_lock(seeded, monkeypatch):
     embedder = HeldEmbedder(seeded, monkeypatch)
-    response = await _while_held(seeded, embedder, seeded.http.patch(
-        "/entities/Alpha", json={"description": "Alpha now leads two teams."}))
+    response = await _while_held(
+        seeded, embedder, seeded.http.patch("/entities/Alpha", json={"description": "Alpha now leads two teams."})
+    )
     assert response.status_code == 200, response.text
     assert embedder.locks_seen == [0]  # one call, made before the transaction
     await assert_vectors_match(seeded, "Alpha", [])
@@ -129,15 +135,21 @@ async def test_edit_waits_on_the_embedder_holding_no_lock(seeded, monkeypatch):
 
 async def test_rename_and_relation_edit_wait_on_the_embedder_holding_no_lock(seeded, monkeypatch):
     embedder = HeldEmbedder(seeded, monkeypatch)
-    response = await _while_held(seeded, embedder, seeded.http.patch("/entities/Alpha",
-                                                                      json={"new_name": "Alpha Prime"}))
+    response = await _while_held(
+        seeded, embedder, seeded.http.patch("/entities/Alpha", json={"new_name": "Alpha Prime"})
+    )
     assert response.status_code == 200, response.text
     assert set(embedder.locks_seen) == {0}
     await assert_vectors_match(seeded, "Alpha Prime", [("Alpha Prime", "Mid"), ("Alpha Prime", "Zed")])
 
     embedder.arrived.clear()
-    response = await _while_held(seeded, embedder, seeded.http.patch("/relations", json={
-        "source": "Mid", "target": "Alpha Prime", "description": "Alpha Prime runs Mid."}))
+    response = await _while_held(
+        seeded,
+        embedder,
+        seeded.http.patch(
+            "/relations", json={"source": "Mid", "target": "Alpha Prime", "description": "Alpha Prime runs Mid."}
+        ),
+    )
     assert response.status_code == 200, response.text
     assert set(embedder.locks_seen) == {0}
     await assert_vectors_match(seeded, "Mid", [("Alpha Prime", "Mid")])
@@ -147,8 +159,11 @@ async def test_merge_waits_on_the_llm_and_the_embedder_holding_no_lock(seeded, m
     parked = Parked("Mid, which absorbed Zed.")
     fake_llm.handlers["summary"] = parked
     embedder = HeldEmbedder(seeded, monkeypatch)
-    merge = asyncio.create_task(seeded.http.post("/entities/merge", json={
-        "source_entities": ["Zed"], "target_entity": "Mid", "strategy": "llm_summarize"}))
+    merge = asyncio.create_task(
+        seeded.http.post(
+            "/entities/merge", json={"source_entities": ["Zed"], "target_entity": "Mid", "strategy": "llm_summarize"}
+        )
+    )
     try:
         await parked.wait_arrived()
         assert await advisory_locks(seeded) == 0 and await open_transactions(seeded) == []
@@ -171,9 +186,13 @@ async def test_text_changed_while_embedding_is_embedded_again_then_under_the_loc
     async def change_relation(call: int) -> None:
         if call <= outside:
             async with seeded.container.db.transaction() as conn:
-                await conn.execute(text(
-                    "UPDATE relations SET description = :d WHERE project_id = 'default' "
-                    "AND src_key = 'alpha' AND tgt_key = 'mid'"), {"d": f"Alpha works at Mid, version {call}."})
+                await conn.execute(
+                    text(
+                        "UPDATE relations SET description = :d WHERE project_id = 'default' "
+                        "AND src_key = 'alpha' AND tgt_key = 'mid'"
+                    ),
+                    {"d": f"Alpha works at Mid, version {call}."},
+                )
 
     embedder = HeldEmbedder(seeded, monkeypatch, on_call=change_relation)
     response = await seeded.http.patch("/entities/Alpha", json={"new_name": "Alpha Prime"})

@@ -19,14 +19,13 @@ from tests.support.curation import Parked, queued_behind_another, rows, seed_gra
 
 DOC1 = "Alice met Bob in Paris."
 DOC2 = "Alice trained Zorro in secret."  # the only source of the Alice–Zorro relation
-DOC3 = "Zorro guards Rome."              # keeps Zorro alive when DOC2 goes
+DOC3 = "Zorro guards Rome."  # keeps Zorro alive when DOC2 goes
 SECRET = "trained Zorro"
 MERGED_TEXT = "Bob, who absorbed Alice."
 
 
 async def _ingest(app, text: str, path: str) -> str:
-    response = await app.http.post("/documents", json={"documents": [{"text": text, "file_path": path}],
-                                                       "wait": True})
+    response = await app.http.post("/documents", json={"documents": [{"text": text, "file_path": path}], "wait": True})
     assert response.status_code == 200, response.text
     [item] = response.json()["documents"]
     assert item["status"] == "processed", item
@@ -40,9 +39,16 @@ async def _three_docs(app) -> list[str]:
 async def _context(app) -> str:
     texts = []
     for mode in ("local", "global", "hybrid", "mix"):
-        response = await app.http.post("/query", json={
-            "query": "Whom did Bob or Alice train, and where is Zorro?", "mode": mode, "only_need_context": True,
-            "ll_keywords": ["Bob", "Zorro", "Alice"], "hl_keywords": ["training", "secret"]})
+        response = await app.http.post(
+            "/query",
+            json={
+                "query": "Whom did Bob or Alice train, and where is Zorro?",
+                "mode": mode,
+                "only_need_context": True,
+                "ll_keywords": ["Bob", "Zorro", "Alice"],
+                "hl_keywords": ["training", "secret"],
+            },
+        )
         assert response.status_code == 200, response.text
         texts.append(json.dumps(response.json()["context"]))
     return "\n".join(texts)
@@ -74,8 +80,11 @@ async def test_document_deleted_during_a_slow_merge_leaves_nothing_behind(start_
     assert SECRET in await _context(app)  # the query does reach the relation while it exists
     parked = Parked(MERGED_TEXT)
     fake_llm.handlers["summary"] = parked
-    merge = asyncio.create_task(app.http.post("/entities/merge", json={
-        "source_entities": ["Alice"], "target_entity": "Bob", "strategy": "llm_summarize"}))
+    merge = asyncio.create_task(
+        app.http.post(
+            "/entities/merge", json={"source_entities": ["Alice"], "target_entity": "Bob", "strategy": "llm_summarize"}
+        )
+    )
     try:
         await parked.wait_arrived()
         deletion = asyncio.create_task(app.http.delete(f"/documents/{doc2}"))
@@ -91,8 +100,9 @@ async def test_document_deleted_during_a_slow_merge_leaves_nothing_behind(start_
 
 
 @pytest.mark.parametrize("plans_outside_locks", [3, 0], ids=["plan-outside-locks", "plan-under-locks"])
-async def test_provenance_moved_between_reading_and_locking_is_followed(start_app, make_settings, monkeypatch,
-                                                                        plans_outside_locks):
+async def test_provenance_moved_between_reading_and_locking_is_followed(
+    start_app, make_settings, monkeypatch, plans_outside_locks
+):
     """Another replica merges Alice into Bob right before the deletion takes its key locks (after it read
     the document's keys, in the old order): the deletion must follow DOC2's provenance to Bob, and write
     only while holding Bob's lock, also when it re-plans under the locks instead of starting over."""
@@ -110,9 +120,18 @@ async def test_provenance_moved_between_reading_and_locking_is_followed(start_ap
         if asyncio.current_task() is deletion and not merging.is_set():
             merging.set()
             # (a merge's own text is curated and kept by deletions, so it must not quote DOC2 here)
-            merged.append((await replica.http.post("/entities/merge", json={
-                "source_entities": ["Alice"], "target_entity": "Bob",
-                "target_entity_data": {"description": MERGED_TEXT}})).status_code)
+            merged.append(
+                (
+                    await replica.http.post(
+                        "/entities/merge",
+                        json={
+                            "source_entities": ["Alice"],
+                            "target_entity": "Bob",
+                            "target_entity_data": {"description": MERGED_TEXT},
+                        },
+                    )
+                ).status_code
+            )
             locked.append(set(keys))
         elif asyncio.current_task() is deletion and merged:
             locked.append(set(keys))
@@ -133,10 +152,15 @@ async def test_provenance_moved_between_reading_and_locking_is_followed(start_ap
 # Three merges (A→B, X→Y, P→Q) over a triangle A–X–P, each corner also linked to the hub H, which B
 # already knows: every merge moves relations whose other end another merge deletes at the same time.
 _ENTS = [(n, "thing", f"{n} is entity {n}.", [f"c{n}"]) for n in ("A", "B", "X", "Y", "P", "Q", "H")]
-_RELS = [("A", "X", "A with X.", "ax", 1.0, ["cA"]), ("X", "P", "X with P.", "xp", 2.0, ["cX"]),
-         ("P", "A", "P with A.", "pa", 4.0, ["cP"]), ("A", "H", "A near H.", "ah", 8.0, ["cA"]),
-         ("X", "H", "X near H.", "xh", 16.0, ["cX"]), ("P", "H", "P near H.", "ph", 32.0, ["cP"]),
-         ("B", "H", "B near H.", "bh", 64.0, ["cB"])]
+_RELS = [
+    ("A", "X", "A with X.", "ax", 1.0, ["cA"]),
+    ("X", "P", "X with P.", "xp", 2.0, ["cX"]),
+    ("P", "A", "P with A.", "pa", 4.0, ["cP"]),
+    ("A", "H", "A near H.", "ah", 8.0, ["cA"]),
+    ("X", "H", "X near H.", "xh", 16.0, ["cX"]),
+    ("P", "H", "P near H.", "ph", 32.0, ["cP"]),
+    ("B", "H", "B near H.", "bh", 64.0, ["cB"]),
+]
 _MERGES = {"A": "B", "X": "Y", "P": "Q"}
 
 
@@ -157,9 +181,15 @@ async def test_concurrent_merges_sharing_far_ends_answer_and_stay_consistent(sta
     parked = Parked(None, until_arrived=len(_MERGES))  # all three merges have read their relations
     fake_llm.handlers["summary"] = parked
     try:
-        responses = await asyncio.gather(*(app.http.post("/entities/merge", json={
-            "source_entities": [src], "target_entity": tgt, "strategy": "llm_summarize"})
-            for src, tgt in _MERGES.items()))
+        responses = await asyncio.gather(
+            *(
+                app.http.post(
+                    "/entities/merge",
+                    json={"source_entities": [src], "target_entity": tgt, "strategy": "llm_summarize"},
+                )
+                for src, tgt in _MERGES.items()
+            )
+        )
     finally:
         parked.release()
     assert [r.status_code for r in responses] == [200] * len(_MERGES), [r.text for r in responses]
@@ -182,5 +212,6 @@ async def test_concurrent_merges_sharing_far_ends_answer_and_stay_consistent(sta
         row = ents[key]
         assert row["embedded_hash"] == text_hash(entity_embedding_text(row["name"], row["description"])), key
     for (s, t), row in rels.items():
-        assert row["embedded_hash"] == text_hash(relation_embedding_text(
-            ents[s]["name"], ents[t]["name"], row["keywords"], row["description"])), (s, t)
+        assert row["embedded_hash"] == text_hash(
+            relation_embedding_text(ents[s]["name"], ents[t]["name"], row["keywords"], row["description"])
+        ), (s, t)

@@ -18,12 +18,24 @@ FP = parse_fingerprint(["person", "place"], 500)
 
 
 def _sample() -> ChunkExtraction:
-    return ChunkExtraction(chunk_id="c1", entities=[
-        EntityRecord(name="Alice", key="alice", entity_type="person", description="Alice paints.", chunk_id="c1"),
-    ], relations=[
-        RelationRecord(src_name="Alice", tgt_name="Paris", src_key="alice", tgt_key="paris", keywords=["lives"],
-                       description="Alice lives in Paris.", weight=2.0, chunk_id="c1"),
-    ])
+    return ChunkExtraction(
+        chunk_id="c1",
+        entities=[
+            EntityRecord(name="Alice", key="alice", entity_type="person", description="Alice paints.", chunk_id="c1"),
+        ],
+        relations=[
+            RelationRecord(
+                src_name="Alice",
+                tgt_name="Paris",
+                src_key="alice",
+                tgt_key="paris",
+                keywords=["lives"],
+                description="Alice lives in Paris.",
+                weight=2.0,
+                chunk_id="c1",
+            ),
+        ],
+    )
 
 
 def test_records_round_trip_with_the_chunk_identity_of_the_reader():
@@ -31,20 +43,30 @@ def test_records_round_trip_with_the_chunk_identity_of_the_reader():
     back = decode(stored, "c9", "a.txt", ["k1", "k2"], FP)
     assert back is not None
     assert [(e.name, e.key, e.entity_type, e.description, e.chunk_id, e.file_path) for e in back.entities] == [
-        ("Alice", "alice", "person", "Alice paints.", "c9", "a.txt")]
+        ("Alice", "alice", "person", "Alice paints.", "c9", "a.txt")
+    ]
     [r] = back.relations
     assert (r.src_key, r.tgt_key, r.keywords, r.description, r.weight, r.chunk_id) == (
-        "alice", "paris", ["lives"], "Alice lives in Paris.", 2.0, "c9")
+        "alice",
+        "paris",
+        ["lives"],
+        "Alice lives in Paris.",
+        2.0,
+        "c9",
+    )
 
 
-@pytest.mark.parametrize("stored, keys, fingerprint", [
-    (None, ["k1"], FP),
-    ("not a mapping", ["k1"], FP),
-    ({"fp": FP, "keys": ["k1"], "e": [["only", "two"]], "r": []}, ["k1"], FP),  # malformed record
-    ("sample", ["k1", "k3"], FP),                                               # the chunk was re-extracted
-    ("sample", ["k1"], parse_fingerprint(["person"], 500)),                     # other entity types now
-    ("sample", ["k1"], parse_fingerprint(["person", "place"], 40)),             # other name limit now
-])
+@pytest.mark.parametrize(
+    "stored, keys, fingerprint",
+    [
+        (None, ["k1"], FP),
+        ("not a mapping", ["k1"], FP),
+        ({"fp": FP, "keys": ["k1"], "e": [["only", "two"]], "r": []}, ["k1"], FP),  # malformed record
+        ("sample", ["k1", "k3"], FP),  # the chunk was re-extracted
+        ("sample", ["k1"], parse_fingerprint(["person"], 500)),  # other entity types now
+        ("sample", ["k1"], parse_fingerprint(["person", "place"], 40)),  # other name limit now
+    ],
+)
 def test_unusable_stored_records_are_ignored(stored, keys, fingerprint):
     if stored == "sample":
         stored = encode(_sample(), ["k1"], FP)
@@ -82,8 +104,9 @@ async def test_ingestion_stores_what_parsing_the_cached_answers_gives(app_client
     fingerprint = parse_fingerprint(types, app.container.settings.entity_name_max_length)
     keys = row["extraction_cache_keys"]
     stored = decode(row["extraction_records"], row["id"], "x.txt", keys, fingerprint)
-    parsed = extraction_from_cached([cached[k] for k in keys], row["id"], "x.txt",
-                                    app.container.settings.entity_name_max_length, types)
+    parsed = extraction_from_cached(
+        [cached[k] for k in keys], row["id"], "x.txt", app.container.settings.entity_name_max_length, types
+    )
     assert stored is not None and stored.entities and stored.relations
     assert stored.entities == parsed.entities and stored.relations == parsed.relations
 
@@ -126,7 +149,8 @@ async def test_the_stored_records_are_what_the_rebuild_uses(app_client, parses):
 
 
 async def test_chunks_from_before_the_migration_rebuild_from_the_cache_and_keep_their_records(
-        app_client, fake_llm, parses):
+    app_client, fake_llm, parses
+):
     app = app_client
     ids = [await ingest(app, text) for text in OVERLAPPING]
     async with app.container.db.transaction() as conn:
@@ -134,8 +158,7 @@ async def test_chunks_from_before_the_migration_rebuild_from_the_cache_and_keep_
     await _rebuilt_equals_fresh(app, fake_llm, [OVERLAPPING[0], OVERLAPPING[2]], [ids[1], ids[3]])
     assert sorted(parses) == sorted({f"{ids[0]}-chunk-000", f"{ids[2]}-chunk-000"})
     rows = await _stored(app)
-    fingerprint = parse_fingerprint(app.container.settings.entity_types,
-                                    app.container.settings.entity_name_max_length)
+    fingerprint = parse_fingerprint(app.container.settings.entity_types, app.container.settings.entity_name_max_length)
     for row in rows.values():  # parsed once, stored for the next deletion
         assert decode(row["extraction_records"], row["id"], None, row["extraction_cache_keys"], fingerprint)
 
@@ -146,7 +169,10 @@ async def test_records_stored_with_other_parse_inputs_are_parsed_again(app_clien
     async with app.container.db.transaction() as conn:
         rows = (await conn.execute(select(chunks.c.id, chunks.c.extraction_records))).mappings().all()
         for row in rows:  # as an older parser version would have stored them
-            await conn.execute(update(chunks).where(chunks.c.id == row["id"]).values(
-                extraction_records={**row["extraction_records"], "fp": "0:500:old"}))
+            await conn.execute(
+                update(chunks)
+                .where(chunks.c.id == row["id"])
+                .values(extraction_records={**row["extraction_records"], "fp": "0:500:old"})
+            )
     await _rebuilt_equals_fresh(app, fake_llm, OVERLAPPING[1:3], [ids[0]])
     assert sorted(parses) == sorted({f"{ids[1]}-chunk-000", f"{ids[2]}-chunk-000"})

@@ -33,23 +33,51 @@ async def query(app, stmt) -> list[dict]:
 
 async def graph_state(app, project_id: str = "default") -> dict:
     """Everything a rebuild must get right, keyed by identity (embeddings reduced to their text hash)."""
-    ents = await query(app, select(entities.c.key, entities.c.name, entities.c.entity_type, entities.c.description,
-                                   entities.c.source_ids, entities.c.file_paths, entities.c.degree,
-                                   entities.c.embedded_hash)
-                       .where(entities.c.project_id == project_id).order_by(entities.c.key))
-    rels = await query(app, select(relations.c.src_key, relations.c.tgt_key, relations.c.keywords,
-                                   relations.c.description, relations.c.weight, relations.c.source_ids,
-                                   relations.c.file_paths, relations.c.embedded_hash)
-                       .where(relations.c.project_id == project_id)
-                       .order_by(relations.c.src_key, relations.c.tgt_key))
-    es = await query(app, select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
-                     .where(entity_sources.c.project_id == project_id)
-                     .order_by(entity_sources.c.entity_key, entity_sources.c.seq))
-    rs = await query(app, select(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.chunk_id)
-                     .where(relation_sources.c.project_id == project_id)
-                     .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.seq))
-    cache = await query(app, select(llm_cache.c.key).where(llm_cache.c.project_id == project_id)
-                        .order_by(llm_cache.c.key))
+    ents = await query(
+        app,
+        select(
+            entities.c.key,
+            entities.c.name,
+            entities.c.entity_type,
+            entities.c.description,
+            entities.c.source_ids,
+            entities.c.file_paths,
+            entities.c.degree,
+            entities.c.embedded_hash,
+        )
+        .where(entities.c.project_id == project_id)
+        .order_by(entities.c.key),
+    )
+    rels = await query(
+        app,
+        select(
+            relations.c.src_key,
+            relations.c.tgt_key,
+            relations.c.keywords,
+            relations.c.description,
+            relations.c.weight,
+            relations.c.source_ids,
+            relations.c.file_paths,
+            relations.c.embedded_hash,
+        )
+        .where(relations.c.project_id == project_id)
+        .order_by(relations.c.src_key, relations.c.tgt_key),
+    )
+    es = await query(
+        app,
+        select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
+        .where(entity_sources.c.project_id == project_id)
+        .order_by(entity_sources.c.entity_key, entity_sources.c.seq),
+    )
+    rs = await query(
+        app,
+        select(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.chunk_id)
+        .where(relation_sources.c.project_id == project_id)
+        .order_by(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.seq),
+    )
+    cache = await query(
+        app, select(llm_cache.c.key).where(llm_cache.c.project_id == project_id).order_by(llm_cache.c.key)
+    )
     return {"entities": ents, "relations": rels, "entity_sources": es, "relation_sources": rs, "cache": cache}
 
 
@@ -61,17 +89,21 @@ async def three_docs(app_client):
 
 async def test_delete_one_document_rebuilds_shared_items_without_extraction(three_docs, fake_llm):
     app, (doc_a, doc_b, doc_c) = three_docs
-    a_cache_keys = (await query(app, select(chunks.c.extraction_cache_keys)
-                                .where(chunks.c.document_id == doc_a)))[0]["extraction_cache_keys"]
+    a_cache_keys = (await query(app, select(chunks.c.extraction_cache_keys).where(chunks.c.document_id == doc_a)))[0][
+        "extraction_cache_keys"
+    ]
     assert a_cache_keys
     fake_llm.calls.clear()
 
     response = await app.http.delete(f"/documents/{doc_a}")
     assert response.status_code == 200, response.text
     assert response.json() == {
-        "document_id": doc_a, "chunks_deleted": 1,
-        "entities_deleted": 2, "entities_rebuilt": 3,      # Zed, Widgets gone; Alice, Bob, Paris rebuilt
-        "relations_deleted": 2, "relations_rebuilt": 1,    # Alice–Bob, Zed–Widgets gone; Bob–Paris rebuilt
+        "document_id": doc_a,
+        "chunks_deleted": 1,
+        "entities_deleted": 2,
+        "entities_rebuilt": 3,  # Zed, Widgets gone; Alice, Bob, Paris rebuilt
+        "relations_deleted": 2,
+        "relations_rebuilt": 1,  # Alice–Bob, Zed–Widgets gone; Bob–Paris rebuilt
         "llm_calls": {"extract": 0, "summary": 0},
     }
     assert not fake_llm.calls_of("extract") and not fake_llm.calls_of("glean")
@@ -87,7 +119,8 @@ async def test_delete_one_document_rebuilds_shared_items_without_extraction(thre
     bob_paris = next(r for r in state["relations"] if (r["src_key"], r["tgt_key"]) == ("bob", "paris"))
     assert bob_paris["description"] == "Bob visited Paris with Carol." and bob_paris["weight"] == 1.0
     assert bob_paris["embedded_hash"] == text_hash(
-        relation_embedding_text("Bob", "Paris", bob_paris["keywords"], bob_paris["description"]))
+        relation_embedding_text("Bob", "Paris", bob_paris["keywords"], bob_paris["description"])
+    )
     assert ("alice", "bob") not in {(r["src_key"], r["tgt_key"]) for r in state["relations"]}
 
     remaining_chunks = {r["id"] for r in await query(app, select(chunks.c.id))}
@@ -125,15 +158,19 @@ async def test_rebuilt_graph_equals_ingesting_only_the_remaining_documents(app_c
 
 async def test_cache_entries_shared_with_another_document_are_kept(start_app, make_settings, fake_llm):
     app = await start_app(make_settings())
-    created = await app.http.post("/projects", json={"id": "p", "settings": {
-        "chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}})
+    created = await app.http.post(
+        "/projects",
+        json={"id": "p", "settings": {"chunk_split_by_character": "\n\n", "chunk_split_by_character_only": True}},
+    )
     assert created.status_code == 201
     first = await ingest(app, "Alice met Bob.\n\nCarol sings.", project_id="p")
     second = await ingest(app, "Alice met Bob.\n\nDave dances.", project_id="p")
-    shared_key = (await query(app, select(chunks.c.extraction_cache_keys)
-                              .where(chunks.c.id == f"{second}-chunk-000")))[0]["extraction_cache_keys"][0]
-    first_only = (await query(app, select(chunks.c.extraction_cache_keys)
-                              .where(chunks.c.id == f"{first}-chunk-001")))[0]["extraction_cache_keys"][0]
+    shared_key = (await query(app, select(chunks.c.extraction_cache_keys).where(chunks.c.id == f"{second}-chunk-000")))[
+        0
+    ]["extraction_cache_keys"][0]
+    first_only = (await query(app, select(chunks.c.extraction_cache_keys).where(chunks.c.id == f"{first}-chunk-001")))[
+        0
+    ]["extraction_cache_keys"][0]
     fake_llm.calls.clear()
     report = (await app.http.delete(f"/documents/{first}", params={"project_id": "p"})).json()
     assert report["entities_deleted"] == 1 and report["llm_calls"]["extract"] == 0  # Carol
@@ -149,8 +186,9 @@ async def test_delete_all_documents_leaves_an_empty_graph_but_hand_made_entities
     app, ids = three_docs
     created = await app.http.post("/entities", json={"name": "Manual", "description": "Curated by hand."})
     assert created.status_code == 201
-    assert (await app.http.post("/relations", json={"source": "Manual", "target": "Bob",
-                                                    "description": "Hand-made link."})).status_code == 201
+    assert (
+        await app.http.post("/relations", json={"source": "Manual", "target": "Bob", "description": "Hand-made link."})
+    ).status_code == 201
     for doc_id in ids:
         response = await app.http.delete(f"/documents/{doc_id}")
         assert response.status_code == 200, response.text
@@ -261,8 +299,9 @@ async def test_hand_edited_items_keep_their_text_when_rebuilt(three_docs):
     app, (doc_a, doc_b, _) = three_docs
     edited = await app.http.patch("/entities/Bob", json={"description": "Bob, as the curator describes him."})
     assert edited.status_code == 200 and edited.json()["curated"] is True
-    assert (await app.http.patch("/relations", json={"source": "Paris", "target": "Bob",
-                                                     "description": "Curated link."})).status_code == 200
+    assert (
+        await app.http.patch("/relations", json={"source": "Paris", "target": "Bob", "description": "Curated link."})
+    ).status_code == 200
     report = (await app.http.delete(f"/documents/{doc_a}")).json()
     assert report["entities_rebuilt"] == 3 and report["relations_rebuilt"] == 1
     bob = (await app.http.get("/entities/Bob")).json()

@@ -13,8 +13,9 @@ SHIPS = "builds cargo ships and ferries in the northern harbour of Port Halden s
 
 
 async def _entity(app, name: str, entity_type: str, description: str) -> None:
-    response = await app.http.post("/entities", json={"name": name, "entity_type": entity_type,
-                                                      "description": description})
+    response = await app.http.post(
+        "/entities", json={"name": name, "entity_type": entity_type, "description": description}
+    )
     assert response.status_code == 201, response.text
 
 
@@ -27,8 +28,9 @@ async def world(app_client):
     await _entity(app, "Draqua Energy", "organization", "Draqua Energy sells wind power to farmers.")
     await _entity(app, "Port Halden", "location", "A harbour town.")
     for name in ("Acme Holdings", "Acme Holdings Ltd"):
-        response = await app.http.post("/relations", json={"source": name, "target": "Port Halden",
-                                                           "description": f"{name} is in Port Halden."})
+        response = await app.http.post(
+            "/relations", json={"source": name, "target": "Port Halden", "description": f"{name} is in Port Halden."}
+        )
         assert response.status_code == 201, response.text
     return app
 
@@ -67,8 +69,15 @@ async def test_same_type_similar_entities_are_listed_with_evidence(world):
 
 async def test_stored_suggestions_are_listed_until_an_entity_goes(world):
     async with world.container.db.transaction() as conn:
-        await alias_repo.add_suggestions(conn, "default", [SuggestionItem(
-            entity_key("Draqua Energy"), entity_key("Acme Holdings Ltd"), 0.97, "acronym initials match")])
+        await alias_repo.add_suggestions(
+            conn,
+            "default",
+            [
+                SuggestionItem(
+                    entity_key("Draqua Energy"), entity_key("Acme Holdings Ltd"), 0.97, "acronym initials match"
+                )
+            ],
+        )
     listing = await _pairs(world)
     top = listing["pairs"][0]
     assert {top["entity_a"], top["entity_b"]} == {"Draqua Energy", "Acme Holdings Ltd"}
@@ -80,36 +89,46 @@ async def test_stored_suggestions_are_listed_until_an_entity_goes(world):
 
 async def test_a_rejected_pair_is_never_suggested_again(world):
     async with world.container.db.transaction() as conn:
-        await alias_repo.add_suggestions(conn, "default", [SuggestionItem(
-            entity_key("Acme Holdings"), entity_key("Acme Holdings Ltd"), 0.9, "legal suffix")])
+        await alias_repo.add_suggestions(
+            conn,
+            "default",
+            [SuggestionItem(entity_key("Acme Holdings"), entity_key("Acme Holdings Ltd"), 0.9, "legal suffix")],
+        )
     assert (await _pairs(world))["pairs"][0]["found_by"] == ["resolution", "similarity"]
-    rejected = await world.http.post("/entities/duplicates/reject",
-                                     json={"entity_a": "acme holdings ltd", "entity_b": "Acme Holdings"})
+    rejected = await world.http.post(
+        "/entities/duplicates/reject", json={"entity_a": "acme holdings ltd", "entity_b": "Acme Holdings"}
+    )
     assert rejected.status_code == 200, rejected.text
     assert rejected.json() == {"entity_a": "Acme Holdings Ltd", "entity_b": "Acme Holdings", "rejected": True}
     assert (await _pairs(world))["pairs"] == []
     assert {"Acme Holdings", "Acme Holdings Ltd"} not in _names(await _pairs(world, threshold=0.0))
-    again = await world.http.post("/entities/duplicates/reject",
-                                  json={"entity_a": "Acme Holdings", "entity_b": "Acme Holdings Ltd"})
+    again = await world.http.post(
+        "/entities/duplicates/reject", json={"entity_a": "Acme Holdings", "entity_b": "Acme Holdings Ltd"}
+    )
     assert again.status_code == 200
     async with world.container.db.transaction() as conn:  # ingest-time resolution cannot bring it back
-        await alias_repo.add_suggestions(conn, "default", [SuggestionItem(
-            entity_key("Acme Holdings"), entity_key("Acme Holdings Ltd"), 0.99, "again")])
+        await alias_repo.add_suggestions(
+            conn,
+            "default",
+            [SuggestionItem(entity_key("Acme Holdings"), entity_key("Acme Holdings Ltd"), 0.99, "again")],
+        )
     assert (await _pairs(world))["pairs"] == []
 
 
 async def test_reject_errors(world):
-    same = await world.http.post("/entities/duplicates/reject",
-                                 json={"entity_a": "Acme Holdings", "entity_b": "ACME HOLDINGS"})
+    same = await world.http.post(
+        "/entities/duplicates/reject", json={"entity_a": "Acme Holdings", "entity_b": "ACME HOLDINGS"}
+    )
     assert same.status_code == 422 and same.json()["code"] == "same_entity"
-    missing = await world.http.post("/entities/duplicates/reject",
-                                    json={"entity_a": "Acme Holdings", "entity_b": "Nobody"})
+    missing = await world.http.post(
+        "/entities/duplicates/reject", json={"entity_a": "Acme Holdings", "entity_b": "Nobody"}
+    )
     assert missing.status_code == 404 and missing.json()["code"] == "entity_not_found"
-    extra = await world.http.post("/entities/duplicates/reject",
-                                  json={"entity_a": "A", "entity_b": "B", "why": "x"})
+    extra = await world.http.post("/entities/duplicates/reject", json={"entity_a": "A", "entity_b": "B", "why": "x"})
     assert extra.status_code == 422
-    unknown = await world.http.post("/entities/duplicates/reject",
-                                    json={"project_id": "nope", "entity_a": "A", "entity_b": "B"})
+    unknown = await world.http.post(
+        "/entities/duplicates/reject", json={"project_id": "nope", "entity_a": "A", "entity_b": "B"}
+    )
     assert unknown.status_code == 404 and unknown.json()["code"] == "project_not_found"
     bad = await world.http.get("/entities/duplicates", params={"threshold": 1.5})
     assert bad.status_code == 422
@@ -117,8 +136,9 @@ async def test_reject_errors(world):
 
 
 async def test_accepting_a_pair_is_a_merge_that_leaves_an_alias(world):
-    merged = await world.http.post("/entities/merge", json={"source_entities": ["Acme Holdings Ltd"],
-                                                            "target_entity": "Acme Holdings"})
+    merged = await world.http.post(
+        "/entities/merge", json={"source_entities": ["Acme Holdings Ltd"], "target_entity": "Acme Holdings"}
+    )
     assert merged.status_code == 200, merged.text
     assert (await _pairs(world))["pairs"] == []
     target = (await world.http.get("/entities/Acme Holdings Ltd")).json()

@@ -49,13 +49,19 @@ async def _merge(app, **body):
 async def test_merge_into_new_target_concatenate(seeded):
     response = await _merge(seeded, source_entities=["Apple Inc", "apple"], target_entity="Apple Computer")
     assert response.status_code == 200
-    assert response.json() == {"target": "Apple Computer", "merged_sources": ["Apple Inc", "Apple"],
-                               "relations_redirected": 3, "relations_merged": 1, "self_loops_dropped": 1}
+    assert response.json() == {
+        "target": "Apple Computer",
+        "merged_sources": ["Apple Inc", "Apple"],
+        "relations_redirected": 3,
+        "relations_merged": 1,
+        "self_loops_dropped": 1,
+    }
     async with seeded.container.db.connect() as conn:
         assert await entity_row(conn, "Apple Inc") is None and await entity_row(conn, "Apple") is None
         target = await entity_row(conn, "Apple Computer")
         assert target["description"] == SEP.join(
-            ["Apple Inc makes phones.", "Apple is a tech company.", "Apple makes phones and computers."])
+            ["Apple Inc makes phones.", "Apple is a tech company.", "Apple makes phones and computers."]
+        )
         assert target["entity_type"] == "organization"  # first known type
         assert target["source_ids"] == ["c1", "c2", "c3"]
         assert target["file_paths"] == ["d1.txt", "d2.txt"]
@@ -68,8 +74,9 @@ async def test_merge_into_new_target_concatenate(seeded):
         assert cup["keywords"] == "campus,headquarters,location"
         assert cup["description"] == SEP.join(["Apple Inc is headquartered in Cupertino.", "Apple sits in Cupertino."])
         assert await relation_provenance(conn, "Apple Computer", "Cupertino") == ["c1", "c3"]
-        assert cup["embedded_hash"] == text_hash(relation_embedding_text(
-            "Apple Computer", "Cupertino", cup["keywords"], cup["description"]))
+        assert cup["embedded_hash"] == text_hash(
+            relation_embedding_text("Apple Computer", "Cupertino", cup["keywords"], cup["description"])
+        )
         jobs = await relation_row(conn, "Apple Computer", "Jobs")
         assert jobs["weight"] == 1.0 and await relation_provenance(conn, "Jobs", "Apple Computer") == ["c2"]
         # The Apple–Apple Inc relation would have become Apple Computer→Apple Computer: dropped.
@@ -80,8 +87,9 @@ async def test_merge_into_new_target_concatenate(seeded):
 
 
 async def test_merge_into_existing_target_among_sources(seeded):
-    response = await _merge(seeded, source_entities=["Apple", "Apple Inc"], target_entity="apple inc",
-                            strategy="keep_first")
+    response = await _merge(
+        seeded, source_entities=["Apple", "Apple Inc"], target_entity="apple inc", strategy="keep_first"
+    )
     assert response.status_code == 200
     report = response.json()
     assert report["merged_sources"] == ["Apple"]
@@ -98,8 +106,9 @@ async def test_merge_into_existing_target_among_sources(seeded):
 
 
 async def test_merge_keep_longest(seeded):
-    response = await _merge(seeded, source_entities=["Apple Inc", "Apple"], target_entity="Apple",
-                            strategy="keep_longest")
+    response = await _merge(
+        seeded, source_entities=["Apple Inc", "Apple"], target_entity="Apple", strategy="keep_longest"
+    )
     assert response.status_code == 200
     async with seeded.container.db.connect() as conn:
         target = await entity_row(conn, "Apple")
@@ -110,8 +119,9 @@ async def test_merge_keep_longest(seeded):
 
 async def test_merge_llm_summarize_calls_summary(seeded, fake_llm):
     fake_llm.handlers["summary"] = lambda messages: "One merged summary."
-    response = await _merge(seeded, source_entities=["Apple Inc", "Apple"], target_entity="Apple",
-                            strategy="llm_summarize")
+    response = await _merge(
+        seeded, source_entities=["Apple Inc", "Apple"], target_entity="Apple", strategy="llm_summarize"
+    )
     assert response.status_code == 200
     assert len(fake_llm.calls_of("summary")) == 2  # the entity and the collapsed Cupertino relation
     assert not fake_llm.calls_of("extract")
@@ -123,8 +133,12 @@ async def test_merge_llm_summarize_calls_summary(seeded, fake_llm):
 
 
 async def test_target_entity_data_overrides(seeded):
-    response = await _merge(seeded, source_entities=["Apple Inc", "Apple"], target_entity="Apple",
-                            target_entity_data={"description": "Curated text.", "entity_type": "Company"})
+    response = await _merge(
+        seeded,
+        source_entities=["Apple Inc", "Apple"],
+        target_entity="Apple",
+        target_entity_data={"description": "Curated text.", "entity_type": "Company"},
+    )
     assert response.status_code == 200
     async with seeded.container.db.connect() as conn:
         target = await entity_row(conn, "Apple")
@@ -133,14 +147,18 @@ async def test_target_entity_data_overrides(seeded):
 
 async def test_merge_unknown_source_is_404_and_changes_nothing(seeded):
     async with seeded.container.db.connect() as conn:
-        before = (await rows(conn, entities, order=[entities.c.key]),
-                  await rows(conn, relations, order=[relations.c.src_key, relations.c.tgt_key]))
+        before = (
+            await rows(conn, entities, order=[entities.c.key]),
+            await rows(conn, relations, order=[relations.c.src_key, relations.c.tgt_key]),
+        )
     response = await _merge(seeded, source_entities=["Apple", "Orange"], target_entity="Apple Inc")
     assert response.status_code == 404
     assert response.json()["code"] == "entity_not_found" and "Orange" in response.json()["detail"]
     async with seeded.container.db.connect() as conn:
-        after = (await rows(conn, entities, order=[entities.c.key]),
-                 await rows(conn, relations, order=[relations.c.src_key, relations.c.tgt_key]))
+        after = (
+            await rows(conn, entities, order=[entities.c.key]),
+            await rows(conn, relations, order=[relations.c.src_key, relations.c.tgt_key]),
+        )
     assert after == before
 
 

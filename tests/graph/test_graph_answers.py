@@ -19,7 +19,7 @@ from tests.support.curation import seed_graph
 WAIT = 60.0  # generous: only ever reached when something is broken
 ROUTES = (("/graph", {}), ("/lightrag/graphs", {"label": "*"}))
 # a ring bigger than one encoding slice, with text that JSON must escape
-NAMES = [f"Entité {i} \"東京\"" for i in range(SLICE + 40)]
+NAMES = [f'Entité {i} "東京"' for i in range(SLICE + 40)]
 
 
 @pytest.fixture
@@ -64,9 +64,14 @@ async def test_a_graph_request_beyond_the_cap_waits_for_a_turn(start_app, make_s
 @pytest.fixture
 async def ring(app_client):
     async with app_client.container.db.transaction() as conn:
-        await seed_graph(conn, ents=[(n, "person", f"{n} says \\ hi\nand\tbye.", []) for n in NAMES],
-                         rels=[(a, b, f"{a} knows {b}", "kw, \"quoted\"", 1.5 + i / 7, [])
-                               for i, (a, b) in enumerate(zip(NAMES, NAMES[1:] + NAMES[:1], strict=True))])
+        await seed_graph(
+            conn,
+            ents=[(n, "person", f"{n} says \\ hi\nand\tbye.", []) for n in NAMES],
+            rels=[
+                (a, b, f"{a} knows {b}", 'kw, "quoted"', 1.5 + i / 7, [])
+                for i, (a, b) in enumerate(zip(NAMES, NAMES[1:] + NAMES[:1], strict=True))
+            ],
+        )
     return app_client
 
 
@@ -80,6 +85,7 @@ async def test_graph_answers_are_encoded_off_the_event_loop_as_their_models_desc
         def run(rows):
             encoded_on.append(threading.get_ident())
             return encode(rows)
+
         return run
 
     monkeypatch.setattr(entities, "graph_json", spy(entities.graph_json))
@@ -97,13 +103,23 @@ async def test_graph_answers_are_encoded_off_the_event_loop_as_their_models_desc
     assert LightragKnowledgeGraph.model_validate(compat_body).model_dump(mode="json") == compat_body
     assert {n["id"] for n in compat_body["nodes"]} == set(NAMES)
     edge = next(e for e in compat_body["edges"] if e["source"] == NAMES[0])
-    assert edge == {"id": f"{NAMES[0]}-{NAMES[1]}", "type": "DIRECTED", "source": NAMES[0], "target": NAMES[1],
-                    "properties": {"weight": 1.5, "keywords": "kw, \"quoted\"",
-                                   "description": f"{NAMES[0]} knows {NAMES[1]}"}}
+    assert edge == {
+        "id": f"{NAMES[0]}-{NAMES[1]}",
+        "type": "DIRECTED",
+        "source": NAMES[0],
+        "target": NAMES[1],
+        "properties": {"weight": 1.5, "keywords": 'kw, "quoted"', "description": f"{NAMES[0]} knows {NAMES[1]}"},
+    }
 
 
 def test_sliced_encoding_equals_one_json_dump():
-    fields = {"nodes": [{"id": n, "w": i / 3, "tags": ["a\u2028b", "\x01"]} for i, n in enumerate(NAMES)],
-              "edges": [], "empty": [], "flag": True, "count": 3, "none": None}
+    fields = {
+        "nodes": [{"id": n, "w": i / 3, "tags": ["a\u2028b", "\x01"]} for i, n in enumerate(NAMES)],
+        "edges": [],
+        "empty": [],
+        "flag": True,
+        "count": 3,
+        "none": None,
+    }
     expected = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
     assert json_object(fields) == expected

@@ -17,8 +17,11 @@ LINK = SEP.join(["Alice funds Bob.", "Alice mentors Bob."])
 
 async def test_graph_descriptions_are_rendered_like_query_contexts(app_client):
     async with app_client.container.db.transaction() as conn:
-        await seed_graph(conn, ents=[("Alice", "person", ALICE, []), ("Bob", "person", "Bob studies.", [])],
-                         rels=[("Alice", "Bob", LINK, "funding", 1.0, [])])
+        await seed_graph(
+            conn,
+            ents=[("Alice", "person", ALICE, []), ("Bob", "person", "Bob studies.", [])],
+            rels=[("Alice", "Bob", LINK, "funding", 1.0, [])],
+        )
     response = await app_client.http.get("/graph", params={"label": "Alice"})
     assert response.status_code == 200, response.text
     body = response.json()

@@ -28,8 +28,10 @@ async def test_the_api_refuses_names_too_long_in_bytes_with_422(start_app, make_
     relation = {"source": LONG_A, "target": LONG_B, "description": "They are related."}
     for response in (
         await app.http.post("/relations", json=relation),
-        await app.http.post("/lightrag/graph/relation/create", json={
-            "source_entity": LONG_A, "target_entity": LONG_B, "relation_data": {"description": "Related."}}),
+        await app.http.post(
+            "/lightrag/graph/relation/create",
+            json={"source_entity": LONG_A, "target_entity": LONG_B, "relation_data": {"description": "Related."}},
+        ),
         await app.http.post("/entities/duplicates/reject", json={"entity_a": LONG_A, "entity_b": LONG_B}),
         await app.http.post("/entities", json={"name": "Short", "description": "Fine."}),
     ):
@@ -42,13 +44,17 @@ async def test_the_api_refuses_names_too_long_in_bytes_with_422(start_app, make_
 
 
 async def test_an_extracted_pair_of_long_names_is_cut_and_counted_not_a_failed_document(
-        start_app, make_settings, fake_llm):
+    start_app, make_settings, fake_llm
+):
     app = await start_app(make_settings())
-    fake_llm.handlers["extract"] = lambda messages: "\n".join([
-        f"entity{TUPLE}{LONG_A}{TUPLE}concept{TUPLE}The first long name.",
-        f"entity{TUPLE}{LONG_B}{TUPLE}concept{TUPLE}The second long name.",
-        f"relation{TUPLE}{LONG_A}{TUPLE}{LONG_B}{TUPLE}naming{TUPLE}The two long names belong together.",
-        COMPLETE])
+    fake_llm.handlers["extract"] = lambda messages: "\n".join(
+        [
+            f"entity{TUPLE}{LONG_A}{TUPLE}concept{TUPLE}The first long name.",
+            f"entity{TUPLE}{LONG_B}{TUPLE}concept{TUPLE}The second long name.",
+            f"relation{TUPLE}{LONG_A}{TUPLE}{LONG_B}{TUPLE}naming{TUPLE}The two long names belong together.",
+            COMPLETE,
+        ]
+    )
     response = await app.http.post("/documents", json={"documents": [{"text": "Two long names."}], "wait": True})
     doc_id = response.json()["documents"][0]["id"]
     doc = (await app.http.get(f"/documents/{doc_id}")).json()

@@ -11,23 +11,37 @@ from app.domain.texts import SEP
 
 
 def _settings(**overrides):
-    values = {"max_source_ids_per_entity": 200, "max_source_ids_per_relation": 200,
-              "source_ids_limit_method": "KEEP", "max_file_paths": 75}
+    values = {
+        "max_source_ids_per_entity": 200,
+        "max_source_ids_per_relation": 200,
+        "source_ids_limit_method": "KEEP",
+        "max_file_paths": 75,
+    }
     values.update(overrides)
     return SimpleNamespace(**values)
 
 
 def ent(name, desc, chunk, etype="person", path="a.txt"):
-    return EntityRecord(name=name, key=entity_key(name), entity_type=etype, description=desc, chunk_id=chunk,
-                        file_path=path)
+    return EntityRecord(
+        name=name, key=entity_key(name), entity_type=etype, description=desc, chunk_id=chunk, file_path=path
+    )
 
 
 def rel(a, b, desc, chunk, keywords=("knows",), weight=1.0, path="a.txt"):
     ka, kb = entity_key(a), entity_key(b)
     if ka > kb:
         a, b, ka, kb = b, a, kb, ka
-    return RelationRecord(src_name=a, tgt_name=b, src_key=ka, tgt_key=kb, keywords=list(keywords),
-                          description=desc, weight=weight, chunk_id=chunk, file_path=path)
+    return RelationRecord(
+        src_name=a,
+        tgt_name=b,
+        src_key=ka,
+        tgt_key=kb,
+        keywords=list(keywords),
+        description=desc,
+        weight=weight,
+        chunk_id=chunk,
+        file_path=path,
+    )
 
 
 def test_new_entity_accumulates_fragments_in_order_and_dedups():
@@ -40,8 +54,15 @@ def test_new_entity_accumulates_fragments_in_order_and_dedups():
 
 
 def test_existing_fragments_come_first_and_name_is_kept():
-    existing = {"key": "alice", "name": "alice", "entity_type": "person", "description": f"old{SEP}B",
-                "source_ids": ["c0"], "file_paths": ["old.txt"], "truncate": ""}
+    existing = {
+        "key": "alice",
+        "name": "alice",
+        "entity_type": "person",
+        "description": f"old{SEP}B",
+        "source_ids": ["c0"],
+        "file_paths": ["old.txt"],
+        "truncate": "",
+    }
     m = merge_entity(existing, [ent("Alice", "B", "c1"), ent("Alice", "new", "c1")], ["c0"], _settings())
     assert m.name == "alice"
     assert m.fragments == ["old", "B", "new"]
@@ -71,8 +92,15 @@ def test_keep_limits_sources_to_oldest_and_drops_records_outside():
 
 def test_keep_skips_update_when_full_and_nothing_survives():
     settings = _settings(max_source_ids_per_entity=2)
-    existing = {"key": "x", "name": "X", "entity_type": "t", "description": "old", "source_ids": ["c1", "c2"],
-                "file_paths": ["f"], "truncate": ""}
+    existing = {
+        "key": "x",
+        "name": "X",
+        "entity_type": "t",
+        "description": "old",
+        "source_ids": ["c1", "c2"],
+        "file_paths": ["f"],
+        "truncate": "",
+    }
     m = merge_entity(existing, [ent("X", "new", "c9")], ["c1", "c2"], settings)
     assert m.skipped
     assert m.description == "old" and m.new_sources == ["c9"]  # provenance still recorded
@@ -92,8 +120,7 @@ def test_file_paths_capped_with_placeholder():
     assert merge_entity(None, records, [], settings).file_paths == ["f0", "f1", "...truncated...(KEEP Old)"]
     fifo = _settings(max_file_paths=2, source_ids_limit_method="FIFO")
     assert merge_entity(None, records, [], fifo).file_paths == ["f2", "f3", "...truncated...(FIFO)"]
-    existing = {"key": "x", "name": "X", "description": "d",
-                "file_paths": ["f0", "f1", "...truncated...(KEEP Old)"]}
+    existing = {"key": "x", "name": "X", "description": "d", "file_paths": ["f0", "f1", "...truncated...(KEEP Old)"]}
     again = merge_entity(existing, [ent("X", "y", "c9", path="f0")], [], settings)
     assert again.file_paths == ["f0", "f1"]
 
@@ -106,8 +133,9 @@ def test_relation_weight_counts_only_new_chunks_and_is_floored():
     assert m.keywords == "alpha,beta,knows,zeta"
     assert m.fragments == ["old", "x", "y"]
     assert m.source_ids == ["c1", "c2", "c3"] and m.new_sources == ["c3"]
-    floored = merge_relation(None, [rel("A", "B", "x", "c1", weight=0.1), rel("A", "B", "y", "c2", weight=0.1)],
-                             [], _settings())
+    floored = merge_relation(
+        None, [rel("A", "B", "x", "c1", weight=0.1), rel("A", "B", "y", "c2", weight=0.1)], [], _settings()
+    )
     assert floored.weight == 2.0
 
 
@@ -121,8 +149,9 @@ def test_relation_reprocessing_same_chunk_does_not_inflate_weight():
 
 def test_merge_is_deterministic():
     records = [ent("X", f"d{i % 5}", f"c{i}", path=f"p{i % 7}") for i in range(50)]
-    results = {tuple(merge_entity(None, records, [], _settings(max_source_ids_per_entity=10)).source_ids)
-               for _ in range(5)}
+    results = {
+        tuple(merge_entity(None, records, [], _settings(max_source_ids_per_entity=10)).source_ids) for _ in range(5)
+    }
     assert len(results) == 1
 
 

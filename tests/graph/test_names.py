@@ -44,5 +44,5 @@ def test_types():
 
 
 def test_lookup_key_and_pairs():
-    assert lookup_key(" \"APPLE\" ") == "apple"
+    assert lookup_key(' "APPLE" ') == "apple"
     assert sorted_pair("b", "a") == ("a", "b")

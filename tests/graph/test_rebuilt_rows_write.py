@@ -25,9 +25,14 @@ async def test_rebuilt_items_store_the_vector_of_their_new_text(three_docs):  # 
     dim = app.container.settings.embedding_dim
     bob = await _entity(app, "bob")
     assert list(bob["embedding"]) == pytest.approx(
-        fake_embedding(entity_embedding_text(bob["name"], bob["description"]), dim), abs=1e-6)
-    [rel] = await query(app, select(relations).where(relations.c.project_id == "default",
-                                                     relations.c.src_key == "bob", relations.c.tgt_key == "paris"))
+        fake_embedding(entity_embedding_text(bob["name"], bob["description"]), dim), abs=1e-6
+    )
+    [rel] = await query(
+        app,
+        select(relations).where(
+            relations.c.project_id == "default", relations.c.src_key == "bob", relations.c.tgt_key == "paris"
+        ),
+    )
     text = relation_embedding_text("Bob", "Paris", rel["keywords"], rel["description"])
     assert list(rel["embedding"]) == pytest.approx(fake_embedding(text, dim), abs=1e-6)
 
@@ -36,10 +41,21 @@ async def test_a_vector_is_stored_only_with_the_text_it_was_computed_from(three_
     app, _ = three_docs
     dim = app.container.settings.embedding_dim
     before = {k: await _entity(app, k) for k in ("bob", "paris")}
-    rows = [{"key": k, "entity_type": r["entity_type"], "description": f"New text of {k}.",
-             "source_ids": ["x", "y"], "file_paths": ["f.txt"], "truncate": ""} for k, r in before.items()]
-    vectors = [EntityEmbeddingUpdate("bob", "New text of bob.", [0.5] * dim, "hash-bob"),
-               EntityEmbeddingUpdate("paris", "an older text", [0.25] * dim, "hash-paris")]
+    rows = [
+        {
+            "key": k,
+            "entity_type": r["entity_type"],
+            "description": f"New text of {k}.",
+            "source_ids": ["x", "y"],
+            "file_paths": ["f.txt"],
+            "truncate": "",
+        }
+        for k, r in before.items()
+    ]
+    vectors = [
+        EntityEmbeddingUpdate("bob", "New text of bob.", [0.5] * dim, "hash-bob"),
+        EntityEmbeddingUpdate("paris", "an older text", [0.25] * dim, "hash-paris"),
+    ]
     async with app.container.db.transaction() as conn:
         await deletion_repo.update_rebuilt_entities(conn, "default", rows, vectors)
     bob, paris = await _entity(app, "bob"), await _entity(app, "paris")
@@ -55,13 +71,27 @@ async def test_relations_keep_their_vector_when_none_is_given(three_docs):  # no
     app, _ = three_docs
     cond = (relations.c.project_id == "default", relations.c.src_key == "bob", relations.c.tgt_key == "paris")
     [before] = await query(app, select(relations).where(*cond))
-    row = {"src_key": "bob", "tgt_key": "paris", "keywords": "k1,k2", "description": "Rewritten.", "weight": 3.5,
-           "source_ids": ["c1"], "file_paths": [], "truncate": "note"}
+    row = {
+        "src_key": "bob",
+        "tgt_key": "paris",
+        "keywords": "k1,k2",
+        "description": "Rewritten.",
+        "weight": 3.5,
+        "source_ids": ["c1"],
+        "file_paths": [],
+        "truncate": "note",
+    }
     async with app.container.db.transaction() as conn:
         await deletion_repo.update_rebuilt_relations(conn, "default", [row], [])
     [after] = await query(app, select(relations).where(*cond))
-    assert (after["keywords"], after["description"], after["weight"], after["source_ids"], after["file_paths"],
-            after["truncate"]) == ("k1,k2", "Rewritten.", 3.5, ["c1"], [], "note")
+    assert (
+        after["keywords"],
+        after["description"],
+        after["weight"],
+        after["source_ids"],
+        after["file_paths"],
+        after["truncate"],
+    ) == ("k1,k2", "Rewritten.", 3.5, ["c1"], [], "note")
     assert list(after["embedding"]) == list(before["embedding"]) and after["embedded_hash"] == before["embedded_hash"]
     dim = len(before["embedding"])
     vector = RelationEmbeddingUpdate("bob", "paris", "Rewritten.", "k1,k2", [0.125] * dim, "h")

@@ -17,35 +17,45 @@ def doc_of(*names: tuple[str, str]) -> DocumentNames:
     return doc
 
 
-@pytest.mark.parametrize(("a", "b", "etype"), [
-    ("Acme Holdings Ltd.", "ACME HOLDINGS", "organization"),
-    ("Acme Holdings, Inc.", "acme holdings", "organization"),
-    ("Dr. Mira Tolven", "Mira Tolven", "person"),
-    ("Prof. Zoë Ardent", "Zoe Ardent", "person"),
-    ("The Kessara Research Institute (KRI)", "Kessara Research Institute", "organization"),
-    ("“Halvorsen Bridge”", "Halvorsen  Bridge", "location"),
-    ("Procter & Gamble Co.", "Procter and Gamble", "organization"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("Acme Holdings Ltd.", "ACME HOLDINGS", "organization"),
+        ("Acme Holdings, Inc.", "acme holdings", "organization"),
+        ("Dr. Mira Tolven", "Mira Tolven", "person"),
+        ("Prof. Zoë Ardent", "Zoe Ardent", "person"),
+        ("The Kessara Research Institute (KRI)", "Kessara Research Institute", "organization"),
+        ("“Halvorsen Bridge”", "Halvorsen  Bridge", "location"),
+        ("Procter & Gamble Co.", "Procter and Gamble", "organization"),
+    ],
+)
 def test_forms_of_one_name_share_a_match_key(a, b, etype):
     assert match_key(a, etype) == match_key(b, etype)
 
 
-@pytest.mark.parametrize(("a", "b", "etype"), [
-    ("Draqua Energy", "Draqua Energies Group", "organization"),
-    ("Acme", "Acme Holdings", "organization"),
-    ("Acme Group", "Acme", "organization"),
-    ("Mercury (planet)", "Mercury (element)", "concept"),
-    ("John Smith Jr.", "John Smith", "person"),
-    ("General Dynamics Land Systems", "Dynamics Land Systems", "organization"),
-    ("GPT-3.5", "GPT-35", "concept"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("Draqua Energy", "Draqua Energies Group", "organization"),
+        ("Acme", "Acme Holdings", "organization"),
+        ("Acme Group", "Acme", "organization"),
+        ("Mercury (planet)", "Mercury (element)", "concept"),
+        ("John Smith Jr.", "John Smith", "person"),
+        ("General Dynamics Land Systems", "Dynamics Land Systems", "organization"),
+        ("GPT-3.5", "GPT-35", "concept"),
+    ],
+)
 def test_distinct_names_keep_distinct_match_keys(a, b, etype):
     assert match_key(a, etype) != match_key(b, etype)
 
 
 def test_acronym_definitions_and_initials():
-    found = acronym_definitions(["Work at the Kessara Research Institute (KRI) began. The WHO (World Health "
-                                 "Organization) agreed.", "Costs (USD) rose."])
+    found = acronym_definitions(
+        [
+            "Work at the Kessara Research Institute (KRI) began. The WHO (World Health Organization) agreed.",
+            "Costs (USD) rose.",
+        ]
+    )
     assert found == {"KRI": "Kessara Research Institute", "WHO": "World Health Organization"}
     assert initials_match("Bank of America", "BA") and initials_match("Bank of America", "BOA")
     assert not initials_match("Kessara Institute", "KRI")
@@ -54,18 +64,22 @@ def test_acronym_definitions_and_initials():
 
 
 def test_document_forms_resolve_to_one_canonical_preferring_the_plain_form():
-    doc = doc_of(("Acme Holdings Ltd.", "organization"), ("ACME Holdings", "organization"),
-                 ("Acme Holdings", "organization"))
+    doc = doc_of(
+        ("Acme Holdings Ltd.", "organization"), ("ACME Holdings", "organization"), ("Acme Holdings", "organization")
+    )
     res = resolve(doc, Known(), {}, "auto")
     assert {k: d.target for k, d in res.decisions.items()} == {
-        "acme holdings ltd.": "acme holdings", "acme holdings": "acme holdings"}
+        "acme holdings ltd.": "acme holdings",
+        "acme holdings": "acme holdings",
+    }
     assert res.decisions["acme holdings ltd."].source == "rule"
 
 
 def test_existing_entity_and_index_alias_win_across_documents():
     doc = doc_of(("ACME Holdings Inc", "organization"))
-    known = Known(entity_types={"acme holdings ltd.": "organization"},
-                  aliases={index_key("acme holdings"): "acme holdings ltd."})
+    known = Known(
+        entity_types={"acme holdings ltd.": "organization"}, aliases={index_key("acme holdings"): "acme holdings ltd."}
+    )
     assert resolve(doc, known, {}, "auto").target("acme holdings inc") == "acme holdings ltd."
     # a different type stays apart
     known.entity_types["acme holdings ltd."] = "location"
@@ -91,12 +105,14 @@ def test_acronyms_defined_in_the_document_or_unique_initials():
     assert defined.target("kri") == "kessara research institute" and defined.decisions["kri"].source == "acronym"
     assert resolve(doc, Known(), {}, "auto").target("kri") == "kessara research institute"  # initials, in doc
     alone = doc_of(("KRI", "organization"))
-    unique = Known(entity_types={"kessara research institute": "organization"},
-                   initials={"KRI": ["kessara research institute"]})
+    unique = Known(
+        entity_types={"kessara research institute": "organization"}, initials={"KRI": ["kessara research institute"]}
+    )
     assert resolve(alone, unique, {}, "auto").target("kri") == "kessara research institute"
-    ambiguous = Known(entity_types={"kessara research institute": "organization", "kelp reef initiative":
-                                    "organization"}, initials={"KRI": ["kessara research institute",
-                                                                        "kelp reef initiative"]})
+    ambiguous = Known(
+        entity_types={"kessara research institute": "organization", "kelp reef initiative": "organization"},
+        initials={"KRI": ["kessara research institute", "kelp reef initiative"]},
+    )
     assert resolve(alone, ambiguous, {}, "auto").target("kri") == "kri"
 
 
@@ -108,9 +124,14 @@ def test_suggest_mode_applies_nothing_and_lists_pairs():
 
 
 def test_remap_moves_records_and_drops_self_loops():
-    x = ChunkExtraction("c1", entities=[EntityRecord("Acme Ltd", "acme ltd", "organization", "d", "c1")],
-                        relations=[RelationRecord("Acme", "Acme Ltd", "acme", "acme ltd", ["k"], "same", 1.0, "c1"),
-                                   RelationRecord("Acme Ltd", "Zed", "acme ltd", "zed", ["k"], "rel", 1.0, "c1")])
+    x = ChunkExtraction(
+        "c1",
+        entities=[EntityRecord("Acme Ltd", "acme ltd", "organization", "d", "c1")],
+        relations=[
+            RelationRecord("Acme", "Acme Ltd", "acme", "acme ltd", ["k"], "same", 1.0, "c1"),
+            RelationRecord("Acme Ltd", "Zed", "acme ltd", "zed", ["k"], "rel", 1.0, "c1"),
+        ],
+    )
     [out] = remap([x], {"acme ltd": "acme"}, {"acme": "Acme"})
     assert [(e.key, e.name) for e in out.entities] == [("acme", "Acme")]
     assert [(r.src_key, r.tgt_key, r.src_name, r.tgt_name) for r in out.relations] == [("acme", "zed", "Acme", "Zed")]
@@ -123,7 +144,8 @@ def test_same_name_of_another_specific_type_is_kept_apart_under_its_qualified_na
     assert (decision.target, decision.scoped, decision.apart) == ("orlin (artifact)", True, True)
     assert res.display == {"orlin (artifact)": "Orlin (artifact)"}
     assert [(a, b, e.split(":")[0]) for a, b, _, e in res.suggestions] == [
-        ("orlin", "orlin (artifact)", "same name, other type")]
+        ("orlin", "orlin (artifact)", "same name, other type")
+    ]
     assert res.index == {}
     # a form of the name in the same document follows, inside the document only
     forms = resolve(doc_of(("Orlin", "artifact"), ("The Orlin", "unknown")), town, {}, "auto")
@@ -138,18 +160,21 @@ def test_same_name_of_another_specific_type_is_kept_apart_under_its_qualified_na
     assert resolve(doc_of(("Orlin", "artifact")), town, {}, "suggest").target("orlin") == "orlin (artifact)"
 
 
-@pytest.mark.parametrize(("names", "stored"), [
-    ((("Orlin", "artifact"), ("Orlin", "location")), "location"),       # the document gives two types
-    ((("Orlin", "artifact"), ("ORLIN", "location")), "location"),
-    ((("Orlin", "artifact"), ("The Orlin", "location")), "location"),   # a form of the name, another type
-    ((("Orlin", "other"),), "location"),                                # generic types say nothing
-    ((("Orlin", "unknown"),), "location"),
-    ((("Orlin", ""),), "location"),
-    ((("Orlin", "artifact"),), "other"),
-    ((("Orlin", "artifact"),), "unknown"),
-    ((("Orlin", "Location"),), "location"),                             # the same type in another case
-    ((("Orlin", "artifact"),), "artifact"),
-])
+@pytest.mark.parametrize(
+    ("names", "stored"),
+    [
+        ((("Orlin", "artifact"), ("Orlin", "location")), "location"),  # the document gives two types
+        ((("Orlin", "artifact"), ("ORLIN", "location")), "location"),
+        ((("Orlin", "artifact"), ("The Orlin", "location")), "location"),  # a form of the name, another type
+        ((("Orlin", "other"),), "location"),  # generic types say nothing
+        ((("Orlin", "unknown"),), "location"),
+        ((("Orlin", ""),), "location"),
+        ((("Orlin", "artifact"),), "other"),
+        ((("Orlin", "artifact"),), "unknown"),
+        ((("Orlin", "Location"),), "location"),  # the same type in another case
+        ((("Orlin", "artifact"),), "artifact"),
+    ],
+)
 def test_no_split_for_inconsistent_or_generic_types(names, stored):
     res = resolve(doc_of(*names), Known(entity_types={"orlin": stored}), {}, "auto")
     assert res.target("orlin") == "orlin" and res.suggestions == []
@@ -161,9 +186,14 @@ def test_a_qualified_entity_merged_into_the_bare_one_by_a_user_is_not_split_agai
 
 
 def test_inconsistent_types_from_the_parser_reach_the_document_names():
-    answer = "\n".join([
-        "entity<|#|>Orlin<|#|>Artifact<|#|>A drone.", "entity<|#|>Orlin<|#|>Location<|#|>A port.",
-        "entity<|#|>Vessa<|#|>Gadget<|#|>Not a project type.", "<|COMPLETE|>"])
+    answer = "\n".join(
+        [
+            "entity<|#|>Orlin<|#|>Artifact<|#|>A drone.",
+            "entity<|#|>Orlin<|#|>Location<|#|>A port.",
+            "entity<|#|>Vessa<|#|>Gadget<|#|>Not a project type.",
+            "<|COMPLETE|>",
+        ]
+    )
     parsed = parse_extraction(answer, "c1", None, 500, ["Artifact", "Location"])
     doc = document_names([parsed])
     assert doc.specific == {"orlin": {"artifact", "location"}}  # "gadget" became the generic "other"

@@ -89,8 +89,14 @@ def test_invalid_settings_stop_the_start_with_one_line_each(tmp_path, module):
     import sys  # noqa: PLC0415
 
     env = {"PATH": "/usr/bin:/bin", "LLM_TEMPERATURE": "warm", "PORT": "70000", "HOME": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", module], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", module],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     lines = sorted(line.strip() for line in run.stderr.splitlines() if line.startswith("  "))

@@ -27,9 +27,13 @@ async def _own_pool(cluster: PgCluster) -> DatabasePool:
 async def _content(cluster: PgCluster, database: str) -> tuple[list, list, list]:
     conn = await cluster.admin(database)
     try:
-        tables = [r[0] for r in await conn.fetch(
-            "SELECT quote_ident(relname) FROM pg_class WHERE relnamespace = 'public'::regnamespace"
-            " AND relkind = 'r' ORDER BY relname")]
+        tables = [
+            r[0]
+            for r in await conn.fetch(
+                "SELECT quote_ident(relname) FROM pg_class WHERE relnamespace = 'public'::regnamespace"
+                " AND relkind = 'r' ORDER BY relname"
+            )
+        ]
         counts = [(table, await conn.fetchval(f"SELECT count(*) FROM {table}")) for table in tables]
         projects = [tuple(r) for r in await conn.fetch("SELECT id, name, settings FROM projects ORDER BY id")]
         sequences = [tuple(r) for r in await conn.fetch("SELECT sequencename, last_value FROM pg_sequences")]
@@ -45,12 +49,16 @@ async def _scribble(url: str) -> None:
         async with db.transaction() as conn:
             await conn.execute(text("UPDATE projects SET name = 'renamed' WHERE id = 'default'"))
             await conn.execute(text("INSERT INTO projects (id, name) VALUES ('other', 'Other')"))
-            await seed_graph(conn, "other", docs={"d1": ["c1", "c2"]},
-                             ents=[("Ada", "person", "a mathematician", ["c1"]),
-                                   ("Babbage", "person", "an inventor", ["c2"])],
-                             rels=[("Ada", "Babbage", "worked with", "work", 1.0, ["c1"])])
-            await conn.execute(text(
-                "INSERT INTO pipeline_events (project_id, document_id, kind) VALUES ('other', 'd1', 'started')"))
+            await seed_graph(
+                conn,
+                "other",
+                docs={"d1": ["c1", "c2"]},
+                ents=[("Ada", "person", "a mathematician", ["c1"]), ("Babbage", "person", "an inventor", ["c2"])],
+                rels=[("Ada", "Babbage", "worked with", "work", 1.0, ["c1"])],
+            )
+            await conn.execute(
+                text("INSERT INTO pipeline_events (project_id, document_id, kind) VALUES ('other', 'd1', 'started')")
+            )
     finally:
         await db.close()
 

@@ -23,8 +23,11 @@ from tests.support.faults import (
 
 pytestmark = pytest.mark.slow  # a PostgreSQL server of its own, stopped and restarted
 
-BATCH = [*TEXTS, "Erik Lund met Frida Holm in Oslo. Frida Holm leads Polar Works.",
-         "Gustav Berg sold Polar Works to Acme Labs. Alice Walker approved the deal."]
+BATCH = [
+    *TEXTS,
+    "Erik Lund met Frida Holm in Oslo. Frida Holm leads Polar Works.",
+    "Gustav Berg sold Polar Works to Acme Labs. Alice Walker approved the deal.",
+]
 
 
 @pytest.fixture
@@ -35,15 +38,21 @@ def own_server():
 
 async def test_database_stopped_during_ingestion(own_server, make_settings, start_app, fake_llm):
     socket_dir = own_server.get_postmaster_info().socket_dir
-    app = await start_app(make_settings(
-        database_url=f"postgresql://postgres@/outage?host={socket_dir}", worker_claim_timeout=2,
-        worker_heartbeat_interval=0.2, llm_max_retries=0, embedding_max_retries=0,
-    ))
+    app = await start_app(
+        make_settings(
+            database_url=f"postgresql://postgres@/outage?host={socket_dir}",
+            worker_claim_timeout=2,
+            worker_heartbeat_interval=0.2,
+            llm_max_retries=0,
+            embedding_max_retries=0,
+        )
+    )
     http, db = app.http, app.container.db
     for project in ("clean", "faulty"):
         assert (await http.post("/projects", json={"id": project})).status_code == 201
-    clean = await http.post("/documents", json={"project_id": "clean", "documents": [{"text": t} for t in BATCH],
-                                                "wait": True})
+    clean = await http.post(
+        "/documents", json={"project_id": "clean", "documents": [{"text": t} for t in BATCH], "wait": True}
+    )
     assert {d["status"] for d in clean.json()["documents"]} == {"processed"}
 
     fake_llm.latency = 0.4  # documents are mid-extraction when the database goes away

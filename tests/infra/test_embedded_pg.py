@@ -33,8 +33,14 @@ pg.stop()
 
 
 def _user(data_dir: Path, mode: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", USER, str(data_dir), mode], cwd=ROOT, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", USER, str(data_dir), mode],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _gone(pid: int) -> bool:

@@ -101,7 +101,7 @@ async def test_garbage_extraction_output_is_counted_and_the_document_still_proce
         "entity<|#|>Valid Name<|#|>concept<|#|>A well formed record among garbage.\n"
         "entity<|#|>missing fields\n"
         "relation<|#|>only<|#|>three\n"
-        "{\"not\": \"the format\"}\n<|COMPLETE|>"
+        '{"not": "the format"}\n<|COMPLETE|>'
     )
     [item] = await _ingest(app, "default", ["Garbage comes back for this text about Zed."])
     assert item["status"] == "processed"
@@ -118,7 +118,7 @@ async def test_garbage_extraction_output_is_counted_and_the_document_still_proce
 
 
 def _events(body: str) -> list[dict]:
-    return [json.loads(line[len("data: "):]) for line in body.splitlines() if line.startswith("data: ")]
+    return [json.loads(line[len("data: ") :]) for line in body.splitlines() if line.startswith("data: ")]
 
 
 @pytest.mark.parametrize("path", ["/query/stream", "/query"])

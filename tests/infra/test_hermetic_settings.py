@@ -14,8 +14,10 @@ from app.core.config import get_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "EMBEDDING_BASE_URL=http://127.0.0.1:9/v1\nLLM_MODEL=hostile-model\nEMBEDDING_DIM=768\n"
-PRINT_SETTINGS = ("from app.core.config import get_settings; s = get_settings(); "
-                  "print(s.embedding_base_url, s.llm_model, s.embedding_dim)")
+PRINT_SETTINGS = (
+    "from app.core.config import get_settings; s = get_settings(); "
+    "print(s.embedding_base_url, s.llm_model, s.embedding_dim)"
+)
 
 
 @pytest.fixture
@@ -35,8 +37,15 @@ def test_a_dotenv_in_the_working_directory_reaches_no_test(tmp_path, monkeypatch
 def test_a_dotenv_reaches_no_process_a_test_starts(tmp_path):
     """Workers, servers and CLI runs started by tests inherit the suite's environment, which reads no .env."""
     (tmp_path / ".env").write_text(HOSTILE, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-c", PRINT_SETTINGS], cwd=tmp_path, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", PRINT_SETTINGS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=True,
+    )
     assert run.stdout.split() == ["None", "None", "1536"]
 
 

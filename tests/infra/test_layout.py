@@ -22,7 +22,8 @@ def _module_name(path: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
@@ -62,7 +63,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if _is_package_of(nxt, node):
                 continue  # a module importing its own package's __init__ is not a cycle of the design
             if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         path.pop()
@@ -85,20 +86,43 @@ def test_no_import_cycle() -> None:
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
 
 
-@pytest.mark.parametrize("layer,forbidden", [
-    ("app.domain", ("app.services", "app.repositories", "app.routers", "app.providers", "app.db", "app.web",
-                    "app.worker", "app.adapters", "app.main", "app.container")),
-    ("app.repositories", ("app.services", "app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
-    ("app.providers", ("app.services", "app.repositories", "app.routers", "app.web", "app.worker", "app.adapters",
-                       "app.main")),
-    ("app.services", ("app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
-    ("app.schemas", ("app.web", "app.routers", "app.services", "app.worker", "app.adapters")),
-    ("app.routers", ("app.worker", "app.adapters")),
-])
+@pytest.mark.parametrize(
+    "layer,forbidden",
+    [
+        (
+            "app.domain",
+            (
+                "app.services",
+                "app.repositories",
+                "app.routers",
+                "app.providers",
+                "app.db",
+                "app.web",
+                "app.worker",
+                "app.adapters",
+                "app.main",
+                "app.container",
+            ),
+        ),
+        ("app.repositories", ("app.services", "app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
+        (
+            "app.providers",
+            ("app.services", "app.repositories", "app.routers", "app.web", "app.worker", "app.adapters", "app.main"),
+        ),
+        ("app.services", ("app.routers", "app.web", "app.worker", "app.adapters", "app.main")),
+        ("app.schemas", ("app.web", "app.routers", "app.services", "app.worker", "app.adapters")),
+        ("app.routers", ("app.worker", "app.adapters")),
+    ],
+)
 def test_dependencies_go_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
     graph = _graph()
-    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
-                   if module.startswith(layer) for target in targets if target.startswith(forbidden))
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if module.startswith(layer)
+        for target in targets
+        if target.startswith(forbidden)
+    )
     assert not wrong, wrong
 
 
@@ -109,16 +133,23 @@ def test_services_and_domain_take_plain_data() -> None:
         for path in (APP / folder).rglob("*.py"):
             tree = ast.parse(path.read_text())
             for node in ast.walk(tree):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-                offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
-                              if n.split(".")[0] in {"fastapi", "starlette"}]
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                offenders += [
+                    f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in {"fastapi", "starlette"}
+                ]
     assert not offenders, offenders
 
 
 def test_modules_are_short() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in APP.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(ROOT)): n for p in APP.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert not long, long
 
 
@@ -143,16 +174,25 @@ def test_adapters_import_the_core_never_the_reverse() -> None:
     """The LightRAG and chat adapters can be removed without touching the core: nothing outside them imports
     them but the composition root that mounts their routes."""
     graph = _graph()
-    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
-                   if not module.startswith("app.adapters") and module not in ROOT_MODULES
-                   for target in targets if target.startswith("app.adapters"))
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if not module.startswith("app.adapters") and module not in ROOT_MODULES
+        for target in targets
+        if target.startswith("app.adapters")
+    )
     assert not wrong, wrong
 
 
 def test_the_core_wing_imports_nothing_of_the_app() -> None:
     graph = _graph()
-    wrong = sorted(f"{module} imports {target}" for module, targets in graph.items()
-                   if module.startswith("app.core") for target in targets if not target.startswith("app.core"))
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if module.startswith("app.core")
+        for target in targets
+        if not target.startswith("app.core")
+    )
     assert not wrong, wrong
 
 
@@ -166,7 +206,11 @@ def test_packages_do_not_import_each_other_both_ways() -> None:
     """A tie in both directions (graph <-> ingest, say) means two capabilities are really one, or one rule
     is in the wrong place."""
     graph = _graph()
-    edges = {(_package(m), _package(t)) for m, targets in graph.items() for t in targets
-             if _package(m) != _package(t) and not _is_package_of(_package(t), m)}
+    edges = {
+        (_package(m), _package(t))
+        for m, targets in graph.items()
+        for t in targets
+        if _package(m) != _package(t) and not _is_package_of(_package(t), m)
+    }
     both = sorted({tuple(sorted(edge)) for edge in edges if edge[::-1] in edges})
     assert not both, both

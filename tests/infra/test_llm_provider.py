@@ -65,9 +65,9 @@ async def test_no_llm_configured_raises_503_error(start_app, make_settings):
 async def test_concurrency_is_bounded(start_app, make_settings, fake_llm):
     app = await start_app(make_settings(llm_max_async=2))
     fake_llm.latency = 0.05
-    await asyncio.gather(*(
-        app.container.llm.chat([{"role": "user", "content": f"q{i}"}], operation="query") for i in range(8)
-    ))
+    await asyncio.gather(
+        *(app.container.llm.chat([{"role": "user", "content": f"q{i}"}], operation="query") for i in range(8))
+    )
     assert fake_llm.peak_in_flight == 2
 
 
@@ -84,9 +84,9 @@ async def test_concurrent_requests_never_mix_token_counts(start_app, settings, f
     app = await start_app(settings, _llm_route)
     fake_llm.latency = 0.05
     short, long = "alpha", " ".join(["word"] * 300)
-    responses = await asyncio.gather(*(
-        app.http.post("/_test/llm", json={"prompt": short if i % 2 else long}) for i in range(10)
-    ))
+    responses = await asyncio.gather(
+        *(app.http.post("/_test/llm", json={"prompt": short if i % 2 else long}) for i in range(10))
+    )
     for i, response in enumerate(responses):
         prompt = short if i % 2 else long
         expected = len(prompt.split())
@@ -110,7 +110,8 @@ async def test_embeddings_batched_and_dimension_checked(start_app, make_settings
 async def test_stream_yields_deltas_and_records_usage(app_client, fake_llm):
     fake_llm.handlers["query"] = lambda messages: "streamed answer text"
     with track_usage() as usage:
-        parts = [p async for p in app_client.container.llm.stream(
-            [{"role": "user", "content": "q"}], operation="query")]
+        parts = [
+            p async for p in app_client.container.llm.stream([{"role": "user", "content": "q"}], operation="query")
+        ]
     assert "".join(parts) == "streamed answer text"
     assert usage.completion_tokens == 3

@@ -34,8 +34,12 @@ def _health_count(text: str) -> float:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             labels = sample.labels
-            if (sample.name == "http_requests_total" and labels.get("route") == "/health"
-                    and labels.get("method") == "GET" and labels.get("status") == "200"):
+            if (
+                sample.name == "http_requests_total"
+                and labels.get("route") == "/health"
+                and labels.get("method") == "GET"
+                and labels.get("status") == "200"
+            ):
                 return sample.value
     return 0.0
 
@@ -87,10 +91,23 @@ async def test_two_server_processes_report_summed_counters(database_url, fake_ll
     directory.mkdir()
     (directory / "counter_1.db").write_bytes(b"garbage from an earlier run")  # unreadable unless emptied
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake_llm.url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": str(TEST_DIM),
-           "HOST": "127.0.0.1", "PORT": str(port), "WORKERS": "2", "WORKER_ENABLED": "false", "API_KEYS": "",
-           "LOG_LEVEL": "INFO", "LOG_FORMAT": "json", "PROMETHEUS_MULTIPROC_DIR": str(directory)}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake_llm.url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": str(TEST_DIM),
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WORKERS": "2",
+        "WORKER_ENABLED": "false",
+        "API_KEYS": "",
+        "LOG_LEVEL": "INFO",
+        "LOG_FORMAT": "json",
+        "PROMETHEUS_MULTIPROC_DIR": str(directory),
+    }
     env.pop("prometheus_multiproc_dir", None)
     log = tmp_path / "server.log"
     proc = _serve(env, log)
@@ -134,6 +151,7 @@ async def test_two_server_processes_report_summed_counters(database_url, fake_ll
         await asyncio.to_thread(_stop, proc)
     print(f"/health answered {ok} times by processes {served}")
     # LOG_FORMAT=json reaches uvicorn's own loggers in every process, from their first line
-    started = [json.loads(line) for line in log.read_text(errors="replace").splitlines()
-               if "Started server process" in line]
+    started = [
+        json.loads(line) for line in log.read_text(errors="replace").splitlines() if "Started server process" in line
+    ]
     assert len(started) == 2 and all(r["logger"] == "uvicorn.error" and r["level"] == "INFO" for r in started)

@@ -24,17 +24,27 @@ async def test_upgrade_from_empty_database(pg_cluster):
         await upgrade_to_head(db, 64)  # idempotent
         async with db.connect() as c:
             version = await c.scalar(text("SELECT version_num FROM alembic_version"))
-            tables = set((await c.execute(text(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))).scalars())
-            indexes = set((await c.execute(text(
-                "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%hnsw%'"))).scalars())
+            tables = set(
+                (await c.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))).scalars()
+            )
+            indexes = set(
+                (await c.execute(text("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%hnsw%'"))).scalars()
+            )
             default = await c.scalar(text("SELECT id FROM projects WHERE id = 'default'"))
             diff = await c.run_sync(lambda sync: compare_metadata(MigrationContext.configure(sync), metadata))
         assert version == head_revision()
         async with db.connect() as c:
             assert await current_revision(c) == version
-        assert {"projects", "documents", "chunks", "entities", "relations", "entity_sources",
-                "relation_sources", "llm_cache"} <= tables
+        assert {
+            "projects",
+            "documents",
+            "chunks",
+            "entities",
+            "relations",
+            "entity_sources",
+            "relation_sources",
+            "llm_cache",
+        } <= tables
         assert indexes == {"ix_chunks_embedding_hnsw", "ix_entities_embedding_hnsw", "ix_relations_embedding_hnsw"}
         assert default == "default"
         significant = [d for d in diff if d[0] not in ("add_index", "remove_index")]
@@ -48,10 +58,15 @@ async def test_upgrade_from_empty_database(pg_cluster):
 
 async def test_degree_trigger_tracks_relations(app_client):
     async with app_client.container.db.transaction() as c:
-        await c.execute(text("INSERT INTO entities (project_id, key, name) VALUES "
-                             "('default','a','A'),('default','b','B'),('default','c','C')"))
-        await c.execute(text("INSERT INTO relations (project_id, src_key, tgt_key) VALUES "
-                             "('default','a','b'),('default','a','c')"))
+        await c.execute(
+            text(
+                "INSERT INTO entities (project_id, key, name) VALUES "
+                "('default','a','A'),('default','b','B'),('default','c','C')"
+            )
+        )
+        await c.execute(
+            text("INSERT INTO relations (project_id, src_key, tgt_key) VALUES ('default','a','b'),('default','a','c')")
+        )
         await c.execute(text("DELETE FROM relations WHERE src_key='a' AND tgt_key='c'"))
         degrees = dict((await c.execute(text("SELECT key, degree FROM entities ORDER BY key"))).all())
     assert degrees == {"a": 1, "b": 1, "c": 0}
@@ -62,10 +77,18 @@ async def test_a_deletion_may_set_degrees_itself_for_its_own_transaction_only(ap
 
     db = app_client.container.db
     async with db.transaction() as c:
-        await c.execute(text("INSERT INTO entities (project_id, key, name) VALUES "
-                             "('default','a','A'),('default','b','B'),('default','c','C')"))
-        await c.execute(text("INSERT INTO relations (project_id, src_key, tgt_key) VALUES "
-                             "('default','a','b'),('default','a','c'),('default','b','c')"))
+        await c.execute(
+            text(
+                "INSERT INTO entities (project_id, key, name) VALUES "
+                "('default','a','A'),('default','b','B'),('default','c','C')"
+            )
+        )
+        await c.execute(
+            text(
+                "INSERT INTO relations (project_id, src_key, tgt_key) VALUES "
+                "('default','a','b'),('default','a','c'),('default','b','c')"
+            )
+        )
     async with db.transaction() as c:
         await deletion.set_degrees_here(c)
         await c.execute(text("DELETE FROM relations WHERE src_key='a'"))
@@ -80,34 +103,59 @@ async def test_a_deletion_may_set_degrees_itself_for_its_own_transaction_only(ap
     assert after == {"a": 0, "b": 0, "c": 0}
 
 
-
 async def test_key_columns_use_byte_order_collation(app_client):
     """Relation pairs are sorted in Python (code point order) and checked by the database; every key
     column must compare the same way whatever the server's locale, so they are declared COLLATE "C"
     (this machine's PostgreSQL has no other locale to demonstrate a disagreement with)."""
     async with app_client.container.db.connect() as c:
-        rows = (await c.execute(text(
-            "SELECT table_name || '.' || column_name, collation_name FROM information_schema.columns "
-            "WHERE column_name IN ('key', 'entity_key', 'src_key', 'tgt_key') AND table_schema = 'public' "
-            "AND table_name <> 'llm_cache'"
-        ))).all()
-    assert dict(rows) == {name: "C" for name in (
-        "entities.key", "relations.src_key", "relations.tgt_key", "entity_sources.entity_key",
-        "relation_sources.src_key", "relation_sources.tgt_key", "entity_aliases.entity_key")}
+        rows = (
+            await c.execute(
+                text(
+                    "SELECT table_name || '.' || column_name, collation_name FROM information_schema.columns "
+                    "WHERE column_name IN ('key', 'entity_key', 'src_key', 'tgt_key') AND table_schema = 'public' "
+                    "AND table_name <> 'llm_cache'"
+                )
+            )
+        ).all()
+    assert dict(rows) == {
+        name: "C"
+        for name in (
+            "entities.key",
+            "relations.src_key",
+            "relations.tgt_key",
+            "entity_sources.entity_key",
+            "relation_sources.src_key",
+            "relation_sources.tgt_key",
+            "entity_aliases.entity_key",
+        )
+    }
 
 
 async def test_full_text_indexes_have_no_pending_list(app_client):
     """Searches must not read a pending list of recent entries (migration 0009)."""
     async with app_client.container.db.connect() as c:
-        options = dict((await c.execute(text(
-            "SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'ix_%_search_vector'"))).all())
+        options = dict(
+            (
+                await c.execute(
+                    text("SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'ix_%_search_vector'")
+                )
+            ).all()
+        )
     assert options == {f"ix_{t}_search_vector": ["fastupdate=off"] for t in ("entities", "relations", "chunks")}
 
 
 async def test_vectors_are_kept_in_the_row_before_text_columns(app_client):
     """Migration 0011: the toaster moves descriptions, tsvectors and chunk text out of line before a vector."""
     async with app_client.container.db.connect() as c:
-        storage = dict((await c.execute(text(
-            "SELECT attrelid::regclass::text, attstorage::text FROM pg_attribute WHERE attname = 'embedding' "
-            "AND attrelid IN ('entities'::regclass, 'relations'::regclass, 'chunks'::regclass)"))).all())
+        storage = dict(
+            (
+                await c.execute(
+                    text(
+                        "SELECT attrelid::regclass::text, attstorage::text FROM pg_attribute "
+                        "WHERE attname = 'embedding' "
+                        "AND attrelid IN ('entities'::regclass, 'relations'::regclass, 'chunks'::regclass)"
+                    )
+                )
+            ).all()
+        )
     assert storage == {"entities": "m", "relations": "m", "chunks": "m"}

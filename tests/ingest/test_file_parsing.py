@@ -43,14 +43,17 @@ def make_docx() -> bytes:
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("name", "data", "expected"), [
-    ("a.txt", "Plain text, ünïcode ✓\r\nsecond line".encode(), "Plain text, ünïcode ✓\nsecond line"),
-    ("A.TXT", b"upper-case extension", "upper-case extension"),
-    ("notes.md", b"# Title\n\n\n\n\nBody **bold**", "# Title\n\nBody **bold**"),
-    ("bom.txt", "\ufeffwith utf-8 bom".encode(), "with utf-8 bom"),
-    ("le.txt", "utf-16 text ✓".encode("utf-16"), "utf-16 text ✓"),
-    ("be.txt", "\ufeffutf-16 big endian".encode("utf-16-be"), "utf-16 big endian"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("a.txt", "Plain text, ünïcode ✓\r\nsecond line".encode(), "Plain text, ünïcode ✓\nsecond line"),
+        ("A.TXT", b"upper-case extension", "upper-case extension"),
+        ("notes.md", b"# Title\n\n\n\n\nBody **bold**", "# Title\n\nBody **bold**"),
+        ("bom.txt", "\ufeffwith utf-8 bom".encode(), "with utf-8 bom"),
+        ("le.txt", "utf-16 text ✓".encode("utf-16"), "utf-16 text ✓"),
+        ("be.txt", "\ufeffutf-16 big endian".encode("utf-16-be"), "utf-16 big endian"),
+    ],
+)
 def test_text_files_decode(name, data, expected):
     assert extract_text(name, data) == expected
 
@@ -64,34 +67,44 @@ def test_pdf_text_is_extracted():
 
 def test_docx_paragraphs_and_tables_in_order():
     text = extract_text("report.docx", make_docx())
-    assert text.splitlines() == ["Quarterly Report", "Acme Robotics opened an office in Oslo.", "City\tStaff",
-                                 "Oslo\t42", "Bob Stone leads the team."]
+    assert text.splitlines() == [
+        "Quarterly Report",
+        "Acme Robotics opened an office in Oslo.",
+        "City\tStaff",
+        "Oslo\t42",
+        "Bob Stone leads the team.",
+    ]
 
 
 def test_html_drops_scripts_and_styles_and_keeps_blocks():
-    html = (b"<html><head><title>Page</title><style>body{color:red}</style>"
-            b"<script>var secret = 1;</script></head><body><h1>Acme</h1><p>Founded in <b>Oslo</b>.</p>"
-            b"<ul><li>one</li><li>two</li></ul>line<br>break<noscript>enable js</noscript></body></html>")
+    html = (
+        b"<html><head><title>Page</title><style>body{color:red}</style>"
+        b"<script>var secret = 1;</script></head><body><h1>Acme</h1><p>Founded in <b>Oslo</b>.</p>"
+        b"<ul><li>one</li><li>two</li></ul>line<br>break<noscript>enable js</noscript></body></html>"
+    )
     text = extract_text("page.html", html)
     assert "secret" not in text and "color" not in text and "enable js" not in text
     assert text == "Page\n\nAcme\n\nFounded in Oslo.\n\none\n\ntwo\n\nline\nbreak"
     assert extract_text("x.htm", "<p>caf\u00e9</p>".encode()) == "caf\u00e9"
 
 
-@pytest.mark.parametrize(("name", "data", "code"), [
-    ("image.png", b"\x89PNG...", "unsupported_file_type"),
-    ("noextension", b"text", "unsupported_file_type"),
-    ("sheet.xlsx", b"PK\x03\x04", "unsupported_file_type"),
-    ("latin1.txt", "caf\u00e9 cr\u00e8me".encode("latin-1"), "cannot_decode"),
-    ("binary.txt", b"abc\x00\x00def", "cannot_decode"),
-    ("broken.pdf", b"%PDF-1.4\nthis is not a pdf at all", "invalid_file"),
-    ("random.pdf", bytes(range(256)) * 4, "invalid_file"),
-    ("broken.docx", b"PK\x03\x04 not really a zip", "invalid_file"),
-    ("text.docx", b"just some text", "invalid_file"),
-    ("empty.txt", b"  \n\t\n ", "empty_document"),
-    ("empty.html", b"<html><script>only()</script></html>", "empty_document"),
-    ("blank.pdf", make_pdf([]), "empty_document"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "code"),
+    [
+        ("image.png", b"\x89PNG...", "unsupported_file_type"),
+        ("noextension", b"text", "unsupported_file_type"),
+        ("sheet.xlsx", b"PK\x03\x04", "unsupported_file_type"),
+        ("latin1.txt", "caf\u00e9 cr\u00e8me".encode("latin-1"), "cannot_decode"),
+        ("binary.txt", b"abc\x00\x00def", "cannot_decode"),
+        ("broken.pdf", b"%PDF-1.4\nthis is not a pdf at all", "invalid_file"),
+        ("random.pdf", bytes(range(256)) * 4, "invalid_file"),
+        ("broken.docx", b"PK\x03\x04 not really a zip", "invalid_file"),
+        ("text.docx", b"just some text", "invalid_file"),
+        ("empty.txt", b"  \n\t\n ", "empty_document"),
+        ("empty.html", b"<html><script>only()</script></html>", "empty_document"),
+        ("blank.pdf", make_pdf([]), "empty_document"),
+    ],
+)
 def test_bad_files_are_invalid_input(name, data, code):
     with pytest.raises(InvalidInput) as err:
         extract_text(name, data)
@@ -117,26 +130,29 @@ def test_truncated_pdf_is_invalid_input():
 
 # Expected texts are what the former BeautifulSoup tree reading (decompose, replace <br>, insert line breaks
 # around blocks, get_text) gave for the same markup: the streaming reader keeps its output.
-@pytest.mark.parametrize(("html", "expected"), [
-    (b"<div><p>a<span>b</div>c", "ab\n\nc"),
-    (b"<p>one<p>two</p>three", "one\ntwo\nthree"),
-    (b"<ul>\n  <li>x</li>\n\n\n  <li>y</li>\n</ul>", "x\n\ny"),
-    (b"<span>a</span>\n\n\n<span>b</span>", "a\nb"),
-    (b"<pre>  keep\n\n\n   spaces </pre>after", "keep\n\nspaces\nafter"),
-    (b"<ruby>Kan<rt>kan</rt><rp>(</rp>ji</ruby> <![CDATA[raw]]>", "Kanji raw"),
-    (b"<table><tr><th>City</th><td>Oslo</td></tr><tr><td>Bergen</td></tr></table>", "City\n\nOslo\n\nBergen"),
-    (b"a<br>b<br/>c</br>d<br></br>e", "a\nb\ncd\ne"),
-    (b"<noscript><p>hidden</p></noscript><template><p>t</p></template>shown", "shown"),
-    (b"&nbsp;&amp;&lt;&#150;&#x41;&#0;&copy AT&T &bogus;", "&<\u2013A\ufffd\u00a9 AT&T &bogus"),
-    (b"<!DOCTYPE html><!-- note --><?php x ?><p>ok</p>", "ok"),
-    (b"<p>unclosed <b>bold", "unclosed bold"),
-    (b"<div>stray</span> end</div>", "stray end"),
-    (b"<h1>T</h1><h2>S</h2><blockquote>q</blockquote><dl><dt>k</dt><dd>v</dd></dl>", "T\n\nS\n\nq\n\nk\n\nv"),
-    (b"<p/>x<div/>y", "x\n\ny"),
-    (b"<textarea>  a\n\n  b </textarea>", "a\n\nb"),
-    (b"<script>if (a < b) { x = '</p>'; }</script><style>p{}</style>after", "after"),
-    (b"price &#z; here", "price &#z; here"),
-])
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        (b"<div><p>a<span>b</div>c", "ab\n\nc"),
+        (b"<p>one<p>two</p>three", "one\ntwo\nthree"),
+        (b"<ul>\n  <li>x</li>\n\n\n  <li>y</li>\n</ul>", "x\n\ny"),
+        (b"<span>a</span>\n\n\n<span>b</span>", "a\nb"),
+        (b"<pre>  keep\n\n\n   spaces </pre>after", "keep\n\nspaces\nafter"),
+        (b"<ruby>Kan<rt>kan</rt><rp>(</rp>ji</ruby> <![CDATA[raw]]>", "Kanji raw"),
+        (b"<table><tr><th>City</th><td>Oslo</td></tr><tr><td>Bergen</td></tr></table>", "City\n\nOslo\n\nBergen"),
+        (b"a<br>b<br/>c</br>d<br></br>e", "a\nb\ncd\ne"),
+        (b"<noscript><p>hidden</p></noscript><template><p>t</p></template>shown", "shown"),
+        (b"&nbsp;&amp;&lt;&#150;&#x41;&#0;&copy AT&T &bogus;", "&<\u2013A\ufffd\u00a9 AT&T &bogus"),
+        (b"<!DOCTYPE html><!-- note --><?php x ?><p>ok</p>", "ok"),
+        (b"<p>unclosed <b>bold", "unclosed bold"),
+        (b"<div>stray</span> end</div>", "stray end"),
+        (b"<h1>T</h1><h2>S</h2><blockquote>q</blockquote><dl><dt>k</dt><dd>v</dd></dl>", "T\n\nS\n\nq\n\nk\n\nv"),
+        (b"<p/>x<div/>y", "x\n\ny"),
+        (b"<textarea>  a\n\n  b </textarea>", "a\n\nb"),
+        (b"<script>if (a < b) { x = '</p>'; }</script><style>p{}</style>after", "after"),
+        (b"price &#z; here", "price &#z; here"),
+    ],
+)
 def test_html_text_matches_the_former_tree_reading(html, expected):
     assert extract_text("page.html", html).replace("\xa0", " ") == expected.replace("\xa0", " ")
 
@@ -171,9 +187,12 @@ def test_unterminated_markup_at_the_end_is_dropped_in_linear_time():
 def make_minimal_docx(paragraphs: int, text: bytes = b"lorem ipsum") -> bytes:
     """A valid .docx holding only its main part: `paragraphs` identical paragraphs (deflates ~340 times)."""
     body = b"<w:p><w:r><w:t>" + text + b"</w:t></w:r></w:p>"
-    document = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
-                b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
-                + body * paragraphs + b"</w:body></w:document>")
+    document = (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w='
+        b'"http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+        + body * paragraphs
+        + b"</w:body></w:document>"
+    )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", DOCX_CONTENT_TYPES)
@@ -205,8 +224,8 @@ def test_docx_above_the_decompressed_cap_is_refused():
 def _declare_size(archive: bytes, name: bytes, size: int) -> bytes:
     """The zip with the central directory's uncompressed size of `name` replaced (zipfile trusts it)."""
     entry = archive.rindex(name) - 46
-    assert archive[entry:entry + 4] == b"PK\x01\x02"
-    return archive[:entry + 24] + struct.pack("<I", size) + archive[entry + 28:]
+    assert archive[entry : entry + 4] == b"PK\x01\x02"
+    return archive[: entry + 24] + struct.pack("<I", size) + archive[entry + 28 :]
 
 
 def test_docx_with_a_lying_size_is_refused_without_inflating_the_payload():
@@ -248,9 +267,11 @@ async def test_isolated_parsing_answers_like_extract_text():
     assert await extract_text_isolated("page.html", b"<p>Hello</p><p>world</p>", limits) == "Hello\n\nworld"
     assert await extract_text_isolated("report.docx", make_docx(), limits) == extract_text("r.docx", make_docx())
     assert await extract_text_isolated("notes.txt", b"plain", limits) == "plain"
-    for name, data, code in [("bomb.docx", make_minimal_docx(120_000), "invalid_file"),
-                             ("empty.html", b"<p> </p>", "empty_document"),
-                             ("image.png", b"\x89PNG", "unsupported_file_type")]:
+    for name, data, code in [
+        ("bomb.docx", make_minimal_docx(120_000), "invalid_file"),
+        ("empty.html", b"<p> </p>", "empty_document"),
+        ("image.png", b"\x89PNG", "unsupported_file_type"),
+    ]:
         with pytest.raises(InvalidInput) as err:
             await extract_text_isolated(name, data, limits)
         assert err.value.code == code

@@ -28,8 +28,9 @@ LEFTOVERS = ("<|", "|>", "<b>", "</", "<br", "<p>", "<span", "**", "COMPLETE")
 
 
 def _parse(name: str) -> ChunkExtraction:
-    return parse_extraction((CORPUS / name).read_text(), f"chunk-{name}", "corpus.txt",
-                            entity_types=DEFAULT_ENTITY_TYPES)
+    return parse_extraction(
+        (CORPUS / name).read_text(), f"chunk-{name}", "corpus.txt", entity_types=DEFAULT_ENTITY_TYPES
+    )
 
 
 def _extract(name: str) -> ChunkExtraction:
@@ -68,8 +69,10 @@ def test_corpus_recovery_is_at_least_99_percent_without_junk():
         if extra:
             junk[name] = extra
     share = recovered / recoverable
-    print(f"\nmodel-output corpus: {recovered}/{recoverable} recoverable records recovered ({share:.1%}), "
-          f"{sum(map(len, junk.values()))} junk items, {len(EXTRACTIONS)} answers")
+    print(
+        f"\nmodel-output corpus: {recovered}/{recoverable} recoverable records recovered ({share:.1%}), "
+        f"{sum(map(len, junk.values()))} junk items, {len(EXTRACTIONS)} answers"
+    )
     assert not junk, junk
     assert share >= 0.99, f"{recovered}/{recoverable}"
 
@@ -96,8 +99,12 @@ def test_each_answer(name):
     relation_text = {(r.src_key, r.tgt_key): r.description for r in result.relations}
     for a, b, description in spec.get("relation_descriptions", []):
         assert relation_text[tuple(sorted((entity_key(a), entity_key(b))))] == description
-    for text in [e.description for e in result.entities] + [r.description for r in result.relations] \
-            + [k for r in result.relations for k in r.keywords] + [e.name for e in result.entities]:
+    for text in (
+        [e.description for e in result.entities]
+        + [r.description for r in result.relations]
+        + [k for r in result.relations for k in r.keywords]
+        + [e.name for e in result.entities]
+    ):
         assert not any(mark in text for mark in LEFTOVERS), text
 
 

@@ -47,9 +47,13 @@ async def entity(app, key: str, project_id: str = "default") -> dict:
 
 
 async def sources_of(app, key: str) -> list[str]:
-    return [r["chunk_id"] for r in await rows(
-        app, select(entity_sources.c.chunk_id).where(entity_sources.c.entity_key == key)
-        .order_by(entity_sources.c.seq))]
+    return [
+        r["chunk_id"]
+        for r in await rows(
+            app,
+            select(entity_sources.c.chunk_id).where(entity_sources.c.entity_key == key).order_by(entity_sources.c.seq),
+        )
+    ]
 
 
 @pytest.fixture
@@ -79,8 +83,9 @@ async def test_document_is_chunked_extracted_merged_and_embedded(app, fake_llm):
     assert chunk["content"] == "Alice met Bob in Paris. Bob works for Acme Corp."
     stored = (await rows(app, select(chunks.c.extraction_cache_keys, chunks.c.embedding.is_not(None).label("e"))))[0]
     assert len(stored["extraction_cache_keys"]) == 2 and stored["e"]  # first pass + one gleaning pass
-    cached = await scalar(app, select(func.count()).select_from(llm_cache)
-                          .where(llm_cache.c.key.in_(stored["extraction_cache_keys"])))
+    cached = await scalar(
+        app, select(func.count()).select_from(llm_cache).where(llm_cache.c.key.in_(stored["extraction_cache_keys"]))
+    )
     assert cached == 2
 
     bob = await entity(app, "bob")
@@ -88,10 +93,17 @@ async def test_document_is_chunked_extracted_merged_and_embedded(app, fake_llm):
     assert bob["description"] == "Alice met Bob in Paris."  # the fake describes a name once per chunk
     assert bob["file_paths"] == ["story.txt"] and bob["source_ids"] == [chunk["id"]]
     assert bob["embedding"] is not None and bob["embedded_hash"] and bob["degree"] == 3
-    rel_rows = await rows(app, select(relations.c.src_key, relations.c.tgt_key, relations.c.weight,
-                                      relations.c.embedding.is_not(None).label("e")).order_by(relations.c.src_key))
+    rel_rows = await rows(
+        app,
+        select(
+            relations.c.src_key, relations.c.tgt_key, relations.c.weight, relations.c.embedding.is_not(None).label("e")
+        ).order_by(relations.c.src_key),
+    )
     assert [(r["src_key"], r["tgt_key"], r["weight"], r["e"]) for r in rel_rows] == [
-        ("acme corp", "bob", 1.0, True), ("alice", "bob", 1.0, True), ("bob", "paris", 1.0, True)]
+        ("acme corp", "bob", 1.0, True),
+        ("alice", "bob", 1.0, True),
+        ("bob", "paris", 1.0, True),
+    ]
 
 
 async def test_entity_accumulates_across_chunks_and_documents(para_app, fake_llm):
@@ -105,7 +117,8 @@ async def test_entity_accumulates_across_chunks_and_documents(para_app, fake_llm
     alice = await entity(para_app, "alice", "p")
     assert fragments(alice["description"])[3:] == ["Alice wrote a book.", "Alice sold Acme."]
     assert await sources_of(para_app, "alice") == [f"{doc1['id']}-chunk-00{i}" for i in range(3)] + [
-        f"{doc2['id']}-chunk-00{i}" for i in range(2)]
+        f"{doc2['id']}-chunk-00{i}" for i in range(2)
+    ]
     assert fake_llm.calls_of("summary") == []  # 5 fragments < 8: joined, no LLM
 
 
@@ -139,29 +152,46 @@ async def test_reused_chunk_content_makes_no_llm_call(para_app, fake_llm):
     new_extracts = fake_llm.calls_of("extract")[before:]
     assert [chunk_text(c.messages).strip() for c in new_extracts] == ["Henry bought it."]
     assert await sources_of(para_app, "frank") == [
-        (await rows(para_app, select(chunks.c.id).where(chunks.c.content == "Frank built a boat.")
-                    .order_by(chunks.c.created_at)))[i]["id"] for i in range(2)]
+        (
+            await rows(
+                para_app,
+                select(chunks.c.id).where(chunks.c.content == "Frank built a boat.").order_by(chunks.c.created_at),
+            )
+        )[i]["id"]
+        for i in range(2)
+    ]
     assert doc2["status"] == "processed"
 
 
 async def test_cycle_a_b_c_a(app, fake_llm):
-    fake_llm.handlers["extract"] = lambda messages: "\n".join([
-        entity_line("A", "node", "First node."), entity_line("B", "node", "Second node."),
-        entity_line("C", "node", "Third node."),
-        relation_line("A", "B", "next", "A leads to B."), relation_line("B", "C", "next", "B leads to C."),
-        relation_line("C", "A", "next", "C leads back to A."), COMPLETE])
+    fake_llm.handlers["extract"] = lambda messages: "\n".join(
+        [
+            entity_line("A", "node", "First node."),
+            entity_line("B", "node", "Second node."),
+            entity_line("C", "node", "Third node."),
+            relation_line("A", "B", "next", "A leads to B."),
+            relation_line("B", "C", "next", "B leads to C."),
+            relation_line("C", "A", "next", "C leads back to A."),
+            COMPLETE,
+        ]
+    )
     await ingest(app, ["A loop of three nodes."])
-    pairs = await rows(app, select(relations.c.src_key, relations.c.tgt_key).order_by(relations.c.src_key,
-                                                                                      relations.c.tgt_key))
+    pairs = await rows(
+        app, select(relations.c.src_key, relations.c.tgt_key).order_by(relations.c.src_key, relations.c.tgt_key)
+    )
     assert [(r["src_key"], r["tgt_key"]) for r in pairs] == [("a", "b"), ("a", "c"), ("b", "c")]
     degrees = await rows(app, select(entities.c.key, entities.c.degree).order_by(entities.c.key))
     assert [(r["key"], r["degree"]) for r in degrees] == [("a", 2), ("b", 2), ("c", 2)]
 
 
 async def test_relation_endpoints_never_extracted_are_created(app, fake_llm):
-    fake_llm.handlers["extract"] = lambda messages: "\n".join([
-        entity_line("Ivy", "person", "Ivy is a chemist."),
-        relation_line("Ivy", "Jack", "colleague", "Ivy works with Jack."), COMPLETE])
+    fake_llm.handlers["extract"] = lambda messages: "\n".join(
+        [
+            entity_line("Ivy", "person", "Ivy is a chemist."),
+            relation_line("Ivy", "Jack", "colleague", "Ivy works with Jack."),
+            COMPLETE,
+        ]
+    )
     await ingest(app, ["Ivy and Jack."])
     jack = await entity(app, "jack")
     assert jack["entity_type"] == "UNKNOWN" and jack["description"] == "Ivy works with Jack."
@@ -171,7 +201,8 @@ async def test_relation_endpoints_never_extracted_are_created(app, fake_llm):
 
 async def test_gleaning_adds_missed_entities(app, fake_llm):
     fake_llm.handlers["glean"] = lambda messages: "\n".join(
-        [entity_line("Karl", "person", "Karl was mentioned in passing."), COMPLETE])
+        [entity_line("Karl", "person", "Karl was mentioned in passing."), COMPLETE]
+    )
     await ingest(app, ["Lena met someone."])
     assert (await entity(app, "karl"))["description"] == "Karl was mentioned in passing."
     assert (await entity(app, "lena"))["name"] == "Lena"
@@ -199,6 +230,7 @@ async def test_llm_failure_mid_document_fails_cleanly_and_retry_works(para_app, 
         if "Oscar" in chunk_text(messages):
             raise RuntimeError("model crashed")
         from tests.support.fakes.openai_server import default_extract
+
         return default_extract(messages)
 
     fake_llm.handlers["extract"] = flaky
@@ -220,7 +252,13 @@ async def test_llm_failure_mid_document_fails_cleanly_and_retry_works(para_app, 
     # the chunks that had succeeded come from the extraction cache: only the failed one calls the LLM
     assert [chunk_text(c.messages).strip() for c in fake_llm.calls_of("extract")[before:]] == ["Oscar met Pia."]
     assert {r["key"] for r in await rows(para_app, select(entities.c.key))} == {
-        "mia", "ned", "oscar", "pia", "quinn", "rex"}
+        "mia",
+        "ned",
+        "oscar",
+        "pia",
+        "quinn",
+        "rex",
+    }
 
 
 async def test_failure_after_merge_retries_only_finalisation(make_settings, start_app, fake_llm):
@@ -291,8 +329,9 @@ async def test_wait_true_token_headers_equal_fake_usage(app, fake_llm):
     assert response.headers["x-token-output"] == str(5 * calls)
     doc = (await app.http.get(f"/documents/{response.json()['documents'][0]['id']}")).json()
     assert (doc["llm_prompt_tokens"], doc["llm_completion_tokens"], doc["llm_calls"]) == (22, 10, 2)
-    assert (await app.http.post("/documents", json={"documents": [{"text": "Walt met Xena."}], "wait": True})
-            ).headers["x-token-input"] == "0"
+    assert (await app.http.post("/documents", json={"documents": [{"text": "Walt met Xena."}], "wait": True})).headers[
+        "x-token-input"
+    ] == "0"
 
 
 async def test_async_default_then_processed(app, fake_llm):
@@ -327,11 +366,18 @@ async def test_gleaning_repeating_first_pass_changes_nothing(app, fake_llm):
 
 async def test_long_names_and_hostile_output(app, fake_llm):
     long_name = "N" + "x" * 700
-    fake_llm.handlers["extract"] = lambda messages: "\n".join([
-        "```", entity_line(long_name, "thing", "A very long name."),
-        f"entity{TUPLE}Eve{TUPLE}person{TUPLE}Eve says {TUPLE}relation{TUPLE} inside her text.",
-        "garbage line without delimiters", f"relation{TUPLE}Eve{TUPLE}Eve{TUPLE}self{TUPLE}Self loop.",
-        f"ENTITY{TUPLE}Fay{TUPLE}person{TUPLE}Fay is fine.", "```", COMPLETE])
+    fake_llm.handlers["extract"] = lambda messages: "\n".join(
+        [
+            "```",
+            entity_line(long_name, "thing", "A very long name."),
+            f"entity{TUPLE}Eve{TUPLE}person{TUPLE}Eve says {TUPLE}relation{TUPLE} inside her text.",
+            "garbage line without delimiters",
+            f"relation{TUPLE}Eve{TUPLE}Eve{TUPLE}self{TUPLE}Self loop.",
+            f"ENTITY{TUPLE}Fay{TUPLE}person{TUPLE}Fay is fine.",
+            "```",
+            COMPLETE,
+        ]
+    )
     [doc] = await ingest(app, ["Hostile output test."])
     assert doc["status"] == "processed"
     keys = {r["key"] for r in await rows(app, select(entities.c.key))}
@@ -364,8 +410,11 @@ async def _assert_vectors_match_current_text(app, project_id: str) -> None:
         check(row["key"], row, entity_embedding_text(row["name"], row["description"]))
     names = {r["key"]: r["name"] for r in await rows(app, select(entities.c.key, entities.c.name))}
     for row in await rows(app, select(relations).where(relations.c.project_id == project_id)):
-        check(f"{row['src_key']}~{row['tgt_key']}", row, relation_embedding_text(
-            names[row["src_key"]], names[row["tgt_key"]], row["keywords"], row["description"]))
+        check(
+            f"{row['src_key']}~{row['tgt_key']}",
+            row,
+            relation_embedding_text(names[row["src_key"]], names[row["tgt_key"]], row["keywords"], row["description"]),
+        )
 
 
 @pytest.mark.parametrize("b_fails_in", ["summary", "embedding"])
@@ -377,8 +426,9 @@ async def test_item_skipped_for_a_later_writer_that_fails_is_embedded(make_setti
 
     from tests.support.fakes.openai_server import default_extract, default_summary
 
-    app = await start_app(make_settings(force_llm_summary_on_merge=2, max_parallel_insert=2, llm_max_retries=0,
-                                        embedding_max_retries=0))
+    app = await start_app(
+        make_settings(force_llm_summary_on_merge=2, max_parallel_insert=2, llm_max_retries=0, embedding_max_retries=0)
+    )
     await app.http.post("/projects", json={"id": "p", "settings": PARAGRAPHS})
     a_summarising, b_summarising, go_a, go_b = (threading.Event() for _ in range(4))
 
@@ -401,8 +451,13 @@ async def test_item_skipped_for_a_later_writer_that_fails_is_embedded(make_setti
 
     fake_llm.handlers.update(extract=extract, summary=summary)
     try:
-        response = await app.http.post("/documents", json={"project_id": "p", "documents": [
-            {"text": "Kai met Lea.\n\nOla rows.\n\nOla runs."}, {"text": "Kai met Max."}]})
+        response = await app.http.post(
+            "/documents",
+            json={
+                "project_id": "p",
+                "documents": [{"text": "Kai met Lea.\n\nOla rows.\n\nOla runs."}, {"text": "Kai met Max."}],
+            },
+        )
         a_id, b_id = (d["id"] for d in response.json()["documents"])
         assert await asyncio.to_thread(b_summarising.wait, 10)  # B merged Kai after A did
         go_a.set()

@@ -61,8 +61,7 @@ async def test_events_and_progress_stream_with_keep_alive_and_resume(make_settin
                         progress.append(payload)
             assert [(e["document_id"], e["kind"]) for e in events] == [(doc_id, "started"), (doc_id, "finished")]
             assert progress and all(p["id"] == doc_id for p in progress)
-            assert {p["stage"] for p in progress} <= {"chunking", "extracting", "merging", "summarising",
-                                                      "embedding"}
+            assert {p["stage"] for p in progress} <= {"chunking", "extracting", "merging", "summarising", "embedding"}
 
             resumed_after = str(events[0]["id"])
             async with http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": resumed_after}) as again:
@@ -129,8 +128,10 @@ async def test_resume_pages_forward_through_more_than_200_missed_events(make_set
     try:
         [seen] = await _add_events(database_url, 1)
         missed = await _add_events(database_url, 260)  # the client was away while these happened
-        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
-                    http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream):
+        async with (
+            httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+            http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream,
+        ):
             lines = stream.aiter_lines()
             got = await _payloads(lines, len(missed))
             assert [int(event_id) for event_id, _ in got] == missed  # every one, oldest first
@@ -146,8 +147,10 @@ async def test_resume_past_the_kept_log_sends_a_reset_then_follows(make_settings
     try:
         [seen] = await _add_events(database_url, 1)
         newest = (await _add_events(database_url, events_repo.KEEP_PER_PROJECT + 50))[-1]  # some are pruned
-        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
-                    http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream):
+        async with (
+            httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+            http.stream("GET", "/pipeline/events", headers={"Last-Event-ID": str(seen)}) as stream,
+        ):
             lines = stream.aiter_lines()
             [(reset_id, reset)] = await _payloads(lines, 1)
             assert reset["type"] == "reset" and reset["reason"] == "events_pruned"
@@ -166,8 +169,12 @@ async def _refusal(http: httpx.AsyncClient, headers: dict) -> dict:
 
 
 async def test_streams_are_capped_per_key_and_in_all(make_settings):
-    settings = make_settings(api_keys=["admin", "scoped:default"], pipeline_streams_per_key=2,
-                             pipeline_streams_max=3, sse_keepalive_interval=0.2)
+    settings = make_settings(
+        api_keys=["admin", "scoped:default"],
+        pipeline_streams_per_key=2,
+        pipeline_streams_max=3,
+        sse_keepalive_interval=0.2,
+    )
     app = create_app(settings)
     server = await asyncio.to_thread(serve_in_thread, app)
     scoped, admin = {"X-API-Key": "scoped"}, {"X-API-Key": "admin"}
@@ -182,8 +189,10 @@ async def test_streams_are_capped_per_key_and_in_all(make_settings):
             hub = app.state.container.pipeline_hub
             assert hub.open_streams == 3
         await _until(lambda: hub.open_streams == 0)  # the streams closed: their places are given back
-        async with (httpx.AsyncClient(base_url=server.url, timeout=30) as http,
-                    http.stream("GET", "/pipeline/events", headers=scoped) as again):
+        async with (
+            httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+            http.stream("GET", "/pipeline/events", headers=scoped) as again,
+        ):
             assert again.status_code == 200
     finally:
         await asyncio.to_thread(server.stop)
@@ -198,8 +207,9 @@ async def test_one_poll_per_project_whatever_the_number_of_streams(make_settings
         return await in_flight(conn, project_id)
 
     monkeypatch.setattr(docs_repo, "in_flight", recorded)
-    server = await asyncio.to_thread(serve_in_thread, create_app(make_settings(progress_write_interval=0.02,
-                                                                               sse_keepalive_interval=0.1)))
+    server = await asyncio.to_thread(
+        serve_in_thread, create_app(make_settings(progress_write_interval=0.02, sse_keepalive_interval=0.1))
+    )
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as http, contextlib.AsyncExitStack() as open_:
             streams = [await open_.enter_async_context(http.stream("GET", "/pipeline/events")) for _ in range(5)]

@@ -32,8 +32,9 @@ async def make_app(start_app, make_settings, **overrides):
 
 
 async def enqueue(app, text: str, project_id: str = "p", wait: bool = False) -> str:
-    response = await app.http.post("/documents", json={"project_id": project_id, "documents": [{"text": text}],
-                                                       "wait": wait})
+    response = await app.http.post(
+        "/documents", json={"project_id": project_id, "documents": [{"text": text}], "wait": wait}
+    )
     assert response.status_code in (200, 202), response.text
     return response.json()["documents"][0]["id"]
 
@@ -55,16 +56,23 @@ async def test_processed_document_shows_stage_chunks_calls_tokens_and_events(sta
     doc = (await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})).json()
     assert doc["status"] == "processed" and doc["stage"] == "embedding" and not doc["cancel_requested"]
     calls = doc["llm_calls"]
-    assert doc["progress"] == {"chunks_total": 4, "chunks_done": 4, "llm_calls": calls,
-                               "llm_prompt_tokens": 7 * calls, "llm_completion_tokens": 3 * calls,
-                               "embedding_tokens": doc["embedding_tokens"]}
+    assert doc["progress"] == {
+        "chunks_total": 4,
+        "chunks_done": 4,
+        "llm_calls": calls,
+        "llm_prompt_tokens": 7 * calls,
+        "llm_completion_tokens": 3 * calls,
+        "embedding_tokens": doc["embedding_tokens"],
+    }
     assert doc["started_at"] and doc["finished_at"]
     listed = (await app.http.get("/documents", params={"project_id": "p"})).json()["documents"][0]
     assert listed["stage"] == "embedding" and listed["progress"]["chunks_done"] == 4
 
     pipeline = (await app.http.get("/pipeline", params={"project_id": "p"})).json()
-    assert [(e["document_id"], e["kind"]) for e in pipeline["recent_events"]] == [(doc_id, "started"),
-                                                                                 (doc_id, "finished")]
+    assert [(e["document_id"], e["kind"]) for e in pipeline["recent_events"]] == [
+        (doc_id, "started"),
+        (doc_id, "finished"),
+    ]
     assert "attempt 1" in pipeline["recent_events"][0]["detail"]
     assert (await app.http.get("/pipeline")).json()["recent_events"] == []  # scoped per project
 
@@ -134,8 +142,11 @@ async def test_cancel_unknown_or_merged_document(start_app, make_settings, fake_
     assert missing.status_code == 404 and missing.json()["code"] == "document_not_found"
     doc_id = await enqueue(app, "Eve met Fay.")
     async with app.container.db.transaction() as conn:  # a worker has merged it and is finalising
-        await conn.execute(update(documents).where(documents.c.id == doc_id)
-                           .values(status="processing", graph_merged=True, claimed_by="w"))
+        await conn.execute(
+            update(documents)
+            .where(documents.c.id == doc_id)
+            .values(status="processing", graph_merged=True, claimed_by="w")
+        )
     merged = await app.http.post(f"/documents/{doc_id}/cancel", json={"project_id": "p"})
     assert merged.status_code == 409 and merged.json()["code"] == "document_merged"
     assert "cannot be undone" in merged.json()["detail"]
@@ -169,8 +180,9 @@ async def test_cancel_while_extracting_merges_nothing_and_keeps_cached_answers(s
     assert kinds == ["started", "cancelled", "retried", "started", "finished"]
 
 
-async def test_merge_refuses_a_cancelled_document_the_worker_never_heard_of(start_app, make_settings, fake_llm,
-                                                                           monkeypatch):
+async def test_merge_refuses_a_cancelled_document_the_worker_never_heard_of(
+    start_app, make_settings, fake_llm, monkeypatch
+):
     """The last check is under the merge transaction's row lock: no notification is needed."""
     app = await make_app(start_app, make_settings, worker_enabled=False)
     doc_id = await enqueue(app, "Gus met Hal in Ivy.")
@@ -230,8 +242,11 @@ async def test_clear_query_cache_keeps_extraction_and_summary_caches(start_app, 
     assert before.get("keywords") and before.get("query") and before.get("extract")
     response = await app.http.delete("/projects/default/cache", params={"kind": "query"})
     assert response.status_code == 200
-    assert response.json() == {"project_id": "default", "kind": "query",
-                               "deleted": before["keywords"] + before["query"]}
+    assert response.json() == {
+        "project_id": "default",
+        "kind": "query",
+        "deleted": before["keywords"] + before["query"],
+    }
     after = await by_type()
     assert "keywords" not in after and "query" not in after and after["extract"] == before["extract"]
 

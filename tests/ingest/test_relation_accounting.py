@@ -17,12 +17,16 @@ from app.domain.extraction_parser import parse_extraction
 from app.domain.names import entity_key
 from app.domain.records import ExtractionReport
 
-ENTITIES = [("Greta Holm", "Person", "Greta Holm is a lighthouse keeper on Utö."),
-            ("Utö Lighthouse", "Artifact", "Utö Lighthouse is the oldest lighthouse in Finland."),
-            ("Archipelago Sea", "Location", "The Archipelago Sea lies between Finland and Åland.")]
-RELATIONS = [("Greta Holm", "Utö Lighthouse", "keeper, duty", "Greta Holm keeps the Utö Lighthouse."),
-             ("Utö Lighthouse", "Archipelago Sea", "navigation", "It guides ships through the Archipelago Sea."),
-             ("Greta Holm", "Archipelago Sea", "residence", "Greta Holm lives by the Archipelago Sea.")]
+ENTITIES = [
+    ("Greta Holm", "Person", "Greta Holm is a lighthouse keeper on Utö."),
+    ("Utö Lighthouse", "Artifact", "Utö Lighthouse is the oldest lighthouse in Finland."),
+    ("Archipelago Sea", "Location", "The Archipelago Sea lies between Finland and Åland."),
+]
+RELATIONS = [
+    ("Greta Holm", "Utö Lighthouse", "keeper, duty", "Greta Holm keeps the Utö Lighthouse."),
+    ("Utö Lighthouse", "Archipelago Sea", "navigation", "It guides ships through the Archipelago Sea."),
+    ("Greta Holm", "Archipelago Sea", "residence", "Greta Holm lives by the Archipelago Sea."),
+]
 WANT = {tuple(sorted((entity_key(a), entity_key(b)))) for a, b, _, _ in RELATIONS}
 
 
@@ -41,9 +45,13 @@ def _tuples(d: str) -> str:
 
 
 def _objects() -> tuple[list[dict], list[dict]]:
-    return ([{"type": "entity", "name": n, "entity_type": t, "description": x} for n, t, x in ENTITIES],
-            [{"type": "relationship", "source": a, "target": b, "keywords": k, "description": x}
-             for a, b, k, x in RELATIONS])
+    return (
+        [{"type": "entity", "name": n, "entity_type": t, "description": x} for n, t, x in ENTITIES],
+        [
+            {"type": "relationship", "source": a, "target": b, "keywords": k, "description": x}
+            for a, b, k, x in RELATIONS
+        ],
+    )
 
 
 def _json(shape: str) -> str:
@@ -52,8 +60,10 @@ def _json(shape: str) -> str:
         return json.dumps({"entities": entities, "relationships": relations}, ensure_ascii=False)
     if shape == "lines":
         return "\n".join(json.dumps(o, ensure_ascii=False) for o in entities + relations)
-    return "\n\n".join(f"```json\n{json.dumps({key: items}, ensure_ascii=False)}\n```"
-                       for key, items in (("entities", entities), ("relationships", relations)))
+    return "\n\n".join(
+        f"```json\n{json.dumps({key: items}, ensure_ascii=False)}\n```"
+        for key, items in (("entities", entities), ("relationships", relations))
+    )
 
 
 READABLE = {
@@ -74,10 +84,18 @@ READABLE = {
     "json in two fences": _json("fences"),
 }
 UNREADABLE = {
-    "arrows": "\n".join([*(f"entity<|#|>{n}<|#|>{t}<|#|>{x}" for n, t, x in ENTITIES),
-                         *(f"Relation {i}: {a} -> {b} ({k})" for i, (a, b, k, _) in enumerate(RELATIONS, 1))]),
-    "no keyword": "\n".join([*(f"entity<|#|>{n}<|#|>{t}<|#|>{x}" for n, t, x in ENTITIES),
-                             *(f"{a}<|#|>{b}<|#|>{k}<|#|>{x}" for a, b, k, x in RELATIONS)]),
+    "arrows": "\n".join(
+        [
+            *(f"entity<|#|>{n}<|#|>{t}<|#|>{x}" for n, t, x in ENTITIES),
+            *(f"Relation {i}: {a} -> {b} ({k})" for i, (a, b, k, _) in enumerate(RELATIONS, 1)),
+        ]
+    ),
+    "no keyword": "\n".join(
+        [
+            *(f"entity<|#|>{n}<|#|>{t}<|#|>{x}" for n, t, x in ENTITIES),
+            *(f"{a}<|#|>{b}<|#|>{k}<|#|>{x}" for a, b, k, x in RELATIONS),
+        ]
+    ),
     "cut off": _lines("<|#|>").rsplit("<|#|>", 2)[0],
 }
 

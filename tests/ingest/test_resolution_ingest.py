@@ -12,25 +12,33 @@ from tests.ingest.test_pipeline import entity_line, ingest, relation_line, rows
 from tests.support.fakes.openai_server import COMPLETE, chunk_text
 
 RECORDS = {
-    "doc one": [entity_line("Acme Holdings Ltd.", "organization", "Acme builds bridges."),
-                entity_line("Dr. Mira Tolven", "person", "Mira Tolven leads Acme research."),
-                entity_line("Tolven", "person", "Tolven wrote the report."),
-                relation_line("Dr. Mira Tolven", "Acme Holdings Ltd.", "works at", "Tolven works at Acme.")],
-    "doc two": [entity_line("ACME HOLDINGS", "organization", "Acme owns a quarry."),
-                entity_line("Mira Tolven", "person", "Mira Tolven visited the quarry."),
-                relation_line("Tolven", "ACME HOLDINGS", "visits", "Tolven visits Acme.")],
-    "doc three": [entity_line("Draqua Energy", "organization", "Draqua Energy sells power."),
-                  entity_line("Draqua Energies Group", "organization", "A holding of energy firms."),
-                  entity_line("Jon Tolven", "person", "Jon Tolven is a pilot."),
-                  entity_line("Tolven", "person", "Tolven flies.")],
+    "doc one": [
+        entity_line("Acme Holdings Ltd.", "organization", "Acme builds bridges."),
+        entity_line("Dr. Mira Tolven", "person", "Mira Tolven leads Acme research."),
+        entity_line("Tolven", "person", "Tolven wrote the report."),
+        relation_line("Dr. Mira Tolven", "Acme Holdings Ltd.", "works at", "Tolven works at Acme."),
+    ],
+    "doc two": [
+        entity_line("ACME HOLDINGS", "organization", "Acme owns a quarry."),
+        entity_line("Mira Tolven", "person", "Mira Tolven visited the quarry."),
+        relation_line("Tolven", "ACME HOLDINGS", "visits", "Tolven visits Acme."),
+    ],
+    "doc three": [
+        entity_line("Draqua Energy", "organization", "Draqua Energy sells power."),
+        entity_line("Draqua Energies Group", "organization", "A holding of energy firms."),
+        entity_line("Jon Tolven", "person", "Jon Tolven is a pilot."),
+        entity_line("Tolven", "person", "Tolven flies."),
+    ],
 }
 
 
 def install(fake_llm, records: dict[str, list[str]] = RECORDS) -> None:
     """Each chunk's extraction answers with the records of the first marker (a key of `records`) it contains."""
+
     def extract(messages) -> str:
         text = chunk_text(messages)
         return "\n".join(next(v for k, v in records.items() if k in text) + [COMPLETE])
+
     fake_llm.handlers["extract"] = extract
 
 
@@ -99,6 +107,7 @@ async def test_concurrent_documents_with_aliases_end_with_one_node(make_settings
         text = chunk_text(messages)
         name = next(f for k, f in texts.items() if k in text)
         return "\n".join([entity_line(name, "organization", f"{name} in {text}."), COMPLETE])
+
     fake_llm.handlers["extract"] = extract
     await asyncio.gather(*(ingest(app, [t]) for t in texts))
     keys, _ = await graph(app)

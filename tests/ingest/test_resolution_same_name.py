@@ -14,28 +14,43 @@ from tests.ingest.test_resolution_ingest import graph, install
 
 TOWN, DRONE = "orlin", "orlin (artifact)"
 RECORDS = {
-    "town doc": [entity_line("Orlin", "location", "Orlin is a river port."),
-                 entity_line("Vessa Quay", "location", "A quay."),
-                 relation_line("Orlin", "Vessa Quay", "harbour", "Vessa Quay lies in Orlin.")],
-    "drone doc": [entity_line("Orlin", "artifact", "Orlin is a survey drone."),
-                  entity_line("Kettle Works", "organization", "A drone maker."),
-                  relation_line("Kettle Works", "Orlin", "builds", "Kettle Works builds the Orlin.")],
-    "drone again": [entity_line("Orlin", "artifact", "The Orlin drone flies for ten hours."),
-                    entity_line("Pell Survey", "organization", "A mapping firm."),
-                    relation_line("Pell Survey", "Orlin", "uses", "Pell Survey flies the Orlin.")],
-    "town again": [entity_line("Orlin", "location", "Orlin holds a regatta."),
-                   relation_line("Orlin", "Vessa Quay", "harbour", "The regatta starts at Vessa Quay.")],
-    "both types": [entity_line("Orlin", "artifact", "Orlin the drone was tested in the port."),
-                   entity_line("Orlin", "location", "Orlin again, the port.")],
-    "generic type": [entity_line("Orlin", "unknown", "Orlin is mentioned."),
-                     entity_line("Orlin", "gadget", "Orlin, a gadget (not a project type: other).")],
+    "town doc": [
+        entity_line("Orlin", "location", "Orlin is a river port."),
+        entity_line("Vessa Quay", "location", "A quay."),
+        relation_line("Orlin", "Vessa Quay", "harbour", "Vessa Quay lies in Orlin."),
+    ],
+    "drone doc": [
+        entity_line("Orlin", "artifact", "Orlin is a survey drone."),
+        entity_line("Kettle Works", "organization", "A drone maker."),
+        relation_line("Kettle Works", "Orlin", "builds", "Kettle Works builds the Orlin."),
+    ],
+    "drone again": [
+        entity_line("Orlin", "artifact", "The Orlin drone flies for ten hours."),
+        entity_line("Pell Survey", "organization", "A mapping firm."),
+        relation_line("Pell Survey", "Orlin", "uses", "Pell Survey flies the Orlin."),
+    ],
+    "town again": [
+        entity_line("Orlin", "location", "Orlin holds a regatta."),
+        relation_line("Orlin", "Vessa Quay", "harbour", "The regatta starts at Vessa Quay."),
+    ],
+    "both types": [
+        entity_line("Orlin", "artifact", "Orlin the drone was tested in the port."),
+        entity_line("Orlin", "location", "Orlin again, the port."),
+    ],
+    "generic type": [
+        entity_line("Orlin", "unknown", "Orlin is mentioned."),
+        entity_line("Orlin", "gadget", "Orlin, a gadget (not a project type: other)."),
+    ],
 }
 
 
 async def descriptions(app) -> dict[str, tuple[str, str, str]]:
-    return {r["key"]: (r["name"], r["entity_type"], r["description"])
-            for r in await rows(app, select(entities.c.key, entities.c.name, entities.c.entity_type,
-                                            entities.c.description))}
+    return {
+        r["key"]: (r["name"], r["entity_type"], r["description"])
+        for r in await rows(
+            app, select(entities.c.key, entities.c.name, entities.c.entity_type, entities.c.description)
+        )
+    }
 
 
 async def test_same_name_other_type_is_kept_apart_and_suggested(make_settings, start_app, fake_llm):
@@ -125,7 +140,8 @@ async def test_deletion_rebuild_and_reingest_keep_the_split(make_settings, start
 
 
 async def test_later_product_documents_reach_the_qualified_entity_when_the_bare_one_is_gone(
-        make_settings, start_app, fake_llm):
+    make_settings, start_app, fake_llm
+):
     app = await start_app(make_settings())
     install(fake_llm, RECORDS)
     [town] = await ingest(app, ["town doc"])
@@ -142,8 +158,9 @@ async def test_a_merge_by_the_user_is_not_split_again(make_settings, start_app, 
     install(fake_llm, RECORDS)
     await ingest(app, ["town doc"])
     await ingest(app, ["drone doc"])
-    merged = await app.http.post("/entities/merge", json={"source_entities": ["Orlin (artifact)"],
-                                                          "target_entity": "Orlin"})
+    merged = await app.http.post(
+        "/entities/merge", json={"source_entities": ["Orlin (artifact)"], "target_entity": "Orlin"}
+    )
     assert merged.status_code == 200, merged.text
     await ingest(app, ["drone again"])
     keys, _ = await graph(app)

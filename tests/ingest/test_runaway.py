@@ -20,9 +20,11 @@ D = "<|#|>"
 C = "<|COMPLETE|>"
 TEXT = "Alice Walker founded Acme Robotics in Oslo. Bob Stone joined Acme Robotics later."
 TYPES = ["Person", "Organization", "Location"]
-GOOD = (f"entity{D}Alice Walker{D}Person{D}Alice Walker founded Acme Robotics.\n"
-        f"entity{D}Acme Robotics{D}Organization{D}Acme Robotics is a company in Oslo.\n"
-        f"relation{D}Alice Walker{D}Acme Robotics{D}founding{D}Alice Walker founded Acme Robotics.\n")
+GOOD = (
+    f"entity{D}Alice Walker{D}Person{D}Alice Walker founded Acme Robotics.\n"
+    f"entity{D}Acme Robotics{D}Organization{D}Acme Robotics is a company in Oslo.\n"
+    f"relation{D}Alice Walker{D}Acme Robotics{D}founding{D}Alice Walker founded Acme Robotics.\n"
+)
 LOOP_LINE = f"entity{D}Oslo{D}Location{D}Oslo is a city where Acme Robotics was founded.\n"
 
 
@@ -42,16 +44,20 @@ def _extractor(app) -> Extractor:
 
 
 async def _extract(ext, content=TEXT, chunk="doc-1-chunk-000", gleaning=1):
-    return await ext.extract_chunk("default", chunk, content, "a.txt", entity_types=TYPES, language="English",
-                                   max_gleaning=gleaning)
+    return await ext.extract_chunk(
+        "default", chunk, content, "a.txt", entity_types=TYPES, language="English", max_gleaning=gleaning
+    )
 
 
 def _flat(result):
-    return (sorted((e.key, e.entity_type, e.description) for e in result.entities),
-            sorted((r.src_key, r.tgt_key, tuple(r.keywords), r.description) for r in result.relations))
+    return (
+        sorted((e.key, e.entity_type, e.description) for e in result.entities),
+        sorted((r.src_key, r.tgt_key, tuple(r.keywords), r.description) for r in result.relations),
+    )
 
 
 # ----- the loop detector -----
+
 
 def test_a_block_written_three_times_in_a_row_is_a_loop_and_one_copy_is_kept():
     text = "intro line here\n" + GOOD * 3 + GOOD[:30]
@@ -66,28 +72,35 @@ def test_a_phrase_repeated_inside_one_endless_line_is_a_loop():
     assert kept.count("Acme Robotics") == 1
 
 
-@pytest.mark.parametrize("text", [
-    GOOD + C,
-    '{\n "entities": [\n  {\n   "a": {}\n  }\n ]\n}\n}\n}',  # closing brackets are short, not a loop
-    "ha ha ha ha ha ha ha ha",
-    "one\ntwo\none\ntwo\n",  # twice is not a loop
-    "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOOD + C,
+        '{\n "entities": [\n  {\n   "a": {}\n  }\n ]\n}\n}\n}',  # closing brackets are short, not a loop
+        "ha ha ha ha ha ha ha ha",
+        "one\ntwo\none\ntwo\n",  # twice is not a loop
+        "",
+    ],
+)
 def test_ordinary_answers_are_not_loops(text):
     assert loop_start(text) is None
 
 
-@pytest.mark.parametrize(("message", "window"), [
-    ("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens", 8192),
-    ("Requested tokens (9100) exceed context window of 8192", 8192),
-    ("the request exceeds the available context size, try increasing it (n_ctx: 4096)", 4096),
-    ("prompt is too long", None),
-])
+@pytest.mark.parametrize(
+    ("message", "window"),
+    [
+        ("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens", 8192),
+        ("Requested tokens (9100) exceed context window of 8192", 8192),
+        ("the request exceeds the available context size, try increasing it (n_ctx: 4096)", 4096),
+        ("prompt is too long", None),
+    ],
+)
 def test_context_window_read_from_provider_errors(message, window):
     assert context_window_from_error(message) == window
 
 
 # ----- completion caps -----
+
 
 async def test_each_call_type_sends_its_completion_cap(app_client, fake_llm):
     c = app_client.container
@@ -109,6 +122,7 @@ async def test_a_known_context_window_lowers_the_cap_to_what_fits(start_app, mak
 
 # ----- runaway answers -----
 
+
 async def test_a_looping_answer_keeps_the_records_before_the_loop_and_is_counted(app_client, fake_llm):
     fake_llm.handlers["extract"] = lambda messages: GOOD + LOOP_LINE * 200
     before = _sample("llm_runaway_answers_total", {"operation": "extract", "reason": "loop"})
@@ -120,16 +134,19 @@ async def test_a_looping_answer_keeps_the_records_before_the_loop_and_is_counted
     assert _sample("llm_runaway_answers_total", {"operation": "extract", "reason": "loop"}) == before + 1
     async with app_client.container.db.connect() as conn:
         rows = await cache_repo.get_many(conn, "default", keys)
-    rebuilt = extraction_from_cached([rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt",
-                                     entity_types=TYPES)
+    rebuilt = extraction_from_cached(
+        [rows[k]["response"] for k in keys], "doc-1-chunk-000", "a.txt", entity_types=TYPES
+    )
     assert _flat(rebuilt) == _flat(result) and rebuilt.runaway_answers == 1
 
 
 async def test_an_answer_cut_by_its_cap_keeps_its_complete_records(start_app, make_settings, fake_llm):
     app = await start_app(make_settings(llm_max_tokens_extract=60))
     fake_llm.honour_max_tokens = True
-    fake_llm.handlers["extract"] = lambda messages: GOOD + "".join(
-        f"entity{D}Robot {i}{D}Artifact{D}Robot number {i} is built by Acme Robotics.\n" for i in range(500))
+    fake_llm.handlers["extract"] = lambda messages: (
+        GOOD
+        + "".join(f"entity{D}Robot {i}{D}Artifact{D}Robot number {i} is built by Acme Robotics.\n" for i in range(500))
+    )
     before = _sample("llm_runaway_answers_total", {"operation": "extract", "reason": "length"})
     result, _ = await _extract(_extractor(app), gleaning=1)
     assert fake_llm.calls[0].body["max_tokens"] == 60
@@ -139,6 +156,7 @@ async def test_an_answer_cut_by_its_cap_keeps_its_complete_records(start_app, ma
 
 
 # ----- a provider refusing a call for its length -----
+
 
 async def test_gleaning_refused_for_its_length_keeps_the_first_pass(app_client, fake_llm):
     ext = _extractor(app_client)
@@ -168,6 +186,7 @@ async def test_a_call_refused_for_its_length_is_retried_with_an_answer_that_fits
 
 # ----- structured outputs -----
 
+
 async def test_json_format_asks_for_a_schema_and_yields_the_same_records(start_app, make_settings, fake_llm):
     records_app = await start_app(make_settings())
     by_records, _ = await _extract(_extractor(records_app))
@@ -191,17 +210,20 @@ async def test_a_provider_refusing_json_schema_falls_back_to_records_once(start_
     assert app.container.llm.structured_outputs is False
     await _extract(_extractor(app), content="Carol Diaz met Bob Stone in Paris.", chunk="c2", gleaning=0)
     keywords = await KeywordExtractor(app.container.llm_cache, cache_enabled=False).extract(
-        "default", "Who is Carol Diaz?", [], "English")
+        "default", "Who is Carol Diaz?", [], "English"
+    )
     assert keywords.low_level == ["Carol Diaz"]
     assert fake_llm.started == ["extract", "extract", "extract", "keywords"]  # one refusal, then records
-    assert all("response_format" not in c.body or c.body["response_format"]["type"] != "json_schema"
-               for c in fake_llm.calls)
+    assert all(
+        "response_format" not in c.body or c.body["response_format"]["type"] != "json_schema" for c in fake_llm.calls
+    )
 
 
 async def test_json_keywords_use_the_keyword_schema(start_app, make_settings, fake_llm):
     app = await start_app(make_settings(extraction_format="json"))
     keywords = await KeywordExtractor(app.container.llm_cache, cache_enabled=False).extract(
-        "default", "Who is Carol Diaz?", [], "English")
+        "default", "Who is Carol Diaz?", [], "English"
+    )
     assert keywords.low_level == ["Carol Diaz"]
     assert fake_llm.calls[0].body["response_format"]["json_schema"]["name"] == "query_keywords"
 

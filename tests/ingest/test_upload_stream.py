@@ -16,8 +16,10 @@ async def test_oversized_file_is_cut_while_streaming(make_settings, start_app, f
         await original(self, data)
 
     monkeypatch.setattr(UploadFile, "write", counting)
-    files = [("files", ("huge.txt", b"h" * 3_000_000, "text/plain")),
-             ("files", ("fine.txt", b"Ada met Bea in Cork.", "text/plain"))]
+    files = [
+        ("files", ("huge.txt", b"h" * 3_000_000, "text/plain")),
+        ("files", ("fine.txt", b"Ada met Bea in Cork.", "text/plain")),
+    ]
     response = await app.http.post("/documents/upload", files=files, data={"project_id": "default"})
     assert response.status_code == 202, response.text
     huge, fine = response.json()["documents"]
@@ -33,6 +35,7 @@ async def test_upload_form_fields_and_scope_still_checked(make_settings, start_a
     assert bad.status_code == 422
     missing = await app.http.post("/documents/upload", files=files, data={"project_id": "ghost"})
     assert missing.status_code == 404
-    broken = await app.http.post("/documents/upload", content=b"--x\r\nnonsense",
-                                 headers={"content-type": "multipart/form-data; boundary=x"})
+    broken = await app.http.post(
+        "/documents/upload", content=b"--x\r\nnonsense", headers={"content-type": "multipart/form-data; boundary=x"}
+    )
     assert broken.status_code in (400, 422)

@@ -114,12 +114,22 @@ def _free_port() -> int:
 
 
 def _spawn_worker(database_url: str, llm_url: str, port: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": llm_url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64", "API_KEYS": "",
-           "HOST": "127.0.0.1", "WORKER_PORT": str(port)}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": llm_url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "API_KEYS": "",
+        "HOST": "127.0.0.1",
+        "WORKER_PORT": str(port),
+    }
     with log.open("wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=sink)
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
 
 
 @pytest.mark.slow  # a `python -m app.worker` process
@@ -129,6 +139,7 @@ async def test_python_m_app_worker_serves_health_and_metrics(database_url, fake_
     worker = _spawn_worker(database_url, fake_llm.url, port, log)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+
             async def healthy() -> bool:
                 assert worker.poll() is None, log.read_text()
                 try:

@@ -25,14 +25,25 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spawn(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
-    env = {"FORCE_LLM_SUMMARY_ON_MERGE": "2",
-           **os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake_url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64", "LOG_LEVEL": "INFO",
-           "WORKER_POLL_INTERVAL": "0.05", "WORKER_CLAIM_TIMEOUT": "2", "WORKER_HEARTBEAT_INTERVAL": "0.2",
-           "API_KEYS": ""}
+    env = {
+        "FORCE_LLM_SUMMARY_ON_MERGE": "2",
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake_url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "LOG_LEVEL": "INFO",
+        "WORKER_POLL_INTERVAL": "0.05",
+        "WORKER_CLAIM_TIMEOUT": "2",
+        "WORKER_HEARTBEAT_INTERVAL": "0.2",
+        "API_KEYS": "",
+    }
     with log.open("wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=sink)
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
 
 
 def _extract_with_a_second_description(messages: list[dict]) -> str:
@@ -44,8 +55,15 @@ def _extract_with_a_second_description(messages: list[dict]) -> str:
 async def _add(app, project_id: str, text: str) -> str:
     doc_id = f"doc-{content_hash(text)}"
     async with app.container.db.transaction() as conn:
-        await conn.execute(insert(documents).values(project_id=project_id, id=doc_id, content=text,
-                                                    content_hash=content_hash(text), content_length=len(text)))
+        await conn.execute(
+            insert(documents).values(
+                project_id=project_id,
+                id=doc_id,
+                content=text,
+                content_hash=content_hash(text),
+                content_length=len(text),
+            )
+        )
     return doc_id
 
 

@@ -27,28 +27,51 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _spawn(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
     """A worker process heartbeating every INTERVAL, with the default 120 s claim timeout."""
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake_url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64", "LOG_LEVEL": "INFO",
-           "WORKER_POLL_INTERVAL": "0.05", "WORKER_CLAIM_TIMEOUT": "120", "WORKER_HEARTBEAT_INTERVAL": str(INTERVAL),
-           "WORKER_PORT": "0", "API_KEYS": ""}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake_url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "LOG_LEVEL": "INFO",
+        "WORKER_POLL_INTERVAL": "0.05",
+        "WORKER_CLAIM_TIMEOUT": "120",
+        "WORKER_HEARTBEAT_INTERVAL": str(INTERVAL),
+        "WORKER_PORT": "0",
+        "API_KEYS": "",
+    }
     with log.open("wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=sink)
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
 
 
 async def _claimed(db, doc_id: str, worker_id: str, heartbeat_age: float, attempts: int = 1) -> None:
     """The document as a worker holding it leaves it: processing, heartbeated `heartbeat_age` seconds ago."""
     async with db.transaction() as conn:
-        await conn.execute(update(documents).where(documents.c.id == doc_id).values(
-            status="processing", claimed_by=worker_id, attempts=attempts,
-            heartbeat_at=func.now() - text(f"interval '{heartbeat_age} seconds'")))
+        await conn.execute(
+            update(documents)
+            .where(documents.c.id == doc_id)
+            .values(
+                status="processing",
+                claimed_by=worker_id,
+                attempts=attempts,
+                heartbeat_at=func.now() - text(f"interval '{heartbeat_age} seconds'"),
+            )
+        )
 
 
 async def _worker_row(db, worker_id: str, interval: float, last_seen_age: float) -> None:
     async with db.transaction() as conn:
-        await conn.execute(insert(workers).values(
-            id=worker_id, heartbeat_interval=interval,
-            last_seen=func.now() - text(f"interval '{last_seen_age} seconds'")))
+        await conn.execute(
+            insert(workers).values(
+                id=worker_id,
+                heartbeat_interval=interval,
+                last_seen=func.now() - text(f"interval '{last_seen_age} seconds'"),
+            )
+        )
 
 
 async def _claim(db, worker_id: str, max_attempts: int = 3) -> dict | None:
@@ -60,8 +83,8 @@ async def test_claims_of_a_dead_worker_are_retaken_and_a_live_ones_are_not(make_
     app = await start_app(make_settings(worker_enabled=False))
     db = app.container.db
     live_doc, dead_doc = await _add(app, "default", TEXTS[0]), await _add(app, "default", TEXTS[1])
-    await _worker_row(db, "live", 1.0, last_seen_age=2.5)   # missed two heartbeats: still alive
-    await _worker_row(db, "dead", 1.0, last_seen_age=3.5)   # missed three
+    await _worker_row(db, "live", 1.0, last_seen_age=2.5)  # missed two heartbeats: still alive
+    await _worker_row(db, "dead", 1.0, last_seen_age=3.5)  # missed three
     await _claimed(db, live_doc, "live", heartbeat_age=2.5)
     await _claimed(db, dead_doc, "dead", heartbeat_age=3.5)  # both far within the 120 s claim timeout
 
@@ -176,6 +199,7 @@ async def test_the_liveness_beat_starts_one_interval_after_the_registration(make
         registered = await conn.scalar(select(workers.c.last_seen).where(workers.c.id == worker.id))
     await asyncio.sleep(0.2)  # half an interval: long enough for a beat thread that connects at once
     assert registered is not None and worker._beat.beats == 0
+
     async def beaten() -> bool:
         return worker._beat.beats >= 1
 

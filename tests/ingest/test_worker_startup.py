@@ -23,12 +23,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spawn_worker(database_url: str, llm_url: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": llm_url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64",
-           "WORKER_POLL_INTERVAL": "0.05", "API_KEYS": ""}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": llm_url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "WORKER_POLL_INTERVAL": "0.05",
+        "API_KEYS": "",
+    }
     with log.open("wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=sink)
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
 
 
 async def test_worker_waits_for_database_then_processes(fake_llm, tmp_path):
@@ -39,6 +48,7 @@ async def test_worker_waits_for_database_then_processes(fake_llm, tmp_path):
         worker = _spawn_worker(url, fake_llm.url, log)
         db = None
         try:
+
             async def waiting() -> bool:
                 return "unreachable at start-up" in log.read_text()
 
@@ -56,9 +66,15 @@ async def test_worker_waits_for_database_then_processes(fake_llm, tmp_path):
             body = "Nora Vale founded Tidewater Labs in Bergen."
             doc_id = f"doc-{content_hash(body)}"
             async with db.transaction() as conn:
-                await conn.execute(insert(documents).values(
-                    project_id="default", id=doc_id, content=body, content_hash=content_hash(body),
-                    content_length=len(body)))
+                await conn.execute(
+                    insert(documents).values(
+                        project_id="default",
+                        id=doc_id,
+                        content=body,
+                        content_hash=content_hash(body),
+                        content_length=len(body),
+                    )
+                )
 
             async def processed() -> bool:
                 async with db.connect() as conn:

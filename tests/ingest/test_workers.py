@@ -28,9 +28,16 @@ async def _add_docs(app, texts: list[str], **values) -> list[str]:
         for text in texts:
             doc_id = f"doc-{content_hash(text)}"
             ids.append(doc_id)
-            await conn.execute(insert(documents).values(
-                project_id="default", id=doc_id, content=text, content_hash=content_hash(text),
-                content_length=len(text), **values))
+            await conn.execute(
+                insert(documents).values(
+                    project_id="default",
+                    id=doc_id,
+                    content=text,
+                    content_hash=content_hash(text),
+                    content_length=len(text),
+                    **values,
+                )
+            )
     return ids
 
 
@@ -48,8 +55,14 @@ async def _until(predicate, limit: float = 30.0) -> None:
 
 async def test_stale_claim_is_retaken(make_settings, start_app, fake_llm):
     app = await start_app(make_settings(worker_enabled=False))
-    [doc_id] = await _add_docs(app, ["Anna met Boris."], status="processing", claimed_by="dead-worker",
-                               attempts=1, heartbeat_at=func.now() - func.make_interval(0, 0, 0, 0, 1))
+    [doc_id] = await _add_docs(
+        app,
+        ["Anna met Boris."],
+        status="processing",
+        claimed_by="dead-worker",
+        attempts=1,
+        heartbeat_at=func.now() - func.make_interval(0, 0, 0, 0, 1),
+    )
     worker_app = await start_app(make_settings(worker_claim_timeout=60))
     done, states = await IngestionService(worker_app.container).wait_until_done("default", [doc_id], limit=30)
     assert done and states[doc_id]["status"] == "processed"
@@ -59,8 +72,9 @@ async def test_stale_claim_is_retaken(make_settings, start_app, fake_llm):
 
 async def test_fresh_claim_of_another_worker_is_left_alone(make_settings, start_app, fake_llm):
     app = await start_app(make_settings(worker_enabled=False))
-    await _add_docs(app, ["Carl met Dora."], status="processing", claimed_by="live-worker", attempts=1,
-                    heartbeat_at=func.now())
+    await _add_docs(
+        app, ["Carl met Dora."], status="processing", claimed_by="live-worker", attempts=1, heartbeat_at=func.now()
+    )
     [pending] = await _add_docs(app, ["Emil met Fay."])
     worker_app = await start_app(make_settings())
     done, _ = await IngestionService(worker_app.container).wait_until_done("default", [pending], limit=30)
@@ -71,8 +85,14 @@ async def test_fresh_claim_of_another_worker_is_left_alone(make_settings, start_
 
 async def test_abandoned_after_max_attempts_becomes_failed(make_settings, start_app, fake_llm):
     app = await start_app(make_settings(worker_enabled=False))
-    await _add_docs(app, ["Gus met Hal."], status="processing", claimed_by="dead", attempts=3,
-                    heartbeat_at=func.now() - func.make_interval(0, 0, 0, 0, 1))
+    await _add_docs(
+        app,
+        ["Gus met Hal."],
+        status="processing",
+        claimed_by="dead",
+        attempts=3,
+        heartbeat_at=func.now() - func.make_interval(0, 0, 0, 0, 1),
+    )
     await start_app(make_settings(worker_max_attempts=3, worker_claim_timeout=1, worker_heartbeat_interval=0.05))
 
     async def failed() -> bool:
@@ -111,12 +131,22 @@ async def test_startup_resumes_pending_work(make_settings, start_app, fake_llm):
 
 
 def _spawn_worker(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "LLM_BASE_URL": fake_url, "LLM_MODEL": "fake-llm",
-           "LLM_API_KEY": "k", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_DIM": "64",
-           "WORKER_POLL_INTERVAL": "0.05", "MAX_PARALLEL_INSERT": "2", "LOG_LEVEL": "INFO"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LLM_BASE_URL": fake_url,
+        "LLM_MODEL": "fake-llm",
+        "LLM_API_KEY": "k",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "WORKER_POLL_INTERVAL": "0.05",
+        "MAX_PARALLEL_INSERT": "2",
+        "LOG_LEVEL": "INFO",
+    }
     with log.open("wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "app.worker"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=sink)
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+        )
 
 
 @pytest.mark.slow  # worker processes
@@ -126,6 +156,7 @@ async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake
     logs = [tmp_path / f"worker{i}.log" for i in range(2)]
     procs = [_spawn_worker(database_url, fake_llm.url, log) for log in logs]
     try:
+
         async def started() -> bool:
             return all("started" in log.read_text(errors="replace") for log in logs)
 
@@ -154,11 +185,17 @@ async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake
 
     async with app.container.db.connect() as conn:
         chunk_rows = (await conn.execute(select(chunks.c.id, chunks.c.content))).all()
-        got = {(r[0], r[1]) for r in (await conn.execute(
-            select(entity_sources.c.chunk_id, entity_sources.c.entity_key))).all()}
+        got = {
+            (r[0], r[1])
+            for r in (await conn.execute(select(entity_sources.c.chunk_id, entity_sources.c.entity_key))).all()
+        }
         rel_count = await conn.scalar(select(func.count()).select_from(relation_sources))
-    expected = {(cid, entity_key(normalize_name(n))) for cid, content in chunk_rows
-                for s in sentences(content) for n in names_in(s)}
+    expected = {
+        (cid, entity_key(normalize_name(n)))
+        for cid, content in chunk_rows
+        for s in sentences(content)
+        for n in names_in(s)
+    }
     assert got == expected  # no lost and no extra provenance
     assert rel_count == 3 * len(ids)
     assert len(chunk_rows) == len(ids)
@@ -166,8 +203,9 @@ async def test_two_worker_processes_share_a_batch(make_settings, start_app, fake
 
 async def test_retry_of_document_whose_claim_was_lost_does_not_double_merge(make_settings, start_app, fake_llm):
     app = await start_app(make_settings())
-    [doc] = (await app.http.post("/documents", json={"documents": [{"text": "Sven met Tina."}], "wait": True})
-             ).json()["documents"]
+    [doc] = (await app.http.post("/documents", json={"documents": [{"text": "Sven met Tina."}], "wait": True})).json()[
+        "documents"
+    ]
     async with app.container.db.transaction() as conn:  # pretend a second attempt after a crash post-merge
         await conn.execute(update(documents).values(status="pending", attempts=1))
     app.container.worker.notify()

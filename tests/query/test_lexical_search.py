@@ -18,26 +18,50 @@ NO_VECTOR_HITS = 0.999
 
 def lexical_graph() -> GraphFactory:
     g = GraphFactory("default")
-    chunks = g.document("doc-lex", "lex.txt", [
-        "Zorvath Kell charted the quasars above the Ilmarin observatory.",
-        "The harvest of saffron failed in the valley that year.",
-        "Mira Tolven funded the first expedition with seed money.",
-        "Baskar Fen audited the ledgers of the expedition.",
-        "Ilmarin hosted the regatta on the lake.",
-    ])
+    chunks = g.document(
+        "doc-lex",
+        "lex.txt",
+        [
+            "Zorvath Kell charted the quasars above the Ilmarin observatory.",
+            "The harvest of saffron failed in the valley that year.",
+            "Mira Tolven funded the first expedition with seed money.",
+            "Baskar Fen audited the ledgers of the expedition.",
+            "Ilmarin hosted the regatta on the lake.",
+        ],
+    )
     g.entity("Zorvath Kell", "person", "An astronomer who catalogued distant quasars.", [chunks[0]])
     g.entity("Ilmarin Observatory", "place", "An observatory on a northern ridge.", [chunks[0]])
     g.entity("Mira Tolven", "person", "A patron of expeditions.", [chunks[2]])
     g.entity("Baskar Fen", "person", "An accountant.", [chunks[3]])
     g.entity("Ilmarin Regatta", "event", "A boat race.", [chunks[4]])
-    g.relation("Zorvath Kell", "Ilmarin Observatory", "astronomy, employment",
-               "Zorvath Kell worked at the Ilmarin Observatory.", [chunks[0]])
-    g.relation("Mira Tolven", "Zorvath Kell", "seed funding, patronage",
-               "Mira Tolven paid for the telescope of Zorvath Kell.", [chunks[2]])
-    g.relation("Baskar Fen", "Mira Tolven", "financial audit, seed funding",
-               "Baskar Fen checked how Mira Tolven spent the money.", [chunks[3]])
-    g.relation("Baskar Fen", "Ilmarin Regatta", "sports sponsorship",
-               "Baskar Fen counted the seed money raised at the regatta.", [chunks[4]])
+    g.relation(
+        "Zorvath Kell",
+        "Ilmarin Observatory",
+        "astronomy, employment",
+        "Zorvath Kell worked at the Ilmarin Observatory.",
+        [chunks[0]],
+    )
+    g.relation(
+        "Mira Tolven",
+        "Zorvath Kell",
+        "seed funding, patronage",
+        "Mira Tolven paid for the telescope of Zorvath Kell.",
+        [chunks[2]],
+    )
+    g.relation(
+        "Baskar Fen",
+        "Mira Tolven",
+        "financial audit, seed funding",
+        "Baskar Fen checked how Mira Tolven spent the money.",
+        [chunks[3]],
+    )
+    g.relation(
+        "Baskar Fen",
+        "Ilmarin Regatta",
+        "sports sponsorship",
+        "Baskar Fen counted the seed money raised at the regatta.",
+        [chunks[4]],
+    )
     return g
 
 
@@ -49,6 +73,7 @@ async def make_app(start_app, make_settings):
             async with app.container.db.transaction() as conn:
                 await lexical_graph().insert(conn)
         return app
+
     return _make
 
 
@@ -114,13 +139,16 @@ async def test_full_text_is_off_with_query_lexical_false(make_app):
 
 async def test_global_fills_beyond_top_k_with_relations_of_the_asked_theme_first(make_app):
     app = await make_app()
-    ctx = await context(app, query="Which relationships involve seed funding?", mode="global",
-                        hl_keywords=["seed funding"], top_k=1)
+    ctx = await context(
+        app, query="Which relationships involve seed funding?", mode="global", hl_keywords=["seed funding"], top_k=1
+    )
     found = pairs(ctx)
     # both relations whose keywords hold the theme, though top_k is 1; the one that only says "seed money"
     # in its description is not a theme match and stays out
-    assert found[:2] in ([{"Mira Tolven", "Zorvath Kell"}, {"Baskar Fen", "Mira Tolven"}],
-                         [{"Baskar Fen", "Mira Tolven"}, {"Mira Tolven", "Zorvath Kell"}])
+    assert found[:2] in (
+        [{"Mira Tolven", "Zorvath Kell"}, {"Baskar Fen", "Mira Tolven"}],
+        [{"Baskar Fen", "Mira Tolven"}, {"Mira Tolven", "Zorvath Kell"}],
+    )
     assert {"Baskar Fen", "Ilmarin Regatta"} not in found
 
 
@@ -151,18 +179,22 @@ async def test_words_with_tsquery_syntax_are_plain_words(make_app):
         assert [c["id"] for c in ctx["chunks"]] == ["doc-lex-c1"], query
 
 
-@pytest.mark.parametrize(("q", "expected"), [
-    ("ilmarin", ["Ilmarin Observatory", "Ilmarin Regatta"]),
-    ("ILMARIN  REG", ["Ilmarin Regatta"]),
-    ("%", ["50% Club"]),
-    ("_", ["A_B Works"]),
-    ("\\", ["Back\\slash"]),
-])
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        ("ilmarin", ["Ilmarin Observatory", "Ilmarin Regatta"]),
+        ("ILMARIN  REG", ["Ilmarin Regatta"]),
+        ("%", ["50% Club"]),
+        ("_", ["A_B Works"]),
+        ("\\", ["Back\\slash"]),
+    ],
+)
 async def test_entity_list_substring_search_escapes_like_patterns(make_app, q, expected):
     app = await make_app()
     for name in ("50% Club", "A_B Works", "AxB Works", "Back\\slash"):
-        response = await app.http.post("/entities", json={"name": name, "entity_type": "organisation",
-                                                           "description": "A test entity."})
+        response = await app.http.post(
+            "/entities", json={"name": name, "entity_type": "organisation", "description": "A test entity."}
+        )
         assert response.status_code == 201, response.text
     response = await app.http.get("/entities", params={"q": q})
     assert response.status_code == 200, response.text
@@ -174,10 +206,13 @@ async def test_a_keyword_naming_an_alias_finds_its_entity(make_app):
 
     app = await make_app(query_lexical=False)
     async with app.container.db.transaction() as conn:
-        await conn.execute(text(
-            "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) "
-            "VALUES ('default', 'dr. zorvath', 'zorvath kell', 'Dr. Zorvath', 'manual'), "
-            "('default', 'ilmarin regatta', 'zorvath kell', 'Ilmarin Regatta', 'manual')"))
+        await conn.execute(
+            text(
+                "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) "
+                "VALUES ('default', 'dr. zorvath', 'zorvath kell', 'Dr. Zorvath', 'manual'), "
+                "('default', 'ilmarin regatta', 'zorvath kell', 'Ilmarin Regatta', 'manual')"
+            )
+        )
     ctx = await context(app, query="Who is Dr. Zorvath?", mode="local", ll_keywords=["Dr.  ZORVATH"])
     assert names(ctx)[0] == "Zorvath Kell"
     # an entity's own key wins over an alias spelled the same

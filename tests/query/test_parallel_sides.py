@@ -12,8 +12,12 @@ import pytest
 from app.db.engine import Database
 from tests.support.query_graph import THRESHOLD, WEATHER_QUERY, algernon_graph
 
-ASK = {"query": WEATHER_QUERY, "ll_keywords": ["Charlie Gordon"], "hl_keywords": ["mentorship, romance"],
-       "only_need_context": True}
+ASK = {
+    "query": WEATHER_QUERY,
+    "ll_keywords": ["Charlie Gordon"],
+    "hl_keywords": ["mentorship, romance"],
+    "only_need_context": True,
+}
 
 
 @pytest.fixture

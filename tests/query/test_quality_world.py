@@ -65,8 +65,9 @@ def test_fake_answers_planned_keywords_and_keeps_summary_facts(world):
     assert answer == {"high_level_keywords": question.hl, "low_level_keywords": question.ll}
     other = json.loads(model.keywords(keyword_messages("Who is Zed Unknown?", [], "English")))
     assert other["low_level_keywords"] == ["Zed Unknown"]
-    summary = model.summary(summary_messages("entity", "X", ["X is a pilot.", "X is a pilot.", "X flies."],
-                                             "English", 100))
+    summary = model.summary(
+        summary_messages("entity", "X", ["X is a pilot.", "X is a pilot.", "X flies."], "English", 100)
+    )
     assert summary == "X is a pilot. X flies."
 
 
@@ -75,8 +76,11 @@ def test_metrics_score_contexts_and_resolution(world):
     q = next(q for q in world.questions if q.kind == "entity")
     gold = world.entities[q.entities[0]]
     sentence = next(iter(renderings[q.relations[0]]))
-    context = {"entities": [{"name": gold.name, "type": gold.type, "description": gold.description(gold.name)}],
-               "relations": [], "chunks": [{"content": f"Intro. {sentence} Outro."}]}
+    context = {
+        "entities": [{"name": gold.name, "type": gold.type, "description": gold.description(gold.name)}],
+        "relations": [],
+        "chunks": [{"content": f"Intro. {sentence} Outro."}],
+    }
     s = score(q, context, renderings, matcher, lambda text: len(text.split()))
     assert s.relation_recall == pytest.approx(1 / len(q.relations))
     assert s.entity_recall == pytest.approx(1 / len(q.entities))
@@ -106,8 +110,9 @@ async def test_world_ingested_through_the_app_is_measurable(world, app_client, f
     assert graph.missing == 0 and graph.unmapped_nodes == 0 and graph.nodes >= graph.real_entities - 3
 
     question = next(q for q in world.questions if q.kind == "entity")
-    answer = await app_client.http.post("/query", json={"query": question.text, "mode": "local",
-                                                        "only_need_context": True})
+    answer = await app_client.http.post(
+        "/query", json={"query": question.text, "mode": "local", "only_need_context": True}
+    )
     assert answer.json()["keywords"]["low_level"] == question.ll
     s = score(question, answer.json()["context"], world.renderings(), EntityMatcher(world), len)
     assert s.relation_recall == 1.0 and s.entity_recall and s.entity_recall > 0

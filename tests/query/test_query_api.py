@@ -15,31 +15,52 @@ LL = ["Charlie Gordon"]
 
 @pytest.fixture
 async def qc(start_app, make_settings):
-    app = await start_app(make_settings(cosine_threshold=THRESHOLD, max_top_k=100, max_token_limit=50_000,
-                                        max_query_chars=200, max_history_messages=4))
+    app = await start_app(
+        make_settings(
+            cosine_threshold=THRESHOLD,
+            max_top_k=100,
+            max_token_limit=50_000,
+            max_query_chars=200,
+            max_history_messages=4,
+        )
+    )
     async with app.container.db.transaction() as conn:
         await algernon_graph().insert(conn)
     return app
 
 
-@pytest.mark.parametrize("patch", [
-    {"mode": "fancy"}, {"top_k": 0}, {"chunk_top_k": -1}, {"max_entity_tokens": 0}, {"max_total_tokens": 0},
-    {"chunk_selection": "random"}, {"query": "   "}, {"history_turns": -1}, {"unknown_field": 1},
-    {"conversation_history": [{"role": "robot", "content": "x"}]}, {"ll_keywords": ["x" * 600]},
-])
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"mode": "fancy"},
+        {"top_k": 0},
+        {"chunk_top_k": -1},
+        {"max_entity_tokens": 0},
+        {"max_total_tokens": 0},
+        {"chunk_selection": "random"},
+        {"query": "   "},
+        {"history_turns": -1},
+        {"unknown_field": 1},
+        {"conversation_history": [{"role": "robot", "content": "x"}]},
+        {"ll_keywords": ["x" * 600]},
+    ],
+)
 async def test_invalid_requests_are_422(qc, patch):
     response = await qc.http.post("/query", json={"query": "Who is Charlie Gordon?", **patch})
     assert response.status_code == 422, patch
     assert response.json()["code"] == "validation_error"
 
 
-@pytest.mark.parametrize("patch,message", [
-    ({"top_k": 101}, "top_k must be at most 100"),
-    ({"chunk_top_k": 500}, "chunk_top_k must be at most 100"),
-    ({"max_total_tokens": 60_000}, "max_total_tokens must be at most 50000"),
-    ({"query": "x" * 201}, "query is longer than 200 characters"),
-    ({"conversation_history": [{"role": "user", "content": "hi"}] * 5}, "more than 4 messages"),
-])
+@pytest.mark.parametrize(
+    "patch,message",
+    [
+        ({"top_k": 101}, "top_k must be at most 100"),
+        ({"chunk_top_k": 500}, "chunk_top_k must be at most 100"),
+        ({"max_total_tokens": 60_000}, "max_total_tokens must be at most 50000"),
+        ({"query": "x" * 201}, "query is longer than 200 characters"),
+        ({"conversation_history": [{"role": "user", "content": "hi"}] * 5}, "more than 4 messages"),
+    ],
+)
 async def test_limits_above_configured_caps_are_422_with_a_clear_message(qc, fake_llm, patch, message):
     response = await qc.http.post("/query", json={"query": "Who is Charlie Gordon?", **patch})
     assert response.status_code == 422
@@ -55,8 +76,9 @@ async def test_unknown_project_is_404(qc):
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix", "naive"])
 async def test_empty_project_answers_nothing_found_without_llm(qc, fake_llm, mode):
     await qc.http.post("/projects", json={"id": "empty"})
-    response = await qc.http.post("/query", json={"project_id": "empty", "query": "Who is Charlie Gordon?",
-                                                  "mode": mode})
+    response = await qc.http.post(
+        "/query", json={"project_id": "empty", "query": "Who is Charlie Gordon?", "mode": mode}
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["response"] == NO_CONTEXT_ANSWER
@@ -74,7 +96,7 @@ async def test_token_headers_equal_the_fake_usage_of_this_request(qc, fake_llm):
 
 
 def sse_events(text: str) -> list[dict]:
-    return [json.loads(line[len("data: "):]) for line in text.split("\n\n") if line.startswith("data: ")]
+    return [json.loads(line[len("data: ") :]) for line in text.split("\n\n") if line.startswith("data: ")]
 
 
 @pytest.mark.parametrize("path,extra", [("/query/stream", {}), ("/query", {"stream": True})])
@@ -108,8 +130,9 @@ async def test_stream_reports_llm_failure_in_band_and_errors_before_start_as_sta
 async def test_weight_and_vector_selection_pick_different_chunks(start_app, make_settings):
     app = await start_app(make_settings(cosine_threshold=THRESHOLD))
     g = GraphFactory()
-    texts = [f"Filler paragraph number {w} about nothing in particular." for w in
-             ("one", "two", "three", "four", "five")]
+    texts = [
+        f"Filler paragraph number {w} about nothing in particular." for w in ("one", "two", "three", "four", "five")
+    ]
     texts += ["The lighthouse keeper polished the great lamp.", "Storms battered the lighthouse lamp all night."]
     ids = g.document("doc-keeper", "keeper.txt", texts)
     g.entity("Keeper", "person", "A keeper keeper keeper.", ids)

@@ -21,8 +21,9 @@ def widget_graph() -> GraphFactory:
     for i in range(12):
         g.entity(f"Widget {chr(65 + i)}", "artifact", "widget " * 250 + f"variant {i}", [ids[i], ids[(i + 1) % 12]])
     for i in range(11):
-        g.relation(f"Widget {chr(65 + i)}", f"Widget {chr(66 + i)}", "widget linkage",
-                   "widget connects " * 150, [ids[i]])
+        g.relation(
+            f"Widget {chr(65 + i)}", f"Widget {chr(66 + i)}", "widget linkage", "widget connects " * 150, [ids[i]]
+        )
     return g
 
 
@@ -39,15 +40,36 @@ def section_tokens(lines: list[dict]) -> int:
 
 
 async def test_long_descriptions_are_cut_to_whole_items_within_budgets(wc):
-    body = {"query": "widgets", "mode": "hybrid", "ll_keywords": ["widget"], "hl_keywords": ["widget linkage"],
-            "max_entity_tokens": 1200, "max_relation_tokens": 1000, "only_need_context": True}
+    body = {
+        "query": "widgets",
+        "mode": "hybrid",
+        "ll_keywords": ["widget"],
+        "hl_keywords": ["widget linkage"],
+        "max_entity_tokens": 1200,
+        "max_relation_tokens": 1000,
+        "only_need_context": True,
+    }
     result = (await wc.http.post("/query", json=body)).json()
     entities, relations = result["context"]["entities"], result["context"]["relations"]
     assert 1 <= len(entities) < 12 and 1 <= len(relations) < 11
-    assert section_tokens([{"entity": e["name"], "type": e["type"], "description": e["description"]}
-                           for e in entities]) <= 1200
-    assert section_tokens([{"entity1": r["source"], "entity2": r["target"], "keywords": r["keywords"],
-                            "description": r["description"]} for r in relations]) <= 1000
+    assert (
+        section_tokens([{"entity": e["name"], "type": e["type"], "description": e["description"]} for e in entities])
+        <= 1200
+    )
+    assert (
+        section_tokens(
+            [
+                {
+                    "entity1": r["source"],
+                    "entity2": r["target"],
+                    "keywords": r["keywords"],
+                    "description": r["description"],
+                }
+                for r in relations
+            ]
+        )
+        <= 1000
+    )
     assert all(e["description"].endswith(f"variant {ord(e['name'][-1]) - 65}") for e in entities)  # whole items
 
 
@@ -57,20 +79,32 @@ async def test_total_prompt_with_long_history_never_exceeds_max_total_tokens(wc,
     for i in range(6):
         history.append({"role": "user", "content": f"question {i} " + "history words " * 300})
         history.append({"role": "assistant", "content": f"answer {i} " + "reply words " * 300})
-    body = {"query": "How are the widgets assembled?", "mode": "mix", "ll_keywords": ["widget"],
-            "hl_keywords": ["widget linkage"], "max_total_tokens": max_total, "conversation_history": history}
+    body = {
+        "query": "How are the widgets assembled?",
+        "mode": "mix",
+        "ll_keywords": ["widget"],
+        "hl_keywords": ["widget linkage"],
+        "max_total_tokens": max_total,
+        "conversation_history": history,
+    }
     response = await wc.http.post("/query", json=body)
     assert response.status_code == 200, response.text
     [call] = fake_llm.calls_of("query")
     assert messages_tokens(TOK, call.messages) <= max_total
     sent_history = call.messages[1:-1]
-    assert sent_history and sent_history == history[-len(sent_history):]  # the most recent turns survive
+    assert sent_history and sent_history == history[-len(sent_history) :]  # the most recent turns survive
     assert call.messages[-1]["content"] == "How are the widgets assembled?"
 
 
 async def test_chunks_fill_what_is_left_of_the_budget(wc, fake_llm):
-    body = {"query": "How are the widgets assembled?", "mode": "mix", "ll_keywords": ["widget"],
-            "hl_keywords": ["widget linkage"], "max_entity_tokens": 600, "max_relation_tokens": 400}
+    body = {
+        "query": "How are the widgets assembled?",
+        "mode": "mix",
+        "ll_keywords": ["widget"],
+        "hl_keywords": ["widget linkage"],
+        "max_entity_tokens": 600,
+        "max_relation_tokens": 400,
+    }
     everything = (await wc.http.post("/query", json={**body, "only_need_context": True})).json()["context"]["chunks"]
     longest = max(TOK.count(c["content"]) for c in everything) + 20
     await wc.http.post("/query", json={**body, "max_total_tokens": 2200})
@@ -79,11 +113,12 @@ async def test_chunks_fill_what_is_left_of_the_budget(wc, fake_llm):
     assert 2200 - 200 - longest < used <= 2200  # filled up to the margin: not even one more chunk fits
     sent = [c["content"] for c in everything if c["content"] in call.messages[0]["content"]]
     assert 0 < len(sent) < len(everything)
-    assert sent == [c["content"] for c in everything][:len(sent)]  # a prefix of the ranked chunk list
+    assert sent == [c["content"] for c in everything][: len(sent)]  # a prefix of the ranked chunk list
 
 
 async def test_budget_too_small_for_instructions_is_422(wc):
-    response = await wc.http.post("/query", json={"query": "widgets", "mode": "local", "ll_keywords": ["widget"],
-                                                   "max_total_tokens": 50})
+    response = await wc.http.post(
+        "/query", json={"query": "widgets", "mode": "local", "ll_keywords": ["widget"], "max_total_tokens": 50}
+    )
     assert response.status_code == 422
     assert response.json()["code"] == "token_budget_too_small"

@@ -62,10 +62,12 @@ async def until(condition: Callable[[], bool], within: float = PROMPT) -> float:
 
 def _speaking(spec_version: str, app: ASGIApp) -> ASGIApp:
     """The app as served by a server that reports another ASGI spec version for HTTP."""
+
     async def shim(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             scope = {**scope, "asgi": {**scope.get("asgi", {}), "spec_version": spec_version}}
         await app(scope, receive, send)
+
     return shim
 
 
@@ -95,8 +97,11 @@ class Abandoned:
     async def send(cls, port: int, path: str, body: dict) -> Abandoned:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         payload = json.dumps(body).encode()
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
         await writer.drain()
         return cls(reader, writer)
 
@@ -129,8 +134,7 @@ async def _hang_up_and_measure(live: Live, sent: list[Abandoned], mark: int) -> 
     assert live.fake.in_flight == 2 and live.semaphore.waiting == len(sent) - 2
     for request in reversed(sent):  # queued ones first: usually nobody inherits a slot
         await request.hang_up()
-    freed = await until(lambda: live.semaphore.in_use == 0 and live.semaphore.waiting == 0
-                        and live.fake.in_flight == 0)
+    freed = await until(lambda: live.semaphore.in_use == 0 and live.semaphore.waiting == 0 and live.fake.in_flight == 0)
     print(f"slots, queue and provider free {freed:.3f}s after {len(sent)} clients hung up")
     made = live.fake.started[mark:]
     assert sorted(live.fake.aborted) == sorted(made)  # the provider saw every one of them dropped
@@ -145,13 +149,16 @@ def _question(n: int) -> dict:
 async def test_abandoned_json_queries_free_their_slots_and_a_new_query_gets_one(live: Live):
     mark = len(live.fake.started)
     live.fake.latency = SLOW
-    sent = await _abandon(live, [
-        ("/query", _question(0), False),  # extracting keywords
-        ("/query", {**_question(1), **KEYWORDS}, False),  # answering
-        ("/query", _question(2), False),  # queued behind them
-        ("/query", {**_question(3), **KEYWORDS}, False),
-        ("/query", _question(4), False),
-    ])
+    sent = await _abandon(
+        live,
+        [
+            ("/query", _question(0), False),  # extracting keywords
+            ("/query", {**_question(1), **KEYWORDS}, False),  # answering
+            ("/query", _question(2), False),  # queued behind them
+            ("/query", {**_question(3), **KEYWORDS}, False),
+            ("/query", _question(4), False),
+        ],
+    )
     after = await _hang_up_and_measure(live, sent, mark)
 
     fresh = asyncio.create_task(live.http.post("/query", json=_question(5)))
@@ -166,18 +173,22 @@ async def test_abandoned_json_queries_free_their_slots_and_a_new_query_gets_one(
 async def test_abandoned_streamed_queries_free_their_slots_and_ingestion_gets_one(live: Live):
     mark = len(live.fake.started)
     live.fake.latency = SLOW
-    sent = await _abandon(live, [
-        ("/query/stream", _question(0), False),  # extracting keywords, before the stream starts
-        ("/query/stream", {**_question(1), **KEYWORDS}, True),  # streaming the answer
-        ("/query", {**_question(2), **KEYWORDS, "stream": True}, True),  # queued behind them
-        ("/query/stream", {**_question(3), **KEYWORDS}, True),
-        ("/query", {**_question(4), "stream": True}, False),
-        ("/query/stream", _question(5), False),
-    ])
+    sent = await _abandon(
+        live,
+        [
+            ("/query/stream", _question(0), False),  # extracting keywords, before the stream starts
+            ("/query/stream", {**_question(1), **KEYWORDS}, True),  # streaming the answer
+            ("/query", {**_question(2), **KEYWORDS, "stream": True}, True),  # queued behind them
+            ("/query/stream", {**_question(3), **KEYWORDS}, True),
+            ("/query", {**_question(4), "stream": True}, False),
+            ("/query/stream", _question(5), False),
+        ],
+    )
     after = await _hang_up_and_measure(live, sent, mark)
 
-    added = asyncio.create_task(live.http.post(
-        "/documents", json={"documents": [{"text": "Carol Hale visited Rome."}], "wait": True}))
+    added = asyncio.create_task(
+        live.http.post("/documents", json={"documents": [{"text": "Carol Hale visited Rome."}], "wait": True})
+    )
     admitted = await until(lambda: "extract" in live.fake.started[after:])
     print(f"an ingestion's extraction reached the LLM {admitted:.3f}s after the slots were freed")
     live.fake.latency = 0

@@ -10,8 +10,9 @@ STORY = (
 
 
 async def test_ingested_graph_answers_local_global_and_naive_queries(client, fake_llm):
-    ingest = await client.post("/documents", json={"documents": [{"text": STORY, "file_path": "story.txt"}],
-                                                    "wait": True})
+    ingest = await client.post(
+        "/documents", json={"documents": [{"text": STORY, "file_path": "story.txt"}], "wait": True}
+    )
     assert ingest.status_code == 200, ingest.text
     assert ingest.json()["documents"][0]["status"] == "processed"
     fake_llm.calls.clear()
@@ -26,12 +27,20 @@ async def test_ingested_graph_answers_local_global_and_naive_queries(client, fak
     assert body["response"].startswith("Answer to 'Who is Charlie Gordon?'")
     assert [c.operation for c in fake_llm.calls] == ["keywords", "query"]
 
-    romance = await client.post("/query", json={"query": "Is there a love story?", "mode": "global",
-                                                "hl_keywords": ["friendship, romance"], "only_need_context": True})
+    romance = await client.post(
+        "/query",
+        json={
+            "query": "Is there a love story?",
+            "mode": "global",
+            "hl_keywords": ["friendship, romance"],
+            "only_need_context": True,
+        },
+    )
     relations = romance.json()["context"]["relations"]
     assert relations and "romance" in relations[0]["description"]
     assert {relations[0]["source"], relations[0]["target"]} == {"Alice Kinnian", "Charlie Gordon"}
 
-    naive = await client.post("/query", json={"query": "mazes operation mouse", "mode": "naive",
-                                              "only_need_context": True})
+    naive = await client.post(
+        "/query", json={"query": "mazes operation mouse", "mode": "naive", "only_need_context": True}
+    )
     assert "Algernon" in naive.json()["context"]["chunks"][0]["content"]

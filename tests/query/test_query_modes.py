@@ -66,8 +66,9 @@ async def test_global_finds_relation_by_high_level_keywords_without_naming_entit
 
 
 async def test_hybrid_merges_local_and_global_round_robin_without_duplicates(qc):
-    body = await ask(qc, query="Charlie and love", mode="hybrid", ll_keywords=LL, hl_keywords=HL,
-                     only_need_context=True)
+    body = await ask(
+        qc, query="Charlie and love", mode="hybrid", ll_keywords=LL, hl_keywords=HL, only_need_context=True
+    )
     assert names(body) == ["Charlie Gordon", "Alice Kinnian", "Algernon"]
     # the named entity's edges lead, ranked by relevance to the question ("love"), not by edge degree
     assert pairs(body) == [("Alice Kinnian", "Charlie Gordon"), ("Algernon", "Charlie Gordon")]
@@ -153,8 +154,14 @@ async def test_empty_keywords_long_query_returns_no_context_without_error(qc, fa
 
 
 async def test_only_need_prompt_returns_the_prompt_without_answer_call(qc, fake_llm):
-    body = await ask(qc, query="Who is Charlie Gordon?", mode="local", ll_keywords=LL, only_need_prompt=True,
-                     user_prompt="Answer in one sentence.")
+    body = await ask(
+        qc,
+        query="Who is Charlie Gordon?",
+        mode="local",
+        ll_keywords=LL,
+        only_need_prompt=True,
+        user_prompt="Answer in one sentence.",
+    )
     assert body["response"] is None
     assert body["prompt"].endswith("---User Query---\n\nWho is Charlie Gordon?")
     assert "Answer in one sentence." in body["prompt"] and "Charlie Gordon is a man" in body["prompt"]
@@ -190,10 +197,15 @@ async def test_local_with_only_high_level_keywords_falls_back_to_them(qc):
 
 
 async def test_history_turns_keeps_only_the_last_turns(qc, fake_llm):
-    history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one"},
-               {"role": "user", "content": "second"}, {"role": "assistant", "content": "two"}]
-    await ask(qc, query="Who is Charlie Gordon?", mode="local", ll_keywords=LL, conversation_history=history,
-              history_turns=1)
+    history = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "one"},
+        {"role": "user", "content": "second"},
+        {"role": "assistant", "content": "two"},
+    ]
+    await ask(
+        qc, query="Who is Charlie Gordon?", mode="local", ll_keywords=LL, conversation_history=history, history_turns=1
+    )
     [call] = fake_llm.calls_of("query")
     assert [m["content"] for m in call.messages[1:]] == ["second", "two", "Who is Charlie Gordon?"]
 
@@ -201,8 +213,10 @@ async def test_history_turns_keeps_only_the_last_turns(qc, fake_llm):
 async def test_thematic_question_gets_high_level_keywords_that_reach_relations(qc, fake_llm):
     body = await ask(qc, query="Is there any mentorship or romance?", mode="global", only_need_context=True)
     # an empty low-level list falls back to the query text and the high-level keywords
-    assert body["keywords"] == {"high_level": ["mentorship", "romance"],
-                                "low_level": ["Is there any mentorship or romance?", "mentorship", "romance"]}
+    assert body["keywords"] == {
+        "high_level": ["mentorship", "romance"],
+        "low_level": ["Is there any mentorship or romance?", "mentorship", "romance"],
+    }
     assert pairs(body) == [("Alice Kinnian", "Charlie Gordon")]
     [call] = fake_llm.calls_of("keywords")
     prompt = call.messages[0]["content"]

@@ -30,8 +30,9 @@ def fake_rerank(rerank_server):
 
 def rerank_settings(binding: str, url: str, **overrides) -> Settings:
     host = url if binding == "cohere" else url + "/v1/rerank"
-    return Settings(_env_file=None, rerank_binding=binding, rerank_binding_host=host,
-                    rerank_binding_api_key="k", **overrides)
+    return Settings(
+        _env_file=None, rerank_binding=binding, rerank_binding_host=host, rerank_binding_api_key="k", **overrides
+    )
 
 
 def metric(name: str, labels: dict) -> float:
@@ -61,8 +62,9 @@ async def test_slow_provider_falls_back_to_original_order(fake_rerank):
 
 async def test_breaker_opens_after_five_failures_and_half_opens_later(fake_rerank):
     fake_rerank.fail_status = 500
-    service = RerankService(rerank_settings("cohere", fake_rerank.url, rerank_breaker_fail_max=5,
-                                            rerank_breaker_reset_timeout=60))
+    service = RerankService(
+        rerank_settings("cohere", fake_rerank.url, rerank_breaker_fail_max=5, rerank_breaker_reset_timeout=60)
+    )
     for _ in range(5):
         assert (await service.rerank("hot", DOCS, 3)).fallback_reason == "error"
     assert fake_rerank.hits["/v2/rerank"] == 5
@@ -82,8 +84,9 @@ async def test_breaker_opens_after_five_failures_and_half_opens_later(fake_reran
 
 async def test_failed_half_open_trial_reopens(fake_rerank):
     fake_rerank.fail_status = 503
-    service = RerankService(rerank_settings("jina", fake_rerank.url, rerank_breaker_fail_max=2,
-                                            rerank_breaker_reset_timeout=60))
+    service = RerankService(
+        rerank_settings("jina", fake_rerank.url, rerank_breaker_fail_max=2, rerank_breaker_reset_timeout=60)
+    )
     for _ in range(2):
         await service.rerank("hot", DOCS, 3)
     service.breaker.reset_timeout = 0
@@ -95,16 +98,27 @@ async def test_failed_half_open_trial_reopens(fake_rerank):
 
 @pytest.fixture
 async def rerank_app(start_app, make_settings, fake_rerank):
-    app = await start_app(make_settings(cosine_threshold=THRESHOLD, rerank_binding="cohere",
-                                        rerank_binding_host=fake_rerank.url, min_rerank_score=0.1))
+    app = await start_app(
+        make_settings(
+            cosine_threshold=THRESHOLD,
+            rerank_binding="cohere",
+            rerank_binding_host=fake_rerank.url,
+            min_rerank_score=0.1,
+        )
+    )
     async with app.container.db.transaction() as conn:
         await algernon_graph().insert(conn)
     return app
 
 
 async def test_query_chunks_follow_rerank_scores_and_min_score(rerank_app, fake_rerank):
-    body = {"query": WEATHER_QUERY, "mode": "mix", "ll_keywords": ["Charlie Gordon"], "chunk_selection": "weight",
-            "only_need_context": True}
+    body = {
+        "query": WEATHER_QUERY,
+        "mode": "mix",
+        "ll_keywords": ["Charlie Gordon"],
+        "chunk_selection": "weight",
+        "only_need_context": True,
+    }
     plain = (await rerank_app.http.post("/query", json={**body, "enable_rerank": False})).json()
     assert fake_rerank.hits["/v2/rerank"] == 0
     original = [c["id"] for c in plain["context"]["chunks"]]
@@ -119,8 +133,13 @@ async def test_query_chunks_follow_rerank_scores_and_min_score(rerank_app, fake_
 
 
 async def test_query_survives_a_failing_reranker_with_original_order(rerank_app, fake_rerank):
-    body = {"query": WEATHER_QUERY, "mode": "mix", "ll_keywords": ["Charlie Gordon"], "chunk_selection": "weight",
-            "only_need_context": True}
+    body = {
+        "query": WEATHER_QUERY,
+        "mode": "mix",
+        "ll_keywords": ["Charlie Gordon"],
+        "chunk_selection": "weight",
+        "only_need_context": True,
+    }
     plain = (await rerank_app.http.post("/query", json={**body, "enable_rerank": False})).json()
     fake_rerank.fail_status = 500
     response = await rerank_app.http.post("/query", json=body)

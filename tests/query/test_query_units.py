@@ -19,13 +19,16 @@ from app.providers.tokenizer import get_tokenizer
 from app.services.query.keywords import ExtractedKeywords, parse_keywords, with_fallbacks
 
 
-@pytest.mark.parametrize("text", [
-    '{"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]}',
-    '```json\n{"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]}\n```\nHope this helps!',
-    'Sure! {"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]} Anything else?',
-    '{"high_level_keywords": ["themes",], "low_level_keywords": ["Charlie Gordon"',  # broken: repaired
-    '{"high_level_keywords": "themes", "low_level_keywords": ["Charlie Gordon", 3, null, "Charlie Gordon"]}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]}',
+        '```json\n{"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]}\n```\nHope this helps!',
+        'Sure! {"high_level_keywords": ["themes"], "low_level_keywords": ["Charlie Gordon"]} Anything else?',
+        '{"high_level_keywords": ["themes",], "low_level_keywords": ["Charlie Gordon"',  # broken: repaired
+        '{"high_level_keywords": "themes", "low_level_keywords": ["Charlie Gordon", 3, null, "Charlie Gordon"]}',
+    ],
+)
 def test_parse_keywords_is_robust(text):
     parsed = parse_keywords(text)
     assert parsed.high_level == ["themes"]
@@ -40,8 +43,9 @@ def test_parse_keywords_splits_strings_and_gives_up_cleanly():
 
 
 def test_parse_keywords_reads_past_reasoning_and_near_miss_key_names():
-    text = ('<think>maybe {"high_level_keywords": ["draft"]}</think>'
-            '{"High level keywords": ["themes"], "low_level": ["X"]}')
+    text = (
+        '<think>maybe {"high_level_keywords": ["draft"]}</think>{"High level keywords": ["themes"], "low_level": ["X"]}'
+    )
     parsed = parse_keywords(text)
     assert (parsed.high_level, parsed.low_level) == (["themes"], ["X"])
     assert parse_keywords('<think>\nthe answer is {"high_level_keywords": ["cut"]').empty  # reasoning cut off
@@ -49,8 +53,9 @@ def test_parse_keywords_reads_past_reasoning_and_near_miss_key_names():
 
 def test_empty_low_level_keywords_fall_back_to_the_query_and_high_level_keywords():
     long_query = "How did the relationship between the two research groups change over the decade? " * 3
-    assert with_fallbacks(ExtractedKeywords(["collaboration"], []), long_query) == \
-        ExtractedKeywords(["collaboration"], [long_query.strip(), "collaboration"])
+    assert with_fallbacks(ExtractedKeywords(["collaboration"], []), long_query) == ExtractedKeywords(
+        ["collaboration"], [long_query.strip(), "collaboration"]
+    )
     assert with_fallbacks(ExtractedKeywords([], []), " hello ").low_level == ["hello"]
     kept = ExtractedKeywords(["a"], ["B"])
     assert with_fallbacks(kept, "query") is kept
@@ -96,24 +101,40 @@ def test_truncation_keeps_whole_items_within_budget():
     for budget in (1, 50, 300, 1000, 2500):
         kept = truncate_by_tokens(items, entity_line, budget, TokenLedger(tok))
         assert tok.count("\n".join(entity_line(e) for e in kept)) <= budget
-        assert len(kept) == 0 or kept == items[:len(kept)]
+        assert len(kept) == 0 or kept == items[: len(kept)]
     assert len(truncate_by_tokens(items, entity_line, 1000, TokenLedger(tok))) == 4
 
 
 def test_references_by_citation_count_then_first_appearance_and_readable_descriptions():
-    chunks = [ChunkHit("c1", "d1", "x", "a.txt", "vector"), ChunkHit("c2", "d2", "y", None, "entity"),
-              ChunkHit("c3", "d2", "z", None, "entity")]
+    chunks = [
+        ChunkHit("c1", "d1", "x", "a.txt", "vector"),
+        ChunkHit("c2", "d2", "y", None, "entity"),
+        ChunkHit("c3", "d2", "z", None, "entity"),
+    ]
     refs = build_references(chunks)
     assert [(r.reference_id, r.document_id, r.label) for r in refs] == [("1", "d2", "d2"), ("2", "d1", "a.txt")]
-    segments, _ = render_context([EntityHit("k", "A", "t", "one<SEP>two", 1, [])], [], chunks,
-                                 TokenLedger(get_tokenizer()))
+    segments, _ = render_context(
+        [EntityHit("k", "A", "t", "one<SEP>two", 1, [])], [], chunks, TokenLedger(get_tokenizer())
+    )
     text = "".join(segments)
     assert "<SEP>" not in text and "one\\ntwo" in text
     assert "[1] d2" in text and '"reference_id": "2", "content": "x"' in text
 
 
-TRICKY = ["plain words", "  leading spaces", "trailing newline\n", "tabs\tand\r\ncrlf", "unicode: naïve café 東京 🚀",
-          "// slashes /path", "```fenced```", '"quotes" and {braces}', "1234567 digits 42", "", "\n\n", "x" * 3000]
+TRICKY = [
+    "plain words",
+    "  leading spaces",
+    "trailing newline\n",
+    "tabs\tand\r\ncrlf",
+    "unicode: naïve café 東京 🚀",
+    "// slashes /path",
+    "```fenced```",
+    '"quotes" and {braces}',
+    "1234567 digits 42",
+    "",
+    "\n\n",
+    "x" * 3000,
+]
 
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
@@ -126,8 +147,10 @@ def test_ledger_counts_are_exact_for_rendered_contexts(encoding):
     ledger = TokenLedger(tok)
     entities = [EntityHit(f"k{i}", f"Ent {t[:20]}", "t", f"{t}<SEP>{t}", 1, []) for i, t in enumerate(TRICKY)]
     relations = [RelationHit("a", "b", t[:10] or "x", "B", t, t, 1.0, []) for t in TRICKY]
-    chunks = [ChunkHit(f"c{i}", f"d{i % 13}", t, f"file {t[:15]}.txt" if i % 2 else None, "vector")
-              for i, t in enumerate(TRICKY * 2)]
+    chunks = [
+        ChunkHit(f"c{i}", f"d{i % 13}", t, f"file {t[:15]}.txt" if i % 2 else None, "vector")
+        for i, t in enumerate(TRICKY * 2)
+    ]
     for ents, rels in ((entities, relations), (None, None), ([], [])):
         segments, refs = render_context(ents, rels, chunks, ledger)
         assert len(refs) == 13  # two-digit reference ids included

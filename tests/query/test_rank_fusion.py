@@ -34,8 +34,10 @@ def test_fuse_breaks_ties_by_first_appearance_taking_lists_in_turn():
 def test_fuse_boost_reorders_by_multiplier():
     weights = {"light": 1.0, "heavy": 20.0}
     plain = [item for item, _ in fuse([["light", "heavy"]], key=lambda x: x)]
-    boosted = [item for item, _ in fuse([["light", "heavy"]], key=lambda x: x, k=1000,
-                                        boost=lambda x: weight_factor(weights[x]))]
+    boosted = [
+        item
+        for item, _ in fuse([["light", "heavy"]], key=lambda x: x, k=1000, boost=lambda x: weight_factor(weights[x]))
+    ]
     assert plain == ["light", "heavy"] and boosted == ["heavy", "light"]
 
 

@@ -50,8 +50,11 @@ def _stalled_request(port: int) -> socket.socket:
     sock.settimeout(WAIT)
     sock.connect(("127.0.0.1", port))
     body = json.dumps({"query": f"What did Alice Walker do? {STALLED}", **KEYWORDS}).encode()
-    sock.sendall(b"POST /query/stream HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    sock.sendall(
+        b"POST /query/stream HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
     return sock
 
 
@@ -66,8 +69,9 @@ def _read_to_eof(sock: socket.socket, stop: bytes | None = None) -> bytes:
 
 def _chunk_text(raw: bytes) -> str:
     """The text of the `chunk` events in a chunked SSE body (chunk framing lines are not `data:` lines)."""
-    return "".join(json.loads(line[6:])["text"] for line in raw.decode().split("\n")
-                   if line.startswith('data: {"type": "chunk"'))
+    return "".join(
+        json.loads(line[6:])["text"] for line in raw.decode().split("\n") if line.startswith('data: {"type": "chunk"')
+    )
 
 
 @pytest.fixture

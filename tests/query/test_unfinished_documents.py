@@ -41,16 +41,22 @@ class GatedModel:
 
 
 async def add(app, text: str, file_path: str, wait: bool = False) -> str:
-    response = await app.http.post("/documents", json={"project_id": "p", "wait": wait,
-                                                       "documents": [{"text": text, "file_path": file_path}]})
+    response = await app.http.post(
+        "/documents", json={"project_id": "p", "wait": wait, "documents": [{"text": text, "file_path": file_path}]}
+    )
     assert response.status_code in (200, 202), response.text
     return response.json()["documents"][0]["id"]
 
 
 async def embedded_chunks(app, doc_id: str) -> int:
     async with app.container.db.connect() as conn:
-        return int(await conn.scalar(select(func.count()).select_from(chunks).where(
-            chunks.c.document_id == doc_id, chunks.c.embedding.is_not(None))))
+        return int(
+            await conn.scalar(
+                select(func.count())
+                .select_from(chunks)
+                .where(chunks.c.document_id == doc_id, chunks.c.embedding.is_not(None))
+            )
+        )
 
 
 async def answers(app) -> dict[str, str]:
@@ -60,8 +66,10 @@ async def answers(app) -> dict[str, str]:
         response = await app.http.post("/query", json={"project_id": "p", "query": QUESTION, "mode": mode})
         assert response.status_code == 200, response.text
         out[f"/query {mode}"] = response.text
-    chat = await app.http.post("/v1/chat/completions", json={
-        "model": "lightrag:p", "messages": [{"role": "user", "content": f"/context {QUESTION}"}]})
+    chat = await app.http.post(
+        "/v1/chat/completions",
+        json={"model": "lightrag:p", "messages": [{"role": "user", "content": f"/context {QUESTION}"}]},
+    )
     assert chat.status_code == 200, chat.text
     out["chat /context"] = chat.text
     workspace = {"LIGHTRAG-WORKSPACE": "p"}
@@ -88,8 +96,9 @@ async def test_cancelled_and_failed_documents_never_answer_until_processed(start
     failed = await add(app, FAILED, "failed.txt")
     await until(lambda: embedded_chunks(app, failed))
     model.gates["Quirinus"].set()
-    assert (await until_document(app, failed, lambda d: d["status"] not in ("pending", "processing")))["status"] \
-        == "failed"
+    assert (await until_document(app, failed, lambda d: d["status"] not in ("pending", "processing")))[
+        "status"
+    ] == "failed"
     assert await embedded_chunks(app, cancelled) and await embedded_chunks(app, failed)  # there to be found
 
     for route, text in (await answers(app)).items():
@@ -99,8 +108,9 @@ async def test_cancelled_and_failed_documents_never_answer_until_processed(start
 
     model.failing = False
     assert (await app.http.post(f"/documents/{failed}/retry", json={"project_id": "p"})).status_code == 200
-    assert (await until_document(app, failed, lambda d: d["status"] not in ("pending", "processing")))["status"] \
-        == "processed"
+    assert (await until_document(app, failed, lambda d: d["status"] not in ("pending", "processing")))[
+        "status"
+    ] == "processed"
     after = await answers(app)
     naive = json.loads(after["/query naive"])
     assert "failed.txt" in [r["file_path"] for r in naive["references"]]

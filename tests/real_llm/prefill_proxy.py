@@ -44,22 +44,34 @@ def prefill_proxy(upstream: str, template: str) -> Starlette:
         operation = request.headers.get("x-lightrag-operation", "")
         if operation not in PREFILLED or body.get("response_format") or body.get("stream"):
             upstream_response = await client.post("/chat/completions", json=body)
-            return Response(upstream_response.content, upstream_response.status_code,
-                            media_type="application/json")
+            return Response(upstream_response.content, upstream_response.status_code, media_type="application/json")
         prompt, stops = render(body["messages"], template)
-        completion = {"prompt": prompt + PREFIX, "max_tokens": body.get("max_tokens") or 1024, "stop": stops,
-                      "temperature": body.get("temperature", 0.2)}
+        completion = {
+            "prompt": prompt + PREFIX,
+            "max_tokens": body.get("max_tokens") or 1024,
+            "stop": stops,
+            "temperature": body.get("temperature", 0.2),
+        }
         upstream_response = await client.post("/completions", json=completion)
         if upstream_response.status_code != 200:
-            return Response(upstream_response.content, upstream_response.status_code,
-                            media_type="application/json")
+            return Response(upstream_response.content, upstream_response.status_code, media_type="application/json")
         data = upstream_response.json()
         choice = data["choices"][0]
-        return JSONResponse({
-            "id": data.get("id", "cmpl"), "object": "chat.completion", "created": data.get("created", 0),
-            "model": body.get("model"), "usage": data.get("usage"),
-            "choices": [{"index": 0, "finish_reason": choice.get("finish_reason"),
-                         "message": {"role": "assistant", "content": PREFIX + choice["text"]}}],
-        })
+        return JSONResponse(
+            {
+                "id": data.get("id", "cmpl"),
+                "object": "chat.completion",
+                "created": data.get("created", 0),
+                "model": body.get("model"),
+                "usage": data.get("usage"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": choice.get("finish_reason"),
+                        "message": {"role": "assistant", "content": PREFIX + choice["text"]},
+                    }
+                ],
+            }
+        )
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])

@@ -46,11 +46,22 @@ async def test_real_model_end_to_end(model, start_app, make_settings, fake_serve
     upstream = next(servers)
     proxy = serve_in_thread(prefill_proxy(upstream, MODELS[model][1]), lifespan="off")
     try:
-        app = await start_app(make_settings(
-            llm_base_url=f"{proxy.url}/v1", llm_model=model, llm_timeout=1800, llm_max_retries=0, llm_max_async=1,
-            llm_max_tokens_extract=1024, llm_max_tokens_answer=512, llm_context_window=CONTEXT_WINDOW,
-            llm_temperature=0.2, embedding_base_url=fake_server.url,
-            embedding_dim=TEST_DIM, max_parallel_insert=1))
+        app = await start_app(
+            make_settings(
+                llm_base_url=f"{proxy.url}/v1",
+                llm_model=model,
+                llm_timeout=1800,
+                llm_max_retries=0,
+                llm_max_async=1,
+                llm_max_tokens_extract=1024,
+                llm_max_tokens_answer=512,
+                llm_context_window=CONTEXT_WINDOW,
+                llm_temperature=0.2,
+                embedding_base_url=fake_server.url,
+                embedding_dim=TEST_DIM,
+                max_parallel_insert=1,
+            )
+        )
         http = app.http
         started = time.monotonic()
         response = await http.post("/documents", json={"documents": [{"text": t} for t in TEXTS]})
@@ -60,8 +71,19 @@ async def test_real_model_end_to_end(model, start_app, make_settings, fake_serve
         ingest_seconds = time.monotonic() - started
         assert all(d["status"] == "processed" for d in docs.values()), docs
         async with app.container.db.connect() as conn:
-            rows = (await conn.execute(select(chunks.c.id, chunks.c.embedding.is_not(None).label("embedded"),
-                                              chunks.c.extraction_cache_keys))).mappings().all()
+            rows = (
+                (
+                    await conn.execute(
+                        select(
+                            chunks.c.id,
+                            chunks.c.embedding.is_not(None).label("embedded"),
+                            chunks.c.extraction_cache_keys,
+                        )
+                    )
+                )
+                .mappings()
+                .all()
+            )
         assert rows and all(r["embedded"] and r["extraction_cache_keys"] for r in rows)
         reports = [d["extraction_report"] for d in docs.values()]
         answers = {}
@@ -72,9 +94,22 @@ async def test_real_model_end_to_end(model, start_app, make_settings, fake_serve
         check = (await http.get("/health/llm", params={"deep": "true"})).json()["check"]
         assert check["verdict"] in ("good", "usable", "not recommended")
         summary = {
-            "model": model, "ingest_seconds": round(ingest_seconds), "reports": reports,
-            "check": {k: check[k] for k in ("verdict", "reasons", "records_parsed", "records_unparseable",
-                                            "facts_found", "facts_total", "keywords_json", "entities")},
+            "model": model,
+            "ingest_seconds": round(ingest_seconds),
+            "reports": reports,
+            "check": {
+                k: check[k]
+                for k in (
+                    "verdict",
+                    "reasons",
+                    "records_parsed",
+                    "records_unparseable",
+                    "facts_found",
+                    "facts_total",
+                    "keywords_json",
+                    "entities",
+                )
+            },
             "check_calls": [(c["call"], c["latency_ms"], c["completion_tokens"], c["runaway"]) for c in check["calls"]],
             "answers": answers,
         }

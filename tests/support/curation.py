@@ -17,41 +17,87 @@ from app.domain.names import entity_key, sorted_pair
 from app.services.graph import gate as curation_gate
 from tests.support.fakes.openai_server import default_summary
 
-Ent = tuple[str, str, str, Sequence[str]]               # name, type, description, chunk ids
-Rel = tuple[str, str, str, str, float, Sequence[str]]   # a, b, description, keywords, weight, chunk ids
+Ent = tuple[str, str, str, Sequence[str]]  # name, type, description, chunk ids
+Rel = tuple[str, str, str, str, float, Sequence[str]]  # a, b, description, keywords, weight, chunk ids
 
 
-async def seed_graph(conn: AsyncConnection, project_id: str = "default", *,
-                     docs: dict[str, Sequence[str]] | None = None,
-                     ents: Sequence[Ent] = (), rels: Sequence[Rel] = ()) -> None:
+async def seed_graph(
+    conn: AsyncConnection,
+    project_id: str = "default",
+    *,
+    docs: dict[str, Sequence[str]] | None = None,
+    ents: Sequence[Ent] = (),
+    rels: Sequence[Rel] = (),
+) -> None:
     """`docs` maps document id → its chunk ids (file path = '<doc>.txt')."""
     chunk_doc: dict[str, str] = {}
     for doc_id, chunk_ids in (docs or {}).items():
-        await conn.execute(insert(documents).values(
-            project_id=project_id, id=doc_id, status="processed", content=f"text of {doc_id}",
-            content_hash=f"hash-{doc_id}", content_length=10, file_path=f"{doc_id}.txt"))
+        await conn.execute(
+            insert(documents).values(
+                project_id=project_id,
+                id=doc_id,
+                status="processed",
+                content=f"text of {doc_id}",
+                content_hash=f"hash-{doc_id}",
+                content_length=10,
+                file_path=f"{doc_id}.txt",
+            )
+        )
         for order, chunk_id in enumerate(chunk_ids):
             chunk_doc[chunk_id] = doc_id
-            await conn.execute(insert(chunks).values(
-                project_id=project_id, id=chunk_id, document_id=doc_id, order_index=order, tokens=5,
-                start_token=0, end_token=5, content=f"content of {chunk_id}", file_path=f"{doc_id}.txt"))
+            await conn.execute(
+                insert(chunks).values(
+                    project_id=project_id,
+                    id=chunk_id,
+                    document_id=doc_id,
+                    order_index=order,
+                    tokens=5,
+                    start_token=0,
+                    end_token=5,
+                    content=f"content of {chunk_id}",
+                    file_path=f"{doc_id}.txt",
+                )
+            )
     for name, etype, desc, chunk_ids in ents:
         paths = list(dict.fromkeys(f"{chunk_doc[c]}.txt" for c in chunk_ids))
-        await conn.execute(insert(entities).values(
-            project_id=project_id, key=entity_key(name), name=name, entity_type=etype, description=desc,
-            source_ids=list(chunk_ids), file_paths=paths))
+        await conn.execute(
+            insert(entities).values(
+                project_id=project_id,
+                key=entity_key(name),
+                name=name,
+                entity_type=etype,
+                description=desc,
+                source_ids=list(chunk_ids),
+                file_paths=paths,
+            )
+        )
         for c in chunk_ids:
-            await conn.execute(insert(entity_sources).values(
-                project_id=project_id, entity_key=entity_key(name), chunk_id=c, document_id=chunk_doc[c]))
+            await conn.execute(
+                insert(entity_sources).values(
+                    project_id=project_id, entity_key=entity_key(name), chunk_id=c, document_id=chunk_doc[c]
+                )
+            )
     for a, b, desc, keywords, weight, chunk_ids in rels:
         s, t = sorted_pair(entity_key(a), entity_key(b))
         paths = list(dict.fromkeys(f"{chunk_doc[c]}.txt" for c in chunk_ids))
-        await conn.execute(insert(relations).values(
-            project_id=project_id, src_key=s, tgt_key=t, description=desc, keywords=keywords, weight=weight,
-            source_ids=list(chunk_ids), file_paths=paths))
+        await conn.execute(
+            insert(relations).values(
+                project_id=project_id,
+                src_key=s,
+                tgt_key=t,
+                description=desc,
+                keywords=keywords,
+                weight=weight,
+                source_ids=list(chunk_ids),
+                file_paths=paths,
+            )
+        )
         for c in chunk_ids:
-            await conn.execute(insert(relation_sources).values(
-                project_id=project_id, src_key=s, tgt_key=t, chunk_id=c, document_id=chunk_doc[c]))
+            await conn.execute(
+                insert(relation_sources).values(
+                    project_id=project_id, src_key=s, tgt_key=t, chunk_id=c, document_id=chunk_doc[c]
+                )
+            )
 
 
 async def rows(conn: AsyncConnection, table: Any, project_id: str = "default", order: Sequence[Any] = ()) -> list[dict]:
@@ -66,30 +112,54 @@ async def count(conn: AsyncConnection, table: Any, project_id: str = "default") 
 
 
 async def entity_row(conn: AsyncConnection, name: str, project_id: str = "default") -> dict | None:
-    row = (await conn.execute(select(entities).where(
-        entities.c.project_id == project_id, entities.c.key == entity_key(name)))).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(entities).where(entities.c.project_id == project_id, entities.c.key == entity_key(name))
+            )
+        )
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
 async def relation_row(conn: AsyncConnection, a: str, b: str, project_id: str = "default") -> dict | None:
     s, t = sorted_pair(entity_key(a), entity_key(b))
-    row = (await conn.execute(select(relations).where(
-        relations.c.project_id == project_id, relations.c.src_key == s, relations.c.tgt_key == t))).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(relations).where(
+                    relations.c.project_id == project_id, relations.c.src_key == s, relations.c.tgt_key == t
+                )
+            )
+        )
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
 async def entity_provenance(conn: AsyncConnection, name: str, project_id: str = "default") -> list[str]:
-    result = await conn.execute(select(entity_sources.c.chunk_id).where(
-        entity_sources.c.project_id == project_id, entity_sources.c.entity_key == entity_key(name))
-        .order_by(entity_sources.c.seq))
+    result = await conn.execute(
+        select(entity_sources.c.chunk_id)
+        .where(entity_sources.c.project_id == project_id, entity_sources.c.entity_key == entity_key(name))
+        .order_by(entity_sources.c.seq)
+    )
     return [r[0] for r in result]
 
 
 async def relation_provenance(conn: AsyncConnection, a: str, b: str, project_id: str = "default") -> list[str]:
     s, t = sorted_pair(entity_key(a), entity_key(b))
-    result = await conn.execute(select(relation_sources.c.chunk_id).where(
-        relation_sources.c.project_id == project_id, relation_sources.c.src_key == s,
-        relation_sources.c.tgt_key == t).order_by(relation_sources.c.seq))
+    result = await conn.execute(
+        select(relation_sources.c.chunk_id)
+        .where(
+            relation_sources.c.project_id == project_id,
+            relation_sources.c.src_key == s,
+            relation_sources.c.tgt_key == t,
+        )
+        .order_by(relation_sources.c.seq)
+    )
     return [r[0] for r in result]
 
 

@@ -232,8 +232,9 @@ class DatabasePool:
             self._sequences = {name: value for name, value in await conn.fetch(_SEQUENCES)}
         finally:
             await conn.close()
-        template_values = " ".join(f"WHEN {_literal(name)} THEN {_literal(value)}::bigint"
-                                   for name, value in self._sequences.items())
+        template_values = " ".join(
+            f"WHEN {_literal(name)} THEN {_literal(value)}::bigint" for name, value in self._sequences.items()
+        )
         self._differences = (
             f"SELECT ({_SCHEMA_FINGERPRINT}) AS fingerprint,"
             f" array_remove(ARRAY[{', '.join(changed)}]::text[], NULL) AS tables,"
@@ -317,8 +318,11 @@ class DatabasePool:
                     await conn.copy_to_table(table, source=io.BytesIO(self._template_rows[table]), format="binary")
                 for sequence in found["sequences"]:
                     value = self._sequences[sequence]
-                    await conn.execute(f"ALTER SEQUENCE {sequence} RESTART" if value is None
-                                       else f"SELECT setval('{sequence}', {value})")
+                    await conn.execute(
+                        f"ALTER SEQUENCE {sequence} RESTART"
+                        if value is None
+                        else f"SELECT setval('{sequence}', {value})"
+                    )
         if tables:
             # the deleted rows leave the tables and their indexes, as with TRUNCATE: a vector index would
             # otherwise spend a nearest-neighbour search's candidates on entries of earlier tests

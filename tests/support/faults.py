@@ -24,22 +24,42 @@ async def graph_counts(db, project_id: str) -> dict[str, int]:
     """Rows per graph table of one project (entities, relations, both provenance tables, chunks)."""
     out = {}
     async with db.connect() as conn:
-        for name, table in (("entities", entities), ("relations", relations), ("entity_sources", entity_sources),
-                            ("relation_sources", relation_sources), ("chunks", chunks)):
-            out[name] = int(await conn.scalar(
-                select(func.count()).select_from(table).where(table.c.project_id == project_id)))
+        for name, table in (
+            ("entities", entities),
+            ("relations", relations),
+            ("entity_sources", entity_sources),
+            ("relation_sources", relation_sources),
+            ("chunks", chunks),
+        ):
+            out[name] = int(
+                await conn.scalar(select(func.count()).select_from(table).where(table.c.project_id == project_id))
+            )
     return out
 
 
 async def graph_rows(db, project_id: str) -> dict[str, set]:
     """The provenance itself (not just counts): which chunk supports which entity / relation."""
     async with db.connect() as conn:
-        ents = {tuple(r) for r in (await conn.execute(
-            select(entity_sources.c.entity_key, entity_sources.c.chunk_id)
-            .where(entity_sources.c.project_id == project_id))).all()}
-        rels = {tuple(r) for r in (await conn.execute(
-            select(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.chunk_id)
-            .where(relation_sources.c.project_id == project_id))).all()}
+        ents = {
+            tuple(r)
+            for r in (
+                await conn.execute(
+                    select(entity_sources.c.entity_key, entity_sources.c.chunk_id).where(
+                        entity_sources.c.project_id == project_id
+                    )
+                )
+            ).all()
+        }
+        rels = {
+            tuple(r)
+            for r in (
+                await conn.execute(
+                    select(relation_sources.c.src_key, relation_sources.c.tgt_key, relation_sources.c.chunk_id).where(
+                        relation_sources.c.project_id == project_id
+                    )
+                )
+            ).all()
+        }
     return {"entity_sources": ents, "relation_sources": rels}
 
 
@@ -74,8 +94,12 @@ def dedicated_pg_server(database: str) -> Iterator:
 
 
 def stop_pg(server) -> None:  # noqa: ANN001
-    pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"), bin_path=server.bin_path,
-           user=server.system_user)
+    pgexec(
+        "pg_ctl",
+        ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"),
+        bin_path=server.bin_path,
+        user=server.system_user,
+    )
 
 
 def start_pg(server) -> None:  # noqa: ANN001

@@ -47,39 +47,70 @@ class GraphFactory:
 
     def document(self, doc_id: str, file_path: str | None, texts: list[str]) -> list[str]:
         content = "\n\n".join(texts)
-        self.docs.append({
-            "project_id": self.project_id, "id": doc_id, "status": "processed", "content": content,
-            "content_hash": hashlib.md5(content.encode()).hexdigest(), "content_length": len(content),
-            "file_path": file_path, "chunks_count": len(texts), "graph_merged": True,
-        })
+        self.docs.append(
+            {
+                "project_id": self.project_id,
+                "id": doc_id,
+                "status": "processed",
+                "content": content,
+                "content_hash": hashlib.md5(content.encode()).hexdigest(),
+                "content_length": len(content),
+                "file_path": file_path,
+                "chunks_count": len(texts),
+                "graph_merged": True,
+            }
+        )
         ids = []
         for i, text in enumerate(texts):
             chunk_id = f"{doc_id}-c{i}"
             ids.append(chunk_id)
-            self.chunk_rows.append({
-                "project_id": self.project_id, "id": chunk_id, "document_id": doc_id, "order_index": i,
-                "tokens": len(text.split()), "start_token": 0, "end_token": len(text.split()), "content": text,
-                "file_path": file_path, "embedding": self._vec(text),
-            })
+            self.chunk_rows.append(
+                {
+                    "project_id": self.project_id,
+                    "id": chunk_id,
+                    "document_id": doc_id,
+                    "order_index": i,
+                    "tokens": len(text.split()),
+                    "start_token": 0,
+                    "end_token": len(text.split()),
+                    "content": text,
+                    "file_path": file_path,
+                    "embedding": self._vec(text),
+                }
+            )
         return ids
 
-    def entity(self, name: str, entity_type: str, description: str, chunks: list[str],
-               source_ids: list[str] | None = None) -> str:
+    def entity(
+        self, name: str, entity_type: str, description: str, chunks: list[str], source_ids: list[str] | None = None
+    ) -> str:
         key = entity_key(name)
         text = entity_embedding_text(name, description)
         files = list(dict.fromkeys(self._doc_of(c)["file_path"] or "unknown_source" for c in chunks))
         self.entity_rows[key] = {
-            "project_id": self.project_id, "key": key, "name": name, "entity_type": entity_type,
-            "description": description, "source_ids": source_ids if source_ids is not None else list(chunks),
-            "file_paths": files, "embedding": self._vec(text), "embedded_hash": text_hash(text),
+            "project_id": self.project_id,
+            "key": key,
+            "name": name,
+            "entity_type": entity_type,
+            "description": description,
+            "source_ids": source_ids if source_ids is not None else list(chunks),
+            "file_paths": files,
+            "embedding": self._vec(text),
+            "embedded_hash": text_hash(text),
         }
         for chunk_id in chunks:
-            self.entity_src.append({"project_id": self.project_id, "entity_key": key, "chunk_id": chunk_id,
-                                    "document_id": self._doc_of(chunk_id)["document_id"]})
+            self.entity_src.append(
+                {
+                    "project_id": self.project_id,
+                    "entity_key": key,
+                    "chunk_id": chunk_id,
+                    "document_id": self._doc_of(chunk_id)["document_id"],
+                }
+            )
         return key
 
-    def relation(self, a: str, b: str, keywords: str, description: str, chunks: list[str],
-                 weight: float = 1.0) -> tuple[str, str]:
+    def relation(
+        self, a: str, b: str, keywords: str, description: str, chunks: list[str], weight: float = 1.0
+    ) -> tuple[str, str]:
         for name in (a, b):
             if entity_key(name) not in self.entity_rows:
                 self.entity(name, "UNKNOWN", description, chunks)
@@ -88,21 +119,42 @@ class GraphFactory:
         text = relation_embedding_text(src_name, tgt_name, keywords, description)
         files = list(dict.fromkeys(self._doc_of(c)["file_path"] or "unknown_source" for c in chunks))
         self.relation_rows[(src, tgt)] = {
-            "project_id": self.project_id, "src_key": src, "tgt_key": tgt, "keywords": keywords,
-            "description": description, "weight": weight, "source_ids": list(chunks), "file_paths": files,
-            "embedding": self._vec(text), "embedded_hash": text_hash(text),
+            "project_id": self.project_id,
+            "src_key": src,
+            "tgt_key": tgt,
+            "keywords": keywords,
+            "description": description,
+            "weight": weight,
+            "source_ids": list(chunks),
+            "file_paths": files,
+            "embedding": self._vec(text),
+            "embedded_hash": text_hash(text),
         }
         for chunk_id in chunks:
-            self.relation_src.append({"project_id": self.project_id, "src_key": src, "tgt_key": tgt,
-                                      "chunk_id": chunk_id, "document_id": self._doc_of(chunk_id)["document_id"]})
+            self.relation_src.append(
+                {
+                    "project_id": self.project_id,
+                    "src_key": src,
+                    "tgt_key": tgt,
+                    "chunk_id": chunk_id,
+                    "document_id": self._doc_of(chunk_id)["document_id"],
+                }
+            )
         return (src, tgt)
 
     async def insert(self, conn: AsyncConnection) -> None:
-        await conn.execute(pg_insert(projects).values(id=self.project_id, name=self.project_id)
-                           .on_conflict_do_nothing(index_elements=["id"]))
-        for table, rows in ((documents, self.docs), (chunks, self.chunk_rows),
-                            (entities, list(self.entity_rows.values())),
-                            (relations, list(self.relation_rows.values())),
-                            (entity_sources, self.entity_src), (relation_sources, self.relation_src)):
+        await conn.execute(
+            pg_insert(projects)
+            .values(id=self.project_id, name=self.project_id)
+            .on_conflict_do_nothing(index_elements=["id"])
+        )
+        for table, rows in (
+            (documents, self.docs),
+            (chunks, self.chunk_rows),
+            (entities, list(self.entity_rows.values())),
+            (relations, list(self.relation_rows.values())),
+            (entity_sources, self.entity_src),
+            (relation_sources, self.relation_src),
+        ):
             if rows:
                 await conn.execute(insert(table), rows)

@@ -59,11 +59,23 @@ def live_app(pg_cluster: PgCluster, fake_server: FakeOpenAI, name: str, **settin
     """The whole app on a loopback port over its own database `name` (cloned from the template) and the fake
     providers, as an outside client sees it; `settings` add to or override the test defaults."""
     pg_cluster.server.psql(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE_DB}')
-    app = create_app(Settings(**{
-        "_env_file": None, "database_url": pg_cluster.url(name), "llm_base_url": fake_server.url,
-        "llm_model": "fake-llm", "llm_api_key": "k", "llm_max_retries": 0, "embedding_model": "fake-embedding",
-        "embedding_dim": TEST_DIM, "worker_poll_interval": 0.05, "log_level": "ERROR", **settings,
-    }))
+    app = create_app(
+        Settings(
+            **{
+                "_env_file": None,
+                "database_url": pg_cluster.url(name),
+                "llm_base_url": fake_server.url,
+                "llm_model": "fake-llm",
+                "llm_api_key": "k",
+                "llm_max_retries": 0,
+                "embedding_model": "fake-embedding",
+                "embedding_dim": TEST_DIM,
+                "worker_poll_interval": 0.05,
+                "log_level": "ERROR",
+                **settings,
+            }
+        )
+    )
     server = serve_in_thread(app)
     try:
         yield server

@@ -45,8 +45,9 @@ def test_static_files_are_open_and_the_api_is_not(ui_server: LiveServer) -> None
 def test_everything_the_page_loads_is_served_by_the_service() -> None:
     static = Path(__file__).resolve().parents[2] / "app" / "web" / "ui_static"
     for path in [*static.rglob("*.html"), *static.rglob("*.css"), *(static / "js").rglob("*.js")]:
-        assert not re.search(r"(src|href)=[\"']?(https?:)?//|import .* from ['\"]https?:|url\((https?:)?//",
-                             path.read_text()), f"{path} loads something from elsewhere"
+        assert not re.search(
+            r"(src|href)=[\"']?(https?:)?//|import .* from ['\"]https?:|url\((https?:)?//", path.read_text()
+        ), f"{path} loads something from elsewhere"
 
 
 def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: Path) -> None:  # noqa: ANN001
@@ -77,9 +78,17 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     expect(page.locator("#doc-table .empty")).to_contain_text("No documents")
 
     # Upload two files; both reach processed, with the pipeline's progress on the page.
-    page.set_input_files("#file-input", [
-        {"name": name, "mimeType": "text/markdown" if name.endswith(".md") else "text/plain", "buffer": text.encode()}
-        for name, text in DOCS.items()])
+    page.set_input_files(
+        "#file-input",
+        [
+            {
+                "name": name,
+                "mimeType": "text/markdown" if name.endswith(".md") else "text/plain",
+                "buffer": text.encode(),
+            }
+            for name, text in DOCS.items()
+        ],
+    )
     expect(page.locator("#upload-result li")).to_have_count(2)
     expect(page.locator('#doc-table tr[data-status="processed"]')).to_have_count(2, timeout=TIMEOUT)
     expect(page.locator("#pipeline")).to_contain_text("Done 2 of 2")

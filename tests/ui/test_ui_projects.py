@@ -51,8 +51,10 @@ def two_projects(ui_server: LiveServer) -> dict[str, str]:
     with _http(ui_server) as http:
         for project in PROJECTS:
             assert http.post("/projects", json={"id": project}).status_code in (201, 409)
-            answer = http.post("/documents", json={"project_id": project,
-                                                   "documents": [{"text": TEXT, "file_path": f"{project}-notes.md"}]})
+            answer = http.post(
+                "/documents",
+                json={"project_id": project, "documents": [{"text": TEXT, "file_path": f"{project}-notes.md"}]},
+            )
             ids[project] = answer.json()["documents"][0]["id"]
         deadline = time.monotonic() + 60
         while {_status(http, p, ids[p]) for p in PROJECTS} != {"processed"}:
@@ -99,9 +101,11 @@ def _query(url: str) -> tuple[str, dict[str, list[str]]]:
 @pytest.fixture
 def page(ui_server: LiveServer, browser) -> Iterator:  # noqa: ANN001
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');"
-                            "if (!localStorage.getItem('lightrag.project'))"
-                            " localStorage.setItem('lightrag.project', 'alpha');")
+    context.add_init_script(
+        f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');"
+        "if (!localStorage.getItem('lightrag.project'))"
+        " localStorage.setItem('lightrag.project', 'alpha');"
+    )
     page = context.new_page()
     page.set_default_timeout(TIMEOUT)
     page.errors = []
@@ -111,7 +115,8 @@ def page(ui_server: LiveServer, browser) -> Iterator:  # noqa: ANN001
 
 
 def test_switching_project_during_a_refresh_never_shows_or_acts_on_the_old_project(
-        ui_server: LiveServer, two_projects: dict[str, str], page, artifacts: Path) -> None:  # noqa: ANN001
+    ui_server: LiveServer, two_projects: dict[str, str], page, artifacts: Path
+) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
     doc_id = two_projects["alpha"]
@@ -126,8 +131,11 @@ def test_switching_project_during_a_refresh_never_shows_or_acts_on_the_old_proje
     stale_delete = page.locator("#doc-table tbody tr button.danger").element_handle()
 
     # Refresh: alpha's list is held back; the user switches to beta at once.
-    held = HeldRequests(lambda url: _query(url) == (urlsplit(ui_server.url).path + "/documents",
-                                                   {"project_id": ["alpha"], "limit": ["1000"]}))
+    held = HeldRequests(
+        lambda url: (
+            _query(url) == (urlsplit(ui_server.url).path + "/documents", {"project_id": ["alpha"], "limit": ["1000"]})
+        )
+    )
     page.route(lambda url: "/documents" in url, held)
     page.get_by_role("button", name="Refresh").click()
     held.wait(page)
@@ -171,7 +179,8 @@ def _screenshot(page, path: Path) -> None:  # noqa: ANN001
 
 
 def test_the_entity_panel_never_shows_or_acts_on_the_previous_project(
-        ui_server: LiveServer, two_projects: dict[str, str], page, artifacts: Path) -> None:  # noqa: ANN001
+    ui_server: LiveServer, two_projects: dict[str, str], page, artifacts: Path
+) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
     with _http(ui_server) as http:

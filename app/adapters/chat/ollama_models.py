@@ -14,8 +14,12 @@ from app.adapters.chat.ollama_schemas import OllamaModelDetails
 class OllamaShowRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", json_schema_extra={"examples": [{"model": "lightrag:handbook"}]})
 
-    model: str | None = Field(None, min_length=1, max_length=200, description="`lightrag:<project>`, or the "
-                              "default project's plain name (OLLAMA_MODEL_NAME)")
+    model: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="`lightrag:<project>`, or the default project's plain name (OLLAMA_MODEL_NAME)",
+    )
     name: str | None = Field(None, min_length=1, max_length=200, description="The same, as older clients send it")
     verbose: bool | None = None
 
@@ -36,9 +40,11 @@ class OllamaShow(BaseModel):
     template: str
     license: str
     details: OllamaModelDetails
-    model_info: dict[str, Any] = Field(description="`general.architecture` (`lightrag`), `general.basename` (the "
-                                                   "project), and `lightrag.context_length` when LLM_CONTEXT_WINDOW "
-                                                   "is known")
+    model_info: dict[str, Any] = Field(
+        description="`general.architecture` (`lightrag`), `general.basename` (the "
+        "project), and `lightrag.context_length` when LLM_CONTEXT_WINDOW "
+        "is known"
+    )
     capabilities: list[str] = Field(description="`completion`: /api/chat and /api/generate")
     modified_at: datetime = Field(description="The project's last change")
 

@@ -56,8 +56,9 @@ def _ollama_error(status: int, detail: str | list[dict[str, Any]], code: str) ->
         # the same error comes twice
         unique = {(tuple(e["loc"]), e["msg"]): e for e in map(_field_error, detail)}
         detail = list(unique.values())
-        message = "; ".join(e["msg"] if e["loc"] == ["body"] else f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}"
-                            for e in detail)
+        message = "; ".join(
+            e["msg"] if e["loc"] == ["body"] else f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in detail
+        )
         return {**ollama_format.error_body(detail, code), "error": message}
     return ollama_format.error_body(detail, code)
 
@@ -67,8 +68,7 @@ def _read_as_json(request: Request) -> Request:
     if request.method != "POST":
         return request
     headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
-    return Request({**request.scope, "headers": [*headers, (b"content-type", b"application/json")]},
-                   request.receive)
+    return Request({**request.scope, "headers": [*headers, (b"content-type", b"application/json")]}, request.receive)
 
 
 class _OllamaRoute(protocol_route(_ollama_error)):  # type: ignore[misc]
@@ -84,17 +84,29 @@ class _OllamaRoute(protocol_route(_ollama_error)):  # type: ignore[misc]
 router = APIRouter(prefix="/api", tags=["ollama"], route_class=_OllamaRoute, responses=errors(MODELS_UNAVAILABLE))
 
 _ANSWER_DOC = errors(
-    (404, "Unknown model: neither `lightrag:<project>` of an existing project nor the default project's plain "
-          "name (`model_not_found`)"),
+    (
+        404,
+        "Unknown model: neither `lightrag:<project>` of an existing project nor the default project's plain "
+        "name (`model_not_found`)",
+    ),
     499,
-    (422, "No user message (`no_user_message`), an empty question (`empty_query`), a question or history over "
-          "the query limits (`query_limits`), or invalid fields (`validation_error`)"),
+    (
+        422,
+        "No user message (`no_user_message`), an empty question (`empty_query`), a question or history over "
+        "the query limits (`query_limits`), or invalid fields (`validation_error`)",
+    ),
 )
 
 
 def _doc(model: type, summary: str) -> dict[int | str, dict[str, Any]]:
-    return {200: {"model": model, "description": summary, "content": {"application/x-ndjson": {
-        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}, **_ANSWER_DOC}
+    return {
+        200: {
+            "model": model,
+            "description": summary,
+            "content": {"application/x-ndjson": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+        },
+        **_ANSWER_DOC,
+    }
 
 
 def _chat_project(body: OllamaChatRequest, c: ContainerDep) -> str:
@@ -122,10 +134,17 @@ async def tags(c: ContainerDep, request: Request) -> JSONResponse:
     return JSONResponse(ollama_format.tags(models))
 
 
-@router.post("/show", response_model=OllamaShow, name="ollama_show", responses=errors(
-    (404, "Unknown model (`model_not_found`)"), (422, "No model named, or invalid fields (`validation_error`)")))
-async def show(body: OllamaShowRequest, project_id: Annotated[str, Depends(_show_project)],
-               c: ContainerDep) -> JSONResponse:
+@router.post(
+    "/show",
+    response_model=OllamaShow,
+    name="ollama_show",
+    responses=errors(
+        (404, "Unknown model (`model_not_found`)"), (422, "No model named, or invalid fields (`validation_error`)")
+    ),
+)
+async def show(
+    body: OllamaShowRequest, project_id: Annotated[str, Depends(_show_project)], c: ContainerDep
+) -> JSONResponse:
     """The model of a project, in Ollama's shape (clients ask it before chatting)."""
     try:
         project = await ProjectService(c).get(project_id)
@@ -143,8 +162,9 @@ async def running(c: ContainerDep, request: Request) -> JSONResponse:
     return JSONResponse(ollama_format.running(models, c.settings.llm_context_window))
 
 
-async def _answer(query: ChatQuery, stream: bool, endpoint: ollama_format.Endpoint, c: ContainerDep,
-                  request: Request, started: int) -> JSONResponse | StreamingResponse:
+async def _answer(
+    query: ChatQuery, stream: bool, endpoint: ollama_format.Endpoint, c: ContainerDep, request: Request, started: int
+) -> JSONResponse | StreamingResponse:
     answer = await unless_client_leaves(request.receive, start_answer(c, query, started))
     if stream:
         return ndjson_stream(ollama_format.ndjson_lines(endpoint, answer), c.settings.stream_send_timeout)
@@ -152,22 +172,41 @@ async def _answer(query: ChatQuery, stream: bool, endpoint: ollama_format.Endpoi
     return JSONResponse(ollama_format.done(endpoint, answer.model, answer.stats, text))
 
 
-@router.post("/chat", response_model=OllamaChatResponse, name="ollama_chat",
-             responses=_doc(OllamaChatResponse, "One JSON object (`stream: false`), or NDJSON lines: the answer's "
-                                                "pieces (`done: false`), then a `done: true` line with the counters"))
-async def chat(body: OllamaChatRequest, project_id: Annotated[str, Depends(_chat_project)], c: ContainerDep,
-               request: Request) -> JSONResponse | StreamingResponse:
+@router.post(
+    "/chat",
+    response_model=OllamaChatResponse,
+    name="ollama_chat",
+    responses=_doc(
+        OllamaChatResponse,
+        "One JSON object (`stream: false`), or NDJSON lines: the answer's "
+        "pieces (`done: false`), then a `done: true` line with the counters",
+    ),
+)
+async def chat(
+    body: OllamaChatRequest, project_id: Annotated[str, Depends(_chat_project)], c: ContainerDep, request: Request
+) -> JSONResponse | StreamingResponse:
     started = time.perf_counter_ns()
     turns = [ChatTurn(m.role, m.content) for m in body.messages]
     query = chat_query(body.model, project_id, turns, max_history=c.settings.max_history_messages)
     return await _answer(query, body.stream is not False, "chat", c, request, started)
 
 
-@router.post("/generate", response_model=OllamaGenerateResponse, name="ollama_generate",
-             responses=_doc(OllamaGenerateResponse, "One JSON object (`stream: false`), or NDJSON lines: the "
-                                                    "answer's pieces, then a `done: true` line with the counters"))
-async def generate(body: OllamaGenerateRequest, project_id: Annotated[str, Depends(_generate_project)],
-                   c: ContainerDep, request: Request) -> JSONResponse | StreamingResponse:
+@router.post(
+    "/generate",
+    response_model=OllamaGenerateResponse,
+    name="ollama_generate",
+    responses=_doc(
+        OllamaGenerateResponse,
+        "One JSON object (`stream: false`), or NDJSON lines: the "
+        "answer's pieces, then a `done: true` line with the counters",
+    ),
+)
+async def generate(
+    body: OllamaGenerateRequest,
+    project_id: Annotated[str, Depends(_generate_project)],
+    c: ContainerDep,
+    request: Request,
+) -> JSONResponse | StreamingResponse:
     started = time.perf_counter_ns()
     query = chat_query(body.model, project_id, [ChatTurn("user", body.prompt)], max_history=0)
     return await _answer(query, body.stream is not False, "generate", c, request, started)

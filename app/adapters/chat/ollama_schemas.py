@@ -11,8 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.common import MAX_CHAT_MESSAGES, MaxItems, SafeStr
 
-MODEL_FIELD = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
-                                                                  "project's plain name (OLLAMA_MODEL_NAME)")
+MODEL_FIELD = Field(
+    ...,
+    min_length=1,
+    max_length=200,
+    description="`lightrag:<project>`, or the default project's plain name (OLLAMA_MODEL_NAME)",
+)
 STREAM_FIELD = Field(True, description="NDJSON lines (the default, also for null), or one JSON object when false")
 
 
@@ -24,26 +28,46 @@ class OllamaMessage(BaseModel):
 
 
 class OllamaChatRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", json_schema_extra={"examples": [{
-        "model": "lightrag",
-        "messages": [{"role": "user", "content": "Where is the platform team based?"},
-                     {"role": "assistant", "content": "In Berlin."},
-                     {"role": "user", "content": "/local Who leads it?"}],
-        "stream": False,
-    }]})
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [
+                {
+                    "model": "lightrag",
+                    "messages": [
+                        {"role": "user", "content": "Where is the platform team based?"},
+                        {"role": "assistant", "content": "In Berlin."},
+                        {"role": "user", "content": "/local Who leads it?"},
+                    ],
+                    "stream": False,
+                }
+            ]
+        },
+    )
 
     model: SafeStr = MODEL_FIELD
     messages: Annotated[list[OllamaMessage], MaxItems(MAX_CHAT_MESSAGES)] = Field(
-        default_factory=list, description="The last user message is the question; a leading /local, /global, "
-                                          "/hybrid, /mix, /naive, /bypass or /context picks the mode. Only the "
-                                          "latest MAX_HISTORY_MESSAGES earlier ones are used.")
+        default_factory=list,
+        description="The last user message is the question; a leading /local, /global, "
+        "/hybrid, /mix, /naive, /bypass or /context picks the mode. Only the "
+        "latest MAX_HISTORY_MESSAGES earlier ones are used.",
+    )
     stream: bool | None = STREAM_FIELD
 
 
 class OllamaGenerateRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", json_schema_extra={"examples": [{
-        "model": "lightrag:handbook", "prompt": "/hybrid Who leads the platform team?", "stream": False,
-    }]})
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [
+                {
+                    "model": "lightrag:handbook",
+                    "prompt": "/hybrid Who leads the platform team?",
+                    "stream": False,
+                }
+            ]
+        },
+    )
 
     model: SafeStr = MODEL_FIELD
     prompt: SafeStr = Field("", description="The question; a leading mode prefix picks the mode")

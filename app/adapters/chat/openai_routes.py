@@ -21,22 +21,39 @@ from app.web.deps import ContainerDep
 from app.web.disconnects import unless_client_leaves
 from app.web.openapi import MODELS_UNAVAILABLE, errors
 
-router = APIRouter(prefix="/v1", tags=["openai"], route_class=protocol_route(openai_format.error_body),
-                   responses=errors(MODELS_UNAVAILABLE))
+router = APIRouter(
+    prefix="/v1",
+    tags=["openai"],
+    route_class=protocol_route(openai_format.error_body),
+    responses=errors(MODELS_UNAVAILABLE),
+)
 
 _COMPLETION_DOC: dict[int | str, dict[str, Any]] = {
-    200: {"description": "A chat completion, or (`stream: true`) Server-Sent Events: `chat.completion.chunk` "
-                         "objects, a usage chunk when `stream_options.include_usage`, then `data: [DONE]`",
-          "content": {"text/event-stream": {"schema": {
-              "type": "object", "required": ["data"],
-              "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}},
-          }}}},
+    200: {
+        "description": "A chat completion, or (`stream: true`) Server-Sent Events: `chat.completion.chunk` "
+        "objects, a usage chunk when `stream_options.include_usage`, then `data: [DONE]`",
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "required": ["data"],
+                    "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}},
+                }
+            }
+        },
+    },
     **errors(
-        (404, "Unknown model: neither `lightrag:<project>` of an existing project nor the default project's plain "
-              "name (`model_not_found`)"),
+        (
+            404,
+            "Unknown model: neither `lightrag:<project>` of an existing project nor the default project's plain "
+            "name (`model_not_found`)",
+        ),
         499,
-        (422, "No user message (`no_user_message`), an empty question (`empty_query`), a question or history over "
-              "the query limits (`query_limits`), or invalid fields (`validation_error`)"),
+        (
+            422,
+            "No user message (`no_user_message`), an empty question (`empty_query`), a question or history over "
+            "the query limits (`query_limits`), or invalid fields (`validation_error`)",
+        ),
     ),
 }
 
@@ -52,17 +69,18 @@ async def models(c: ContainerDep, request: Request) -> JSONResponse:
     return JSONResponse(openai_format.model_list(found))
 
 
-@router.post("/chat/completions", response_model=ChatCompletion, responses=_COMPLETION_DOC,
-             name="openai_chat_completions")
-async def chat_completions(body: OpenAIChatRequest, project_id: Annotated[str, Depends(_project)],
-                           c: ContainerDep, request: Request) -> JSONResponse | StreamingResponse:
+@router.post(
+    "/chat/completions", response_model=ChatCompletion, responses=_COMPLETION_DOC, name="openai_chat_completions"
+)
+async def chat_completions(
+    body: OpenAIChatRequest, project_id: Annotated[str, Depends(_project)], c: ContainerDep, request: Request
+) -> JSONResponse | StreamingResponse:
     started = time.perf_counter_ns()
     turns = [ChatTurn(m.role, m.text) for m in body.messages]
     query = chat_query(body.model, project_id, turns, max_history=c.settings.max_history_messages)
     answer = await unless_client_leaves(request.receive, start_answer(c, query, started))
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return sse_stream(openai_format.sse_events(answer, include_usage=include_usage),
-                          c.settings.stream_send_timeout)
+        return sse_stream(openai_format.sse_events(answer, include_usage=include_usage), c.settings.stream_send_timeout)
     text = await unless_client_leaves(request.receive, answer.text())
     return JSONResponse(openai_format.Completion(answer).whole(text))

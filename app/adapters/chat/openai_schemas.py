@@ -31,8 +31,9 @@ MessageContent = Annotated[
 class OpenAIMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    role: str = Field(..., max_length=32, description="`user`, `assistant`, `system`, `developer` "
-                                                      "(tool messages are left out)")
+    role: str = Field(
+        ..., max_length=32, description="`user`, `assistant`, `system`, `developer` (tool messages are left out)"
+    )
     content: MessageContent | None = None
 
     @property
@@ -49,21 +50,36 @@ class StreamOptions(BaseModel):
 
 
 class OpenAIChatRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", json_schema_extra={"examples": [{
-        "model": "lightrag:handbook",
-        "messages": [{"role": "user", "content": "Where is the platform team based?"},
-                     {"role": "assistant", "content": "In Berlin."},
-                     {"role": "user", "content": "/local Who leads it?"}],
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }]})
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [
+                {
+                    "model": "lightrag:handbook",
+                    "messages": [
+                        {"role": "user", "content": "Where is the platform team based?"},
+                        {"role": "assistant", "content": "In Berlin."},
+                        {"role": "user", "content": "/local Who leads it?"},
+                    ],
+                    "stream": True,
+                    "stream_options": {"include_usage": True},
+                }
+            ]
+        },
+    )
 
-    model: SafeStr = Field(..., min_length=1, max_length=200, description="`lightrag:<project>`, or the default "
-                                                                          "project's plain name (OLLAMA_MODEL_NAME)")
+    model: SafeStr = Field(
+        ...,
+        min_length=1,
+        max_length=200,
+        description="`lightrag:<project>`, or the default project's plain name (OLLAMA_MODEL_NAME)",
+    )
     messages: Annotated[list[OpenAIMessage], MaxItems(MAX_CHAT_MESSAGES)] = Field(
-        ..., description="The last user message is the question; a leading /local, /global, /hybrid, /mix, /naive, "
-                         "/bypass or /context picks the mode. Only the latest MAX_HISTORY_MESSAGES earlier ones "
-                         "are used.")
+        ...,
+        description="The last user message is the question; a leading /local, /global, /hybrid, /mix, /naive, "
+        "/bypass or /context picks the mode. Only the latest MAX_HISTORY_MESSAGES earlier ones "
+        "are used.",
+    )
     stream: bool | None = False
     stream_options: StreamOptions | None = None
 

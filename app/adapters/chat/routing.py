@@ -34,13 +34,18 @@ def protocol_route(shape: ErrorShape) -> type[ProjectScopedRoute]:
                 except AppError as exc:
                     return JSONResponse(shape(exc.status_code, exc.detail, exc.code), status_code=exc.status_code)
                 except RequestValidationError as exc:
-                    fields = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-                              for e in exc.errors()]
+                    fields = [
+                        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                        for e in exc.errors()
+                    ]
                     return JSONResponse(shape(422, fields, "validation_error"), status_code=422)
                 except StarletteHTTPException as exc:
                     code = _HTTP_CODES.get(exc.status_code, "http_error")
-                    return JSONResponse(shape(exc.status_code, str(exc.detail), code), status_code=exc.status_code,
-                                        headers=getattr(exc, "headers", None))
+                    return JSONResponse(
+                        shape(exc.status_code, str(exc.detail), code),
+                        status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None),
+                    )
 
             return handle
 

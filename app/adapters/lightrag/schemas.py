@@ -38,18 +38,29 @@ class _Lenient(BaseModel):
 
 # ----- documents -----
 
+
 class LightragInsertText(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"text": "Alice Chen leads the platform team in Berlin.", "file_source": "onboarding.md"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"text": "Alice Chen leads the platform team in Berlin.", "file_source": "onboarding.md"}]
+        }
+    )
 
     text: str = Field(min_length=1)
     file_source: FilePath | None = None
 
 
 class LightragInsertTexts(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"texts": ["Alice Chen leads the platform team.", "Bob Ortiz runs the data team."],
-         "file_sources": ["alice.md", "bob.md"]}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "texts": ["Alice Chen leads the platform team.", "Bob Ortiz runs the data team."],
+                    "file_sources": ["alice.md", "bob.md"],
+                }
+            ]
+        }
+    )
 
     texts: Annotated[list[str], MaxItems(MAX_DOCUMENTS_ITEMS)] = Field(min_length=1)
     file_sources: Annotated[list[FilePath], MaxItems(MAX_DOCUMENTS_ITEMS)] | None = None
@@ -76,9 +87,19 @@ class LightragDocStatusOut(BaseModel):
 
 
 class LightragDocumentsRequest(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"status_filter": "processed", "page": 1, "page_size": 50, "sort_field": "updated_at",
-         "sort_direction": "desc"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "status_filter": "processed",
+                    "page": 1,
+                    "page_size": 50,
+                    "sort_field": "updated_at",
+                    "sort_direction": "desc",
+                }
+            ]
+        }
+    )
 
     status_filter: LightragDocStatus | None = None
     page: StrictInt = Field(1, ge=1, le=1_000_000)
@@ -163,8 +184,9 @@ class LightragDeleteEntity(_Lenient):
 
 
 class LightragDeleteRelation(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"source_entity": "Alice Chen", "target_entity": "Platform Team"}]})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"source_entity": "Alice Chen", "target_entity": "Platform Team"}]}
+    )
 
     source_entity: Name
     target_entity: Name
@@ -180,13 +202,19 @@ class LightragDeletionResult(BaseModel):
 
 # ----- query -----
 
+
 class LightragHistoryMessage(HistoryMessage):
     model_config = ConfigDict(extra="ignore")  # OpenAI-style clients add `name` and the like
 
 
 class LightragQueryRequest(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"query": "Who leads the platform team?", "mode": "mix", "include_references": True, "stream": False}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"query": "Who leads the platform team?", "mode": "mix", "include_references": True, "stream": False}
+            ]
+        }
+    )
 
     query: QueryText
     mode: LightragMode = "mix"
@@ -237,6 +265,7 @@ class LightragQueryData(BaseModel):
 
 # ----- graph -----
 
+
 class LightragGraphNode(BaseModel):
     id: str
     labels: list[str]
@@ -262,9 +291,18 @@ class LightragEntityExists(BaseModel):
 
 
 class LightragEntityEdit(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"entity_name": "Alice Chen", "updated_data": {"description": "Leads the platform and data teams."},
-         "allow_rename": False, "allow_merge": False}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "entity_name": "Alice Chen",
+                    "updated_data": {"description": "Leads the platform and data teams."},
+                    "allow_rename": False,
+                    "allow_merge": False,
+                }
+            ]
+        }
+    )
 
     entity_name: Name
     updated_data: dict[str, Any]
@@ -273,8 +311,11 @@ class LightragEntityEdit(_Lenient):
 
 
 class LightragRelationEdit(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"source_id": "Alice Chen", "target_id": "Platform Team", "updated_data": {"weight": 2.0}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"source_id": "Alice Chen", "target_id": "Platform Team", "updated_data": {"weight": 2.0}}]
+        }
+    )
 
     source_id: Name
     target_id: Name
@@ -282,18 +323,33 @@ class LightragRelationEdit(_Lenient):
 
 
 class LightragEntityCreate(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"entity_name": "Tesla", "entity_data": {"description": "Electric vehicle maker",
-                                                 "entity_type": "ORGANIZATION"}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "entity_name": "Tesla",
+                    "entity_data": {"description": "Electric vehicle maker", "entity_type": "ORGANIZATION"},
+                }
+            ]
+        }
+    )
 
     entity_name: Name
     entity_data: dict[str, Any]
 
 
 class LightragRelationCreate(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"source_entity": "Elon Musk", "target_entity": "Tesla",
-         "relation_data": {"description": "Elon Musk leads Tesla", "keywords": "CEO", "weight": 1.0}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "source_entity": "Elon Musk",
+                    "target_entity": "Tesla",
+                    "relation_data": {"description": "Elon Musk leads Tesla", "keywords": "CEO", "weight": 1.0},
+                }
+            ]
+        }
+    )
 
     source_entity: Name
     target_entity: Name
@@ -301,8 +357,11 @@ class LightragRelationCreate(_Lenient):
 
 
 class LightragEntitiesMerge(_Lenient):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"entities_to_change": ["Elon Msk", "Ellon Musk"], "entity_to_change_into": "Elon Musk"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"entities_to_change": ["Elon Msk", "Ellon Musk"], "entity_to_change_into": "Elon Musk"}]
+        }
+    )
 
     entities_to_change: SourceEntities
     entity_to_change_into: Name

@@ -30,14 +30,15 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RebuildInputs:
-    extractions: dict[str, ChunkExtraction]     # chunk id → its records
-    paths: dict[str, str]                       # chunk id → file path
+    extractions: dict[str, ChunkExtraction]  # chunk id → its records
+    paths: dict[str, str]  # chunk id → file path
     # (chunk id, cache keys, encoded records) parsed from the cache this time, to store after the deletion
     parsed: list[tuple[str, list[str], dict[str, Any]]] = field(default_factory=list)
 
 
-async def read_inputs(conn: AsyncConnection, project_id: str, chunk_ids: list[str], entity_types: list[str],
-                      name_max_length: int) -> RebuildInputs:
+async def read_inputs(
+    conn: AsyncConnection, project_id: str, chunk_ids: list[str], entity_types: list[str], name_max_length: int
+) -> RebuildInputs:
     rows = await repo.chunk_rebuild_inputs(conn, project_id, chunk_ids)
     fingerprint = parse_fingerprint(entity_types, name_max_length)
     paths = {cid: ref.file_path or UNKNOWN_SOURCE for cid, (ref, _) in rows.items()}
@@ -55,8 +56,15 @@ async def read_inputs(conn: AsyncConnection, project_id: str, chunk_ids: list[st
     return inputs
 
 
-async def _parse_cached(conn: AsyncConnection, project_id: str, refs: list[ChunkCacheRef], into: RebuildInputs,
-                        entity_types: list[str], name_max_length: int, fingerprint: str) -> None:
+async def _parse_cached(
+    conn: AsyncConnection,
+    project_id: str,
+    refs: list[ChunkCacheRef],
+    into: RebuildInputs,
+    entity_types: list[str],
+    name_max_length: int,
+    fingerprint: str,
+) -> None:
     """Parse the cached pass answers (first pass, then gleanings) of chunks without usable stored records."""
     cached = await cache_repo.get_many(conn, project_id, [k for c in refs for k in c.extraction_cache_keys])
     by_answers: dict[tuple[str, ...], list[ChunkCacheRef]] = {}
@@ -71,8 +79,9 @@ async def _parse_cached(conn: AsyncConnection, project_id: str, refs: list[Chunk
     def parse_all() -> None:
         for keys, sharing in by_answers.items():
             first = sharing[0]
-            parsed = extraction_from_cached([cached[k]["response"] for k in keys], first.id,
-                                            into.paths[first.id], name_max_length, entity_types)
+            parsed = extraction_from_cached(
+                [cached[k]["response"] for k in keys], first.id, into.paths[first.id], name_max_length, entity_types
+            )
             for ref in sharing:
                 into.extractions[ref.id] = parsed if ref is first else _restamped(parsed, ref.id, into.paths[ref.id])
                 if len(keys) == len(ref.extraction_cache_keys):
@@ -83,10 +92,12 @@ async def _parse_cached(conn: AsyncConnection, project_id: str, refs: list[Chunk
 
 
 def _restamped(x: ChunkExtraction, chunk_id: str, file_path: str) -> ChunkExtraction:
-    return replace(x, chunk_id=chunk_id,
-                   entities=[replace(e, chunk_id=chunk_id, file_path=file_path) for e in x.entities],
-                   relations=[replace(r, chunk_id=chunk_id, file_path=file_path, keywords=list(r.keywords))
-                              for r in x.relations])
+    return replace(
+        x,
+        chunk_id=chunk_id,
+        entities=[replace(e, chunk_id=chunk_id, file_path=file_path) for e in x.entities],
+        relations=[replace(r, chunk_id=chunk_id, file_path=file_path, keywords=list(r.keywords)) for r in x.relations],
+    )
 
 
 async def store_parsed(db: Database, project_id: str, inputs: RebuildInputs) -> None:

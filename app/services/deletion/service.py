@@ -87,9 +87,9 @@ def _keys_of(keys: list[str], pairs: list[Pair]) -> frozenset[str]:
 
 @dataclass
 class Snapshot:
-    keys: frozenset[str]               # entity keys the document has provenance in, and relation endpoints
+    keys: frozenset[str]  # entity keys the document has provenance in, and relation endpoints
     doc_chunks: list[ChunkCacheRef]
-    entities: dict[str, EntityRow]     # affected entities with their full ordered provenance
+    entities: dict[str, EntityRow]  # affected entities with their full ordered provenance
     relations: dict[Pair, RelationRow]
 
     @property
@@ -98,8 +98,10 @@ class Snapshot:
 
     def row_mappings(self) -> tuple[dict[str, dict], dict[Pair, dict]]:
         """The affected rows as the rebuild rules (app/domain/rebuild.py) read them."""
-        return ({k: r.as_mapping() for k, r in self.entities.items()},
-                {p: r.as_mapping() for p, r in self.relations.items()})
+        return (
+            {k: r.as_mapping() for k, r in self.entities.items()},
+            {p: r.as_mapping() for p, r in self.relations.items()},
+        )
 
 
 @dataclass
@@ -132,8 +134,9 @@ class DeletionService:
         with llm_call_counter() as calls:
             report = await self._delete(project_id, ids)
             counted = calls()
-        report.llm_calls = LLMCalls(extract=counted.get("extract", 0) + counted.get("glean", 0),
-                                    summary=counted.get("summary", 0))
+        report.llm_calls = LLMCalls(
+            extract=counted.get("extract", 0) + counted.get("glean", 0), summary=counted.get("summary", 0)
+        )
         return report
 
     async def _delete(self, project_id: str, document_ids: tuple[str, ...]) -> BatchDeletion:
@@ -145,15 +148,20 @@ class DeletionService:
             async with self.c.db.connect() as conn:
                 keys |= _keys_of(*await self._document_keys(conn, project_id, document_ids, lock=None))
             try:
-                return await self._attempt(project_id, document_ids, keys,
-                                           plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS)
+                return await self._attempt(
+                    project_id, document_ids, keys, plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS
+                )
             except _Outdated:
                 outdated += 1
-                log.info("documents %s/%s: graph changed while planning their deletion; planning again",
-                         project_id, ",".join(document_ids)[:200])
+                log.info(
+                    "documents %s/%s: graph changed while planning their deletion; planning again",
+                    project_id,
+                    ",".join(document_ids)[:200],
+                )
 
-    async def _attempt(self, project_id: str, document_ids: tuple[str, ...], keys: set[str], *,
-                       plan_under_locks: bool) -> BatchDeletion:
+    async def _attempt(
+        self, project_id: str, document_ids: tuple[str, ...], keys: set[str], *, plan_under_locks: bool
+    ) -> BatchDeletion:
         """Plan and write under the locks of `keys`. Raises _Outdated when the document's provenance has
         reached keys outside them (`keys` grows) or, unless `plan_under_locks`, when the plan is outdated."""
         async with entity_gate(self.c.db, project_id, keys):
@@ -185,8 +193,9 @@ class DeletionService:
                 for batch in batches:
                     await batch.flush_best_effort("deletion")
 
-    async def _document_keys(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *,
-                             lock: set[str] | None) -> tuple[list[str], list[Pair]]:
+    async def _document_keys(
+        self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *, lock: set[str] | None
+    ) -> tuple[list[str], list[Pair]]:
         """The documents' entity keys and relation pairs. With `lock`, the document rows and those keys are
         locked first (the keys with the pipeline's advisory-lock scheme), and the provenance read after."""
         await require_project(conn, project_id)
@@ -199,14 +208,16 @@ class DeletionService:
         busy = [d for d in document_ids if docs[d]["status"] == "processing"]
         if busy:
             which = f"Document '{busy[0]}' is" if len(busy) == 1 else f"Documents {', '.join(busy)[:1000]} are"
-            raise Conflict(f"{which} still processing; delete when finished (or cancel first)",
-                           code="document_processing")
+            raise Conflict(
+                f"{which} still processing; delete when finished (or cancel first)", code="document_processing"
+            )
         if lock is not None:
             await graph_repo.lock_keys(conn, project_id, lock)
         return await repo.keys_of_documents(conn, project_id, document_ids)
 
-    async def _snapshot(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *,
-                        lock: set[str] | None) -> Snapshot:
+    async def _snapshot(
+        self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *, lock: set[str] | None
+    ) -> Snapshot:
         """Everything the rebuild depends on; under `lock` (see _document_keys) it stays true until commit
         if its keys are all within `lock`."""
         keys, pairs = await self._document_keys(conn, project_id, document_ids, lock=lock)
@@ -226,8 +237,9 @@ class DeletionService:
         inputs.extractions = await resolved_extractions(conn, project_id, inputs.extractions)
         return inputs, project.language
 
-    async def _prepare(self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, *,
-                       batch: CacheBatch | None = None) -> Prepared:
+    async def _prepare(
+        self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, *, batch: CacheBatch | None = None
+    ) -> Prepared:
         """The plan with its summaries and vectors. Summaries go through `batch` (one cache prefetch, one
         write) — without one, through a new batch on pooled connections, flushed by the caller."""
         if batch is None:
@@ -236,16 +248,19 @@ class DeletionService:
                 return await self._planned(project_id, snap, inputs, language, batch)
         return await self._planned(project_id, snap, inputs, language, batch)
 
-    async def _planned(self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str,
-                       batch: CacheBatch) -> Prepared:
+    async def _planned(
+        self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, batch: CacheBatch
+    ) -> Prepared:
         plan = plan_rebuild(*snap.row_mappings(), snap.gone, inputs.extractions, self.settings)
-        ent_rows, rel_rows = await self._summarised_rows(project_id, plan, snap.entities, snap.relations, inputs.paths,
-                                                         language, batch)
+        ent_rows, rel_rows = await self._summarised_rows(
+            project_id, plan, snap.entities, snap.relations, inputs.paths, language, batch
+        )
         vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors, batch)
 
-    async def _apply(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...],
-                     p: Prepared) -> BatchDeletion:
+    async def _apply(
+        self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], p: Prepared
+    ) -> BatchDeletion:
         plan = p.plan
         cascaded = await repo.pairs_touching(conn, project_id, plan.delete_entities)
         await repo.set_degrees_here(conn)  # written below with the rebuilt rows, not once more by the trigger
@@ -256,14 +271,21 @@ class DeletionService:
         await repo.update_rebuilt_entities(conn, project_id, p.ent_rows, p.vectors[0])
         await repo.update_rebuilt_relations(conn, project_id, p.rel_rows, p.vectors[1])
         rewritten = set(plan.delete_entities) | {r["key"] for r in p.ent_rows}
-        await repo.recount_degrees(conn, project_id, {key for pair in (*plan.delete_relations, *cascaded)
-                                                      for key in pair if key not in rewritten})
+        await repo.recount_degrees(
+            conn,
+            project_id,
+            {key for pair in (*plan.delete_relations, *cascaded) for key in pair if key not in rewritten},
+        )
         await cache_repo.delete_unreferenced(
-            conn, project_id, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys])
+            conn, project_id, [k for c in p.snapshot.doc_chunks for k in c.extraction_cache_keys]
+        )
         return BatchDeletion(
-            document_ids=list(document_ids), chunks_deleted=len(p.snapshot.doc_chunks),
-            entities_deleted=len(plan.delete_entities), entities_rebuilt=len(p.ent_rows),
-            relations_deleted=len(set(plan.delete_relations) | set(cascaded)), relations_rebuilt=len(p.rel_rows),
+            document_ids=list(document_ids),
+            chunks_deleted=len(p.snapshot.doc_chunks),
+            entities_deleted=len(plan.delete_entities),
+            entities_rebuilt=len(p.ent_rows),
+            relations_deleted=len(set(plan.delete_relations) | set(cascaded)),
+            relations_rebuilt=len(p.rel_rows),
             llm_calls=LLMCalls(extract=0, summary=0),
         )
 
@@ -271,17 +293,33 @@ class DeletionService:
         row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row["settings"] if row else None)
 
-    async def _summarised_rows(self, project_id: str, plan: RebuildPlan, ents: dict[str, EntityRow],
-                               rels: dict[Pair, RelationRow], paths: dict[str, str],
-                               language: str, batch: CacheBatch) -> tuple[list[dict], list[dict]]:
+    async def _summarised_rows(
+        self,
+        project_id: str,
+        plan: RebuildPlan,
+        ents: dict[str, EntityRow],
+        rels: dict[Pair, RelationRow],
+        paths: dict[str, str],
+        language: str,
+        batch: CacheBatch,
+    ) -> tuple[list[dict], list[dict]]:
         """Rows to write: rebuilt items (summarised exactly as ingestion would, so its summary cache applies)
         and, for items without cached records, their current text with the shrunk source lists."""
         s = self.summarizer
         if self.settings.enable_llm_cache_for_extract:
-            await batch.prefetch([key for key in (
-                *(s.first_call_key("entity", m.name, m.fragments, language) for m in plan.entities),
-                *(s.first_call_key("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language)
-                  for m in plan.relations)) if key])
+            await batch.prefetch(
+                [
+                    key
+                    for key in (
+                        *(s.first_call_key("entity", m.name, m.fragments, language) for m in plan.entities),
+                        *(
+                            s.first_call_key("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language)
+                            for m in plan.relations
+                        ),
+                    )
+                    if key
+                ]
+            )
 
         async def entity_text(m: EntityMerge) -> str:
             if not s.needs_llm(m.fragments):
@@ -291,8 +329,9 @@ class DeletionService:
         async def relation_text(m: RelationMerge) -> str:
             if not s.needs_llm(m.fragments):
                 return m.description
-            return await s.summarize("relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language,
-                                     project_id=project_id, batch=batch)
+            return await s.summarize(
+                "relation", f"({m.src_name}, {m.tgt_name})", m.fragments, language, project_id=project_id, batch=batch
+            )
 
         ent_texts, rel_texts = await asyncio.gather(
             asyncio.gather(*(entity_text(m) for m in plan.entities)),
@@ -301,34 +340,54 @@ class DeletionService:
         ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
         rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
         ent_rows += [self._kept_entity_row(ents[k], remaining, paths) for k, remaining in plan.stale_entities.items()]
-        rel_rows += [self._kept_relation_row(rels[p], remaining, paths)
-                     for p, remaining in plan.stale_relations.items()]
+        rel_rows += [
+            self._kept_relation_row(rels[p], remaining, paths) for p, remaining in plan.stale_relations.items()
+        ]
         return ent_rows, rel_rows
 
     def _kept_entity_row(self, row: EntityRow, remaining: list[str], paths: dict[str, str]) -> dict:
         """The entity's current text with its provenance-derived fields recomputed."""
-        return {"key": row.key, "name": row.name, "entity_type": row.entity_type, "description": row.description,
-                **self._kept_sources(remaining, self.settings.max_source_ids_per_entity, paths)}
+        return {
+            "key": row.key,
+            "name": row.name,
+            "entity_type": row.entity_type,
+            "description": row.description,
+            **self._kept_sources(remaining, self.settings.max_source_ids_per_entity, paths),
+        }
 
     def _kept_relation_row(self, row: RelationRow, remaining: list[str], paths: dict[str, str]) -> dict:
-        return {"src_key": row.src_key, "tgt_key": row.tgt_key, "keywords": row.keywords,
-                "description": row.description, "weight": row.weight,
-                **self._kept_sources(remaining, self.settings.max_source_ids_per_relation, paths)}
+        return {
+            "src_key": row.src_key,
+            "tgt_key": row.tgt_key,
+            "keywords": row.keywords,
+            "description": row.description,
+            "weight": row.weight,
+            **self._kept_sources(remaining, self.settings.max_source_ids_per_relation, paths),
+        }
 
     def _kept_sources(self, remaining: list[str], cap: int, paths: dict[str, str]) -> dict:
         """Source ids, file paths and truncation note from the remaining provenance."""
         method = limit_method(self.settings)
         limited = limit_sources(remaining, cap, method)
         file_paths = merge_file_paths([], [paths.get(c) for c in limited], self.settings.max_file_paths, method)
-        return {"source_ids": limited, "file_paths": file_paths,
-                "truncate": truncate_note(len(remaining), len(limited), method)}
+        return {
+            "source_ids": limited,
+            "file_paths": file_paths,
+            "truncate": truncate_note(len(remaining), len(limited), method),
+        }
 
-    async def _embeddings(self, ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], ent_rows: list[dict],
-                          rel_rows: list[dict]) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
+    async def _embeddings(
+        self, ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], ent_rows: list[dict], rel_rows: list[dict]
+    ) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
         """Vectors for rebuilt items whose embedded text changed."""
         # the stored display names and embedded hashes, with the rebuilt text
         ent_items = [replace(EntityText.of(ents[row["key"]]), description=row["description"]) for row in ent_rows]
-        rel_items = [replace(RelationText.of(rels[(row["src_key"], row["tgt_key"])]), keywords=row["keywords"],
-                             description=row["description"]) for row in rel_rows]
+        rel_items = [
+            replace(
+                RelationText.of(rels[(row["src_key"], row["tgt_key"])]),
+                keywords=row["keywords"],
+                description=row["description"],
+            )
+            for row in rel_rows
+        ]
         return await embed_changed(self.c.embedder, ent_items, rel_items)
-

@@ -53,29 +53,55 @@ class GraphExport:
 VECTOR = Column("vector", Kind.VECTOR, 40)
 
 ENTITY_COLUMNS = (
-    Column("name", Kind.TEXT, 30), Column("type", Kind.TEXT, 16), Column("aliases", Kind.LIST, 30),
-    Column("description", Kind.TEXT, 80), Column("source_ids", Kind.LIST, 40), Column("file_paths", Kind.LIST, 30),
+    Column("name", Kind.TEXT, 30),
+    Column("type", Kind.TEXT, 16),
+    Column("aliases", Kind.LIST, 30),
+    Column("description", Kind.TEXT, 80),
+    Column("source_ids", Kind.LIST, 40),
+    Column("file_paths", Kind.LIST, 30),
     Column("degree", Kind.NUMBER, 8),
 )
 RELATION_COLUMNS = (
-    Column("source", Kind.TEXT, 30), Column("target", Kind.TEXT, 30), Column("keywords", Kind.TEXT, 30),
-    Column("description", Kind.TEXT, 80), Column("weight", Kind.NUMBER, 8), Column("source_ids", Kind.LIST, 40),
+    Column("source", Kind.TEXT, 30),
+    Column("target", Kind.TEXT, 30),
+    Column("keywords", Kind.TEXT, 30),
+    Column("description", Kind.TEXT, 80),
+    Column("weight", Kind.NUMBER, 8),
+    Column("source_ids", Kind.LIST, 40),
     Column("file_paths", Kind.LIST, 30),
 )
 CHUNK_COLUMNS = (
-    Column("id", Kind.TEXT, 38), Column("document_id", Kind.TEXT, 38), Column("order", Kind.NUMBER, 8),
-    Column("tokens", Kind.NUMBER, 8), Column("content", Kind.TEXT, 80), Column("file_path", Kind.TEXT, 30),
+    Column("id", Kind.TEXT, 38),
+    Column("document_id", Kind.TEXT, 38),
+    Column("order", Kind.NUMBER, 8),
+    Column("tokens", Kind.NUMBER, 8),
+    Column("content", Kind.TEXT, 80),
+    Column("file_path", Kind.TEXT, 30),
 )
 
 
 def entity_row(r: RowMapping) -> Row:
-    return (r["name"], r["entity_type"], list(r["aliases"]), readable(r["description"]), list(r["source_ids"]),
-            list(r["file_paths"]), r["degree"])
+    return (
+        r["name"],
+        r["entity_type"],
+        list(r["aliases"]),
+        readable(r["description"]),
+        list(r["source_ids"]),
+        list(r["file_paths"]),
+        r["degree"],
+    )
 
 
 def relation_row(r: RowMapping) -> Row:
-    return (r["source"], r["target"], r["keywords"], readable(r["description"]), r["weight"],
-            list(r["source_ids"]), list(r["file_paths"]))
+    return (
+        r["source"],
+        r["target"],
+        r["keywords"],
+        readable(r["description"]),
+        r["weight"],
+        list(r["source_ids"]),
+        list(r["file_paths"]),
+    )
 
 
 def chunk_row(r: RowMapping) -> Row:

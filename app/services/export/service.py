@@ -69,12 +69,29 @@ class ExportService:
         db, vectors, size = self.db, options.include_vectors, self.batch_size
         extra = (VECTOR,) if vectors else ()
         sections = [
-            Section("entities", "Entities", ENTITY_COLUMNS + extra, 1, rows_of(
-                repo.entity_batches(db, project_id, vectors=vectors, batch_size=size), entity_row, vectors)),
-            Section("relations", "Relations", RELATION_COLUMNS + extra, 2, rows_of(
-                repo.relation_batches(db, project_id, vectors=vectors, batch_size=size), relation_row, vectors)),
+            Section(
+                "entities",
+                "Entities",
+                ENTITY_COLUMNS + extra,
+                1,
+                rows_of(repo.entity_batches(db, project_id, vectors=vectors, batch_size=size), entity_row, vectors),
+            ),
+            Section(
+                "relations",
+                "Relations",
+                RELATION_COLUMNS + extra,
+                2,
+                rows_of(repo.relation_batches(db, project_id, vectors=vectors, batch_size=size), relation_row, vectors),
+            ),
         ]
         if options.include_chunks:
-            sections.append(Section("chunks", "Chunks", CHUNK_COLUMNS + extra, 1, rows_of(
-                repo.chunk_batches(db, project_id, vectors=vectors, batch_size=size), chunk_row, vectors)))
+            sections.append(
+                Section(
+                    "chunks",
+                    "Chunks",
+                    CHUNK_COLUMNS + extra,
+                    1,
+                    rows_of(repo.chunk_batches(db, project_id, vectors=vectors, batch_size=size), chunk_row, vectors),
+                )
+            )
         return sections

@@ -22,7 +22,7 @@ def _value(column: Column, value: Any) -> str:
 def _block(section: Section, row: Row) -> str:
     title = " — ".join(str(v) for v in row[: section.headline])
     lines = [title]
-    for column, value in zip(section.columns[section.headline:], row[section.headline:], strict=True):
+    for column, value in zip(section.columns[section.headline :], row[section.headline :], strict=True):
         text = _value(column, value)
         if "\n" in text or "\r" in text:
             lines.append(f"  {column.name}:")

@@ -36,11 +36,14 @@ class AliasCurationService(CurationBase):
                 raise not_found(name)
             named = await repo.get_entity(conn, project_id, alias_key)
             if named is not None:
-                raise Conflict(f"'{alias_name}' is the name of entity '{named.name}'; to combine them use "
-                               "POST /entities/merge", code="entity_exists")
+                raise Conflict(
+                    f"'{alias_name}' is the name of entity '{named.name}'; to combine them use POST /entities/merge",
+                    code="entity_exists",
+                )
             await refuse_alias_of_other(conn, project_id, alias_key, alias_name, key)
-            await alias_repo.add_aliases(conn, project_id, key, [AliasItem(alias_key, alias_name, "manual")],
-                                         overwrite=True)
+            await alias_repo.add_aliases(
+                conn, project_id, key, [AliasItem(alias_key, alias_name, "manual")], overwrite=True
+            )
             await alias_repo.forget_rejection(conn, project_id, alias_key, key)
             return await entity_with_aliases(conn, project_id, row)
 

@@ -24,10 +24,10 @@ from app.services.projects import require_project
 
 Pair = tuple[str, str]
 
-NEIGHBOURS = 5          # nearest same-type entities examined per probed entity
-PROBES = 1000           # most recently changed entities probed per request (~1 ms of index search each)
-SEARCH_EF = 40          # HNSW candidate list: a few neighbours are wanted, not a query's top_k
-CANDIDATE_CAP = 2000    # pairs gathered per request, before paging
+NEIGHBOURS = 5  # nearest same-type entities examined per probed entity
+PROBES = 1000  # most recently changed entities probed per request (~1 ms of index search each)
+SEARCH_EF = 40  # HNSW candidate list: a few neighbours are wanted, not a query's top_k
+CANDIDATE_CAP = 2000  # pairs gathered per request, before paging
 SHOWN_NEIGHBOURS = 10
 
 
@@ -43,19 +43,17 @@ class _Candidate:
 
 
 class DuplicateService(CurationBase):
-    async def list_pairs(self, project_id: str, limit: int, offset: int,
-                         threshold: float | None) -> DuplicateList:
+    async def list_pairs(self, project_id: str, limit: int, offset: int, threshold: float | None) -> DuplicateList:
         floor = self.c.settings.entity_similarity_threshold if threshold is None else threshold
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
             found: dict[Pair, _Candidate] = {}
             for s in await alias_repo.list_suggestions(conn, project_id, limit=CANDIDATE_CAP):
-                found[(s.key_a, s.key_b)] = _Candidate(s.score, ["resolution"],
-                                                       [s.evidence] if s.evidence else [])
+                found[(s.key_a, s.key_b)] = _Candidate(s.score, ["resolution"], [s.evidence] if s.evidence else [])
             await prepare_vector_search(conn, SEARCH_EF)
             for a, b, score in await duplicates_repo.similar_pairs(
-                    conn, project_id, min_similarity=floor, neighbours=NEIGHBOURS, probes=PROBES,
-                    cap=CANDIDATE_CAP):
+                conn, project_id, min_similarity=floor, neighbours=NEIGHBOURS, probes=PROBES, cap=CANDIDATE_CAP
+            ):
                 item = found.setdefault((a, b), _Candidate(score))
                 item.score = max(item.score, score)
                 item.found_by.append("similarity")
@@ -63,12 +61,15 @@ class DuplicateService(CurationBase):
             for pair in await alias_repo.rejected_pairs(conn, project_id, list(found)):
                 found.pop(pair, None)
             ranked = sorted(found.items(), key=lambda kv: (-kv[1].score, kv[0]))
-            page = ranked[offset:offset + limit]
+            page = ranked[offset : offset + limit]
             keys = {k for pair, _ in page for k in pair}
             rows = await repo.get_entities(conn, project_id, list(keys))
             shared = await duplicates_repo.shared_neighbours(conn, project_id, [p for p, _ in page])
-        pairs = [self._pair_out(rows[a], rows[b], item, shared.get((a, b), []))
-                 for (a, b), item in page if a in rows and b in rows]
+        pairs = [
+            self._pair_out(rows[a], rows[b], item, shared.get((a, b), []))
+            for (a, b), item in page
+            if a in rows and b in rows
+        ]
         return DuplicateList(pairs=pairs, total=len(ranked), limit=limit, offset=offset, threshold=floor)
 
     @staticmethod
@@ -78,12 +79,21 @@ class DuplicateService(CurationBase):
         if a.entity_type != b.entity_type:
             evidence.append(f"different types: {a.entity_type} / {b.entity_type}")
         if shared:
-            evidence.append(f"{len(shared)} shared neighbour{'s' if len(shared) > 1 else ''}: "
-                            + ", ".join(shared[:SHOWN_NEIGHBOURS]))
-        return DuplicatePair(entity_a=a.name, entity_b=b.name, entity_type_a=a.entity_type,
-                             entity_type_b=b.entity_type, score=round(item.score, 4),
-                             found_by=sorted(set(item.found_by)), name_similarity=names,
-                             shared_neighbours=shared[:SHOWN_NEIGHBOURS], evidence=evidence)
+            evidence.append(
+                f"{len(shared)} shared neighbour{'s' if len(shared) > 1 else ''}: "
+                + ", ".join(shared[:SHOWN_NEIGHBOURS])
+            )
+        return DuplicatePair(
+            entity_a=a.name,
+            entity_b=b.name,
+            entity_type_a=a.entity_type,
+            entity_type_b=b.entity_type,
+            score=round(item.score, 4),
+            found_by=sorted(set(item.found_by)),
+            name_similarity=names,
+            shared_neighbours=shared[:SHOWN_NEIGHBOURS],
+            evidence=evidence,
+        )
 
     async def reject(self, body: DuplicateReject) -> DuplicateRejected:
         """Remember that the two entities are distinct: the pair is never suggested again."""

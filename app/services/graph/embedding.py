@@ -15,7 +15,9 @@ from app.providers.embeddings import EmbeddingClient
 
 
 async def embed_changed(
-    embedder: EmbeddingClient, entities: Iterable[EntityText], relations: Iterable[RelationText],
+    embedder: EmbeddingClient,
+    entities: Iterable[EntityText],
+    relations: Iterable[RelationText],
     refused: list[str] | None = None,
 ) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
     """The changed items with their new vectors, in the order given: the only place embedding updates are
@@ -24,8 +26,7 @@ async def embed_changed(
     embedded all the same. Without, any refusal fails the call."""
     ent_todo = [(e, entity_embedding_text(e.name, e.description)) for e in entities]
     ent_todo = [(e, body) for e, body in ent_todo if e.embedded_hash != text_hash(body)]
-    rel_todo = [(r, relation_embedding_text(r.src_name, r.tgt_name, r.keywords, r.description))
-                for r in relations]
+    rel_todo = [(r, relation_embedding_text(r.src_name, r.tgt_name, r.keywords, r.description)) for r in relations]
     rel_todo = [(r, body) for r, body in rel_todo if r.embedded_hash != text_hash(body)]
     if not ent_todo and not rel_todo:
         return [], []
@@ -35,13 +36,20 @@ async def embed_changed(
     else:
         each = await embedder.embed_each(texts)
         vectors = each.vectors
-        labels = [f"entity '{e.name}'" for e, _ in ent_todo] + [f"relation '{r.src_name}' – '{r.tgt_name}'"
-                                                                for r, _ in rel_todo]
+        labels = [f"entity '{e.name}'" for e, _ in ent_todo] + [
+            f"relation '{r.src_name}' – '{r.tgt_name}'" for r, _ in rel_todo
+        ]
         refused.extend(f"{labels[i]}: {reason}" for i, reason in sorted(each.refused.items()))
-    ent_vectors, rel_vectors = vectors[:len(ent_todo)], vectors[len(ent_todo):]
+    ent_vectors, rel_vectors = vectors[: len(ent_todo)], vectors[len(ent_todo) :]
     return (
-        [EntityEmbeddingUpdate(e.key, e.description, vector, text_hash(body))
-         for (e, body), vector in zip(ent_todo, ent_vectors, strict=True) if vector is not None],
-        [RelationEmbeddingUpdate(r.src_key, r.tgt_key, r.description, r.keywords, vector, text_hash(body))
-         for (r, body), vector in zip(rel_todo, rel_vectors, strict=True) if vector is not None],
+        [
+            EntityEmbeddingUpdate(e.key, e.description, vector, text_hash(body))
+            for (e, body), vector in zip(ent_todo, ent_vectors, strict=True)
+            if vector is not None
+        ],
+        [
+            RelationEmbeddingUpdate(r.src_key, r.tgt_key, r.description, r.keywords, vector, text_hash(body))
+            for (r, body), vector in zip(rel_todo, rel_vectors, strict=True)
+            if vector is not None
+        ],
     )

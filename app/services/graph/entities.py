@@ -38,19 +38,22 @@ MAX_DETAIL_SOURCES = 1000
 class CurationService(CurationBase):
     # ----- entities: reads -----
 
-    async def list_entities(self, project_id: str, q: str | None, entity_type: str | None,
-                            limit: int, offset: int) -> EntityList:
+    async def list_entities(
+        self, project_id: str, q: str | None, entity_type: str | None, limit: int, offset: int
+    ) -> EntityList:
         needle = entity_key(sanitize(q)) if q and sanitize(q) else None
         type_filter = normalize_type(entity_type) if entity_type and entity_type.strip() else None
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
-            rows, total = await repo.list_entities(conn, project_id, q=needle, entity_type=type_filter,
-                                                   limit=limit, offset=offset)
+            rows, total = await repo.list_entities(
+                conn, project_id, q=needle, entity_type=type_filter, limit=limit, offset=offset
+            )
             out = await entities_out(conn, project_id, rows)
         return EntityList(entities=out, total=total, limit=limit, offset=offset)
 
-    async def get_entity(self, project_id: str, name: str, relation_limit: int, *,
-                         by_alias: bool = True) -> EntityDetail:
+    async def get_entity(
+        self, project_id: str, name: str, relation_limit: int, *, by_alias: bool = True
+    ) -> EntityDetail:
         """By its name or (unless not `by_alias`: a node of that name only) any of its aliases."""
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
@@ -61,9 +64,13 @@ class CurationService(CurationBase):
             out = await entity_with_aliases(conn, project_id, row)
             sources = await repo.entity_source_chunks(conn, project_id, key, MAX_DETAIL_SOURCES)
             rels = await repo.relations_touching(conn, project_id, [key], limit=relation_limit)
-        return EntityDetail(**out.model_dump(), source_ids=list(row.source_ids or []),
-                            source_chunks=[SourceChunk(**s) for s in sources],
-                            relations=[relation_out(r) for r in rels], relations_total=row.degree)
+        return EntityDetail(
+            **out.model_dump(),
+            source_ids=list(row.source_ids or []),
+            source_chunks=[SourceChunk(**s) for s in sources],
+            relations=[relation_out(r) for r in rels],
+            relations_total=row.degree,
+        )
 
     # ----- entities: writes -----
 
@@ -72,8 +79,13 @@ class CurationService(CurationBase):
         name = display_name(body.name, self.max_name)
         key = entity_key(name)
         description = clean_description(body.description)
-        values = {"key": key, "name": name, "description": description,
-                  "entity_type": normalize_type(body.entity_type or "unknown"), "curated": True}
+        values = {
+            "key": key,
+            "name": name,
+            "description": description,
+            "entity_type": normalize_type(body.entity_type or "unknown"),
+            "curated": True,
+        }
         vectors = PreparedVectors(self.c.embedder)
 
         async def check_free(conn: AsyncConnection) -> None:
@@ -134,8 +146,16 @@ class CurationService(CurationBase):
             await self._predict_update(project_id, name, key, new_name, new_key, values, vectors)
             return await write_with_vectors(self.db, vectors, write)
 
-    async def _predict_update(self, project_id: str, name: str, key: str, new_name: str | None, new_key: str,
-                              values: dict, vectors: PreparedVectors) -> None:
+    async def _predict_update(
+        self,
+        project_id: str,
+        name: str,
+        key: str,
+        new_name: str | None,
+        new_key: str,
+        values: dict,
+        vectors: PreparedVectors,
+    ) -> None:
         """Read without locks and note the texts the update will embed; fail early on what would fail."""
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
@@ -149,17 +169,21 @@ class CurationService(CurationBase):
         final_name = new_name or row.name
         vectors.want_entity(final_name, values.get("description", row.description))
         for rel in rels:
-            vectors.want_relation(final_name if rel.src_key == key else rel.src_name,
-                                  final_name if rel.tgt_key == key else rel.tgt_name,
-                                  rel.keywords, rel.description)
+            vectors.want_relation(
+                final_name if rel.src_key == key else rel.src_name,
+                final_name if rel.tgt_key == key else rel.tgt_name,
+                rel.keywords,
+                rel.description,
+            )
 
     @staticmethod
     async def _check_rename_target(conn: AsyncConnection, project_id: str, row: EntityRow, new_key: str) -> None:
         clash = await repo.get_entity(conn, project_id, new_key)
         if clash is not None:
             raise Conflict(
-                f"Entity '{clash.name}' already exists; to combine '{row.name}' into it use "
-                "POST /entities/merge", code="entity_exists")
+                f"Entity '{clash.name}' already exists; to combine '{row.name}' into it use POST /entities/merge",
+                code="entity_exists",
+            )
         await refuse_alias_of_other(conn, project_id, new_key, new_key, row.key)
 
     async def _rename(self, conn: AsyncConnection, project_id: str, row: EntityRow, new_key: str, values: dict) -> None:
@@ -169,13 +193,19 @@ class CurationService(CurationBase):
         records that use it reach the renamed entity."""
         await self._check_rename_target(conn, project_id, row, new_key)
         old_key = row.key
-        await repo.insert_entity(conn, project_id, {
-            "key": new_key, "name": values["name"],
-            "entity_type": values.get("entity_type", row.entity_type),
-            "description": values.get("description", row.description),
-            "source_ids": row.source_ids, "file_paths": row.file_paths,
-            "curated": True,  # cached extractions know it by its old name only
-        })
+        await repo.insert_entity(
+            conn,
+            project_id,
+            {
+                "key": new_key,
+                "name": values["name"],
+                "entity_type": values.get("entity_type", row.entity_type),
+                "description": values.get("description", row.description),
+                "source_ids": row.source_ids,
+                "file_paths": row.file_paths,
+                "curated": True,  # cached extractions know it by its old name only
+            },
+        )
         moves = []
         for rel in await repo.relations_touching(conn, project_id, [old_key]):
             s = new_key if rel.src_key == old_key else rel.src_key
@@ -185,8 +215,9 @@ class CurationService(CurationBase):
         await repo.copy_entity_sources(conn, project_id, [old_key], new_key)
         await repo.delete_entities(conn, project_id, [old_key])
         await alias_repo.repoint(conn, project_id, [old_key], new_key)
-        await alias_repo.add_aliases(conn, project_id, new_key, [AliasItem(old_key, row.name, "manual")],
-                                     overwrite=True)
+        await alias_repo.add_aliases(
+            conn, project_id, new_key, [AliasItem(old_key, row.name, "manual")], overwrite=True
+        )
 
     async def delete_entity(self, project_id: str, name: str) -> EntityDeleted:
         async with self.db.connect() as conn:

@@ -70,7 +70,7 @@ class _Request:
     target_name: str
     tkey: str
     raw_by_key: dict[str, str]  # source key -> the name as requested
-    involved: list[str]         # source keys in request order, then the target's
+    involved: list[str]  # source keys in request order, then the target's
     body: MergeRequest
 
 
@@ -108,8 +108,7 @@ class EntityMergeService:
             if not key:
                 raise InvalidInput(f"'{raw}' is not a usable entity name", code="invalid_entity_name")
             raw_by_key.setdefault(key, raw)
-        return _Request(body.project_id, target_name, tkey, raw_by_key, ordered_union(list(raw_by_key), [tkey]),
-                        body)
+        return _Request(body.project_id, target_name, tkey, raw_by_key, ordered_union(list(raw_by_key), [tkey]), body)
 
     async def _resolved(self, req: _Request) -> _Request:
         """Names given as aliases stand for the entities they name; a target that is an alias of an entity
@@ -125,8 +124,13 @@ class EntityMergeService:
                 target_name = named.name if named else target_name
             else:
                 tkey = req.tkey
-        return replace(req, raw_by_key=raw_by_key, target_name=target_name, tkey=tkey,
-                       involved=ordered_union(list(raw_by_key), [tkey]))
+        return replace(
+            req,
+            raw_by_key=raw_by_key,
+            target_name=target_name,
+            tkey=tkey,
+            involved=ordered_union(list(raw_by_key), [tkey]),
+        )
 
     async def _merge(self, req: _Request, texts: MergeTexts, vectors: PreparedVectors) -> MergeReport:
         plan = await self._unlocked_plan(req, texts)  # far ends, texts for the LLM
@@ -144,8 +148,14 @@ class EntityMergeService:
             try:
                 async with self.c.db.transaction() as conn:
                     report = await self._locked_merge(
-                        conn, req, texts, vectors, neighbours, summarise_here=outdated >= _LLM_OUTSIDE_TRIES,
-                        embed_here=vectors_outdated >= OUTSIDE_TRIES)
+                        conn,
+                        req,
+                        texts,
+                        vectors,
+                        neighbours,
+                        summarise_here=outdated >= _LLM_OUTSIDE_TRIES,
+                        embed_here=vectors_outdated >= OUTSIDE_TRIES,
+                    )
             except VectorsOutdated:  # rolled back; the missing vectors are made outside the transaction
                 vectors_outdated += 1
                 continue
@@ -159,9 +169,17 @@ class EntityMergeService:
             await require_project(conn, req.project_id)
             return await self._plan(conn, req, texts)
 
-    async def _locked_merge(self, conn: AsyncConnection, req: _Request, texts: MergeTexts,
-                            vectors: PreparedVectors, neighbours: set[str], *, summarise_here: bool,
-                            embed_here: bool) -> MergeReport | None:
+    async def _locked_merge(
+        self,
+        conn: AsyncConnection,
+        req: _Request,
+        texts: MergeTexts,
+        vectors: PreparedVectors,
+        neighbours: set[str],
+        *,
+        summarise_here: bool,
+        embed_here: bool,
+    ) -> MergeReport | None:
         """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
         written) when a far end was not locked (`neighbours` grows) or an LLM text is missing and not
         `summarise_here`."""
@@ -174,8 +192,9 @@ class EntityMergeService:
             neighbours |= plan.relations.neighbours
             return None
         if texts.wanted and summarise_here:
-            log.info("merge into %s/%s: its entities keep changing; summarising under the locks",
-                     req.project_id, req.tkey)
+            log.info(
+                "merge into %s/%s: its entities keep changing; summarising under the locks", req.project_id, req.tkey
+            )
             await texts.write(conn)
             plan = await self._plan(conn, req, texts)
         if texts.wanted:
@@ -192,22 +211,32 @@ class EntityMergeService:
         rows = [found[k] for k in req.involved if k in found]  # sources in request order, then the target
         data, strategy = req.body.target_entity_data, req.body.strategy
         given = sanitize(data.description) if data and data.description else None
-        description = given or self._combine(texts, strategy, "entity", req.target_name,
-                                             [r.description for r in rows], language)
-        entity_type = (normalize_type(data.entity_type) if data and data.entity_type
-                       else first_known_type([r.entity_type for r in rows]))
+        description = given or self._combine(
+            texts, strategy, "entity", req.target_name, [r.description for r in rows], language
+        )
+        entity_type = (
+            normalize_type(data.entity_type)
+            if data and data.entity_type
+            else first_known_type([r.entity_type for r in rows])
+        )
         values = {
-            "name": req.target_name, "entity_type": entity_type, "description": description, "curated": True,
-            "source_ids": limit_ids(ordered_union(*[r.source_ids for r in rows]),
-                                    s.max_source_ids_per_entity, s.source_ids_limit_method),
+            "name": req.target_name,
+            "entity_type": entity_type,
+            "description": description,
+            "curated": True,
+            "source_ids": limit_ids(
+                ordered_union(*[r.source_ids for r in rows]), s.max_source_ids_per_entity, s.source_ids_limit_method
+            ),
             "file_paths": self._paths(*[r.file_paths for r in rows]),
         }
-        relations = await self._plan_relations(conn, req.project_id, req.involved, req.tkey, req.target_name, strategy,
-                                               language, texts)
+        relations = await self._plan_relations(
+            conn, req.project_id, req.involved, req.tkey, req.target_name, strategy, language, texts
+        )
         return _Plan(found, values, relations)
 
-    async def _write(self, conn: AsyncConnection, req: _Request, plan: _Plan, vectors: PreparedVectors, *,
-                     embed_here: bool) -> MergeReport:
+    async def _write(
+        self, conn: AsyncConnection, req: _Request, plan: _Plan, vectors: PreparedVectors, *, embed_here: bool
+    ) -> MergeReport:
         project_id, tkey, rel = req.project_id, req.tkey, plan.relations
         merged_keys = [k for k in req.raw_by_key if k != tkey]
         if tkey in plan.found:
@@ -219,27 +248,40 @@ class EntityMergeService:
         await repo.delete_entities(conn, project_id, merged_keys)
         # the merged names, and every alias they had, now name the target
         await alias_repo.repoint(conn, project_id, merged_keys, tkey)
-        await alias_repo.add_aliases(conn, project_id, tkey,
-                                     [AliasItem(k, plan.found[k].name, "merge") for k in merged_keys], overwrite=True)
+        await alias_repo.add_aliases(
+            conn, project_id, tkey, [AliasItem(k, plan.found[k].name, "merge") for k in merged_keys], overwrite=True
+        )
         await repo.insert_relations(conn, project_id, rel.new_rows)
         await repo.insert_relation_sources(conn, project_id, rel.new_sources)
         await vectors.write(conn, project_id, entity_keys=[tkey], touching=[tkey], embed_here=embed_here)
         return MergeReport(
-            target=req.target_name, merged_sources=[plan.found[k].name for k in merged_keys],
-            relations_redirected=rel.redirected, relations_merged=rel.merged, self_loops_dropped=rel.self_loops,
+            target=req.target_name,
+            merged_sources=[plan.found[k].name for k in merged_keys],
+            relations_redirected=rel.redirected,
+            relations_merged=rel.merged,
+            self_loops_dropped=rel.self_loops,
         )
 
-    async def _plan_relations(self, conn: AsyncConnection, project_id: str, involved: list[str], tkey: str,
-                              target_name: str, strategy: MergeStrategy, language: str,
-                              texts: MergeTexts) -> RelationPlan:
+    async def _plan_relations(
+        self,
+        conn: AsyncConnection,
+        project_id: str,
+        involved: list[str],
+        tkey: str,
+        target_name: str,
+        strategy: MergeStrategy,
+        language: str,
+        texts: MergeTexts,
+    ) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
         s = self.settings
         plan = RelationPlan()
         rank = {k: i for i, k in enumerate(involved)}
         far = len(involved)
-        rels = sorted(await repo.relations_touching(conn, project_id, involved),
-                      key=lambda r: (min(rank.get(r.src_key, far), rank.get(r.tgt_key, far)),
-                                     r.src_key, r.tgt_key))
+        rels = sorted(
+            await repo.relations_touching(conn, project_id, involved),
+            key=lambda r: (min(rank.get(r.src_key, far), rank.get(r.tgt_key, far)), r.src_key, r.tgt_key),
+        )
         groups: dict[Pair, list[RelationRow]] = {}
         names: dict[str, str] = {tkey: target_name}
         for rel in rels:
@@ -260,7 +302,8 @@ class EntityMergeService:
         changed = {p: m for p, m in groups.items() if len(m) > 1 or m[0].pair != p}
         provenance: dict[Pair, list[RelationSource]] = {}
         for row in await repo.relation_sources_of(
-                conn, project_id, [m.pair for members in changed.values() for m in members]):
+            conn, project_id, [m.pair for members in changed.values() for m in members]
+        ):
             provenance.setdefault((row.src_key, row.tgt_key), []).append(row)
 
         for pair, members in groups.items():
@@ -272,17 +315,25 @@ class EntityMergeService:
             plan.delete_pairs.extend(old_pairs)
             plan.merged += len(members) - 1
             label = f"{names[pair[0]]} - {names[pair[1]]}"
-            description = self._combine(texts, strategy, "relation", label, [m.description for m in members],
-                                        language)
+            description = self._combine(texts, strategy, "relation", label, [m.description for m in members], language)
             keywords = join_keywords(*[m.keywords for m in members])
             plan.texts.append((names[pair[0]], names[pair[1]], keywords, description))
-            plan.new_rows.append({
-                "src_key": pair[0], "tgt_key": pair[1], "description": description, "keywords": keywords,
-                "weight": sum(float(m.weight) for m in members), "curated": True,
-                "source_ids": limit_ids(ordered_union(*[m.source_ids for m in members]),
-                                        s.max_source_ids_per_relation, s.source_ids_limit_method),
-                "file_paths": self._paths(*[m.file_paths for m in members]),
-            })
+            plan.new_rows.append(
+                {
+                    "src_key": pair[0],
+                    "tgt_key": pair[1],
+                    "description": description,
+                    "keywords": keywords,
+                    "weight": sum(float(m.weight) for m in members),
+                    "curated": True,
+                    "source_ids": limit_ids(
+                        ordered_union(*[m.source_ids for m in members]),
+                        s.max_source_ids_per_relation,
+                        s.source_ids_limit_method,
+                    ),
+                    "file_paths": self._paths(*[m.file_paths for m in members]),
+                }
+            )
             seen: dict[str, RelationSource] = {}
             for row in sorted((r for p in old_pairs for r in provenance.get(p, [])), key=lambda r: r.seq):
                 seen.setdefault(row.chunk_id, replace(row, src_key=pair[0], tgt_key=pair[1]))
@@ -297,8 +348,9 @@ class EntityMergeService:
         row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row["settings"] if row else None).language
 
-    def _combine(self, texts: MergeTexts, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str],
-                 language: str) -> str:
+    def _combine(
+        self, texts: MergeTexts, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str], language: str
+    ) -> str:
         clean = [d.strip() for d in descriptions if d and d.strip()]
         if not clean:
             return ""

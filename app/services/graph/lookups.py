@@ -9,15 +9,16 @@ from app.repositories import aliases as alias_repo
 from app.repositories import graph_curation as curation_repo
 
 
-async def refuse_alias_of_other(conn: AsyncConnection, project_id: str, key: str, name: str,
-                                owner: str | None) -> None:
+async def refuse_alias_of_other(conn: AsyncConnection, project_id: str, key: str, name: str, owner: str | None) -> None:
     """409 when `key` is a project-wide alias of an existing entity other than `owner`: giving the name to
     another entity would leave it naming two."""
     named = (await alias_repo.alias_targets(conn, project_id, [key])).get(key)
     if named is not None and named != owner:
         other = await curation_repo.get_entity(conn, project_id, named)
-        raise Conflict(f"'{name}' is an alias of entity '{other.name if other else named}'; detach it first "
-                       "or merge the entities", code="alias_exists")
+        raise Conflict(
+            f"'{name}' is an alias of entity '{other.name if other else named}'; detach it first or merge the entities",
+            code="alias_exists",
+        )
 
 
 async def resolve_key(conn: AsyncConnection, project_id: str, key: str) -> str:

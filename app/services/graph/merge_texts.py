@@ -56,9 +56,19 @@ class MergeTexts:
             self.batches.append(batch)
         try:  # a failure cancels the others, so none writes to a batch after its flush
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self.summarizer.summarize(
-                    "entity" if kind == "entity" else "relation", name, list(parts), language,
-                    project_id=self.project_id, batch=batch)) for kind, name, parts, language in wanted]
+                tasks = [
+                    group.create_task(
+                        self.summarizer.summarize(
+                            "entity" if kind == "entity" else "relation",
+                            name,
+                            list(parts),
+                            language,
+                            project_id=self.project_id,
+                            batch=batch,
+                        )
+                    )
+                    for kind, name, parts, language in wanted
+                ]
         except* Exception as errors:
             raise first_failure(errors) from None
         self.known.update(zip(wanted, (t.result() for t in tasks), strict=True))

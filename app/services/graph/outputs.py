@@ -13,10 +13,17 @@ from app.schemas.graph import EntityOut, RelationOut
 
 
 def entity_out(row: EntityRow, aliases: Iterable[AliasRow] = ()) -> EntityOut:
-    return EntityOut(name=row.name, entity_type=row.entity_type, aliases=alias_names(aliases),
-                     description=row.description,
-                     degree=row.degree, file_paths=list(row.file_paths or []), curated=row.curated,
-                     created_at=row.created_at, updated_at=row.updated_at)
+    return EntityOut(
+        name=row.name,
+        entity_type=row.entity_type,
+        aliases=alias_names(aliases),
+        description=row.description,
+        degree=row.degree,
+        file_paths=list(row.file_paths or []),
+        curated=row.curated,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
 
 
 def alias_names(aliases: Iterable[AliasRow]) -> list[str]:
@@ -35,7 +42,14 @@ async def entity_with_aliases(conn: AsyncConnection, project_id: str, row: Entit
 
 
 def relation_out(row: RelationRow) -> RelationOut:
-    return RelationOut(source=row.src_name, target=row.tgt_name, keywords=row.keywords,
-                       description=row.description, weight=row.weight,
-                       file_paths=list(row.file_paths or []), curated=row.curated,
-                       created_at=row.created_at, updated_at=row.updated_at)
+    return RelationOut(
+        source=row.src_name,
+        target=row.tgt_name,
+        keywords=row.keywords,
+        description=row.description,
+        weight=row.weight,
+        file_paths=list(row.file_paths or []),
+        curated=row.curated,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

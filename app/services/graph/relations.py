@@ -54,8 +54,14 @@ class RelationCurationService(CurationBase):
             pair = await self._pair(conn, project_id, body.source, body.target)
             found = await self._check_ends(conn, project_id, pair, body.source, body.target)
         description, keywords = clean_description(body.description), join_keywords(body.keywords)
-        values = {"src_key": pair[0], "tgt_key": pair[1], "description": description, "keywords": keywords,
-                  "weight": body.weight, "curated": True}
+        values = {
+            "src_key": pair[0],
+            "tgt_key": pair[1],
+            "description": description,
+            "keywords": keywords,
+            "weight": body.weight,
+            "curated": True,
+        }
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
@@ -63,8 +69,9 @@ class RelationCurationService(CurationBase):
             await graph_repo.lock_keys(conn, project_id, pair)
             await self._check_ends(conn, project_id, pair, body.source, body.target)
             if await repo.get_relation(conn, project_id, pair) is not None:
-                raise Conflict(f"Relation between '{body.source}' and '{body.target}' already exists",
-                               code="relation_exists")
+                raise Conflict(
+                    f"Relation between '{body.source}' and '{body.target}' already exists", code="relation_exists"
+                )
             await repo.insert_relations(conn, project_id, [values])
             await vectors.write(conn, project_id, pairs=[pair], embed_here=embed_here)
             return await repo.get_relation(conn, project_id, pair)
@@ -75,8 +82,9 @@ class RelationCurationService(CurationBase):
         assert row is not None
         return relation_out(row)
 
-    async def _check_ends(self, conn: AsyncConnection, project_id: str, pair: Pair, source: str,
-                          target: str) -> dict[str, EntityRow]:
+    async def _check_ends(
+        self, conn: AsyncConnection, project_id: str, pair: Pair, source: str, target: str
+    ) -> dict[str, EntityRow]:
         found = await repo.get_entities(conn, project_id, pair)
         for raw in (source, target):
             if await self._resolve(conn, project_id, raw) not in found:
@@ -112,8 +120,12 @@ class RelationCurationService(CurationBase):
                 row = await repo.get_relation(conn, project_id, pair)
             if row is None:
                 raise relation_missing(body.source, body.target)
-            vectors.want_relation(row.src_name, row.tgt_name, values.get("keywords", row.keywords),
-                                  values.get("description", row.description))
+            vectors.want_relation(
+                row.src_name,
+                row.tgt_name,
+                values.get("keywords", row.keywords),
+                values.get("description", row.description),
+            )
             updated = await write_with_vectors(self.db, vectors, write)
         assert updated is not None
         return relation_out(updated)

@@ -30,11 +30,14 @@ Kind = Literal["entity", "relation"]
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})[\w-]*\s*$", re.MULTILINE)
 _UNCLOSED_THINK = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _HEADING = re.compile(r"^\s*#{1,6}\s.*$")
-_LABEL = re.compile(r"^\s*\**\s*(?:(?:(?:consolidated|merged|combined|final|updated|new)\s+)?(?:entity\s+|relation\s+)?"
-                    r"description|(?:consolidated|merged|combined|final|updated)\s+summary)\s*\**\s*:\s*\**\s*",
-                    re.IGNORECASE)
-_PREAMBLE = re.compile(r"^\s*(?:sure|certainly|of course|okay|ok|here|below|this is|the following)\b.*:\s*$",
-                       re.IGNORECASE | re.DOTALL)
+_LABEL = re.compile(
+    r"^\s*\**\s*(?:(?:(?:consolidated|merged|combined|final|updated|new)\s+)?(?:entity\s+|relation\s+)?"
+    r"description|(?:consolidated|merged|combined|final|updated)\s+summary)\s*\**\s*:\s*\**\s*",
+    re.IGNORECASE,
+)
+_PREAMBLE = re.compile(
+    r"^\s*(?:sure|certainly|of course|okay|ok|here|below|this is|the following)\b.*:\s*$", re.IGNORECASE | re.DOTALL
+)
 _NOTE = re.compile(r"^\s*\(?\s*\**\s*note\s*\**\s*:", re.IGNORECASE)
 
 
@@ -44,10 +47,13 @@ def clean_summary(text: str) -> str:
     text = strip_think(text or "")
     unclosed = _UNCLOSED_THINK.search(text)
     if unclosed:  # reasoning cut off before the answer: nothing after the tag is the description
-        text = text[:unclosed.start()]
+        text = text[: unclosed.start()]
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _FENCE.sub("", text)) if p.strip()]
-    while paragraphs and (_PREAMBLE.match(paragraphs[0]) or _HEADING.match(paragraphs[0])
-                          or _LABEL.sub("", paragraphs[0]).strip(" *") == ""):
+    while paragraphs and (
+        _PREAMBLE.match(paragraphs[0])
+        or _HEADING.match(paragraphs[0])
+        or _LABEL.sub("", paragraphs[0]).strip(" *") == ""
+    ):
         paragraphs.pop(0)
     while len(paragraphs) > 1 and _NOTE.match(paragraphs[-1]):
         paragraphs.pop()
@@ -111,7 +117,13 @@ class Summarizer:
         return messages_key("summary", llm_identity(self.llm), messages)
 
     async def summarize(
-        self, kind: Kind, name: str, fragments: list[str], language: str, *, project_id: str = "default",
+        self,
+        kind: Kind,
+        name: str,
+        fragments: list[str],
+        language: str,
+        *,
+        project_id: str = "default",
         batch: CacheBatch | None = None,
     ) -> str:
         """The description to store: SEP-joined fragments below the thresholds, else an LLM summary."""
@@ -130,16 +142,26 @@ class Summarizer:
                 return await self._summarize_once(kind, name, items, language, project_id, batch)
             items, counts = self._split_oversize(items, counts)
             groups = self._pack(items, counts)
-            items = list(await asyncio.gather(*(
-                self._summarize_once(kind, name, group, language, project_id, batch) if len(group) > 1
-                else asyncio.sleep(0, group[0])
-                for group in groups
-            )))
+            items = list(
+                await asyncio.gather(
+                    *(
+                        self._summarize_once(kind, name, group, language, project_id, batch)
+                        if len(group) > 1
+                        else asyncio.sleep(0, group[0])
+                        for group in groups
+                    )
+                )
+            )
             if len(items) == 1:
                 return items[0]
             counts = [self._count(f) for f in items]
-        log.warning("summary of %s %r still has %d parts after %d rounds; keeping them joined",
-                    kind, name, len(items), s.summary_max_iterations)
+        log.warning(
+            "summary of %s %r still has %d parts after %d rounds; keeping them joined",
+            kind,
+            name,
+            len(items),
+            s.summary_max_iterations,
+        )
         return join_fragments(items)
 
     def _split_oversize(self, items: list[str], counts: list[int]) -> tuple[list[str], list[int]]:
@@ -154,7 +176,7 @@ class Summarizer:
                 continue
             tokens = self.tokenizer.encode(item)
             for start in range(0, len(tokens), limit):
-                piece = self.tokenizer.decode(tokens[start:start + limit]).strip()
+                piece = self.tokenizer.decode(tokens[start : start + limit]).strip()
                 if piece:
                     out_items.append(piece)
                     out_counts.append(self.tokenizer.count(piece))
@@ -184,8 +206,13 @@ class Summarizer:
         self, kind: Kind, name: str, items: list[str], language: str, project_id: str, batch: CacheBatch | None
     ) -> str:
         messages = summary_messages(kind, name, items, language, self.settings.summary_length_recommended)
-        request = ChatRequest("summary", messages, "summary", priority=PRIORITY_SUMMARY,
-                              use_cache=self.settings.enable_llm_cache_for_extract)
+        request = ChatRequest(
+            "summary",
+            messages,
+            "summary",
+            priority=PRIORITY_SUMMARY,
+            use_cache=self.settings.enable_llm_cache_for_extract,
+        )
         result = await self.cache.chat(project_id, request, batch)
         text = clean_summary(result.text).replace(SEP, " ").strip()
         if not text:

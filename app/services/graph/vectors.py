@@ -76,8 +76,16 @@ class PreparedVectors:
             self.embedder_calls += 1
             self.known.update(zip(texts, await self.embedder.embed(texts), strict=True))
 
-    async def write(self, conn: AsyncConnection, project_id: str, *, entity_keys: Sequence[str] = (),
-                    touching: Sequence[str] = (), pairs: Sequence[Pair] = (), embed_here: bool = False) -> None:
+    async def write(
+        self,
+        conn: AsyncConnection,
+        project_id: str,
+        *,
+        entity_keys: Sequence[str] = (),
+        touching: Sequence[str] = (),
+        pairs: Sequence[Pair] = (),
+        embed_here: bool = False,
+    ) -> None:
         """Store the vectors of the given entities, of every relation touching `touching` and of the given
         pairs, as they read now in the transaction, for those whose text changed. VectorsOutdated (nothing
         stored, the missing texts noted as wanted) when a vector is missing, unless `embed_here`: then the
@@ -104,8 +112,9 @@ class PreparedVectors:
         return await embed_changed(cast(EmbeddingClient, _FromKnown(self.known)), ents, rels)
 
 
-async def write_with_vectors(db: Database, vectors: PreparedVectors,
-                             write: Callable[[AsyncConnection, bool], Awaitable[T]]) -> T:
+async def write_with_vectors(
+    db: Database, vectors: PreparedVectors, write: Callable[[AsyncConnection, bool], Awaitable[T]]
+) -> T:
     """Run `write(conn, embed_here)` in a transaction after making the wanted vectors outside it, again
     while it raises VectorsOutdated; from the OUTSIDE_TRIES-th retry on with `embed_here` set."""
     retries = 0

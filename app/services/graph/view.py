@@ -39,10 +39,20 @@ def graph_fields(sub: Subgraph, *, raw_descriptions: bool = False) -> dict[str, 
     names = sub.names()
     shown = (lambda d: d) if raw_descriptions else readable
     return {
-        "nodes": [{"id": n.name, "entity_type": n.entity_type, "description": shown(n.description),
-                   "degree": n.degree} for n in sub.nodes],
-        "edges": [{"source": names[e.src_key], "target": names[e.tgt_key], "weight": float(e.weight),
-                   "keywords": e.keywords, "description": shown(e.description)} for e in sub.edges],
+        "nodes": [
+            {"id": n.name, "entity_type": n.entity_type, "description": shown(n.description), "degree": n.degree}
+            for n in sub.nodes
+        ],
+        "edges": [
+            {
+                "source": names[e.src_key],
+                "target": names[e.tgt_key],
+                "weight": float(e.weight),
+                "keywords": e.keywords,
+                "description": shown(e.description),
+            }
+            for e in sub.edges
+        ],
         "is_truncated": sub.is_truncated,
     }
 
@@ -56,8 +66,9 @@ class GraphViewService:
     def __init__(self, c: Container) -> None:
         self.c = c
 
-    async def subgraph(self, project_id: str, label: str, max_depth: int, max_nodes: int, *,
-                       raw_descriptions: bool = False) -> GraphOut:
+    async def subgraph(
+        self, project_id: str, label: str, max_depth: int, max_nodes: int, *, raw_descriptions: bool = False
+    ) -> GraphOut:
         sub = await self.rows(project_id, label, max_depth, max_nodes)
         return GraphOut.model_validate(graph_fields(sub, raw_descriptions=raw_descriptions))
 
@@ -80,8 +91,9 @@ class GraphViewService:
         return Subgraph(nodes, edges, truncated)
 
     @staticmethod
-    async def _expand(conn, project_id: str, start: NodeRow, max_depth: int,
-                      max_nodes: int) -> tuple[list[NodeRow], bool]:
+    async def _expand(
+        conn, project_id: str, start: NodeRow, max_depth: int, max_nodes: int
+    ) -> tuple[list[NodeRow], bool]:
         nodes = [start]
         visited = [start.key]
         frontier = [start.key]

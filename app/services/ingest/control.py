@@ -30,17 +30,25 @@ class QueueControl:
                 raise document_not_found(document_id)
             status = row["status"]
             if status == "processing" and row["graph_merged"]:
-                raise Conflict(f"Document '{document_id}' has already merged into the graph, which cannot be "
-                               "undone by a cancel; let it finish, then delete it", code="document_merged")
+                raise Conflict(
+                    f"Document '{document_id}' has already merged into the graph, which cannot be "
+                    "undone by a cancel; let it finish, then delete it",
+                    code="document_merged",
+                )
             if status not in ("pending", "processing"):
-                raise Conflict(f"Document '{document_id}' is {status}; only pending or processing documents can "
-                               "be cancelled", code="document_not_cancellable")
+                raise Conflict(
+                    f"Document '{document_id}' is {status}; only pending or processing documents can be cancelled",
+                    code="document_not_cancellable",
+                )
             if status == "pending":
                 await events_repo.add(conn, [(project_id, document_id, "cancelled", "cancelled while pending")])
         if status == "processing" and self.c.worker is not None:
             self.c.worker.request_cancel(project_id, document_id)
-        return CancelResult(id=document_id, status="cancelled" if status == "pending" else "processing",
-                            cancel_requested=status == "processing")
+        return CancelResult(
+            id=document_id,
+            status="cancelled" if status == "pending" else "processing",
+            cancel_requested=status == "processing",
+        )
 
     async def retry_failed(self, project_id: str) -> RetriedDocuments:
         async with self.c.db.transaction() as conn:

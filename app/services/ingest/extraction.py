@@ -60,12 +60,23 @@ class Extractor:
         return sum(self.llm.tokenizer.count(m["content"]) for m in messages)
 
     async def _pass(
-        self, project_id: str, messages: list[Message], operation: str, batch: CacheBatch | None,
-        known_absent: bool = False, json_format: bool = False,
+        self,
+        project_id: str,
+        messages: list[Message],
+        operation: str,
+        batch: CacheBatch | None,
+        known_absent: bool = False,
+        json_format: bool = False,
     ):
-        request = ChatRequest(CACHE_TYPE, messages, operation, priority=PRIORITY_EXTRACT,
-                              use_cache=self.settings.enable_llm_cache_for_extract, known_absent=known_absent,
-                              response_format=_JSON_FORMAT if json_format else None)
+        request = ChatRequest(
+            CACHE_TYPE,
+            messages,
+            operation,
+            priority=PRIORITY_EXTRACT,
+            use_cache=self.settings.enable_llm_cache_for_extract,
+            known_absent=known_absent,
+            response_format=_JSON_FORMAT if json_format else None,
+        )
         return await self.cache.chat(project_id, request, batch)
 
     @property
@@ -79,8 +90,9 @@ class Extractor:
 
     def first_pass_key(self, content: str, entity_types: list[str], language: str) -> str:
         """The cache key of a chunk's first extraction pass (to prefetch a document's answers at once)."""
-        return messages_key(CACHE_TYPE, llm_identity(self.llm),
-                            self._first_messages(content, entity_types, language, self.json_format))
+        return messages_key(
+            CACHE_TYPE, llm_identity(self.llm), self._first_messages(content, entity_types, language, self.json_format)
+        )
 
     def gleaning_limit(self) -> int:
         """Largest gleaning conversation in tokens (0 = no limit): MAX_EXTRACT_INPUT_TOKENS, and within the
@@ -92,16 +104,22 @@ class Extractor:
             limit = min(limit, room) if limit else room
         return max(limit, 1) if window else limit
 
-    def _read(self, answer, operation: str, chunk_id: str, file_path: str | None,
-              entity_types: list[str]) -> tuple[ChunkExtraction, str, bool]:
+    def _read(
+        self, answer, operation: str, chunk_id: str, file_path: str | None, entity_types: list[str]
+    ) -> tuple[ChunkExtraction, str, bool]:
         """A pass's records, its answer up to any loop, and whether it ran away (cut by its cap or looping)."""
-        result, text, looped = read_answer(answer.text, chunk_id, file_path, self.settings.entity_name_max_length,
-                                           entity_types)
+        result, text, looped = read_answer(
+            answer.text, chunk_id, file_path, self.settings.entity_name_max_length, entity_types
+        )
         if looped and not answer.truncated:
             metrics.LLM_RUNAWAY_ANSWERS.labels(operation, "loop").inc()
         if looped or answer.truncated:
-            log.warning("chunk %s: the %s answer ran away (%s); keeping the records before it", chunk_id,
-                        operation, "cut by its max_tokens cap" if answer.truncated else "repeating itself")
+            log.warning(
+                "chunk %s: the %s answer ran away (%s); keeping the records before it",
+                chunk_id,
+                operation,
+                "cut by its max_tokens cap" if answer.truncated else "repeating itself",
+            )
         return result, text, looped or answer.truncated
 
     async def extract_chunk(
@@ -133,8 +151,9 @@ class Extractor:
             metrics.EXTRACTION_FORMAT_FAILURES.labels("retried").inc()
             log.warning("chunk %s: the extraction answer held no usable record; asking once more", chunk_id)
             messages = (structured.json_corrective_messages if json_format else corrective_messages)(messages, text)
-            answer = await self._pass(project_id, messages, "extract_retry", batch, known_absent=not answer.hit,
-                                      json_format=json_format)
+            answer = await self._pass(
+                project_id, messages, "extract_retry", batch, known_absent=not answer.hit, json_format=json_format
+            )
             keys.append(answer.key)
             retry, text, ran_away = self._read(answer, "extract_retry", chunk_id, file_path, entity_types)
             runaway += ran_away
@@ -158,8 +177,9 @@ class Extractor:
                 break
             # a gleaning conversation quotes the previous answer: after a fresh answer it cannot be cached
             try:
-                answer = await self._pass(project_id, messages, "glean", batch, known_absent=not answer.hit,
-                                          json_format=json_format)
+                answer = await self._pass(
+                    project_id, messages, "glean", batch, known_absent=not answer.hit, json_format=json_format
+                )
             except (ContextLengthExceeded, StructuredOutputRejected) as exc:
                 # the first pass stands: gleaning only adds to it
                 metrics.GLEANING_SKIPPED.labels("rejected").inc()
@@ -181,7 +201,10 @@ class Extractor:
 
 
 def extraction_from_cached(
-    responses: list[str], chunk_id: str, file_path: str | None, name_max_length: int = 500,
+    responses: list[str],
+    chunk_id: str,
+    file_path: str | None,
+    name_max_length: int = 500,
     entity_types: list[str] | None = None,
 ) -> ChunkExtraction:
     """Re-parse a chunk's cached pass answers (first pass, a corrective retry if there was one, then gleanings)
@@ -205,8 +228,15 @@ async def store_report(
     and serve naive and mix queries, so the report's warning says what is missing instead of failing it."""
     report = ExtractionReport.of(extractions)
     if report.warning:
-        log.warning("document %s/%s: %s (%d chunks, %d failed, %d unparseable records)", project_id, document_id,
-                    report.warning, report.chunks, report.failed_chunks, report.unparseable_records)
+        log.warning(
+            "document %s/%s: %s (%d chunks, %d failed, %d unparseable records)",
+            project_id,
+            document_id,
+            report.warning,
+            report.chunks,
+            report.failed_chunks,
+            report.unparseable_records,
+        )
     async with db.transaction() as conn:
         if await docs_repo.lock_claim(conn, project_id, document_id, worker_id) is not None:
             await docs_repo.set_fields(conn, project_id, document_id, extraction_report=report.as_dict())

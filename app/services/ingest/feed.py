@@ -67,8 +67,14 @@ class PipelineFeed:
         `{"type": "end", "reason"}` when the project was deleted (or the server stops)."""
         after = resume.after
         if resume.reset:
-            yield {"type": "reset", "reason": "events_pruned",
-                   "detail": "Events after Last-Event-ID are no longer kept: reload GET /pipeline."}, after
+            yield (
+                {
+                    "type": "reset",
+                    "reason": "events_pruned",
+                    "detail": "Events after Last-Event-ID are no longer kept: reload GET /pipeline.",
+                },
+                after,
+            )
         poller = self.c.pipeline_hub.join(project_id, self.c.db, self.c.settings.progress_write_interval)
         try:
             shown: dict[str, tuple] = {}

@@ -34,15 +34,16 @@ def fold_summary(current: str, summarised: str, summary: str) -> str | None:
     nothing of the newer merge is lost). If the prefix is gone, the summary is dropped.
     """
     done, now = fragments(summarised), fragments(current)
-    if not summary or now[:len(done)] != done:
+    if not summary or now[: len(done)] != done:
         return None
-    folded = join_fragments([summary, *now[len(done):]])
+    folded = join_fragments([summary, *now[len(done) :]])
     return folded if folded != current else None
 
 
 class Finaliser:
-    def __init__(self, c: Container, summarizer: Summarizer, last_writers: LastWriters,
-                 timings: dict[str, float]) -> None:
+    def __init__(
+        self, c: Container, summarizer: Summarizer, last_writers: LastWriters, timings: dict[str, float]
+    ) -> None:
         self.c = c
         self.settings = c.settings
         self.summarizer = summarizer
@@ -50,8 +51,15 @@ class Finaliser:
         self.timings = timings
         self._summarising: dict[tuple, asyncio.Event] = {}  # items being summarised by a document of this process
 
-    async def finalise(self, project_id: str, document_id: str, language: str, touched: Touched,
-                       on_stage: Callable[[str], None] | None = None, refused: list[str] | None = None) -> None:
+    async def finalise(
+        self,
+        project_id: str,
+        document_id: str,
+        language: str,
+        touched: Touched,
+        on_stage: Callable[[str], None] | None = None,
+        refused: list[str] | None = None,
+    ) -> None:
         """Summarise the document's over-threshold items, then embed the items whose text changed;
         `on_stage` hears "summarising", then "embedding". Items whose text the embedding endpoint refuses
         are described in `refused` (when given) while the others are embedded; without it they fail the call."""
@@ -85,7 +93,8 @@ class Finaliser:
                 async with self.c.db.connect() as conn:
                     stored = Touched.of_rows(
                         await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
-                        await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
+                        await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False),
+                    )
                 await self._embed_graph(project_id, stored.entities, stored.relations, [])
         except Exception as exc:
             log.warning("could not embed the items of a failed document in %s: %s", project_id, error_text(exc))
@@ -93,11 +102,14 @@ class Finaliser:
     async def read_touched(self, project_id: str, document_id: str) -> Touched:
         async with self.c.db.connect() as conn:
             keys, pairs = await graph_repo.keys_of_document(conn, project_id, document_id)
-            return Touched.of_rows(await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
-                                   await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False))
+            return Touched.of_rows(
+                await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False),
+                await graph_repo.fetch_relations(conn, project_id, pairs, with_sources=False),
+            )
 
-    async def _claim_summaries(self, project_id: str, document_id: str,
-                               touched: Touched) -> tuple[dict[str, EntityText], dict[Pair, RelationText]]:
+    async def _claim_summaries(
+        self, project_id: str, document_id: str, touched: Touched
+    ) -> tuple[dict[str, EntityText], dict[Pair, RelationText]]:
         """The document's entities and relations whose description needs an LLM summary, claimed in this process.
 
         Documents sharing an entity finalise concurrently; without this both would summarise it (the second
@@ -124,8 +136,14 @@ class Finaliser:
             if event is not None:
                 event.set()
 
-    async def _summarise(self, project_id: str, ents: dict[str, EntityText], rels: dict[Pair, RelationText],
-                         language: str, touched: Touched) -> None:
+    async def _summarise(
+        self,
+        project_id: str,
+        ents: dict[str, EntityText],
+        rels: dict[Pair, RelationText],
+        language: str,
+        touched: Touched,
+    ) -> None:
         """Summarise the given (claimed, over-threshold) items, fold the summaries in, and update `touched`."""
         s = self.summarizer
         ent_todo, rel_todo = list(ents.values()), list(rels.values())
@@ -138,30 +156,39 @@ class Finaliser:
             await batch.prefetch([key for job in jobs if (key := s.first_call_key(*job, language))])
         try:  # a failure cancels the other summaries, so none writes to the batch after its flush
             async with batch.flushed_on_failure(), asyncio.TaskGroup() as group:
-                tasks = [group.create_task(s.summarize(*job, language, project_id=project_id, batch=batch))
-                         for job in jobs]
+                tasks = [
+                    group.create_task(s.summarize(*job, language, project_id=project_id, batch=batch)) for job in jobs
+                ]
         except* Exception as errors:
             raise first_failure(errors) from None
         summaries = [task.result() for task in tasks]
-        ent_new, rel_new = summaries[:len(ent_todo)], summaries[len(ent_todo):]
+        ent_new, rel_new = summaries[: len(ent_todo)], summaries[len(ent_todo) :]
         ent_done = {e.key: (e.description, new) for e, new in zip(ent_todo, ent_new, strict=True)}
         rel_done = {r.pair: (r.description, new) for r, new in zip(rel_todo, rel_new, strict=True)}
         async with self.c.db.transaction() as conn:
             await batch.flush(conn)
             # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
-            locked = await lock_keys_timed(conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)],
-                                           "summarise")
+            locked = await lock_keys_timed(
+                conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)], "summarise"
+            )
             current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
             current_r = await graph_repo.fetch_relations(conn, project_id, list(rel_done), with_sources=False)
-            ent_rows = [(key, row.description, text) for key, row in sorted(current_e.items())
-                        if (text := fold_summary(row.description, *ent_done[key])) is not None]
-            rel_rows = [(*pair, row.description, text) for pair, row in sorted(current_r.items())
-                        if (text := fold_summary(row.description, *rel_done[pair])) is not None]
+            ent_rows = [
+                (key, row.description, text)
+                for key, row in sorted(current_e.items())
+                if (text := fold_summary(row.description, *ent_done[key])) is not None
+            ]
+            rel_rows = [
+                (*pair, row.description, text)
+                for pair, row in sorted(current_r.items())
+                if (text := fold_summary(row.description, *rel_done[pair])) is not None
+            ]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
         locks_released("summarise", locked)
-        self.last_writers.wrote(touched, item_idents(project_id, [r[0] for r in ent_rows],
-                                                     [(r[0], r[1]) for r in rel_rows]))
+        self.last_writers.wrote(
+            touched, item_idents(project_id, [r[0] for r in ent_rows], [(r[0], r[1]) for r in rel_rows])
+        )
         # what the rows hold now (read under the locks, plus our folds): what the embedding must describe
         current = Touched.of_rows(current_e, current_r)
         touched.entities.update(current.entities)
@@ -171,16 +198,22 @@ class Finaliser:
         for src, tgt, _, text in rel_rows:
             touched.relations[(src, tgt)] = replace(touched.relations[(src, tgt)], description=text)
 
-    async def _embed_graph(self, project_id: str, ents: dict[str, EntityText],
-                           rels: dict[Pair, RelationText], refused: list[str] | None = None) -> None:
+    async def _embed_graph(
+        self,
+        project_id: str,
+        ents: dict[str, EntityText],
+        rels: dict[Pair, RelationText],
+        refused: list[str] | None = None,
+    ) -> None:
         ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values(), refused)
         if not ent_done and not rel_done:
             return
         ent_done.sort(key=lambda u: u.key)
         rel_done.sort(key=lambda u: u.pair)
         async with self.c.db.transaction() as conn:
-            locked = await lock_keys_timed(conn, project_id, [u.key for u in ent_done] + [k for u in rel_done
-                                                                                          for k in u.pair], "embed")
+            locked = await lock_keys_timed(
+                conn, project_id, [u.key for u in ent_done] + [k for u in rel_done for k in u.pair], "embed"
+            )
             await graph_repo.set_entity_embeddings(conn, project_id, ent_done)
             await graph_repo.set_relation_embeddings(conn, project_id, rel_done)
         locks_released("embed", locked)

@@ -54,22 +54,34 @@ class Touched:
 
     @classmethod
     def of_rows(cls, entities: dict[str, EntityRow], relations: dict[Pair, RelationRow]) -> Touched:
-        return cls({k: EntityText.of(r) for k, r in entities.items()},
-                   {p: RelationText.of(r) for p, r in relations.items()})
+        return cls(
+            {k: EntityText.of(r) for k, r in entities.items()}, {p: RelationText.of(r) for p, r in relations.items()}
+        )
 
 
-def _touched(entity_merges: list[EntityMerge], relation_merges: list[RelationMerge],
-             existing: dict[str, EntityRow], existing_rel: dict[Pair, RelationRow]) -> Touched:
+def _touched(
+    entity_merges: list[EntityMerge],
+    relation_merges: list[RelationMerge],
+    existing: dict[str, EntityRow],
+    existing_rel: dict[Pair, RelationRow],
+) -> Touched:
     names = {m.key: m.name for m in entity_merges}
-    ents = {m.key: EntityText(m.key, m.name, m.description,
-                              existing[m.key].embedded_hash if m.key in existing else None)
-            for m in entity_merges}
+    ents = {
+        m.key: EntityText(m.key, m.name, m.description, existing[m.key].embedded_hash if m.key in existing else None)
+        for m in entity_merges
+    }
     rels = {}
     for m in relation_merges:
         pair = (m.src_key, m.tgt_key)
-        rels[pair] = RelationText(m.src_key, m.tgt_key, names.get(m.src_key, m.src_name),
-                                  names.get(m.tgt_key, m.tgt_name), m.keywords, m.description,
-                                  existing_rel[pair].embedded_hash if pair in existing_rel else None)
+        rels[pair] = RelationText(
+            m.src_key,
+            m.tgt_key,
+            names.get(m.src_key, m.src_name),
+            names.get(m.tgt_key, m.tgt_name),
+            m.keywords,
+            m.description,
+            existing_rel[pair].embedded_hash if pair in existing_rel else None,
+        )
     return Touched(ents, rels)
 
 
@@ -88,16 +100,23 @@ class GraphMerger:
         resolution = None
         if self.settings.entity_resolution != "off":
             async with self.db.connect() as conn:
-                resolution = await NameResolution.prepare(conn, self.settings.entity_resolution, project_id,
-                                                           document_id, extractions)
+                resolution = await NameResolution.prepare(
+                    conn, self.settings.entity_resolution, project_id, document_id, extractions
+                )
         while True:
             try:
                 return await self._merge(project_id, document_id, worker_id, extractions, resolution)
             except Relock:
                 continue
 
-    async def _merge(self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction],
-                     resolution: NameResolution | None) -> Touched | None:
+    async def _merge(
+        self,
+        project_id: str,
+        document_id: str,
+        worker_id: str,
+        extractions: list[ChunkExtraction],
+        resolution: NameResolution | None,
+    ) -> Touched | None:
         async with self.db.transaction() as conn:
             claim = await require_claim(conn, project_id, document_id, worker_id)
             if claim["graph_merged"]:
@@ -109,15 +128,21 @@ class GraphMerger:
                 await resolution.resolve_locked(conn)
                 extractions = resolution.apply(extractions)
                 await resolution.record(conn)
-            touched, idents, locked = await self._merge_locked(conn, project_id, document_id, extractions,
-                                                               locked if resolution is not None else None)
+            touched, idents, locked = await self._merge_locked(
+                conn, project_id, document_id, extractions, locked if resolution is not None else None
+            )
         locks_released("merge", locked)
         self.last_writers.wrote(touched, idents)
         return touched
 
-    async def _merge_locked(self, conn: AsyncConnection, project_id: str, document_id: str,
-                            extractions: list[ChunkExtraction],
-                            locked: float | None) -> tuple[Touched, list[tuple], float]:
+    async def _merge_locked(
+        self,
+        conn: AsyncConnection,
+        project_id: str,
+        document_id: str,
+        extractions: list[ChunkExtraction],
+        locked: float | None,
+    ) -> tuple[Touched, list[tuple], float]:
         """Fold the records into the rows under the key locks (taken here unless `locked` says when they
         were); the items as written, their process-wide names and when the locks were taken."""
         entity_records: dict[str, list[EntityRecord]] = {}
@@ -147,32 +172,41 @@ class GraphMerger:
         entity_merges: list[EntityMerge] = []
         for key in sorted(keys):
             row = existing.get(key)
-            entity_merges.append(merge_entity(
-                row.as_mapping() if row else None, entity_records.get(key, []), row.sources if row else [],
-                self.settings, extra_sources=endpoint_sources.get(key, ()),
-            ))
+            entity_merges.append(
+                merge_entity(
+                    row.as_mapping() if row else None,
+                    entity_records.get(key, []),
+                    row.sources if row else [],
+                    self.settings,
+                    extra_sources=endpoint_sources.get(key, ()),
+                )
+            )
         relation_merges: list[RelationMerge] = []
         for pair in sorted(relation_records):
             stored = existing_rel.get(pair)
-            relation_merges.append(merge_relation(
-                stored.as_mapping() if stored else None, relation_records[pair], stored.sources if stored else [],
-                self.settings,
-            ))
+            relation_merges.append(
+                merge_relation(
+                    stored.as_mapping() if stored else None,
+                    relation_records[pair],
+                    stored.sources if stored else [],
+                    self.settings,
+                )
+            )
 
         written = [m for m in entity_merges if not m.skipped]
         await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
-        await graph_repo.upsert_relations(
-            conn, project_id, [m.row() for m in relation_merges if not m.skipped]
-        )
+        await graph_repo.upsert_relations(conn, project_id, [m.row() for m in relation_merges if not m.skipped])
         await graph_repo.add_entity_sources(
             conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
         )
         await graph_repo.add_relation_sources(
-            conn, project_id,
+            conn,
+            project_id,
             [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
         )
         await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
         touched = _touched(entity_merges, relation_merges, existing, existing_rel)
-        idents = item_idents(project_id, [m.key for m in written],
-                             [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped])
+        idents = item_idents(
+            project_id, [m.key for m in written], [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]
+        )
         return touched, idents, locked

@@ -52,6 +52,7 @@ from app.services.projects import require_project
 WAIT_LIMIT_SECONDS = 600.0
 TERMINAL = ("processed", "failed", "cancelled")
 
+
 def sanitize_text(text: str) -> str:
     """Trim and remove control characters (keeping tab, newline, carriage return) and lone surrogates."""
     return strip_control(text.strip()).strip()
@@ -147,9 +148,11 @@ class IngestionService:
         async with self.c.db.transaction() as conn:
             inserted = await self._insert(conn, project_id, fresh)
             leftovers = [c for c in fresh if c.id not in inserted]
-            existing = await docs_repo.find_existing(
-                conn, project_id, [c.id for c in leftovers], [c.hash for c in leftovers]
-            ) if leftovers else []
+            existing = (
+                await docs_repo.find_existing(conn, project_id, [c.id for c in leftovers], [c.hash for c in leftovers])
+                if leftovers
+                else []
+            )
         by_id = {row["id"]: row["id"] for row in existing}
         by_hash = {row["content_hash"]: row["id"] for row in existing}
         for cand in fresh:
@@ -195,9 +198,18 @@ class IngestionService:
         return out
 
     async def _insert(self, conn, project_id: str, fresh: list[_Candidate]) -> set[str]:
-        rows = [{"id": c.id, "status": "pending", "content": c.text, "content_hash": c.hash,
-                 "content_length": len(c.text), "file_path": c.file_path, "metadata": c.metadata}
-                for c in fresh]
+        rows = [
+            {
+                "id": c.id,
+                "status": "pending",
+                "content": c.text,
+                "content_hash": c.hash,
+                "content_length": len(c.text),
+                "file_path": c.file_path,
+                "metadata": c.metadata,
+            }
+            for c in fresh
+        ]
         return await docs_repo.insert_new(conn, project_id, rows)
 
     async def wait_until_done(
@@ -238,15 +250,19 @@ class IngestionService:
         from app.services.ingest.parsing import ParseLimits, extract_text_isolated  # noqa: PLC0415
 
         limit = self.settings.max_upload_bytes
-        limits = ParseLimits(timeout=self.settings.parse_timeout, workers=self.settings.parse_workers,
-                             max_decompressed_bytes=self.settings.max_decompressed_bytes)
+        limits = ParseLimits(
+            timeout=self.settings.parse_timeout,
+            workers=self.settings.parse_workers,
+            max_decompressed_bytes=self.settings.max_decompressed_bytes,
+        )
         out: list[Submission] = []
         for upload in files:
             name = canonical_path(upload.filename) or "upload"
             data = await upload.read(limit + 1)
             if len(data) > limit:
-                out.append(Submission(file_path=name, too_large=True,
-                                      error=f"file is larger than the limit of {limit} bytes"))
+                out.append(
+                    Submission(file_path=name, too_large=True, error=f"file is larger than the limit of {limit} bytes")
+                )
                 continue
             try:
                 text = await extract_text_isolated(name, data, limits)
@@ -271,8 +287,9 @@ class IngestionService:
             rows, total = await docs_repo.list_page(conn, project_id, status, limit, offset)
             counts = await graph_repo.document_graph_counts(conn, project_id, [r["id"] for r in rows])
             by_status = await docs_repo.count_by_status(conn, project_id)
-        docs = [DocumentSummary(**r, entities_count=counts[r["id"]][0], relations_count=counts[r["id"]][1])
-                for r in rows]
+        docs = [
+            DocumentSummary(**r, entities_count=counts[r["id"]][0], relations_count=counts[r["id"]][1]) for r in rows
+        ]
         return DocumentList(documents=docs, total=total, counts=StatusCounts(**by_status))
 
     async def chunks(self, project_id: str, document_id: str) -> ChunkList:
@@ -280,10 +297,20 @@ class IngestionService:
             await require_project(conn, project_id)
             await _require_document(conn, project_id, document_id)
             rows = await chunks_repo.list_for_document(conn, project_id, document_id)
-        return ChunkList(document_id=document_id, chunks=[
-            ChunkOut(id=r["id"], order=r["order_index"], tokens=r["tokens"], start_token=r["start_token"],
-                     end_token=r["end_token"], content=r["content"]) for r in rows
-        ])
+        return ChunkList(
+            document_id=document_id,
+            chunks=[
+                ChunkOut(
+                    id=r["id"],
+                    order=r["order_index"],
+                    tokens=r["tokens"],
+                    start_token=r["start_token"],
+                    end_token=r["end_token"],
+                    content=r["content"],
+                )
+                for r in rows
+            ],
+        )
 
     async def pipeline(self, project_id: str, visible: set[str] | None = None) -> PipelineStatus:
         """The project's queue; `visible` (a scoped key's projects) bounds what the shared figures reveal."""
@@ -297,12 +324,19 @@ class IngestionService:
         worker = self.c.worker
         local = None
         if worker is not None and visible is None:  # the local worker's figures span every project
-            local = {"id": worker.id, "in_flight": len(worker.in_flight),
-                     "max_parallel": self.settings.max_parallel_insert, "finished": worker.processed}
+            local = {
+                "id": worker.id,
+                "in_flight": len(worker.in_flight),
+                "max_parallel": self.settings.max_parallel_insert,
+                "finished": worker.processed,
+            }
         return PipelineStatus(
-            project_id=project_id, queue_depth=by_status["pending"] + by_status["processing"],
-            global_queue_depth=global_depth, by_status=StatusCounts(**by_status),
-            in_flight=[InFlight(**r) for r in flying], local_worker=local,
+            project_id=project_id,
+            queue_depth=by_status["pending"] + by_status["processing"],
+            global_queue_depth=global_depth,
+            by_status=StatusCounts(**by_status),
+            in_flight=[InFlight(**r) for r in flying],
+            local_worker=local,
             recent_events=[PipelineEvent(**e) for e in events],
         )
 
@@ -312,8 +346,10 @@ class IngestionService:
             await require_project(conn, project_id)
             row = await _require_document(conn, project_id, document_id)
             if not await docs_repo.retry(conn, project_id, document_id):
-                raise Conflict(f"Document '{document_id}' is {row['status']}; only failed or cancelled documents "
-                               "can be retried", code="document_not_failed")
+                raise Conflict(
+                    f"Document '{document_id}' is {row['status']}; only failed or cancelled documents can be retried",
+                    code="document_not_failed",
+                )
             await events_repo.add(conn, [(project_id, document_id, "retried", f"was {row['status']}")])
         if self.c.worker is not None:
             self.c.worker.notify()

@@ -49,8 +49,14 @@ class NameResolution:
     rejected: set[tuple[str, str]] = field(default_factory=set)  # rejected pairs touching the document's names
 
     @classmethod
-    async def prepare(cls, conn: AsyncConnection, mode: ResolutionMode, project_id: str, document_id: str,
-                      extractions: list[ChunkExtraction]) -> NameResolution:
+    async def prepare(
+        cls,
+        conn: AsyncConnection,
+        mode: ResolutionMode,
+        project_id: str,
+        document_id: str,
+        extractions: list[ChunkExtraction],
+    ) -> NameResolution:
         doc = document_names(extractions)
         definitions: dict[str, str] = {}
         if any(is_acronym(n) for n in doc.names.values()):
@@ -59,10 +65,12 @@ class NameResolution:
             definitions = acronym_definitions(texts)
         self = cls(mode, project_id, document_id, doc, definitions)
         known = await self._known(conn)
-        self.lock_keys = (lookup_keys(doc, definitions) | set(known.aliases.values())
-                          | {k for keys in known.initials.values() for k in keys}
-                          | {q for k, q in qualified_keys(doc).items() if k in known.entity_types
-                             or q in known.entity_types})
+        self.lock_keys = (
+            lookup_keys(doc, definitions)
+            | set(known.aliases.values())
+            | {k for keys in known.initials.values() for k in keys}
+            | {q for k, q in qualified_keys(doc).items() if k in known.entity_types or q in known.entity_types}
+        )
         return self
 
     async def _known(self, conn: AsyncConnection) -> Known:
@@ -71,7 +79,8 @@ class NameResolution:
         keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
         wanted = keys | index_lookups(self.doc, self.definitions)
         aliases, types, self.rejected = await aliases_repo.names_state(
-            conn, self.project_id, self.document_id, wanted, keys, self.doc.names)
+            conn, self.project_id, self.document_id, wanted, keys, self.doc.names
+        )
         initials: dict[str, list[str]] = {}
         for name in self.doc.names.values():
             letters = acronym_letters(name)
@@ -112,19 +121,25 @@ class NameResolution:
         by_target: dict[str, list[AliasItem]] = {}
         for key, decision in self.result.decisions.items():
             if decision.target != key and decision.source is not None:
-                by_target.setdefault(decision.target, []).append(AliasItem(
-                    key, self.doc.names[key], decision.source, self.document_id, decision.scoped))
+                by_target.setdefault(decision.target, []).append(
+                    AliasItem(key, self.doc.names[key], decision.source, self.document_id, decision.scoped)
+                )
         for ikey, target in self.result.index.items():
-            by_target.setdefault(target, []).append(AliasItem(ikey, self.doc.names.get(target, target), "rule",
-                                                              self.document_id))
+            by_target.setdefault(target, []).append(
+                AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
+            )
         await aliases_repo.add_aliases_of(conn, self.project_id, by_target)
         if self.result.suggestions:
-            await aliases_repo.add_suggestions(conn, self.project_id, [
-                SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions])
+            await aliases_repo.add_suggestions(
+                conn,
+                self.project_id,
+                [SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions],
+            )
 
 
-async def resolved_extractions(conn: AsyncConnection, project_id: str,
-                               extractions: dict[str, ChunkExtraction]) -> dict[str, ChunkExtraction]:
+async def resolved_extractions(
+    conn: AsyncConnection, project_id: str, extractions: dict[str, ChunkExtraction]
+) -> dict[str, ChunkExtraction]:
     """Cached extractions (chunk id → records) with names mapped to the entities their aliases name, as the
     merge mapped them: an alias scoped to the chunk's document first, then a project-wide alias of a name
     that is not itself an entity. Deletion rebuilds read them, so a rebuilt item keeps its resolved records.

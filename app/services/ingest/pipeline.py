@@ -67,8 +67,7 @@ class DocumentPipeline:
         embeddings: the worker then lets another document start extracting, so the LLM stays busy.
         """
         usage = Usage()
-        progress = Progress(self.c.db, project_id, document_id, worker_id, usage,
-                            self.settings.progress_write_interval)
+        progress = Progress(self.c.db, project_id, document_id, worker_id, usage, self.settings.progress_write_interval)
         self.active[(project_id, document_id)] = progress
         status, error = "processed", None
         try:
@@ -84,14 +83,20 @@ class DocumentPipeline:
         except Exception as exc:  # any failure ends the attempt with the reason kept
             status, error = "failed", failure_reason(exc, progress.stage)
             details = error_text(exc)  # the document shows a clean message; the log keeps the details
-            log.warning("document %s/%s failed: %s%s", project_id, document_id, error,
-                        "" if details in error else f" ({details})")
+            log.warning(
+                "document %s/%s failed: %s%s",
+                project_id,
+                document_id,
+                error,
+                "" if details in error else f" ({details})",
+            )
         finally:
             self.active.pop((project_id, document_id), None)
         with stage("commit", self.timings):
             async with self.c.db.transaction() as conn:
-                if not await docs_repo.finish(conn, project_id, document_id, worker_id, status, error, usage,
-                                              progress.figures(), progress.stage):
+                if not await docs_repo.finish(
+                    conn, project_id, document_id, worker_id, status, error, usage, progress.figures(), progress.stage
+                ):
                     return "lost"
                 await events_repo.add(conn, [(project_id, document_id, _EVENT_OF_STATUS[status], error)])
                 if status == "processed":
@@ -100,7 +105,11 @@ class DocumentPipeline:
         return status
 
     async def _run(
-        self, project_id: str, document_id: str, worker_id: str, on_merged: Callable[[], None] | None,
+        self,
+        project_id: str,
+        document_id: str,
+        worker_id: str,
+        on_merged: Callable[[], None] | None,
         progress: Progress,
     ) -> None:
         async with self.c.db.connect() as conn:
@@ -114,13 +123,26 @@ class DocumentPipeline:
             progress.check()
             with stage("chunk", self.timings):
                 pieces = await asyncio.to_thread(
-                    chunk_text, self.c.tokenizer, doc["content"], size=project.chunk_size,
-                    overlap=project.chunk_overlap_size, split_by=project.chunk_split_by_character,
+                    chunk_text,
+                    self.c.tokenizer,
+                    doc["content"],
+                    size=project.chunk_size,
+                    overlap=project.chunk_overlap_size,
+                    split_by=project.chunk_split_by_character,
                     split_only=project.chunk_split_by_character_only,
                 )
-                rows = [ChunkRow(id=chunk_id(document_id, p.order_index), order_index=p.order_index,
-                                 tokens=p.tokens, start_token=p.start_token, end_token=p.end_token,
-                                 content=p.content, file_path=doc["file_path"]) for p in pieces]
+                rows = [
+                    ChunkRow(
+                        id=chunk_id(document_id, p.order_index),
+                        order_index=p.order_index,
+                        tokens=p.tokens,
+                        start_token=p.start_token,
+                        end_token=p.end_token,
+                        content=p.content,
+                        file_path=doc["file_path"],
+                    )
+                    for p in pieces
+                ]
                 async with self.c.db.transaction() as conn:
                     await require_claim(conn, project_id, document_id, worker_id)
                     await chunks_repo.replace_for_document(conn, project_id, document_id, rows)
@@ -129,7 +151,8 @@ class DocumentPipeline:
             progress.check()
             progress.enter("extracting")
             extractions = await progress.until_cancelled(
-                self._embed_and_extract(project_id, document_id, rows, file_path, project, progress))
+                self._embed_and_extract(project_id, document_id, rows, file_path, project, progress)
+            )
             await store_report(self.c.db, project_id, document_id, worker_id, extractions)
             progress.check()
             progress.enter("merging")
@@ -141,8 +164,9 @@ class DocumentPipeline:
             touched = await self.finaliser.read_touched(project_id, document_id)
             await self._embed_chunks(project_id, document_id, progress)
         try:
-            await self.finaliser.finalise(project_id, document_id, project.language, touched, progress.enter,
-                                          progress.unembedded)
+            await self.finaliser.finalise(
+                project_id, document_id, project.language, touched, progress.enter, progress.unembedded
+            )
         except Exception:
             await self.finaliser.embed_stored(project_id, touched)
             raise
@@ -150,8 +174,9 @@ class DocumentPipeline:
             self.last_writers.release(touched)
 
     # ----- extraction -----
-    async def _embed_and_extract(self, project_id: str, document_id: str, rows: list[ChunkRow], file_path: str,
-                                 project, progress: Progress) -> list[ChunkExtraction]:
+    async def _embed_and_extract(
+        self, project_id: str, document_id: str, rows: list[ChunkRow], file_path: str, project, progress: Progress
+    ) -> list[ChunkExtraction]:
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self._embed_chunks(project_id, document_id, progress))
@@ -160,18 +185,27 @@ class DocumentPipeline:
             raise first_failure(errors) from None
         return extracting.result()
 
-    async def _extract_all(self, project_id: str, rows: list[ChunkRow], file_path: str,
-                           project, progress: Progress) -> list[ChunkExtraction]:
+    async def _extract_all(
+        self, project_id: str, rows: list[ChunkRow], file_path: str, project, progress: Progress
+    ) -> list[ChunkExtraction]:
         with stage("extract", self.timings):
             batch = self.c.llm_cache.batch(project_id)
             if self.settings.enable_llm_cache_for_extract:
-                await batch.prefetch([self.extractor.first_pass_key(row.content, project.entity_types,
-                                                                    project.language) for row in rows])
+                await batch.prefetch(
+                    [self.extractor.first_pass_key(row.content, project.entity_types, project.language) for row in rows]
+                )
 
             async def extract(row: ChunkRow) -> tuple[ChunkExtraction, list[str]]:
                 result = await self.extractor.extract_chunk(
-                    project_id, row.id, row.content, file_path, entity_types=project.entity_types,
-                    language=project.language, max_gleaning=project.max_gleaning, batch=batch)
+                    project_id,
+                    row.id,
+                    row.content,
+                    file_path,
+                    entity_types=project.entity_types,
+                    language=project.language,
+                    max_gleaning=project.max_gleaning,
+                    batch=batch,
+                )
                 progress.chunk_done()
                 return result
 
@@ -186,9 +220,14 @@ class DocumentPipeline:
                 )
                 # the parsed records too, so deleting a document rebuilds without parsing answers again
                 parsed_with = parse_fingerprint(project.entity_types, self.settings.entity_name_max_length)
-                await chunk_records_repo.store(conn, project_id, [
-                    (row.id, encode_records(x, keys, parsed_with)) for row, (x, keys) in zip(rows, results, strict=True)
-                ])
+                await chunk_records_repo.store(
+                    conn,
+                    project_id,
+                    [
+                        (row.id, encode_records(x, keys, parsed_with))
+                        for row, (x, keys) in zip(rows, results, strict=True)
+                    ],
+                )
         return [extraction for extraction, _ in results]
 
     async def _embed_chunks(self, project_id: str, document_id: str, progress: Progress) -> None:
@@ -200,8 +239,10 @@ class DocumentPipeline:
             return
         with stage("embed", self.timings):
             each = await self.c.embedder.embed_each([r.content for r in pending])
-            progress.unembedded.extend(f"chunk {pending[i].order_index + 1} ({pending[i].id}): {reason}"
-                                       for i, reason in sorted(each.refused.items()))
+            progress.unembedded.extend(
+                f"chunk {pending[i].order_index + 1} ({pending[i].id}): {reason}"
+                for i, reason in sorted(each.refused.items())
+            )
             async with self.c.db.transaction() as conn:
                 await chunks_repo.set_embeddings(
                     conn, project_id, [(r.id, v) for r, v in zip(pending, each.vectors, strict=True) if v is not None]

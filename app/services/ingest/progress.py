@@ -31,8 +31,9 @@ class DocumentCancelled(Exception):
 
 
 class Progress:
-    def __init__(self, db: Database, project_id: str, document_id: str, worker_id: str, usage: Usage,
-                 interval: float) -> None:
+    def __init__(
+        self, db: Database, project_id: str, document_id: str, worker_id: str, usage: Usage, interval: float
+    ) -> None:
         self.db = db
         self.project_id, self.document_id, self.worker_id = project_id, document_id, worker_id
         self.usage = usage
@@ -48,9 +49,14 @@ class Progress:
     def figures(self) -> dict:
         """The `progress` stored on the document: this attempt's figures so far."""
         u = self.usage
-        return {"chunks_total": self.chunks_total, "chunks_done": self.chunks_done, "llm_calls": u.llm_calls,
-                "llm_prompt_tokens": u.prompt_tokens, "llm_completion_tokens": u.completion_tokens,
-                "embedding_tokens": u.embedding_tokens}
+        return {
+            "chunks_total": self.chunks_total,
+            "chunks_done": self.chunks_done,
+            "llm_calls": u.llm_calls,
+            "llm_prompt_tokens": u.prompt_tokens,
+            "llm_completion_tokens": u.completion_tokens,
+            "embedding_tokens": u.embedding_tokens,
+        }
 
     def enter(self, stage: str) -> None:
         self.stage = stage
@@ -111,8 +117,9 @@ class Progress:
         """Best effort: progress is informative, a failed write must not fail the document."""
         try:
             async with self.db.transaction() as conn:
-                asked = await docs_repo.set_progress(conn, self.project_id, self.document_id, self.worker_id,
-                                                     self.stage, self.figures())
+                asked = await docs_repo.set_progress(
+                    conn, self.project_id, self.document_id, self.worker_id, self.stage, self.figures()
+                )
         except Exception as exc:
             log.debug("progress of %s/%s not written: %s", self.project_id, self.document_id, type(exc).__name__)
             return

@@ -65,10 +65,10 @@ def locks_released(step: str, locked: float) -> None:
 _DRIVER_PREFIX = re.compile(r"^(?:<class '[\w.]+'>:\s*|\([\w.]+\)\s*)+")
 _HINTS = {
     "ContextLengthExceeded": "a chunk does not fit the model's context window: lower CHUNK_SIZE (or the "
-                             "project's chunk_size) or use a model with a larger window, then retry",
+    "project's chunk_size) or use a model with a larger window, then retry",
     "StructuredOutputRejected": "the provider refused structured output: set EXTRACTION_FORMAT=records, then retry",
     "ProviderError": "the LLM or embedding provider failed after its retries: check its URL, API key, model "
-                     "name and quota (GET /health/llm?deep=true), then retry",
+    "name and quota (GET /health/llm?deep=true), then retry",
     "LLMNotConfigured": "no LLM is configured: set LLM_MODEL and LLM_BASE_URL, then retry",
     "EmbeddingNotConfigured": "no embedding model is configured: set EMBEDDING_MODEL, then retry",
 }
@@ -76,6 +76,8 @@ _HINTS = {
 
 def failure_reason(exc: BaseException, stage_name: str) -> str:
     """The error kept on a failed document: what failed, at which stage, and what to do about it."""
-    hint = next((_HINTS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _HINTS),
-                "retry the document; if it fails again, look up this document's id in the worker logs")
+    hint = next(
+        (_HINTS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in _HINTS),
+        "retry the document; if it fails again, look up this document's id in the worker logs",
+    )
     return f"{shown_error(exc)[:1500]} [while {stage_name}; {hint}]"

@@ -36,13 +36,26 @@ SAMPLE_TEXT = (
     "project, which the Halvorsen Foundation funded. Her colleague Tomas Berg built Skarv, the underwater "
     "drone that photographed the reefs for the Coral Atlas."
 )
-KNOWN_ENTITIES = ["Ada Lindqvist", "Norrsund Institute", "Bergen", "Coral Atlas", "Halvorsen Foundation",
-                  "Tomas Berg", "Skarv"]
-KNOWN_RELATIONS = [("Ada Lindqvist", "Norrsund Institute"), ("Ada Lindqvist", "Coral Atlas"),
-                   ("Halvorsen Foundation", "Coral Atlas"), ("Tomas Berg", "Skarv")]
+KNOWN_ENTITIES = [
+    "Ada Lindqvist",
+    "Norrsund Institute",
+    "Bergen",
+    "Coral Atlas",
+    "Halvorsen Foundation",
+    "Tomas Berg",
+    "Skarv",
+]
+KNOWN_RELATIONS = [
+    ("Ada Lindqvist", "Norrsund Institute"),
+    ("Ada Lindqvist", "Coral Atlas"),
+    ("Halvorsen Foundation", "Coral Atlas"),
+    ("Tomas Berg", "Skarv"),
+]
 SAMPLE_QUERY = "Who funded the Coral Atlas project led by Ada Lindqvist?"
-SUMMARY_FRAGMENTS = ["Ada Lindqvist is a marine biologist at the Norrsund Institute.",
-                     "Ada Lindqvist led the Coral Atlas project in 2019."]
+SUMMARY_FRAGMENTS = [
+    "Ada Lindqvist is a marine biologist at the Norrsund Institute.",
+    "Ada Lindqvist led the Coral Atlas project in 2019.",
+]
 _WRONG_DIM = re.compile(r"returned (\d+)-d vectors")
 
 GOOD, USABLE, NOT_RECOMMENDED = "good", "usable", "not recommended"
@@ -84,13 +97,20 @@ class ModelCheckReport:
 def llm_configuration(llm: LLMClient, embedder: EmbeddingClient, settings: Settings) -> dict[str, Any]:
     """What a check would use, without calling anything (the URL without credentials)."""
     return {
-        "llm": {"configured": llm.configured, "model": settings.llm_model,
-                "base_url": without_credentials(settings.llm_base_url),
-                "context_window": llm.context_window, "extraction_format": settings.extraction_format,
-                "structured_outputs": llm.structured_outputs,
-                "max_tokens": {op: llm.completion_cap(op) for op in ("extract", "keywords", "summary", "query")}},
-        "embedding": {"configured": embedder.configured, "model": settings.embedding_model,
-                      "dim": settings.embedding_dim},
+        "llm": {
+            "configured": llm.configured,
+            "model": settings.llm_model,
+            "base_url": without_credentials(settings.llm_base_url),
+            "context_window": llm.context_window,
+            "extraction_format": settings.extraction_format,
+            "structured_outputs": llm.structured_outputs,
+            "max_tokens": {op: llm.completion_cap(op) for op in ("extract", "keywords", "summary", "query")},
+        },
+        "embedding": {
+            "configured": embedder.configured,
+            "model": settings.embedding_model,
+            "dim": settings.embedding_dim,
+        },
     }
 
 
@@ -101,31 +121,49 @@ class ModelCheck:
 
     async def run(self) -> ModelCheckReport:
         self.llm.require()
-        report = ModelCheckReport(self.llm.model, self.embedder.model, self.settings.extraction_format,
-                                  embedding_dim_expected=self.settings.embedding_dim)
+        report = ModelCheckReport(
+            self.llm.model,
+            self.embedder.model,
+            self.settings.extraction_format,
+            embedding_dim_expected=self.settings.embedding_dim,
+        )
         extraction = await self._extraction(report)
         report.records_parsed, report.records_unparseable = extraction.recovered, extraction.malformed
         report.entities = sorted({e.name for e in extraction.entities})
         report.facts_found = _facts_found(extraction)
-        keywords = await self._call(report, "keywords", keyword_messages(SAMPLE_QUERY, [], self.language),
-                                    json_mode=True)
+        keywords = await self._call(
+            report, "keywords", keyword_messages(SAMPLE_QUERY, [], self.language), json_mode=True
+        )
         if keywords is not None:
             report.keywords_json = _keyword_validity(keywords.text)
-        summary = await self._call(report, "summary", summary_messages(
-            "entity", "Ada Lindqvist", SUMMARY_FRAGMENTS, self.language, self.settings.summary_length_recommended))
+        summary = await self._call(
+            report,
+            "summary",
+            summary_messages(
+                "entity", "Ada Lindqvist", SUMMARY_FRAGMENTS, self.language, self.settings.summary_length_recommended
+            ),
+        )
         report.summary_ok = summary is not None and "lindqvist" in summary.text.lower()
         await self._embedding(report)
         report.verdict, report.reasons = verdict(report)
         return report
 
-    async def _call(self, report: ModelCheckReport, operation: str, messages: list[Message], *,
-                    json_mode: bool = False, response_format: dict | None = None) -> LLMResult | None:
+    async def _call(
+        self,
+        report: ModelCheckReport,
+        operation: str,
+        messages: list[Message],
+        *,
+        json_mode: bool = False,
+        response_format: dict | None = None,
+    ) -> LLMResult | None:
         entry = CallReport(operation)
         report.calls.append(entry)
         started = time.perf_counter()
         try:
-            result = await self.llm.chat(messages, operation=operation, json_mode=json_mode,
-                                         response_format=response_format)
+            result = await self.llm.chat(
+                messages, operation=operation, json_mode=json_mode, response_format=response_format
+            )
         except StructuredOutputRejected:
             report.calls.pop()
             raise
@@ -142,7 +180,8 @@ class ModelCheck:
         use_json = self.settings.extraction_format == "json" and self.llm.structured_outputs is not False
         schema = json_schema_format(structured.EXTRACTION_SCHEMA_NAME, structured.EXTRACTION_SCHEMA)
         messages = (structured.json_extraction_messages if use_json else extraction_messages)(
-            SAMPLE_TEXT, self.types, self.language)
+            SAMPLE_TEXT, self.types, self.language
+        )
         try:
             first = await self._call(report, "extract", messages, response_format=schema if use_json else None)
         except StructuredOutputRejected:
@@ -183,8 +222,11 @@ def _facts_found(extraction: ChunkExtraction) -> int:
     names = [e.name for e in extraction.entities]
     entities = sum(1 for known in KNOWN_ENTITIES if any(_matches(name, known) for name in names))
     pairs = [(r.src_name, r.tgt_name) for r in extraction.relations]
-    relations = sum(1 for a, b in KNOWN_RELATIONS if any(
-        (_matches(x, a) and _matches(y, b)) or (_matches(x, b) and _matches(y, a)) for x, y in pairs))
+    relations = sum(
+        1
+        for a, b in KNOWN_RELATIONS
+        if any((_matches(x, a) and _matches(y, b)) or (_matches(x, b) and _matches(y, a)) for x, y in pairs)
+    )
     return entities + relations
 
 
@@ -193,8 +235,9 @@ def _keyword_validity(text: str) -> str:
         data = json.loads(strip_think(text))
     except ValueError:
         data = None
-    if isinstance(data, dict) and all(isinstance(data.get(k), list)
-                                      for k in ("high_level_keywords", "low_level_keywords")):
+    if isinstance(data, dict) and all(
+        isinstance(data.get(k), list) for k in ("high_level_keywords", "low_level_keywords")
+    ):
         return "valid"
     return "invalid" if parse_keywords(text).empty else "repaired"
 
@@ -224,8 +267,9 @@ def verdict(report: ModelCheckReport) -> tuple[str, list[str]]:
     if not report.summary_ok and not any(c.call == "summary" and c.error for c in report.calls):
         weak.append("the summary does not describe its subject")
     if report.embedding_dim is not None and report.embedding_dim != report.embedding_dim_expected:
-        blocking.append(f"embeddings have {report.embedding_dim} dimensions but EMBEDDING_DIM is "
-                        f"{report.embedding_dim_expected}")
+        blocking.append(
+            f"embeddings have {report.embedding_dim} dimensions but EMBEDDING_DIM is {report.embedding_dim_expected}"
+        )
     if blocking:
         return NOT_RECOMMENDED, blocking + weak
     if weak:

@@ -90,12 +90,16 @@ class ContextBuilder:
 
         head = system_head(req.response_type, req.user_prompt)
         history = self._fit_fixed(req, head, history, history_share=HISTORY_SHARE)
-        used = self.ledger.messages([{"role": "system", "content": head}, *history,
-                                     {"role": "user", "content": req.query}])
+        used = self.ledger.messages(
+            [{"role": "system", "content": head}, *history, {"role": "user", "content": req.query}]
+        )
         remaining = req.max_total_tokens - used
 
-        texts = ([req.query] if need_query_vec else []) + ([", ".join(ll)] if use_local else []) \
+        texts = (
+            ([req.query] if need_query_vec else [])
+            + ([", ".join(ll)] if use_local else [])
             + ([", ".join(hl)] if use_global else [])
+        )
         vectors = iter(await self.c.embedder.embed(texts)) if texts else iter(())
         query_vec = next(vectors) if need_query_vec else None
         ll_vec = next(vectors) if use_local else None
@@ -125,8 +129,7 @@ class ContextBuilder:
         # local on one side; global and the chunk searches on the other, at once when the pool has a second
         # connection free (a second server process does them meanwhile)
         two_sides = ll_vec is not None and (hl_vec is not None or mode == "mix")
-        async with self.c.db.transaction() as conn, \
-                (self.c.db.spare() if two_sides else nullcontext(None)) as spare:
+        async with self.c.db.transaction() as conn, self.c.db.spare() if two_sides else nullcontext(None) as spare:
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
             if spare is not None:
@@ -141,20 +144,21 @@ class ContextBuilder:
                 glob, vector_chunks = await other_side(r)
             if use_local or use_global:
                 hits = merge_graph_hits(local, glob)
-                ctx.entities = truncate_by_tokens(hits.entities, entity_line,
-                                                  min(req.max_entity_tokens, remaining), self.ledger)
+                ctx.entities = truncate_by_tokens(
+                    hits.entities, entity_line, min(req.max_entity_tokens, remaining), self.ledger
+                )
                 spent = sum(self.ledger.count(self.ledger.line(entity_line, e)) for e in ctx.entities)
-                ctx.relations = truncate_by_tokens(hits.relations, relation_line,
-                                                   min(req.max_relation_tokens, remaining - spent), self.ledger)
+                ctx.relations = truncate_by_tokens(
+                    hits.relations, relation_line, min(req.max_relation_tokens, remaining - spent), self.ledger
+                )
                 kept = GraphHits(ctx.entities, ctx.relations)
                 await r.attach_sources(kept)
                 entity_ids, relation_ids = await r.graph_chunk_ids(
                     kept, method, self.settings.related_chunk_number, query_vec
                 )
             rerank = req.enable_rerank and self.reranker.enabled
-            chunks = await r.merged_chunks(vector_chunks, entity_ids, relation_ids,
-                                           None if rerank else req.chunk_top_k)
-        chunks = (await self._rerank(req, chunks))[:req.chunk_top_k]
+            chunks = await r.merged_chunks(vector_chunks, entity_ids, relation_ids, None if rerank else req.chunk_top_k)
+        chunks = (await self._rerank(req, chunks))[: req.chunk_top_k]
         ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
         self._finalise(req, ctx, history)
         return ctx

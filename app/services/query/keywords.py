@@ -67,7 +67,7 @@ def _json_object(text: str) -> dict | None:
         start, end = candidate.find("{"), candidate.rfind("}")
         if start != -1 and end > start:
             try:
-                parsed = json.loads(candidate[start:end + 1])
+                parsed = json.loads(candidate[start : end + 1])
                 if isinstance(parsed, dict):
                     return parsed
             except ValueError:
@@ -92,7 +92,7 @@ def parse_keywords(text: str) -> ExtractedKeywords:
     (repaired). Anything unusable yields empty lists; `with_fallbacks` then supplies keywords."""
     text = strip_think(text or "")
     if unclosed := _UNCLOSED_THINK.search(text):  # reasoning cut off before any answer: not the answer
-        text = text[:unclosed.start()]
+        text = text[: unclosed.start()]
     data = _json_object(text)
     if data is None:
         log.warning("keyword extraction answer was not JSON; using empty keywords")
@@ -123,8 +123,15 @@ class KeywordExtractor:
         messages = keyword_messages(query, recent, language)
         llm = self.cache.llm
         structured = llm.settings.extraction_format == "json" and llm.structured_outputs is not False
-        request = ChatRequest("keywords", messages, "keywords", priority=PRIORITY_QUERY, json_mode=True,
-                              use_cache=self.cache_enabled, response_format=_JSON_FORMAT if structured else None)
+        request = ChatRequest(
+            "keywords",
+            messages,
+            "keywords",
+            priority=PRIORITY_QUERY,
+            json_mode=True,
+            use_cache=self.cache_enabled,
+            response_format=_JSON_FORMAT if structured else None,
+        )
         try:
             result = await self.cache.chat(project_id, request)
         except StructuredOutputRejected:  # remembered by the client; plain JSON mode from now on

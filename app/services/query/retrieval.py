@@ -38,8 +38,9 @@ class SearchOptions:
 class Retriever:
     """Stateless helpers bound to one connection (inside a transaction) and one project."""
 
-    def __init__(self, conn: AsyncConnection, project_id: str, options: SearchOptions,
-                 common_words: CommonWords) -> None:
+    def __init__(
+        self, conn: AsyncConnection, project_id: str, options: SearchOptions, common_words: CommonWords
+    ) -> None:
         self.conn = conn
         self.project_id = project_id
         self.options = options
@@ -49,8 +50,9 @@ class Retriever:
         """The words of `texts` worth a full-text search of `table` (common ones left out)."""
         return await self.common_words.searchable(self.conn, self.project_id, table, search_terms(texts))
 
-    async def local(self, ll: list[str], ll_vec: list[float], query_vec: list[float], top_k: int,
-                    relation_limit: int) -> GraphHits:
+    async def local(
+        self, ll: list[str], ll_vec: list[float], query_vec: list[float], top_k: int, relation_limit: int
+    ) -> GraphHits:
         """`ll_vec` finds the entities; `query_vec` (the whole question) ranks the edges. The lead: entities
         the keywords name, the entities connecting them, their neighbours; their edges and paths."""
         keys = list(dict.fromkeys(entity_key(k) for k in ll if k.strip()))
@@ -59,10 +61,11 @@ class Retriever:
         path_relations, connecting = await self._paths(named, relation_limit)
         lead = [*named, *connecting]
         lead_keys = {e.key for e in lead}
-        entities = lead + [e for e in searched if e.key not in lead_keys][:max(0, top_k - len(lead))]
+        entities = lead + [e for e in searched if e.key not in lead_keys][: max(0, top_k - len(lead))]
 
-        edges = await repo.relations_of_entities(self.conn, self.project_id, [e.key for e in entities],
-                                                 relation_limit, query_vec, anchored=len(named))
+        edges = await repo.relations_of_entities(
+            self.conn, self.project_id, [e.key for e in entities], relation_limit, query_vec, anchored=len(named)
+        )
         path_pairs = {r.pair for r in path_relations}
         named_keys = {e.key for e in named}
         relations = path_relations + [r for r in edges if r.pair not in path_pairs]
@@ -70,13 +73,14 @@ class Retriever:
         lead += await self._neighbours(leading, lead_keys, entities)
         lead_keys = {e.key for e in lead}
         # top_k bounds the entities, neighbours included: searched ones make room, and their edges go with them
-        entities = lead + [e for e in entities if e.key not in lead_keys][:max(0, top_k - len(lead))]
+        entities = lead + [e for e in entities if e.key not in lead_keys][: max(0, top_k - len(lead))]
         kept = {e.key for e in entities}
-        relations = leading + [r for r in relations[len(leading):] if not kept.isdisjoint(r.pair)]
+        relations = leading + [r for r in relations[len(leading) :] if not kept.isdisjoint(r.pair)]
         return GraphHits(entities, relations, lead_entities=len(lead), lead_relations=len(leading))
 
-    async def _searched_entities(self, ll: list[str], ll_vec: list[float], top_k: int,
-                                 exclude: set[str]) -> list[EntityHit]:
+    async def _searched_entities(
+        self, ll: list[str], ll_vec: list[float], top_k: int, exclude: set[str]
+    ) -> list[EntityHit]:
         """The vector search and (when on) the full-text search, fused by reciprocal rank."""
         found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.options.min_similarity)]
         if self.options.lexical:
@@ -88,13 +92,17 @@ class Retriever:
         """Between several named entities: the relations of their direct edges and 2-paths, and the middles."""
         if len(named) < 2:
             return [], []
-        pairs, mids = await lexical.connecting_paths(self.conn, self.project_id, [e.key for e in named],
-                                                     min(MAX_PATHS, limit))
-        return (await lexical.relations_by_pairs(self.conn, self.project_id, pairs),
-                await lexical.entities_by_keys(self.conn, self.project_id, mids))
+        pairs, mids = await lexical.connecting_paths(
+            self.conn, self.project_id, [e.key for e in named], min(MAX_PATHS, limit)
+        )
+        return (
+            await lexical.relations_by_pairs(self.conn, self.project_id, pairs),
+            await lexical.entities_by_keys(self.conn, self.project_id, mids),
+        )
 
-    async def _neighbours(self, leading: list[RelationHit], lead_keys: set[str],
-                          loaded: list[EntityHit]) -> list[EntityHit]:
+    async def _neighbours(
+        self, leading: list[RelationHit], lead_keys: set[str], loaded: list[EntityHit]
+    ) -> list[EntityHit]:
         """The other ends of the leading relations, in relation order: part of what is known about a named
         entity, so they are shown as entities too."""
         keys = list(dict.fromkeys(k for r in leading for k in r.pair if k not in lead_keys))
@@ -104,8 +112,7 @@ class Retriever:
         return [known[k] for k in keys if k in known]
 
     async def global_(self, hl: list[str], hl_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
-        vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k,
-                                             self.options.min_similarity)
+        vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.options.min_similarity)
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
         themed: set[tuple[str, str]] = set()
         if self.options.lexical:
@@ -113,11 +120,19 @@ class Retriever:
             matches = await lexical.search_relations(self.conn, self.project_id, hl, words, relation_limit)
             found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
             themed = {relation.pair for relation, _, _, theme in matches if theme}
-        fused = [item for item, _ in fuse(found, key=lambda item: item[0].pair, k=self.options.rrf_k,
-                                          boost=lambda item: weight_factor(item[0].weight))]
-        ranked = [item for item in fused if item[0].pair in themed] \
-            + [item for item in fused if item[0].pair not in themed]
-        ranked = ranked[:max(top_k, len(themed))]
+        fused = [
+            item
+            for item, _ in fuse(
+                found,
+                key=lambda item: item[0].pair,
+                k=self.options.rrf_k,
+                boost=lambda item: weight_factor(item[0].weight),
+            )
+        ]
+        ranked = [item for item in fused if item[0].pair in themed] + [
+            item for item in fused if item[0].pair not in themed
+        ]
+        ranked = ranked[: max(top_k, len(themed))]
         entities: dict[str, EntityHit] = {}
         lead_entities = 0
         for i, (_, *ends) in enumerate(ranked):  # the ends, in order of appearance (source, then target)
@@ -125,11 +140,16 @@ class Retriever:
                 entities.setdefault(end.key, end)
             if i < len(themed):
                 lead_entities = len(entities)
-        return GraphHits(list(entities.values()), [relation for relation, *_ in ranked],
-                         lead_entities=lead_entities, lead_relations=len(themed))
+        return GraphHits(
+            list(entities.values()),
+            [relation for relation, *_ in ranked],
+            lead_entities=lead_entities,
+            lead_relations=len(themed),
+        )
 
-    async def search_chunks(self, query: str, query_vec: list[float], limit: int,
-                            by_density: bool = False) -> list[ChunkHit]:
+    async def search_chunks(
+        self, query: str, query_vec: list[float], limit: int, by_density: bool = False
+    ) -> list[ChunkHit]:
         """The chunk vector search, fused with the full-text chunk search when that is on. `by_density`: see
         `lexical.search_chunks`."""
         vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.options.min_similarity)
@@ -166,13 +186,18 @@ class Retriever:
     ) -> list[ChunkHit]:
         """Round-robin merge (vector, entity, relation, as official LightRAG does); only the first `limit` chunks
         (None = all, e.g. for rerank) are loaded, so unused chunk texts never leave the database."""
-        tagged = round_robin([(c.id, "vector") for c in vector], [(i, "entity") for i in entity_ids],
-                             [(i, "relation") for i in relation_ids], key=lambda item: item[0])
+        tagged = round_robin(
+            [(c.id, "vector") for c in vector],
+            [(i, "entity") for i in entity_ids],
+            [(i, "relation") for i in relation_ids],
+            key=lambda item: item[0],
+        )
         if limit is not None:
             tagged = tagged[:limit]
         by_id = {c.id: c for c in vector}
-        stored = await repo.chunks_by_ids(self.conn, self.project_id,
-                                          {i: source for i, source in tagged if i not in by_id})
+        stored = await repo.chunks_by_ids(
+            self.conn, self.project_id, {i: source for i, source in tagged if i not in by_id}
+        )
         out: list[ChunkHit] = []
         for chunk_id, _ in tagged:
             if chunk_id in by_id:
@@ -197,12 +222,16 @@ def merge_graph_hits(local: GraphHits, global_: GraphHits) -> GraphHits:
     """Hybrid: the leading items of local, then those of global, then the rest round-robin (local[i], global[i]),
     entities deduplicated by key and relations by pair. The lead counts of the merged list say how many of
     its first items came from a lead."""
-    entities = priority_merge([(local.entities, local.lead_entities), (global_.entities, global_.lead_entities)],
-                              key=lambda e: e.key)
-    relations = priority_merge([(local.relations, local.lead_relations),
-                                (global_.relations, global_.lead_relations)], key=lambda r: r.pair)
-    lead_entity_keys = {e.key for e in (*local.entities[:local.lead_entities],
-                                        *global_.entities[:global_.lead_entities])}
-    lead_pairs = {r.pair for r in (*local.relations[:local.lead_relations],
-                                   *global_.relations[:global_.lead_relations])}
+    entities = priority_merge(
+        [(local.entities, local.lead_entities), (global_.entities, global_.lead_entities)], key=lambda e: e.key
+    )
+    relations = priority_merge(
+        [(local.relations, local.lead_relations), (global_.relations, global_.lead_relations)], key=lambda r: r.pair
+    )
+    lead_entity_keys = {
+        e.key for e in (*local.entities[: local.lead_entities], *global_.entities[: global_.lead_entities])
+    }
+    lead_pairs = {
+        r.pair for r in (*local.relations[: local.lead_relations], *global_.relations[: global_.lead_relations])
+    }
     return GraphHits(entities, relations, lead_entities=len(lead_entity_keys), lead_relations=len(lead_pairs))

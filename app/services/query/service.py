@@ -130,8 +130,13 @@ class QueryService:
         if req.mode == "bypass":
             result = await self.c.llm.chat(p.messages, operation="bypass", priority=PRIORITY_QUERY)
             return result.text
-        request = ChatRequest("query", p.messages, "query", priority=PRIORITY_QUERY,
-                              use_cache=self.settings.enable_llm_cache and not p.history)
+        request = ChatRequest(
+            "query",
+            p.messages,
+            "query",
+            priority=PRIORITY_QUERY,
+            use_cache=self.settings.enable_llm_cache and not p.history,
+        )
         cached = await self.c.llm_cache.chat(req.project_id, request)
         return cached.text
 
@@ -161,8 +166,10 @@ class QueryService:
             mode=p.request.mode,
             keywords=p.keywords,
             context=to_query_context(ctx),
-            references=[Reference(reference_id=r.reference_id, document_id=r.document_id, file_path=r.file_path)
-                        for r in (ctx.references if ctx else [])],
+            references=[
+                Reference(reference_id=r.reference_id, document_id=r.document_id, file_path=r.file_path)
+                for r in (ctx.references if ctx else [])
+            ],
             prompt=p.prompt,
         )
 
@@ -170,8 +177,10 @@ class QueryService:
         """The last SSE event: everything of the JSON response except the answer text, plus token usage."""
         body = self._response(p, None).model_dump(exclude={"response"})
         usage = current_usage()
-        body["usage"] = {"prompt_tokens": usage.prompt_tokens if usage else 0,
-                         "completion_tokens": usage.completion_tokens if usage else 0}
+        body["usage"] = {
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+        }
         return body
 
 
@@ -180,14 +189,39 @@ def to_query_context(ctx: PreparedContext | None) -> QueryContext:
         return QueryContext()
     ref_of = {r.document_id: r.reference_id for r in ctx.references}
     return QueryContext(
-        entities=[ContextEntity(name=e.name, type=e.entity_type, description=readable(e.description),
-                                degree=e.degree, source_chunk_ids=e.chunk_ids, file_paths=e.file_paths)
-                  for e in ctx.entities],
-        relations=[ContextRelation(source=r.src_name, target=r.tgt_name, keywords=r.keywords,
-                                   description=readable(r.description), weight=r.weight,
-                                   source_chunk_ids=r.chunk_ids, file_paths=r.file_paths)
-                   for r in ctx.relations],
-        chunks=[ContextChunk(id=c.id, document_id=c.document_id, content=c.content, file_path=c.file_path,
-                             reference_id=ref_of.get(c.document_id, ""), source=c.source, rerank_score=c.rerank_score)
-                for c in ctx.chunks],
+        entities=[
+            ContextEntity(
+                name=e.name,
+                type=e.entity_type,
+                description=readable(e.description),
+                degree=e.degree,
+                source_chunk_ids=e.chunk_ids,
+                file_paths=e.file_paths,
+            )
+            for e in ctx.entities
+        ],
+        relations=[
+            ContextRelation(
+                source=r.src_name,
+                target=r.tgt_name,
+                keywords=r.keywords,
+                description=readable(r.description),
+                weight=r.weight,
+                source_chunk_ids=r.chunk_ids,
+                file_paths=r.file_paths,
+            )
+            for r in ctx.relations
+        ],
+        chunks=[
+            ContextChunk(
+                id=c.id,
+                document_id=c.document_id,
+                content=c.content,
+                file_path=c.file_path,
+                reference_id=ref_of.get(c.document_id, ""),
+                source=c.source,
+                rerank_score=c.rerank_score,
+            )
+            for c in ctx.chunks
+        ],
     )

@@ -50,10 +50,61 @@ COMPLETE = "<|COMPLETE|>"
 
 _NAME = re.compile(r"\b[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
 _STOP = {
-    "The", "A", "An", "In", "On", "It", "He", "She", "They", "This", "That", "And", "But", "When", "After",
-    "Before", "His", "Her", "Their", "Its", "We", "I", "At", "As", "For", "With", "By", "From", "To", "Of",
-    "Then", "There", "What", "Who", "How", "Why", "Where", "Which", "Is", "Are", "Was", "Tell", "Describe",
-    "Summarise", "Summarize", "Explain", "Did", "Does", "Do", "If", "Our", "My", "Your", "Some", "All",
+    "The",
+    "A",
+    "An",
+    "In",
+    "On",
+    "It",
+    "He",
+    "She",
+    "They",
+    "This",
+    "That",
+    "And",
+    "But",
+    "When",
+    "After",
+    "Before",
+    "His",
+    "Her",
+    "Their",
+    "Its",
+    "We",
+    "I",
+    "At",
+    "As",
+    "For",
+    "With",
+    "By",
+    "From",
+    "To",
+    "Of",
+    "Then",
+    "There",
+    "What",
+    "Who",
+    "How",
+    "Why",
+    "Where",
+    "Which",
+    "Is",
+    "Are",
+    "Was",
+    "Tell",
+    "Describe",
+    "Summarise",
+    "Summarize",
+    "Explain",
+    "Did",
+    "Does",
+    "Do",
+    "If",
+    "Our",
+    "My",
+    "Your",
+    "Some",
+    "All",
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 
@@ -150,8 +201,9 @@ def records_to_json(records: str) -> str:
         if fields[0] == "entity" and len(fields) == 4:
             entities.append({"name": fields[1], "type": fields[2], "description": fields[3]})
         elif fields[0] == "relation" and len(fields) == 5:
-            relations.append({"source": fields[1], "target": fields[2], "keywords": fields[3],
-                              "description": fields[4]})
+            relations.append(
+                {"source": fields[1], "target": fields[2], "keywords": fields[3], "description": fields[4]}
+            )
     return json.dumps({"entities": entities, "relationships": relations})
 
 
@@ -300,8 +352,9 @@ class FakeOpenAI:
             self.started.append(operation)
         status = self._take_failure(operation)
         if status is not None:
-            return JSONResponse({"error": {"message": f"injected {status}", "type": "server_error"}},
-                                status_code=status)
+            return JSONResponse(
+                {"error": {"message": f"injected {status}", "type": "server_error"}}, status_code=status
+            )
         messages = body["messages"]
         refusal = self._refusal(body, messages)
         if refusal is not None:
@@ -315,8 +368,11 @@ class FakeOpenAI:
                     self.aborted.append(operation)
                 return Response(status_code=499)  # nobody is listening any more
             structured = (body.get("response_format") or {}).get("type") == "json_schema"
-            handler = (self.handlers.get(operation) or (JSON_HANDLERS.get(operation) if structured else None)
-                       or DEFAULT_HANDLERS.get(operation, default_query))
+            handler = (
+                self.handlers.get(operation)
+                or (JSON_HANDLERS.get(operation) if structured else None)
+                or DEFAULT_HANDLERS.get(operation, default_query)
+            )
             try:
                 text = handler(messages)
                 if asyncio.iscoroutine(text):
@@ -324,8 +380,9 @@ class FakeOpenAI:
             except Exception as exc:
                 # a crashing model answers 500 like a real provider, instead of uvicorn dropping the connection,
                 # which other calls sharing the client's keep-alive connections would see as connection errors
-                return JSONResponse({"error": {"message": f"handler failed: {exc}", "type": "server_error"}},
-                                    status_code=500)
+                return JSONResponse(
+                    {"error": {"message": f"handler failed: {exc}", "type": "server_error"}}, status_code=500
+                )
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -336,18 +393,36 @@ class FakeOpenAI:
         prompt_tokens, completion_tokens = self._usage(messages, text)
         json_mode = (body.get("response_format") or {}).get("type") == "json_object"
         with self._lock:
-            self.calls.append(Call(operation, messages, text, prompt_tokens, completion_tokens,
-                                   bool(body.get("stream")), json_mode, body, dict(request.headers)))
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                 "total_tokens": prompt_tokens + completion_tokens}
+            self.calls.append(
+                Call(
+                    operation,
+                    messages,
+                    text,
+                    prompt_tokens,
+                    completion_tokens,
+                    bool(body.get("stream")),
+                    json_mode,
+                    body,
+                    dict(request.headers),
+                )
+            )
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         if body.get("stream"):
-            return StreamingResponse(self._stream(body["model"], text, usage, operation),
-                                     media_type="text/event-stream")
+            return StreamingResponse(
+                self._stream(body["model"], text, usage, operation), media_type="text/event-stream"
+            )
         payload: dict[str, Any] = {
-            "id": f"chatcmpl-{len(self.calls)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{len(self.calls)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": finish_reason,
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [
+                {"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": text}}
+            ],
         }
         if not self.omit_usage:
             payload["usage"] = usage
@@ -356,19 +431,33 @@ class FakeOpenAI:
     def _refusal(self, body: dict, messages: list[dict]) -> Response | None:
         """The 400 a provider answers for a parameter it does not support or a prompt too long for it."""
         if not self.structured_outputs and (body.get("response_format") or {}).get("type") == "json_schema":
-            return JSONResponse({"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' "
-                                                      "is not supported with this model.",
-                                           "type": "invalid_request_error", "param": "response_format"}},
-                                status_code=400)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "Invalid parameter: 'response_format' of type 'json_schema' "
+                        "is not supported with this model.",
+                        "type": "invalid_request_error",
+                        "param": "response_format",
+                    }
+                },
+                status_code=400,
+            )
         words = sum(_word_count(str(m.get("content", ""))) for m in messages)
         if self.window_counts_max_tokens and isinstance(body.get("max_tokens"), int):
             words += body["max_tokens"]
         if self.context_window is not None and words > self.context_window:
-            return JSONResponse({"error": {
-                "message": f"This model's maximum context length is {self.context_window} tokens. However, your "
-                           f"messages resulted in {words} tokens. Please reduce the length of the messages.",
-                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}},
-                status_code=400)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": f"This model's maximum context length is {self.context_window} tokens. "
+                        f"However, your messages resulted in {words} tokens. Please reduce the length of the messages.",
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                },
+                status_code=400,
+            )
         return None
 
     async def _delay(self, seconds: float, request: Request) -> bool:
@@ -393,11 +482,21 @@ class FakeOpenAI:
                     raise
             if self.cut_stream_after is not None and index >= self.cut_stream_after:
                 raise ConnectionAbortedError("fake: stream cut on purpose")
-            chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
-                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+            chunk = {
+                "id": "chatcmpl-s",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
             yield f"data: {json.dumps(chunk)}\n\n"
-        final = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
-                 "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        final = {
+            "id": "chatcmpl-s",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
         yield f"data: {json.dumps(final)}\n\n"
         if not self.omit_usage:
             yield f"data: {json.dumps({**final, 'choices': [], 'usage': usage})}\n\n"
@@ -416,8 +515,16 @@ class FakeOpenAI:
             self.embedding_requests += 1
         bad = [i for i, text in enumerate(inputs) if any(word in text for word in self.refused_embedding_words)]
         if bad:  # like a provider, the whole request is refused for one input
-            return JSONResponse({"error": {"message": f"Invalid input at index {bad[0]}: content refused",
-                                           "type": "invalid_request_error", "param": "input"}}, status_code=400)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": f"Invalid input at index {bad[0]}: content refused",
+                        "type": "invalid_request_error",
+                        "param": "input",
+                    }
+                },
+                status_code=400,
+            )
         if self.embedding_latency:
             await asyncio.sleep(self.embedding_latency)
         with self._lock:
@@ -429,16 +536,24 @@ class FakeOpenAI:
             encoded = [list(_embedding(text, self.dim)) for text in inputs]
         data = [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)]
         tokens = sum(len(t.split()) for t in inputs)
-        return JSONResponse({"object": "list", "data": data, "model": body["model"],
-                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
 
     # ----- lifecycle -----
     def start(self, loop: str = "asyncio") -> FakeOpenAI:
         """Serve in a background thread; loop="uvloop" serves a call with ~15% less CPU (the benchmarks' fake)."""
-        app = Starlette(routes=[
-            Route("/v1/chat/completions", self.chat, methods=["POST"]),
-            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
-        ])
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+            ]
+        )
         self._live = serve_in_thread(app, lifespan="off", loop=loop)
         self.port = self._live.port
         return self

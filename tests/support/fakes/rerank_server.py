@@ -61,8 +61,10 @@ class FakeRerank:
         if self.fail_status is not None:
             return JSONResponse({"message": "injected failure"}, status_code=self.fail_status)
         documents = body["documents"]
-        scored = [(i, self.scores.get(i, 0.0) if self.scores is not None else overlap_score(body["query"], d))
-                  for i, d in enumerate(documents)]
+        scored = [
+            (i, self.scores.get(i, 0.0) if self.scores is not None else overlap_score(body["query"], d))
+            for i, d in enumerate(documents)
+        ]
         scored.sort(key=lambda item: -item[1])
         top_n = body.get("top_n") or len(documents)
         results = [{"index": i, "relevance_score": s} for i, s in scored[:top_n]]
@@ -74,8 +76,12 @@ class FakeRerank:
         return JSONResponse(payload)
 
     def start(self) -> FakeRerank:
-        app = Starlette(routes=[Route("/v2/rerank", self.rerank, methods=["POST"]),
-                                Route("/v1/rerank", self.rerank, methods=["POST"])])
+        app = Starlette(
+            routes=[
+                Route("/v2/rerank", self.rerank, methods=["POST"]),
+                Route("/v1/rerank", self.rerank, methods=["POST"]),
+            ]
+        )
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))

@@ -35,9 +35,13 @@ class WorldModel:
         self.entities = world.entities
         self.keywords_by_query = {q.text: (q.hl, q.ll) for q in world.questions}
         # per document: forms longest first (so "Mira Tolven" is read before "Tolven"), one pattern each
-        self._forms = {doc.id: [(form, re.compile(rf"(?<!\w){re.escape(form)}(?!\w)"))
-                                for form in sorted(doc.mentions, key=len, reverse=True)]
-                       for doc in world.documents}
+        self._forms = {
+            doc.id: [
+                (form, re.compile(rf"(?<!\w){re.escape(form)}(?!\w)"))
+                for form in sorted(doc.mentions, key=len, reverse=True)
+            ]
+            for doc in world.documents
+        }
 
     def document_of(self, chunk: str) -> Any | None:
         probe = chunk.strip()[:_PROBE]
@@ -62,15 +66,17 @@ class WorldModel:
             record = (form, entity.type, entity.description(form))
             if record not in entities:
                 entities.append(record)
-        relations = [(t.a, t.b, self.world.relations[t.relation].keywords, t.sentence)
-                     for t in doc.told if t.sentence in chunk]
+        relations = [
+            (t.a, t.b, self.world.relations[t.relation].keywords, t.sentence) for t in doc.told if t.sentence in chunk
+        ]
         return entities, list(dict.fromkeys(relations))
 
     def extract(self, messages: list[dict]) -> str:
         entities, relations = self.records(chunk_text(messages))
         lines = [f"entity{TUPLE}{name}{TUPLE}{kind}{TUPLE}{description}" for name, kind, description in entities]
-        lines += [f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}{keywords}{TUPLE}{sentence}"
-                  for a, b, keywords, sentence in relations]
+        lines += [
+            f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}{keywords}{TUPLE}{sentence}" for a, b, keywords, sentence in relations
+        ]
         return "\n".join([*lines, COMPLETE])
 
     def keywords(self, messages: list[dict]) -> str:

@@ -54,8 +54,9 @@ class AnswerStats:
 class ChatAnswer:
     """Iterate `pieces()` once; `stats` is complete when it ends."""
 
-    def __init__(self, c: Container, query: ChatQuery, prepared: Prepared, deltas: AsyncGenerator[str, None],
-                 stats: AnswerStats) -> None:
+    def __init__(
+        self, c: Container, query: ChatQuery, prepared: Prepared, deltas: AsyncGenerator[str, None], stats: AnswerStats
+    ) -> None:
         self.c = c
         self.query = query
         self.prepared = prepared
@@ -86,8 +87,12 @@ class ChatAnswer:
         ctx = self.prepared.context
         if ctx is None or ctx.empty:
             return NO_CONTEXT
-        segments, _ = render_context(ctx.entities if ctx.kg else None, ctx.relations if ctx.kg else None,
-                                     ctx.chunks, TokenLedger(self.c.tokenizer))
+        segments, _ = render_context(
+            ctx.entities if ctx.kg else None,
+            ctx.relations if ctx.kg else None,
+            ctx.chunks,
+            TokenLedger(self.c.tokenizer),
+        )
         return "".join(segments)
 
     def references_text(self) -> str:

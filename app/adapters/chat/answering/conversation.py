@@ -33,20 +33,29 @@ def chat_query(model: str, project_id: str, turns: list[ChatTurn], *, max_histor
     blank (or only a mode prefix). Only the latest `max_history` earlier turns are kept."""
     last = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].role == "user"), None)
     if last is None:
-        raise InvalidInput("The conversation has no user message: the last user message is the question",
-                           code="no_user_message")
+        raise InvalidInput(
+            "The conversation has no user message: the last user message is the question", code="no_user_message"
+        )
     question = split_mode(turns[last].content)
     if not question.text.strip():
-        raise InvalidInput("The user message has no question" + (" after its mode prefix" if question.prefixed else ""),
-                           code="empty_query")
+        raise InvalidInput(
+            "The user message has no question" + (" after its mode prefix" if question.prefixed else ""),
+            code="empty_query",
+        )
     history = [m for turn in turns[:last] if turn.role in _HISTORY_ROLES and (m := _history_message(turn)).content]
     history = history[-max_history:] if max_history else []
     try:
-        request = QueryRequest(project_id=project_id, query=question.text.strip(), mode=question.mode,
-                               only_need_context=question.context_only, conversation_history=history)
+        request = QueryRequest(
+            project_id=project_id,
+            query=question.text.strip(),
+            mode=question.mode,
+            only_need_context=question.context_only,
+            conversation_history=history,
+        )
     except ValidationError as exc:
-        raise InvalidInput(f"The conversation cannot be asked: {exc.errors()[0]['msg']}",
-                           code="invalid_conversation") from exc
+        raise InvalidInput(
+            f"The conversation cannot be asked: {exc.errors()[0]['msg']}", code="invalid_conversation"
+        ) from exc
     return ChatQuery(model, request, question.context_only)
 
 

@@ -24,25 +24,32 @@ class ChatModel:
 
 
 def model_not_found(name: str) -> NotFound:
-    return NotFound(f"model '{name}' not found: models are '{MODEL_PREFIX}<project>' or the default project's "
-                    f"plain name (GET /api/tags or /v1/models lists them)", code="model_not_found")
+    return NotFound(
+        f"model '{name}' not found: models are '{MODEL_PREFIX}<project>' or the default project's "
+        f"plain name (GET /api/tags or /v1/models lists them)",
+        code="model_not_found",
+    )
 
 
 def project_for_model(name: str, plain_name: str) -> str:
     """The project a model name stands for; 404 `model_not_found` for a name that is neither form."""
     if name == plain_name:
         return DEFAULT_PROJECT
-    if name.startswith(MODEL_PREFIX) and _PROJECT_ID.match(project := name[len(MODEL_PREFIX):]):
+    if name.startswith(MODEL_PREFIX) and _PROJECT_ID.match(project := name[len(MODEL_PREFIX) :]):
         return project
     raise model_not_found(name)
 
 
 def models_of(projects: list[tuple[str, datetime]], plain_name: str) -> list[ChatModel]:
     """The models of these (project id, last change) pairs: the plain name first when the default is among them."""
-    models = [ChatModel(plain_name, project_id, changed) for project_id, changed in projects
-              if project_id == DEFAULT_PROJECT]
-    models += [ChatModel(MODEL_PREFIX + project_id, project_id, changed) for project_id, changed in projects
-               if MODEL_PREFIX + project_id != plain_name]
+    models = [
+        ChatModel(plain_name, project_id, changed) for project_id, changed in projects if project_id == DEFAULT_PROJECT
+    ]
+    models += [
+        ChatModel(MODEL_PREFIX + project_id, project_id, changed)
+        for project_id, changed in projects
+        if MODEL_PREFIX + project_id != plain_name
+    ]
     return models
 
 

@@ -30,7 +30,7 @@ def split_mode(text: str) -> ModedText:
     if match is None:
         return ModedText(text, DEFAULT_MODE)
     word = match.group(1).lower()
-    rest = text[match.end():]
+    rest = text[match.end() :]
     if word == CONTEXT_PREFIX:
         return ModedText(rest, DEFAULT_MODE, context_only=True, prefixed=True)
     return ModedText(rest, word, prefixed=True)  # type: ignore[arg-type]  # one of QueryMode by the pattern

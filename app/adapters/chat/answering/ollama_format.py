@@ -38,10 +38,17 @@ def piece(endpoint: Endpoint, model: str, text: str) -> dict[str, Any]:
 
 def done(endpoint: Endpoint, model: str, stats: AnswerStats, text: str = "") -> dict[str, Any]:
     """The last object of a stream (`text` empty) or the whole answer, with Ollama's counters."""
-    return {**_body(endpoint, model, text), "done": True, "done_reason": "stop",
-            "total_duration": stats.total_duration, "load_duration": stats.load_duration,
-            "prompt_eval_count": stats.prompt_tokens, "prompt_eval_duration": stats.prompt_eval_duration,
-            "eval_count": stats.completion_tokens, "eval_duration": stats.eval_duration}
+    return {
+        **_body(endpoint, model, text),
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": stats.total_duration,
+        "load_duration": stats.load_duration,
+        "prompt_eval_count": stats.prompt_tokens,
+        "prompt_eval_duration": stats.prompt_eval_duration,
+        "eval_count": stats.completion_tokens,
+        "eval_duration": stats.eval_duration,
+    }
 
 
 def _line(payload: dict[str, Any]) -> str:
@@ -61,8 +68,14 @@ async def ndjson_lines(endpoint: Endpoint, answer: ChatAnswer) -> AsyncGenerator
 
 
 def _details() -> dict[str, Any]:
-    return {"parent_model": "", "format": "", "family": MODEL_FAMILY, "families": [MODEL_FAMILY],
-            "parameter_size": "", "quantization_level": ""}
+    return {
+        "parent_model": "",
+        "format": "",
+        "family": MODEL_FAMILY,
+        "families": [MODEL_FAMILY],
+        "parameter_size": "",
+        "quantization_level": "",
+    }
 
 
 def _digest(model: ChatModel) -> str:
@@ -70,10 +83,19 @@ def _digest(model: ChatModel) -> str:
 
 
 def tags(models: list[ChatModel]) -> dict[str, Any]:
-    return {"models": [{
-        "name": m.name, "model": m.name, "modified_at": m.modified_at.isoformat(), "size": 0,
-        "digest": _digest(m), "details": _details(),
-    } for m in models]}
+    return {
+        "models": [
+            {
+                "name": m.name,
+                "model": m.name,
+                "modified_at": m.modified_at.isoformat(),
+                "size": 0,
+                "digest": _digest(m),
+                "details": _details(),
+            }
+            for m in models
+        ]
+    }
 
 
 def show(model: ChatModel, context_window: int) -> dict[str, Any]:
@@ -82,18 +104,36 @@ def show(model: ChatModel, context_window: int) -> dict[str, Any]:
     info: dict[str, Any] = {"general.architecture": MODEL_FAMILY, "general.basename": model.project_id}
     if context_window:
         info[f"{MODEL_FAMILY}.context_length"] = context_window
-    return {"modelfile": f"# LightRAG project '{model.project_id}'\nFROM {model.name}\n", "parameters": "",
-            "template": "", "license": "", "details": _details(), "model_info": info,
-            "capabilities": ["completion"], "modified_at": model.modified_at.isoformat()}
+    return {
+        "modelfile": f"# LightRAG project '{model.project_id}'\nFROM {model.name}\n",
+        "parameters": "",
+        "template": "",
+        "license": "",
+        "details": _details(),
+        "model_info": info,
+        "capabilities": ["completion"],
+        "modified_at": model.modified_at.isoformat(),
+    }
 
 
 def running(models: list[ChatModel], context_window: int) -> dict[str, Any]:
     """/api/ps: every model the caller may use is always ready (nothing to load into memory)."""
     expires = (datetime.now(UTC) + _NEVER_UNLOADED).isoformat()
-    return {"models": [{
-        "name": m.name, "model": m.name, "size": 0, "digest": _digest(m), "details": _details(),
-        "expires_at": expires, "size_vram": 0, "context_length": context_window or None,
-    } for m in models]}
+    return {
+        "models": [
+            {
+                "name": m.name,
+                "model": m.name,
+                "size": 0,
+                "digest": _digest(m),
+                "details": _details(),
+                "expires_at": expires,
+                "size_vram": 0,
+                "context_length": context_window or None,
+            }
+            for m in models
+        ]
+    }
 
 
 def version() -> dict[str, str]:

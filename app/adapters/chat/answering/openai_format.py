@@ -15,13 +15,22 @@ from app.adapters.chat.answering.ollama_format import error_message
 from app.core.errors import AppError
 
 OWNER = "lightrag-service"
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 413: "invalid_request_error", 422: "invalid_request_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+}
 
 
 def usage(stats: AnswerStats) -> dict[str, int]:
-    return {"prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
-            "total_tokens": stats.prompt_tokens + stats.completion_tokens}
+    return {
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+        "total_tokens": stats.prompt_tokens + stats.completion_tokens,
+    }
 
 
 class Completion:
@@ -33,15 +42,30 @@ class Completion:
         self.created = int(time.time())
 
     def whole(self, text: str) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.answer.model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop", "logprobs": None}],
-                "usage": usage(self.answer.stats)}
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.answer.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": usage(self.answer.stats),
+        }
 
-    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None, *,
-              include_usage: bool = False) -> dict[str, Any]:
+    def chunk(
+        self, delta: dict[str, Any], finish_reason: str | None = None, *, include_usage: bool = False
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.answer.model,
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.answer.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
         }
         if include_usage:
@@ -49,8 +73,14 @@ class Completion:
         return body
 
     def usage_chunk(self) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                "model": self.answer.model, "choices": [], "usage": usage(self.answer.stats)}
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.answer.model,
+            "choices": [],
+            "usage": usage(self.answer.stats),
+        }
 
 
 def _event(payload: dict[str, Any] | str) -> str:
@@ -76,11 +106,19 @@ async def sse_events(answer: ChatAnswer, *, include_usage: bool) -> AsyncGenerat
 
 
 def model_list(models: list[ChatModel]) -> dict[str, Any]:
-    return {"object": "list", "data": [{"id": m.name, "object": "model", "created": int(m.modified_at.timestamp()),
-                                        "owned_by": OWNER} for m in models]}
+    return {
+        "object": "list",
+        "data": [
+            {"id": m.name, "object": "model", "created": int(m.modified_at.timestamp()), "owned_by": OWNER}
+            for m in models
+        ],
+    }
 
 
 def error_body(status: int, detail: str | list[dict[str, Any]], code: str) -> dict[str, Any]:
     kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": error_message(detail), "type": kind, "param": None, "code": code},
-            "detail": detail, "code": code}
+    return {
+        "error": {"message": error_message(detail), "type": kind, "param": None, "code": code},
+        "detail": detail,
+        "code": code,
+    }

@@ -20,8 +20,12 @@ unsupported_router = APIRouter(tags=[TAG], route_class=ProjectScopedRoute)
 # (method, path, reason) of LightRAG Server routes without an equivalent here.
 UNSUPPORTED: list[tuple[str, str, str]] = [
     ("POST", "/documents/scan", "there is no input directory to scan: send files to /documents/upload"),
-    ("DELETE", "/documents", "clearing every document at once is not offered: delete a project, or documents "
-                             "by id with /documents/delete_document"),
+    (
+        "DELETE",
+        "/documents",
+        "clearing every document at once is not offered: delete a project, or documents "
+        "by id with /documents/delete_document",
+    ),
     ("GET", "/documents", "deprecated in LightRAG Server: use POST /documents/paginated"),
     ("POST", "/documents/clear_cache", "the LLM cache is kept per project and not cleared through this API"),
     ("POST", "/documents/reprocess_failed", "use POST /documents/retry-failed of the service's own API"),
@@ -38,10 +42,20 @@ async def health(project_id: WorkspaceProject, c: ContainerDep, request: Request
 def add_health(router: APIRouter) -> None:
     """Add /health to the prefixed router itself: a route of an included router keeps its path without the
     prefix, and a bare "/health" would be taken for the service's open /health (which needs no key)."""
-    router.add_api_route("/health", health, methods=["GET"], name="lightrag_health", tags=[TAG],
-                         route_class_override=ProjectScopedRoute, responses={**ROUTER_ERRORS, **errors(
-                             (503, "The database is unreachable or behind on migrations (`not_ready`, "
-                                   "`database_unavailable`)"))})
+    router.add_api_route(
+        "/health",
+        health,
+        methods=["GET"],
+        name="lightrag_health",
+        tags=[TAG],
+        route_class_override=ProjectScopedRoute,
+        responses={
+            **ROUTER_ERRORS,
+            **errors(
+                (503, "The database is unreachable or behind on migrations (`not_ready`, `database_unavailable`)")
+            ),
+        },
+    )
 
 
 def _refusal(reason: str) -> Callable[[], Coroutine[Any, Any, None]]:
@@ -53,7 +67,15 @@ def _refusal(reason: str) -> Callable[[], Coroutine[Any, Any, None]]:
 
 
 for _method, _path, _reason in UNSUPPORTED:
-    _name = "lightrag_unsupported_" + "_".join(p for p in _path.replace("-", "_").split("/") if p) + \
-            f"_{_method.lower()}"
-    unsupported_router.add_api_route(_path, _refusal(_reason), methods=[_method], name=_name, status_code=501,
-                         responses=errors(NOT_SUPPORTED), summary=f"Not supported: {_reason}")
+    _name = (
+        "lightrag_unsupported_" + "_".join(p for p in _path.replace("-", "_").split("/") if p) + f"_{_method.lower()}"
+    )
+    unsupported_router.add_api_route(
+        _path,
+        _refusal(_reason),
+        methods=[_method],
+        name=_name,
+        status_code=501,
+        responses=errors(NOT_SUPPORTED),
+        summary=f"Not supported: {_reason}",
+    )

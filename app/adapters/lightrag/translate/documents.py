@@ -47,10 +47,17 @@ def doc_status(row: dict) -> LightragDocStatusOut:
     metadata = dict(row.get("metadata") or {})
     track_id = metadata.pop(TRACK_ID_KEY, None)
     return LightragDocStatusOut(
-        id=row["id"], content_summary=row.get("content_summary") or "", content_length=row["content_length"],
-        status=row["status"], created_at=_iso(row["created_at"]), updated_at=_iso(row["updated_at"]),
-        track_id=track_id if isinstance(track_id, str) else None, chunks_count=row.get("chunks_count"),
-        error_msg=row.get("error"), metadata=metadata or None, file_path=row.get("file_path") or UNKNOWN_SOURCE,
+        id=row["id"],
+        content_summary=row.get("content_summary") or "",
+        content_length=row["content_length"],
+        status=row["status"],
+        created_at=_iso(row["created_at"]),
+        updated_at=_iso(row["updated_at"]),
+        track_id=track_id if isinstance(track_id, str) else None,
+        chunks_count=row.get("chunks_count"),
+        error_msg=row.get("error"),
+        metadata=metadata or None,
+        file_path=row.get("file_path") or UNKNOWN_SOURCE,
     )
 
 
@@ -65,18 +72,25 @@ def insert_response(items: list[IngestItem], track_id: str, what: str) -> Lightr
     rejected = [i for i in items if i.status == "rejected"]
     if not new:
         listed = ", ".join(f"'{i.id}'" for i in duplicates)
-        return LightragInsertResponse(status="duplicated", track_id="",
-                                      message=f"Already in document storage: {listed}; nothing was enqueued.")
+        return LightragInsertResponse(
+            status="duplicated", track_id="", message=f"Already in document storage: {listed}; nothing was enqueued."
+        )
     if duplicates or rejected:
         notes = [f"{len(new)} enqueued"]
         if duplicates:
             notes.append(f"{len(duplicates)} already stored ({', '.join(str(i.id) for i in duplicates)})")
         if rejected:
             notes.append(f"{len(rejected)} rejected ({'; '.join(str(i.error) for i in rejected)})")
-        return LightragInsertResponse(status="partial_success", track_id=track_id,
-                                      message=f"{what}: {', '.join(notes)}. Processing will continue in background.")
-    return LightragInsertResponse(status="success", track_id=track_id,
-                                  message=f"{what} successfully received. Processing will continue in background.")
+        return LightragInsertResponse(
+            status="partial_success",
+            track_id=track_id,
+            message=f"{what}: {', '.join(notes)}. Processing will continue in background.",
+        )
+    return LightragInsertResponse(
+        status="success",
+        track_id=track_id,
+        message=f"{what} successfully received. Processing will continue in background.",
+    )
 
 
 class LightragDocuments:
@@ -84,12 +98,15 @@ class LightragDocuments:
         self.c = c
         self.ingestion = IngestionService(c)
 
-    async def insert_texts(self, project_id: str, texts: list[str], sources: list[str | None],
-                           what: str) -> LightragInsertResponse:
+    async def insert_texts(
+        self, project_id: str, texts: list[str], sources: list[str | None], what: str
+    ) -> LightragInsertResponse:
         self.ingestion.require_batch_size(len(texts), "texts")
         track_id = new_track_id("insert")
-        items = [Submission(text=text, file_path=source, metadata={TRACK_ID_KEY: track_id})
-                 for text, source in zip(texts, sources, strict=True)]
+        items = [
+            Submission(text=text, file_path=source, metadata={TRACK_ID_KEY: track_id})
+            for text, source in zip(texts, sources, strict=True)
+        ]
         results, _ = await self.ingestion.enqueue(project_id, items, wait=False)
         return insert_response(results, track_id, what)
 
@@ -102,18 +119,27 @@ class LightragDocuments:
         name = items[0].file_path if items else "upload"
         return insert_response(results, track_id, f"File '{name}' uploaded")
 
-    async def paginated(self, project_id: str, status: str | None, page: int, page_size: int,
-                        sort_field: str, descending: bool) -> LightragPaginatedDocs:
+    async def paginated(
+        self, project_id: str, status: str | None, page: int, page_size: int, sort_field: str, descending: bool
+    ) -> LightragPaginatedDocs:
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
-            rows, total = await compat_repo.page(conn, project_id, status, sort_field, descending,
-                                                 page_size, (page - 1) * page_size)
+            rows, total = await compat_repo.page(
+                conn, project_id, status, sort_field, descending, page_size, (page - 1) * page_size
+            )
             by_status = await docs_repo.count_by_status(conn, project_id)
         pages = math.ceil(total / page_size)
         return LightragPaginatedDocs(
-            documents=[doc_status(r) for r in rows], status_counts=status_counts(by_status),
-            pagination=LightragPagination(page=page, page_size=page_size, total_count=total, total_pages=pages,
-                                          has_next=page < pages, has_prev=page > 1),
+            documents=[doc_status(r) for r in rows],
+            status_counts=status_counts(by_status),
+            pagination=LightragPagination(
+                page=page,
+                page_size=page_size,
+                total_count=total,
+                total_pages=pages,
+                has_next=page < pages,
+                has_prev=page > 1,
+            ),
         )
 
     async def counts(self, project_id: str) -> LightragStatusCounts:
@@ -139,12 +165,19 @@ class LightragDocuments:
         started = [d.started_at for d in status.in_flight if d.started_at is not None]
         busy = status.queue_depth > 0
         return LightragPipelineStatus(
-            busy=busy, job_name="Indexing documents" if busy else "Default Job",
-            job_start=_iso(min(started)) if started else None, docs=status.queue_depth,
-            batchs=status.queue_depth, cur_batch=counts.processing, request_pending=counts.pending > 0,
-            latest_message=(f"{counts.pending} pending, {counts.processing} processing, "
-                            f"{counts.processed} processed, {counts.failed} failed"),
-            history_messages=[], update_status={},
+            busy=busy,
+            job_name="Indexing documents" if busy else "Default Job",
+            job_start=_iso(min(started)) if started else None,
+            docs=status.queue_depth,
+            batchs=status.queue_depth,
+            cur_batch=counts.processing,
+            request_pending=counts.pending > 0,
+            latest_message=(
+                f"{counts.pending} pending, {counts.processing} processing, "
+                f"{counts.processed} processed, {counts.failed} failed"
+            ),
+            history_messages=[],
+            update_status={},
         )
 
     async def delete(self, project_id: str, doc_ids: list[str]) -> LightragDeleteDocsResponse:
@@ -152,7 +185,9 @@ class LightragDocuments:
         whole batch (404/409) and nothing is deleted. Done when this returns; LightRAG's status word is kept."""
         self.ingestion.require_batch_size(len(doc_ids), "document ids")
         report = await DeletionService(self.c).delete_documents(project_id, doc_ids)
-        message = (f"Deleted {len(report.document_ids)} documents: {report.chunks_deleted} chunks, "
-                   f"{report.entities_deleted} entities and {report.relations_deleted} relations deleted, "
-                   f"{report.entities_rebuilt} entities and {report.relations_rebuilt} relations rebuilt.")
+        message = (
+            f"Deleted {len(report.document_ids)} documents: {report.chunks_deleted} chunks, "
+            f"{report.entities_deleted} entities and {report.relations_deleted} relations deleted, "
+            f"{report.entities_rebuilt} entities and {report.relations_rebuilt} relations rebuilt."
+        )
         return LightragDeleteDocsResponse(status="deletion_started", message=message, doc_id=", ".join(doc_ids))

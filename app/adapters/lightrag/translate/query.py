@@ -26,9 +26,22 @@ from app.services.query.service import Prepared, QueryService
 
 SEP = "<SEP>"  # LightRAG's separator of several chunk ids or file paths in one field
 UNKNOWN_SOURCE = "unknown_source"
-_PASSED_ON = ("mode", "top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens",
-              "only_need_context", "only_need_prompt", "response_type", "history_turns", "hl_keywords",
-              "ll_keywords", "user_prompt", "enable_rerank")
+_PASSED_ON = (
+    "mode",
+    "top_k",
+    "chunk_top_k",
+    "max_entity_tokens",
+    "max_relation_tokens",
+    "max_total_tokens",
+    "only_need_context",
+    "only_need_prompt",
+    "response_type",
+    "history_turns",
+    "hl_keywords",
+    "ll_keywords",
+    "user_prompt",
+    "enable_rerank",
+)
 
 
 def to_query_request(project_id: str, body: LightragQueryRequest, *, stream: bool = False) -> QueryRequest:
@@ -53,9 +66,14 @@ def _references(response: QueryResponse, with_content: bool) -> list[LightragRef
     if with_content:
         for chunk in response.context.chunks:
             contents.setdefault(chunk.reference_id, []).append(chunk.content)
-    return [LightragReference(reference_id=r.reference_id, file_path=r.file_path or UNKNOWN_SOURCE,
-                              content=contents.get(r.reference_id, []) if with_content else None)
-            for r in response.references]
+    return [
+        LightragReference(
+            reference_id=r.reference_id,
+            file_path=r.file_path or UNKNOWN_SOURCE,
+            content=contents.get(r.reference_id, []) if with_content else None,
+        )
+        for r in response.references
+    ]
 
 
 def _debug_text(c: Container, prepared: Prepared) -> str | None:
@@ -67,8 +85,9 @@ def _debug_text(c: Container, prepared: Prepared) -> str | None:
         ctx = prepared.context
         if ctx is None or ctx.empty:
             return ""
-        segments, _ = render_context(ctx.entities if ctx.kg else None, ctx.relations if ctx.kg else None,
-                                     ctx.chunks, TokenLedger(c.tokenizer))
+        segments, _ = render_context(
+            ctx.entities if ctx.kg else None, ctx.relations if ctx.kg else None, ctx.chunks, TokenLedger(c.tokenizer)
+        )
         return "".join(segments)
     return None
 
@@ -114,8 +133,10 @@ class LightragQuery:
                     except AppError as exc:
                         yield _line({"error": exc.detail})
                         return
-                    line: dict[str, Any] = {"response": text,
-                                            "llm_generated": debug is None and not prepared.nothing_found}
+                    line: dict[str, Any] = {
+                        "response": text,
+                        "llm_generated": debug is None and not prepared.nothing_found,
+                    }
                     if references is not None:
                         line["references"] = references
                     yield _line(line)
@@ -132,8 +153,9 @@ class LightragQuery:
         return lines()
 
     async def data(self, project_id: str, body: LightragQueryRequest) -> LightragQueryData:
-        request = to_query_request(project_id, body).model_copy(update={"only_need_context": True,
-                                                                        "only_need_prompt": False})
+        request = to_query_request(project_id, body).model_copy(
+            update={"only_need_context": True, "only_need_prompt": False}
+        )
         return query_data(await self.service.query(request))
 
 
@@ -143,29 +165,59 @@ def _line(payload: dict[str, Any]) -> str:
 
 def query_data(response: QueryResponse) -> LightragQueryData:
     ctx = response.context
-    references = [{"reference_id": r.reference_id, "file_path": r.file_path or UNKNOWN_SOURCE}
-                  for r in response.references]
+    references = [
+        {"reference_id": r.reference_id, "file_path": r.file_path or UNKNOWN_SOURCE} for r in response.references
+    ]
     ref_of_path = {r["file_path"]: r["reference_id"] for r in references}
 
     def ref_for(paths: list[str]) -> str:
         return next((ref_of_path[p] for p in paths if p in ref_of_path), "")
 
-    entities = [{"entity_name": e.name, "entity_type": e.type, "description": e.description,
-                 "source_id": SEP.join(e.source_chunk_ids), "file_path": SEP.join(e.file_paths),
-                 "reference_id": ref_for(e.file_paths)} for e in ctx.entities]
-    relations = [{"src_id": r.source, "tgt_id": r.target, "description": r.description, "keywords": r.keywords,
-                  "weight": r.weight, "source_id": SEP.join(r.source_chunk_ids), "file_path": SEP.join(r.file_paths),
-                  "reference_id": ref_for(r.file_paths)} for r in ctx.relations]
-    chunks = [{"content": ch.content, "file_path": ch.file_path or UNKNOWN_SOURCE, "chunk_id": ch.id,
-               "reference_id": ch.reference_id} for ch in ctx.chunks]
+    entities = [
+        {
+            "entity_name": e.name,
+            "entity_type": e.type,
+            "description": e.description,
+            "source_id": SEP.join(e.source_chunk_ids),
+            "file_path": SEP.join(e.file_paths),
+            "reference_id": ref_for(e.file_paths),
+        }
+        for e in ctx.entities
+    ]
+    relations = [
+        {
+            "src_id": r.source,
+            "tgt_id": r.target,
+            "description": r.description,
+            "keywords": r.keywords,
+            "weight": r.weight,
+            "source_id": SEP.join(r.source_chunk_ids),
+            "file_path": SEP.join(r.file_paths),
+            "reference_id": ref_for(r.file_paths),
+        }
+        for r in ctx.relations
+    ]
+    chunks = [
+        {
+            "content": ch.content,
+            "file_path": ch.file_path or UNKNOWN_SOURCE,
+            "chunk_id": ch.id,
+            "reference_id": ch.reference_id,
+        }
+        for ch in ctx.chunks
+    ]
     found = bool(entities or relations or chunks) or response.mode == "bypass"
     return LightragQueryData(
-        status="success", message="Query executed successfully" if found else NO_CONTEXT_ANSWER,
+        status="success",
+        message="Query executed successfully" if found else NO_CONTEXT_ANSWER,
         data={"entities": entities, "relationships": relations, "chunks": chunks, "references": references},
-        metadata={"query_mode": response.mode,
-                  "keywords": {"high_level": response.keywords.high_level,
-                               "low_level": response.keywords.low_level},
-                  "processing_info": {"entities_after_truncation": len(entities),
-                                      "relations_after_truncation": len(relations),
-                                      "final_chunks_count": len(chunks)}},
+        metadata={
+            "query_mode": response.mode,
+            "keywords": {"high_level": response.keywords.high_level, "low_level": response.keywords.low_level},
+            "processing_info": {
+                "entities_after_truncation": len(entities),
+                "relations_after_truncation": len(relations),
+                "final_chunks_count": len(chunks),
+            },
+        },
     )

@@ -41,8 +41,17 @@ def _pdf(filename: str, data: bytes, limits: ParseLimits) -> str:
         return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages)
     except InvalidInput:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError,
-            RecursionError, NotImplementedError) as exc:
+    except (
+        PyPdfError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        OSError,
+        RecursionError,
+        NotImplementedError,
+    ) as exc:
         raise InvalidInput(f"{filename}: not a readable PDF ({type(exc).__name__})", code="invalid_file") from exc
 
 
@@ -71,27 +80,38 @@ def _check_zip(filename: str, data: bytes, cap: int) -> None:
                         pass
     except InvalidInput:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, OSError, EOFError,
-            RuntimeError) as exc:  # RuntimeError: encrypted members
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,
+        ValueError,
+        OSError,
+        EOFError,
+        RuntimeError,
+    ) as exc:  # RuntimeError: encrypted members
         raise InvalidInput(f"{filename}: not a readable DOCX ({type(exc).__name__})", code="invalid_file") from exc
 
 
 def _check_directory(filename: str, members: list[zipfile.ZipInfo], cap: int) -> None:
     if len(members) > _MAX_ZIP_MEMBERS:
-        raise InvalidInput(f"{filename}: the archive has {len(members)} members, above {_MAX_ZIP_MEMBERS}",
-                           code="invalid_file")
+        raise InvalidInput(
+            f"{filename}: the archive has {len(members)} members, above {_MAX_ZIP_MEMBERS}", code="invalid_file"
+        )
     declared = sum(info.file_size for info in members)
     if declared > cap:
-        raise InvalidInput(f"{filename}: the file decompresses to {declared} bytes, above the limit of {cap} "
-                           f"(MAX_DECOMPRESSED_BYTES)", code="file_too_large")
+        raise InvalidInput(
+            f"{filename}: the file decompresses to {declared} bytes, above the limit of {cap} (MAX_DECOMPRESSED_BYTES)",
+            code="file_too_large",
+        )
     for info in members:
         member = info.filename[:200]
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise InvalidInput(f"{filename}: unsupported compression in {member}", code="invalid_file")
         if info.file_size > _RATIO_FLOOR and info.file_size > _MAX_RATIO * max(info.compress_size, 1):
             ratio = info.file_size // max(info.compress_size, 1)
-            raise InvalidInput(f"{filename}: {member} inflates {ratio} times: refused as a decompression bomb",
-                               code="invalid_file")
+            raise InvalidInput(
+                f"{filename}: {member} inflates {ratio} times: refused as a decompression bomb", code="invalid_file"
+            )
 
 
 def _docx(filename: str, data: bytes, limits: ParseLimits) -> str:
@@ -123,8 +143,14 @@ def plain_text(filename: str, data: bytes, limits: ParseLimits) -> str:
 
 
 _PARSERS: dict[str, Callable[[str, bytes, ParseLimits], str]] = {
-    ".txt": plain_text, ".text": plain_text, ".md": plain_text, ".markdown": plain_text,
-    ".pdf": _pdf, ".docx": _docx, ".html": _html, ".htm": _html,
+    ".txt": plain_text,
+    ".text": plain_text,
+    ".md": plain_text,
+    ".markdown": plain_text,
+    ".pdf": _pdf,
+    ".docx": _docx,
+    ".html": _html,
+    ".htm": _html,
 }
 
 SUPPORTED_EXTENSIONS = tuple(sorted(_PARSERS))

@@ -12,12 +12,64 @@ from bs4.dammit import EntitySubstitution, UnicodeDammit
 from app.core.errors import InvalidInput
 from app.services.ingest.parsing.encodings import bom_encoding
 
-_HTML_BLOCKS = frozenset([
-    "p", "div", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "title", "section", "article", "header",
-    "footer", "blockquote", "pre", "ul", "ol", "table", "dt", "dd", "main", "nav"])
-_VOID = frozenset([
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "menuitem", "meta", "param",
-    "source", "track", "wbr", "basefont", "bgsound", "command", "frame", "image", "isindex", "nextid", "spacer"])
+_HTML_BLOCKS = frozenset(
+    [
+        "p",
+        "div",
+        "li",
+        "tr",
+        "td",
+        "th",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "title",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "blockquote",
+        "pre",
+        "ul",
+        "ol",
+        "table",
+        "dt",
+        "dd",
+        "main",
+        "nav",
+    ]
+)
+_VOID = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "keygen",
+        "link",
+        "menuitem",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+        "basefont",
+        "bgsound",
+        "command",
+        "frame",
+        "image",
+        "isindex",
+        "nextid",
+        "spacer",
+    ]
+)
 _DROPPED = frozenset(["script", "style", "noscript", "template"])  # with everything inside
 _RUBY = frozenset(["rt", "rp"])  # their own strings are annotations, not text
 _PRESERVE = frozenset(["pre", "textarea"])
@@ -77,7 +129,7 @@ class _HtmlText(HTMLParser):
             return
         value = digits.group().lstrip("0") or "0"
         code = int(value, 16 if hexa else 10) if len(value) <= 8 else 0x110000
-        self._data.append(UnicodeDammit.numeric_character_reference(code)[0] + name[digits.end():])
+        self._data.append(UnicodeDammit.numeric_character_reference(code)[0] + name[digits.end() :])
 
     def handle_entityref(self, name: str) -> None:
         self._data.append(EntitySubstitution.HTML_ENTITY_TO_CHARACTER.get(name) or f"&{name}")
@@ -94,7 +146,7 @@ class _HtmlText(HTMLParser):
     def unknown_decl(self, data: str) -> None:
         self._flush()
         if data.upper().startswith("CDATA["):
-            self._data.append(data[len("CDATA["):])
+            self._data.append(data[len("CDATA[") :])
             self._flush(cdata=True)
 
     def close(self) -> None:
@@ -104,7 +156,7 @@ class _HtmlText(HTMLParser):
             # html.parser releases); older ones rescan the rest for every "<" in it: quadratic.
             self.rawdata = ""
             if tail.startswith("<![CDATA["):
-                self.unknown_decl(tail[len("<!["):])
+                self.unknown_decl(tail[len("<![") :])
         super().close()
         self._flush()
         while self._stack:

@@ -23,8 +23,9 @@ from app.services.ingest.parsing.formats import ParseLimits, extract_text, parse
 log = logging.getLogger(__name__)
 
 _ROOT = str(Path(app.__file__).resolve().parents[1])  # the directory holding the `app` package
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[3]); "
-         "from app.services.ingest.parsing.isolation import _serve; _serve()")
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[3]); from app.services.ingest.parsing.isolation import _serve; _serve()"
+)
 _START_TIMEOUT = 60.0
 _RETIRE_RSS_KB = 512 * 1024  # a worker whose peak grew past this exits after answering; a fresh one follows
 
@@ -36,8 +37,9 @@ class _Worker:
         job_reader, self._jobs = multiprocessing.Pipe(duplex=False)
         self._results, result_writer = multiprocessing.Pipe(duplex=False)
         fds = (job_reader.fileno(), result_writer.fileno())
-        self.process = subprocess.Popen([sys.executable, "-c", _BOOT, *map(str, fds), _ROOT],
-                                        pass_fds=fds, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, *map(str, fds), _ROOT], pass_fds=fds, stdin=subprocess.DEVNULL
+        )
         job_reader.close()
         result_writer.close()
         try:
@@ -129,12 +131,15 @@ def _run_isolated(filename: str, data: bytes, limits: ParseLimits) -> str:
         kind, payload, code = _POOL.run(job, limits.timeout)
     except TimeoutError:
         log.warning("parsing %s took longer than %.3g s: its parser process was killed", filename, limits.timeout)
-        raise InvalidInput(f"{filename}: parsing took longer than the limit of {limits.timeout:g} s "
-                           f"(PARSE_TIMEOUT)", code="parse_timeout") from None
+        raise InvalidInput(
+            f"{filename}: parsing took longer than the limit of {limits.timeout:g} s (PARSE_TIMEOUT)",
+            code="parse_timeout",
+        ) from None
     except (EOFError, OSError):
         log.warning("the parser process died while reading %s", filename)
-        raise InvalidInput(f"{filename}: the file could not be parsed (the parser process died)",
-                           code="invalid_file") from None
+        raise InvalidInput(
+            f"{filename}: the file could not be parsed (the parser process died)", code="invalid_file"
+        ) from None
     if kind != "ok":
         raise InvalidInput(payload, code=code)
     return payload
