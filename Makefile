@@ -46,8 +46,9 @@ test: lint  ## install and run lint (ruff, the type checker) + the whole test su
 test-fast: lint  ## lint + the suite without the tests marked slow (processes, servers of their own, fuzzing)
 	$(PY) -m pytest -m "not slow"
 
-lint: $(DEV_STAMP)  ## ruff and mypy (configured in pyproject.toml: app/, with the pydantic plugin)
+lint: $(DEV_STAMP)  ## ruff (lint and format check) and mypy (configured in pyproject.toml: app/, pydantic plugin)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
 openapi: $(RUN_STAMP)  ## regenerate openapi.yaml from the app
