@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from app.core.error_codes import ErrorCode
+
 
 class AppError(Exception):
     status_code = 400
-    code = "bad_request"
+    code: ErrorCode = "bad_request"
 
-    def __init__(self, detail: str, *, code: str | None = None) -> None:
+    def __init__(self, detail: str, *, code: ErrorCode | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
         if code:
@@ -16,27 +18,27 @@ class AppError(Exception):
 
 class BadRequest(AppError):
     status_code = 400
-    code = "bad_request"
+    code: ErrorCode = "bad_request"
 
 
 class InvalidInput(AppError):
     status_code = 422
-    code = "invalid_input"
+    code: ErrorCode = "invalid_input"
 
 
 class Unauthorized(AppError):
     status_code = 401
-    code = "unauthorized"
+    code: ErrorCode = "unauthorized"
 
 
 class Forbidden(AppError):
     status_code = 403
-    code = "forbidden"
+    code: ErrorCode = "forbidden"
 
 
 class NotFound(AppError):
     status_code = 404
-    code = "not_found"
+    code: ErrorCode = "not_found"
 
 
 def project_not_found(project_id: str) -> NotFound:
@@ -49,26 +51,26 @@ def document_not_found(document_id: str) -> NotFound:
 
 class ClientDisconnected(AppError):
     status_code = 499  # "client closed request": nobody reads it, but metrics and access logs show it
-    code = "client_disconnected"
+    code: ErrorCode = "client_disconnected"
 
 
 class Conflict(AppError):
     status_code = 409
-    code = "conflict"
+    code: ErrorCode = "conflict"
 
 
 class PayloadTooLarge(AppError):
     status_code = 413
-    code = "payload_too_large"
+    code: ErrorCode = "payload_too_large"
 
 
 class ServiceUnavailable(AppError):
     status_code = 503
-    code = "service_unavailable"
+    code: ErrorCode = "service_unavailable"
 
 
 class LLMNotConfigured(ServiceUnavailable):
-    code = "llm_not_configured"
+    code: ErrorCode = "llm_not_configured"
 
     def __init__(self) -> None:
         super().__init__(
@@ -77,7 +79,7 @@ class LLMNotConfigured(ServiceUnavailable):
 
 
 class EmbeddingNotConfigured(ServiceUnavailable):
-    code = "embedding_not_configured"
+    code: ErrorCode = "embedding_not_configured"
 
     def __init__(self) -> None:
         super().__init__(
@@ -89,7 +91,7 @@ class EmbeddingNotConfigured(ServiceUnavailable):
 class ProviderError(ServiceUnavailable):
     """An LLM/embedding/rerank provider failed after its retries."""
 
-    code = "provider_error"
+    code: ErrorCode = "provider_error"
 
 
 def first_failure(group: BaseExceptionGroup) -> BaseException:

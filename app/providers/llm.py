@@ -20,6 +20,7 @@ from openai._types import RequestOptions
 
 from app.core import metrics
 from app.core.config import Settings
+from app.core.error_codes import ErrorCode
 from app.core.errors import LLMNotConfigured, ProviderError
 from app.core.usage import current_usage
 from app.domain.chat import Message, strip_think
@@ -81,7 +82,7 @@ def forget_provider_knowledge() -> None:
 class ContextLengthExceeded(ProviderError):
     """The provider rejected the call for its length (prompt plus completion past the model's window)."""
 
-    code = "llm_context_exceeded"
+    code: ErrorCode = "llm_context_exceeded"
 
     def __init__(self, detail: str, window: int | None) -> None:
         super().__init__(detail)
@@ -91,7 +92,7 @@ class ContextLengthExceeded(ProviderError):
 class StructuredOutputRejected(ProviderError):
     """The provider refused the `response_format` JSON-schema parameter."""
 
-    code = "llm_structured_output_rejected"
+    code: ErrorCode = "llm_structured_output_rejected"
 
 
 def context_window_from_error(message: str) -> int | None:

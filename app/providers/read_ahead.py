@@ -13,13 +13,14 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import ProviderError
 
 ITEM_OVERHEAD = 64  # bytes a buffered piece costs besides its text (one small str object and its slot)
 
 
 class ReadAheadOverflow(ProviderError):
-    code = "answer_buffer_full"
+    code: ErrorCode = "answer_buffer_full"
 
 
 async def read_ahead(source: AsyncGenerator[str, None], limit: int) -> AsyncGenerator[str, None]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.error_codes import ErrorCode
+
 
 class FieldError(BaseModel):
     """One invalid field of a request that failed validation."""
@@ -29,4 +31,4 @@ class ErrorBody(BaseModel):
     )
 
     detail: str | list[FieldError]
-    code: str = Field(description="Stable error code, e.g. `project_not_found`, `validation_error`")
+    code: ErrorCode = Field(description="Stable error code, e.g. `project_not_found`, `validation_error`")

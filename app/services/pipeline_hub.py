@@ -15,6 +15,7 @@ import logging
 from collections import Counter, deque
 from collections.abc import Hashable
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import AppError
 from app.db.engine import Database
 from app.repositories import documents as docs_repo
@@ -29,7 +30,7 @@ KEPT = events_repo.KEEP_PER_PROJECT  # events a poller keeps in memory
 
 class TooManyStreams(AppError):
     status_code = 429
-    code = "too_many_streams"
+    code: ErrorCode = "too_many_streams"
 
 
 def progress_state(row: dict) -> tuple:

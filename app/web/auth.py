@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import Forbidden, Unauthorized
 from app.core.logging_setup import project_var
 from app.domain.projects import DEFAULT_PROJECT
@@ -136,7 +137,7 @@ def _is_ui_asset(scope: Scope) -> bool:
     return scope["method"] in ("GET", "HEAD") and (path in UI_PATHS or path.startswith(UI_PREFIXES))
 
 
-async def _refuse(send: Send, detail: str, code: str) -> None:
+async def _refuse(send: Send, detail: str, code: ErrorCode) -> None:
     await send_error(send, 401, detail, code, [(b"www-authenticate", b"Bearer")])
 
 

@@ -10,12 +10,13 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import AppError
 from app.db.errors import is_connection_error
 
 log = logging.getLogger(__name__)
 
-_HTTP_CODES = {
+_HTTP_CODES: dict[int, ErrorCode] = {
     400: "bad_request",
     401: "unauthorized",
     403: "forbidden",

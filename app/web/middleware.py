@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core import metrics
+from app.core.error_codes import ErrorCode
 from app.core.logging_setup import project_var, request_id_var
 from app.core.usage import Usage, track_usage
 from app.web.json_values import JsonValueCounter
@@ -29,7 +30,7 @@ class _BodyTooLarge(HTTPException):
 
 
 async def send_error(
-    send: Send, status: int, detail: str, code: str, headers: list[tuple[bytes, bytes]] | None = None
+    send: Send, status: int, detail: str, code: ErrorCode, headers: list[tuple[bytes, bytes]] | None = None
 ) -> None:
     """A JSON error answered by a middleware, in the app's {"detail", "code"} shape."""
     body = json.dumps({"detail": detail, "code": code}).encode()

@@ -11,13 +11,19 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import AppError
 from app.web.auth import ProjectScopedRoute
 from app.web.disconnects import EventStream
 
 ErrorShape = Callable[[int, str | list[dict[str, Any]], str], dict[str, Any]]
 
-_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+_HTTP_CODES: dict[int, ErrorCode] = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+}
 
 
 def protocol_route(shape: ErrorShape) -> type[ProjectScopedRoute]:

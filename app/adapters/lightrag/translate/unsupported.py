@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.core.error_codes import ErrorCode
 from app.core.errors import AppError
 
 
@@ -9,4 +10,4 @@ class NotSupported(AppError):
     """501: a request this service cannot honour is refused, never answered in a silently different way."""
 
     status_code = 501
-    code = "not_supported"
+    code: ErrorCode = "not_supported"
