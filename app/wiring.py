@@ -3,11 +3,13 @@ shared collaborators. Used by the API's lifespan (app/main.py) and the standalon
 
 from __future__ import annotations
 
+import logging
+
 from app.container import Container
 from app.core.config import Settings
 from app.core.startup import dimension_mismatch
 from app.db.engine import Database
-from app.db.migrate import stored_embedding_dim, upgrade_to_head
+from app.db.migrate import resize_empty_vectors, stored_embedding_dim, upgrade_to_head
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
@@ -16,6 +18,8 @@ from app.repositories import projects as projects_repo
 from app.services.cached_llm import CachedLLM
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 
+log = logging.getLogger(__name__)
+
 
 async def build_container(settings: Settings, database: Database | None = None) -> Container:
     """`database`, when given, stays its caller's: the container uses it and leaves it open when closed."""
@@ -23,7 +27,14 @@ async def build_container(settings: Settings, database: Database | None = None) 
     try:
         stored = await stored_embedding_dim(db)
         if stored is not None and stored != settings.embedding_dim:
-            raise dimension_mismatch(settings, stored)
+            if not await resize_empty_vectors(db, settings.embedding_dim):
+                raise dimension_mismatch(settings, stored)
+            log.warning(
+                "EMBEDDING_DIM is %d: the database held no vectors yet, so its %d-dimensional vector columns were "
+                "resized",
+                settings.embedding_dim,
+                stored,
+            )
         await upgrade_to_head(db, settings.embedding_dim)
         async with db.transaction() as conn:
             await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)

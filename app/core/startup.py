@@ -36,7 +36,7 @@ def dimension_mismatch(settings: Settings, stored: int) -> StartupRefused:
     )
     return StartupRefused(
         f"EMBEDDING_DIM is {settings.embedding_dim} but {database_location(settings)} holds {stored}-dimensional "
-        f"vectors (the size is fixed when a database is created): set EMBEDDING_DIM={stored} to use it, or "
+        f"vectors (the size is fixed once vectors are stored): set EMBEDDING_DIM={stored} to use it, or "
         f"{new_database} and ingest the documents again"
     )
 

@@ -65,3 +65,25 @@ async def stored_embedding_dim(db: Database) -> int | None:
     if row is None or row[0] is None:
         return None
     return int(row[0].split("(")[1].rstrip(")"))
+
+
+VECTOR_TABLES = ("chunks", "entities", "relations")
+
+
+async def resize_empty_vectors(db: Database, embedding_dim: int) -> bool:
+    """Give the vector columns `embedding_dim` dimensions if no vector is stored yet (a database created before
+    the embedding model was chosen, at the default size); False, changing nothing, once one is."""
+    async with db.transaction() as conn:
+        await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+        present = [
+            table
+            for table in VECTOR_TABLES
+            if (await conn.execute(text("SELECT to_regclass(:t)"), {"t": table})).scalar() is not None
+        ]
+        for table in present:
+            stored = f"SELECT EXISTS (SELECT 1 FROM {table} WHERE embedding IS NOT NULL)"
+            if (await conn.execute(text(stored))).scalar():
+                return False
+        for table in present:  # the HNSW index on the column is rebuilt with it (empty: at once)
+            await conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(embedding_dim)})"))
+    return True

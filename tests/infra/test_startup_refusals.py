@@ -21,10 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _vectors_of(socket_dir: str, dim: int) -> None:
-    """What the service reads the stored size from: the entities' embedding column."""
+    """What the service reads the stored size from: the entities' embedding column, holding a vector (an empty
+    one would be resized to the configured size)."""
     conn = await asyncpg.connect(host=socket_dir, user="postgres", database="postgres")
     try:
-        await conn.execute(f"CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE entities (embedding vector({dim}))")
+        await conn.execute(
+            f"CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE entities (embedding vector({dim})); "
+            f"INSERT INTO entities VALUES (array_fill(0.5, ARRAY[{dim}])::vector)"
+        )
     finally:
         await conn.close()
 
