@@ -117,3 +117,12 @@ def test_an_llm_failure_inside_the_stream_is_raised_by_the_sdk(chat_service, fak
             )
         )
     assert "LLM request failed" in in_band.value.message
+
+
+def test_a_missing_field_is_named_once(chat_service):
+    with chat_service.http() as http:
+        response = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 422
+    body = response.json()
+    assert body["error"]["message"] == "body.model: Field required"
+    assert body["detail"] == [{"loc": ["body", "model"], "msg": "Field required", "type": "missing"}]

@@ -52,10 +52,7 @@ def _field_error(error: dict[str, Any]) -> dict[str, Any]:
 
 def _ollama_error(status: int, detail: str | list[dict[str, Any]], code: str) -> dict[str, Any]:
     if isinstance(detail, list):
-        # the body is validated once per parameter that declares it (the route and its project dependency):
-        # the same error comes twice
-        unique = {(tuple(e["loc"]), e["msg"]): e for e in map(_field_error, detail)}
-        detail = list(unique.values())
+        detail = [_field_error(e) for e in detail]
         message = "; ".join(
             e["msg"] if e["loc"] == ["body"] else f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in detail
         )

@@ -40,11 +40,17 @@ def protocol_route(shape: ErrorShape) -> type[ProjectScopedRoute]:
                 except AppError as exc:
                     return JSONResponse(shape(exc.status_code, exc.detail, exc.code), status_code=exc.status_code)
                 except RequestValidationError as exc:
-                    fields = [
-                        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                    # the body is validated once per parameter that declares it (the route and its project
+                    # dependency): the same error comes twice, and is told once
+                    fields = {
+                        (tuple(e.get("loc", ())), e.get("msg", "")): {
+                            "loc": list(e.get("loc", ())),
+                            "msg": e.get("msg", ""),
+                            "type": e.get("type", ""),
+                        }
                         for e in exc.errors()
-                    ]
-                    return JSONResponse(shape(422, fields, "validation_error"), status_code=422)
+                    }
+                    return JSONResponse(shape(422, list(fields.values()), "validation_error"), status_code=422)
                 except StarletteHTTPException as exc:
                     code = _HTTP_CODES.get(exc.status_code, "http_error")
                     return JSONResponse(
