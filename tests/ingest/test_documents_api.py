@@ -179,6 +179,15 @@ async def test_upload_files_mixed_valid_and_invalid(idle_client):
     assert await _count(idle_client, documents) == 3
 
 
+async def test_an_uploaded_file_name_is_kept_to_the_length_of_a_json_file_path(idle_client):
+    long_name = "notes-" * 500 + ".txt"  # 3,004 characters, over the 1,024 a JSON file_path may have
+    files = [("files", (long_name, b"Notes about Alice.", "text/plain"))]
+    response = await idle_client.http.post("/documents/upload", files=files, data={"project_id": "default"})
+    assert response.status_code == 202, response.text
+    [item] = response.json()["documents"]
+    assert item["status"] == "pending" and item["file_path"] == long_name[:1020] + ".txt"
+
+
 async def test_upload_all_invalid_is_4xx(idle_client, make_settings, start_app):
     bad = await idle_client.http.post("/documents/upload", files=[("files", ("a.bin", b"\x00\x01", "x/y"))])
     assert bad.status_code == 422 and bad.json()["code"] == "invalid_documents"

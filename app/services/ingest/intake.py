@@ -62,9 +62,18 @@ def content_hash(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
+# An uploaded file's name is kept to the length a JSON request's file_path may have (schemas/documents.py)
+MAX_FILE_NAME = 1024
+
+
 def canonical_path(file_path: str | None) -> str | None:
     cleaned = BIDI_CONTROLS.sub("", strip_control(re.sub(r"[\x00-\x1f]", "", file_path or ""))).strip()
-    return posixpath.basename(cleaned.replace("\\", "/")) or None
+    name = posixpath.basename(cleaned.replace("\\", "/"))
+    if len(name) > MAX_FILE_NAME:  # cut the stem: the extension tells the parser the file's type
+        stem, extension = posixpath.splitext(name)
+        extension = extension if len(extension) <= 16 else ""
+        name = stem[: MAX_FILE_NAME - len(extension)].rstrip() + extension
+    return name.strip() or None
 
 
 async def _require_document(conn: AsyncConnection, project_id: str, document_id: str) -> dict:
