@@ -62,7 +62,15 @@ def start_database(root: Path):  # noqa: ANN201
     return server, f"postgresql://postgres@/loadbench?host={server.get_postmaster_info().socket_dir}"
 
 
-def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path) -> subprocess.Popen:
+def start_app(
+    database_url: str,
+    fake: FakeOpenAI,
+    port: int,
+    log: Path,
+    extra_env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> subprocess.Popen:
+    """The API under uvicorn on `port`, its output in `log`; `extra_env` overrides the settings below."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -75,6 +83,7 @@ def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path) -> subp
         "API_KEYS": "",
         "WORKER_POLL_INTERVAL": "0.1",
         "LLM_MAX_ASYNC": "16",
+        **(extra_env or {}),
     }
     with log.open("wb") as sink:
         return subprocess.Popen(
@@ -90,6 +99,7 @@ def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path) -> subp
                 "--log-level",
                 "warning",
                 "--no-access-log",
+                *extra_args,
             ],
             cwd=ROOT,
             env=env,

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import load_bench
 from bench.load_bench import free_port, percentile, start_database, wait_healthy
 from tests.support.fakes.openai_server import FakeOpenAI
 
@@ -34,40 +34,8 @@ ADMIN, SCOPED = "bench-admin", "bench-scoped"
 
 
 def start_app(database_url: str, fake: FakeOpenAI, port: int, log: Path, extra: dict[str, str]) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "LLM_BASE_URL": fake.url,
-        "LLM_MODEL": "fake-llm",
-        "LLM_API_KEY": "k",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": str(fake.dim),
-        "LOG_LEVEL": "WARNING",
-        "API_KEYS": f"{ADMIN},{SCOPED}:default",
-        **extra,
-    }
-    with log.open("wb") as sink:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "app.asgi:app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-                "--timeout-graceful-shutdown",
-                "5",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
+    keys = {"API_KEYS": f"{ADMIN},{SCOPED}:default", **extra}
+    return load_bench.start_app(database_url, fake, port, log, keys, ("--timeout-graceful-shutdown", "5"))
 
 
 async def open_stream(port: int) -> tuple[str, asyncio.StreamWriter | None]:
