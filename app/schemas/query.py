@@ -11,10 +11,9 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
 from app.domain.projects import PROJECT_ID_PATTERN
+from app.domain.query_plan import ChunkSelection, QueryMode
 from app.schemas.common import MAX_HISTORY_ITEMS, MAX_KEYWORDS, MaxItems, SafeStr
 
-QueryMode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
-ChunkSelection = Literal["vector", "weight"]
 ChunkSource = Literal["vector", "entity", "relation"]
 
 MAX_KEYWORD_CHARS = 512

@@ -1,4 +1,5 @@
-"""Builds the context of one query: embeddings, retrieval per mode, token budgets, rerank, final messages."""
+"""Builds the context of one query: embeddings, the searches its plan asks for, token budgets, rerank, final
+messages."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from app.domain.context_budget import (
     truncate_by_tokens,
 )
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
+from app.domain.query_plan import QueryPlan, Sides
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
-from app.services.query.retrieval import Retriever, SearchOptions, merge_graph_hits
+from app.services.query.retrieval import Retriever, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
 
@@ -42,6 +44,25 @@ class PreparedContext:
     @property
     def empty(self) -> bool:
         return not (self.entities or self.relations or self.chunks)
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    query: list[float] | None = None
+    low_level: list[float] | None = None
+    high_level: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One query's searches: the request, its plan and sides, the keywords and their vectors."""
+
+    req: QueryRequest
+    plan: QueryPlan
+    sides: Sides
+    keywords: Keywords
+    vectors: _Vectors
+    relation_limit: int
 
 
 def _too_small(max_total: int, needed: int) -> InvalidInput:
@@ -78,97 +99,116 @@ class ContextBuilder:
         head: list[Message] = [{"role": "system", "content": system}] if system else []
         return [*head, *kept, {"role": "user", "content": req.query}]
 
-    async def build(self, req: QueryRequest, history: list[Message], keywords: Keywords) -> PreparedContext:
-        mode = req.mode
-        kg = mode != "naive"
-        method = req.chunk_selection or self.settings.kg_chunk_pick_method.lower()
-        ll, hl = keywords.low_level, keywords.high_level
-        use_local = kg and bool(ll) and (mode in ("local", "hybrid", "mix") or (mode == "global" and not hl))
-        use_global = kg and bool(hl) and (mode in ("global", "hybrid", "mix") or (mode == "local" and not ll))
-        # the query vector also ranks the edges of the local side by relevance to the question
-        need_query_vec = mode in ("mix", "naive") or use_local or use_global
+    async def build(
+        self, req: QueryRequest, plan: QueryPlan, history: list[Message], keywords: Keywords
+    ) -> PreparedContext:
+        history, remaining = self._history_and_room(req, history)
+        sides = plan.sides(bool(keywords.low_level), bool(keywords.high_level))
+        search = _Search(req, plan, sides, keywords, await self._embed(req, sides, keywords), self._relation_limit(req))
+        ctx = PreparedContext(kg=plan.graph)
+        chunks = await self._retrieve(search, ctx, remaining)
+        chunks = (await self._rerank(req, plan, chunks))[: req.chunk_top_k]
+        ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
+        self._finalise(req, ctx, history)
+        return ctx
 
+    def _history_and_room(self, req: QueryRequest, history: list[Message]) -> tuple[list[Message], int]:
+        """The history kept beside the instructions and the query, and the tokens they leave for the context."""
         head = system_head(req.response_type, req.user_prompt)
         history = self._fit_fixed(req, head, history, history_share=HISTORY_SHARE)
         used = self.ledger.messages(
             [{"role": "system", "content": head}, *history, {"role": "user", "content": req.query}]
         )
-        remaining = req.max_total_tokens - used
+        return history, req.max_total_tokens - used
 
+    async def _embed(self, req: QueryRequest, sides: Sides, keywords: Keywords) -> _Vectors:
+        """One embedding call for the vectors the sides need: the question, the low- and high-level keywords."""
         texts = (
-            ([req.query] if need_query_vec else [])
-            + ([", ".join(ll)] if use_local else [])
-            + ([", ".join(hl)] if use_global else [])
+            ([req.query] if sides.query_vector else [])
+            + ([", ".join(keywords.low_level)] if sides.local else [])
+            + ([", ".join(keywords.high_level)] if sides.global_ else [])
         )
         vectors = iter(await self.c.embedder.embed(texts)) if texts else iter(())
-        query_vec = next(vectors) if need_query_vec else None
-        ll_vec = next(vectors) if use_local else None
-        hl_vec = next(vectors) if use_global else None
+        return _Vectors(
+            query=next(vectors) if sides.query_vector else None,
+            low_level=next(vectors) if sides.local else None,
+            high_level=next(vectors) if sides.global_ else None,
+        )
 
-        ctx = PreparedContext(kg=kg)
-        vector_chunks: list[ChunkHit] = []
-        entity_ids: list[str] = []
-        relation_ids: list[str] = []
+    def _relation_limit(self, req: QueryRequest) -> int:
+        """How many relations the relation budget could hold at most (a relation costs at least an empty line)."""
+        return max(1, req.max_relation_tokens // self._min_relation_tokens)
+
+    async def _retrieve(self, search: _Search, ctx: PreparedContext, remaining: int) -> list[ChunkHit]:
+        """Run the sides, keep in `ctx` the entities and relations the budgets allow, and return the chunks: the
+        searched ones merged with those of the kept entities and relations (all of them when reranking)."""
+        req, plan = search.req, search.plan
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
-        rel_limit = max(1, req.max_relation_tokens // self._min_relation_tokens)
-
-        async def local_side(r: Retriever) -> GraphHits:
-            if ll_vec is None:
-                return GraphHits()
-            return await r.local(ll, ll_vec, query_vec or ll_vec, req.top_k, rel_limit)
-
-        async def other_side(r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:
-            """The global side and the chunk searches."""
-            glob = await r.global_(hl, hl_vec, req.top_k, rel_limit) if hl_vec is not None else GraphHits()
-            if query_vec is None or mode not in ("mix", "naive"):
-                return glob, []
-            # in mix the graph already states the facts of the entities found, so the searched chunks
-            # should add much per token; naive has only chunks, so a chunk covering more is better
-            return glob, await r.search_chunks(req.query, query_vec, req.chunk_top_k, by_density=mode == "mix")
-
-        # local on one side; global and the chunk searches on the other, at once when the pool has a second
-        # connection free (a second server process does them meanwhile)
-        two_sides = ll_vec is not None and (hl_vec is not None or mode == "mix")
-        async with self.c.db.transaction() as conn, self.c.db.spare() if two_sides else nullcontext(None) as spare:
+        second = self.c.db.spare() if search.sides.parallel else nullcontext(None)
+        async with self.c.db.transaction() as conn, second as spare:
             await repo.prepare_vector_search(conn, ef)
-            r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
+            r = Retriever(conn, req.project_id, plan, self.c.common_words)
+            beside = None
             if spare is not None:
                 await repo.prepare_vector_search(spare, ef)
-                beside = Retriever(spare, req.project_id, self._search_options(), self.c.common_words)
-                async with asyncio.TaskGroup() as group:
-                    local_task = group.create_task(local_side(r))
-                    other_task = group.create_task(other_side(beside))
-                local, (glob, vector_chunks) = local_task.result(), other_task.result()
-            else:
-                local = await local_side(r)
-                glob, vector_chunks = await other_side(r)
-            if use_local or use_global:
-                hits = merge_graph_hits(local, glob)
-                ctx.entities = truncate_by_tokens(
-                    hits.entities, entity_line, min(req.max_entity_tokens, remaining), self.ledger
-                )
-                spent = sum(self.ledger.count(self.ledger.line(entity_line, e)) for e in ctx.entities)
-                ctx.relations = truncate_by_tokens(
-                    hits.relations, relation_line, min(req.max_relation_tokens, remaining - spent), self.ledger
-                )
+                beside = Retriever(spare, req.project_id, plan, self.c.common_words)
+            local, glob, searched = await self._run_sides(search, r, beside)
+            entity_ids: list[str] = []
+            relation_ids: list[str] = []
+            if search.sides.graph:
+                self._keep_graph(req, ctx, merge_graph_hits(local, glob), remaining)
                 kept = GraphHits(ctx.entities, ctx.relations)
                 await r.attach_sources(kept)
                 entity_ids, relation_ids = await r.graph_chunk_ids(
-                    kept, method, self.settings.related_chunk_number, query_vec
+                    kept, self.settings.related_chunk_number, search.vectors.query
                 )
-            rerank = req.enable_rerank and self.reranker.enabled
-            chunks = await r.merged_chunks(vector_chunks, entity_ids, relation_ids, None if rerank else req.chunk_top_k)
-        chunks = (await self._rerank(req, chunks))[: req.chunk_top_k]
-        ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
-        self._finalise(req, ctx, history)
-        return ctx
+            limit = None if plan.rerank else req.chunk_top_k
+            return await r.merged_chunks(searched, entity_ids, relation_ids, limit)
 
-    def _search_options(self) -> SearchOptions:
-        s = self.settings
-        return SearchOptions(min_similarity=s.cosine_threshold, lexical=s.query_lexical, rrf_k=s.query_rrf_k)
+    async def _run_sides(
+        self, search: _Search, r: Retriever, beside: Retriever | None
+    ) -> tuple[GraphHits, GraphHits, list[ChunkHit]]:
+        """Local on `r`; global and the chunk searches at the same time on `beside` when there is a second
+        connection (a second server process does them meanwhile), else after local on `r`."""
+        if beside is None:
+            local = await self._local_side(search, r)
+            glob, searched = await self._other_side(search, r)
+            return local, glob, searched
+        async with asyncio.TaskGroup() as group:
+            local_task = group.create_task(self._local_side(search, r))
+            other_task = group.create_task(self._other_side(search, beside))
+        glob, searched = other_task.result()
+        return local_task.result(), glob, searched
 
-    async def _rerank(self, req: QueryRequest, chunks: list[ChunkHit]) -> list[ChunkHit]:
-        if not (req.enable_rerank and self.reranker.enabled and chunks):
+    async def _local_side(self, search: _Search, r: Retriever) -> GraphHits:
+        low, query = search.vectors.low_level, search.vectors.query
+        if low is None:
+            return GraphHits()
+        req = search.req
+        return await r.local(search.keywords.low_level, low, query or low, req.top_k, search.relation_limit)
+
+    async def _other_side(self, search: _Search, r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:
+        """The global side and the chunk searches."""
+        req, high, query = search.req, search.vectors.high_level, search.vectors.query
+        glob = GraphHits()
+        if high is not None:
+            glob = await r.global_(search.keywords.high_level, high, req.top_k, search.relation_limit)
+        if query is None or not search.sides.chunk_search:
+            return glob, []
+        return glob, await r.search_chunks(req.query, query, req.chunk_top_k)
+
+    def _keep_graph(self, req: QueryRequest, ctx: PreparedContext, hits: GraphHits, remaining: int) -> None:
+        """The entities, then the relations, that fit their token budgets and the room left."""
+        ctx.entities = truncate_by_tokens(
+            hits.entities, entity_line, min(req.max_entity_tokens, remaining), self.ledger
+        )
+        spent = sum(self.ledger.count(self.ledger.line(entity_line, e)) for e in ctx.entities)
+        ctx.relations = truncate_by_tokens(
+            hits.relations, relation_line, min(req.max_relation_tokens, remaining - spent), self.ledger
+        )
+
+    async def _rerank(self, req: QueryRequest, plan: QueryPlan, chunks: list[ChunkHit]) -> list[ChunkHit]:
+        if not (plan.rerank and chunks):
             return chunks
         outcome = await self.reranker.rerank(req.query, [c.content for c in chunks], req.chunk_top_k)
         if outcome.order is None:

@@ -1,5 +1,6 @@
-"""Graph and chunk retrieval per mode; a Retriever works on one connection (hybrid and mix may use two at once,
-see ContextBuilder.build).
+"""Graph and chunk retrieval; which searches a query runs and how they rank is its plan
+(`domain/query_plan.py`). A Retriever works on one connection (the sides of hybrid and mix may use two at once,
+see ContextBuilder).
 
 local  — entities named exactly by a low-level keyword (always found), then the vector and full-text
          entity searches fused by reciprocal rank; when several entities are named, the paths of length two
@@ -12,13 +13,12 @@ hybrid — both, each side's leading items (see `GraphHits`) first, the rest rou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
 from app.domain.names import entity_key
+from app.domain.query_plan import QueryPlan
 from app.domain.rank_fusion import fuse, priority_merge, weight_factor
 from app.domain.search_terms import search_terms
 from app.repositories import lexical
@@ -28,22 +28,13 @@ from app.repositories.common_words import CommonWords
 MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
 
 
-@dataclass(frozen=True)
-class SearchOptions:
-    min_similarity: float
-    lexical: bool = True
-    rrf_k: int = 20
-
-
 class Retriever:
-    """Stateless helpers bound to one connection (inside a transaction) and one project."""
+    """Stateless helpers bound to one connection (inside a transaction), one project and one query's plan."""
 
-    def __init__(
-        self, conn: AsyncConnection, project_id: str, options: SearchOptions, common_words: CommonWords
-    ) -> None:
+    def __init__(self, conn: AsyncConnection, project_id: str, plan: QueryPlan, common_words: CommonWords) -> None:
         self.conn = conn
         self.project_id = project_id
-        self.options = options
+        self.plan = plan
         self.common_words = common_words
 
     async def _searchable(self, table: str, texts: list[str]) -> list[str]:
@@ -82,11 +73,11 @@ class Retriever:
         self, ll: list[str], ll_vec: list[float], top_k: int, exclude: set[str]
     ) -> list[EntityHit]:
         """The vector search and (when on) the full-text search, fused by reciprocal rank."""
-        found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.options.min_similarity)]
-        if self.options.lexical:
+        found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.plan.min_similarity)]
+        if self.plan.lexical:
             words = await self._searchable("entities", ll)
             found.append(await lexical.search_entities(self.conn, self.project_id, words, top_k))
-        return [e for e, _ in fuse(found, key=lambda e: e.key, k=self.options.rrf_k) if e.key not in exclude]
+        return [e for e, _ in fuse(found, key=lambda e: e.key, k=self.plan.rrf_k) if e.key not in exclude]
 
     async def _paths(self, named: list[EntityHit], limit: int) -> tuple[list[RelationHit], list[EntityHit]]:
         """Between several named entities: the relations of their direct edges and 2-paths, and the middles."""
@@ -112,10 +103,10 @@ class Retriever:
         return [known[k] for k in keys if k in known]
 
     async def global_(self, hl: list[str], hl_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
-        vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.options.min_similarity)
+        vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.plan.min_similarity)
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
         themed: set[tuple[str, str]] = set()
-        if self.options.lexical:
+        if self.plan.lexical:
             words = await self._searchable("relations", hl)
             matches = await lexical.search_relations(self.conn, self.project_id, hl, words, relation_limit)
             found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
@@ -125,7 +116,7 @@ class Retriever:
             for item, _ in fuse(
                 found,
                 key=lambda item: item[0].pair,
-                k=self.options.rrf_k,
+                k=self.plan.rrf_k,
                 boost=lambda item: weight_factor(item[0].weight),
             )
         ]
@@ -147,17 +138,15 @@ class Retriever:
             lead_relations=len(themed),
         )
 
-    async def search_chunks(
-        self, query: str, query_vec: list[float], limit: int, by_density: bool = False
-    ) -> list[ChunkHit]:
-        """The chunk vector search, fused with the full-text chunk search when that is on. `by_density`: see
-        `lexical.search_chunks`."""
-        vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.options.min_similarity)
-        if not self.options.lexical:
+    async def search_chunks(self, query: str, query_vec: list[float], limit: int) -> list[ChunkHit]:
+        """The chunk vector search, fused with the full-text chunk search when that is on (ranked by density
+        when the plan says so, see `lexical.search_chunks`)."""
+        vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.plan.min_similarity)
+        if not self.plan.lexical:
             return vector
         words = await self._searchable("chunks", [query])
-        found = await lexical.search_chunks(self.conn, self.project_id, words, limit, by_density)
-        return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.options.rrf_k)][:limit]
+        found = await lexical.search_chunks(self.conn, self.project_id, words, limit, self.plan.chunks_by_density)
+        return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.plan.rrf_k)][:limit]
 
     async def attach_sources(self, hits: GraphHits) -> None:
         by_entity, by_pair = await repo.source_chunk_ids(
@@ -169,11 +158,12 @@ class Retriever:
             r.chunk_ids = by_pair.get(r.pair, [])
 
     async def graph_chunk_ids(
-        self, hits: GraphHits, method: str, related: int, query_vec: list[float] | None
+        self, hits: GraphHits, related: int, query_vec: list[float] | None
     ) -> tuple[list[str], list[str]]:
-        """Chunk ids picked from the entities, then from the relations (minus those already picked)."""
+        """Chunk ids picked from the entities, then from the relations (minus those already picked), as the
+        plan's chunk selection says."""
         distances: dict[str, float] | None = None
-        if method == "vector" and query_vec is not None:
+        if self.plan.chunk_selection == "vector" and query_vec is not None:
             chunk_lists = [e.chunk_ids for e in hits.entities] + [r.chunk_ids for r in hits.relations]
             every = list(dict.fromkeys(c for ids in chunk_lists for c in ids))
             distances = await repo.chunk_distances(self.conn, self.project_id, every, query_vec)

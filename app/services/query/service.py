@@ -17,6 +17,7 @@ from app.core.errors import InvalidInput, project_not_found
 from app.core.usage import current_usage
 from app.domain.chat import Message
 from app.domain.context_budget import trim_history
+from app.domain.query_plan import QueryPlan, plan_query
 from app.domain.texts import readable
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY
@@ -44,6 +45,7 @@ SHORT_QUERY_CHARS = 50  # both keyword lists empty: a query shorter than this is
 @dataclass
 class Prepared:
     request: QueryRequest
+    plan: QueryPlan
     history: list[Message]
     keywords: Keywords = field(default_factory=Keywords)
     context: PreparedContext | None = None
@@ -52,7 +54,7 @@ class Prepared:
 
     @property
     def nothing_found(self) -> bool:
-        return self.request.mode != "bypass" and (self.context is None or self.context.empty)
+        return self.plan.retrieves and (self.context is None or self.context.empty)
 
 
 class QueryService:
@@ -86,19 +88,24 @@ class QueryService:
             project = await retrieval_repo.project_for_query(conn, req.project_id)
         if project is None:
             raise project_not_found(req.project_id)
-        has_content = req.mode == "bypass" or project["has_content"]
+        plan = plan_query(
+            req.mode,
+            self.settings,
+            chunk_selection=req.chunk_selection,
+            rerank=req.enable_rerank and self.c.reranker.enabled,
+        )
         effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
-        prepared = Prepared(req, history)
+        prepared = Prepared(req, plan, history)
         builder = ContextBuilder(self.c)
-        if req.mode == "bypass":
+        if not plan.retrieves:
             prepared.messages = builder.bypass_messages(req, history)
             return prepared
-        if not has_content:
+        if not project["has_content"]:
             return prepared
-        if req.mode != "naive":
+        if plan.needs_keywords:
             prepared.keywords = await self._keywords(req, history, effective.language)
-        prepared.context = await builder.build(req, history, prepared.keywords)
+        prepared.context = await builder.build(req, plan, history, prepared.keywords)
         prepared.messages = prepared.context.messages
         if req.only_need_prompt:
             prepared.prompt = prepared.context.prompt_text
@@ -127,7 +134,7 @@ class QueryService:
             return None
         if p.nothing_found:
             return NO_CONTEXT_ANSWER
-        if req.mode == "bypass":
+        if not p.plan.retrieves:
             result = await self.c.llm.chat(p.messages, operation="bypass", priority=PRIORITY_QUERY)
             return result.text
         request = ChatRequest(
@@ -151,7 +158,7 @@ class QueryService:
             if prepared.nothing_found:
                 yield NO_CONTEXT_ANSWER
                 return
-            operation = "bypass" if req.mode == "bypass" else "query"
+            operation = "query" if prepared.plan.retrieves else "bypass"
             answer = self.c.llm.stream(prepared.messages, operation=operation, priority=PRIORITY_QUERY)
             async with aclosing(answer):
                 async for delta in answer:

@@ -20,6 +20,7 @@ from app.adapters.lightrag.translate.unsupported import NotSupported
 from app.container import Container
 from app.core.errors import AppError, InvalidInput
 from app.domain.context_budget import TokenLedger, render_context
+from app.domain.query_plan import MODE_SEARCHES
 from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.schemas.query import QueryRequest, QueryResponse
 from app.services.query.service import Prepared, QueryService
@@ -206,7 +207,7 @@ def query_data(response: QueryResponse) -> LightragQueryData:
         }
         for ch in ctx.chunks
     ]
-    found = bool(entities or relations or chunks) or response.mode == "bypass"
+    found = bool(entities or relations or chunks) or not MODE_SEARCHES[response.mode].retrieves
     return LightragQueryData(
         status="success",
         message="Query executed successfully" if found else NO_CONTEXT_ANSWER,

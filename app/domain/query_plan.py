@@ -1,0 +1,136 @@
+"""What a query searches, decided once per query: the query service, the context builder and the retriever
+read this plan instead of testing the mode themselves.
+
+Two steps, because keyword extraction sits between them: `plan_query` (mode, request, settings) says whether
+the query retrieves at all, needs keywords, which graph sides its mode asks for, whether it searches chunks
+and how everything found is ranked; `QueryPlan.sides` (once the keywords are known) says which sides really
+run. A one-sided mode whose own keywords are missing searches the other side instead, so the query still
+finds something; a side without keywords never runs.
+
+How the sides merge is the same for every mode: each side's leading items first, then the rest round-robin
+(`services/query/retrieval.py::merge_graph_hits`); the chunks, searched then those of the kept entities and
+relations, round-robin too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+QueryMode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
+ChunkSelection = Literal["vector", "weight"]
+
+
+@dataclass(frozen=True)
+class ModeSearch:
+    """What a mode asks for, before its keywords are known."""
+
+    retrieves: bool = True  # False: the question goes to the LLM alone, without context
+    graph: bool = True  # entities and relations (so keywords are needed)
+    local: bool = False  # entities found by the low-level keywords, their edges and paths
+    global_: bool = False  # relations found by the high-level keywords, and their ends
+    chunk_search: bool = False  # chunks found by the query's vector and full text
+    # mix: the graph already states the facts of its entities, so a searched chunk should add much per token
+    # (full-text rank per word of the chunk); naive has only chunks, so one covering more is better
+    chunks_by_density: bool = False
+
+
+MODE_SEARCHES: Mapping[QueryMode, ModeSearch] = {
+    "local": ModeSearch(local=True),
+    "global": ModeSearch(global_=True),
+    "hybrid": ModeSearch(local=True, global_=True),
+    "mix": ModeSearch(local=True, global_=True, chunk_search=True, chunks_by_density=True),
+    "naive": ModeSearch(graph=False, chunk_search=True),
+    "bypass": ModeSearch(retrieves=False, graph=False),
+}
+
+
+class RankingSettings(Protocol):
+    """The settings a plan reads (`core.config.Settings` has them)."""
+
+    @property
+    def cosine_threshold(self) -> float: ...
+    @property
+    def query_lexical(self) -> bool: ...
+    @property
+    def query_rrf_k(self) -> int: ...
+    @property
+    def kg_chunk_pick_method(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What one query searches once its keywords are known."""
+
+    local: bool
+    global_: bool
+    chunk_search: bool
+
+    @property
+    def graph(self) -> bool:
+        """Entities and relations are found (and merged, trimmed and shown)."""
+        return self.local or self.global_
+
+    @property
+    def query_vector(self) -> bool:
+        """The question is embedded: the chunk search needs it, and it ranks the edges of the local side."""
+        return self.chunk_search or self.graph
+
+    @property
+    def parallel(self) -> bool:
+        """Local runs on one connection while global and the chunk searches run on a second one."""
+        return self.local and (self.global_ or self.chunk_search)
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    mode: QueryMode
+    search: ModeSearch
+    chunk_selection: ChunkSelection  # how the chunks of entities and relations are picked
+    rerank: bool  # asked for and a reranker configured: every merged chunk goes to it, then chunk_top_k kept
+    lexical: bool  # full-text searches fused with the vector searches
+    rrf_k: int  # reciprocal-rank fusion constant
+    min_similarity: float  # vector searches drop what is less similar
+
+    @property
+    def retrieves(self) -> bool:
+        return self.search.retrieves
+
+    @property
+    def needs_keywords(self) -> bool:
+        return self.search.graph
+
+    @property
+    def graph(self) -> bool:
+        """Entities and relations have a place in the context (they may still be none)."""
+        return self.search.graph
+
+    @property
+    def chunks_by_density(self) -> bool:
+        return self.search.chunks_by_density
+
+    def sides(self, has_low_level: bool, has_high_level: bool) -> Sides:
+        s = self.search
+        return Sides(
+            local=s.graph and has_low_level and (s.local or not has_high_level),
+            global_=s.graph and has_high_level and (s.global_ or not has_low_level),
+            chunk_search=s.chunk_search,
+        )
+
+
+def plan_query(
+    mode: QueryMode, settings: RankingSettings, *, chunk_selection: ChunkSelection | None = None, rerank: bool = False
+) -> QueryPlan:
+    """`chunk_selection` and `rerank` as the request asks (rerank only when a reranker is configured)."""
+    search = MODE_SEARCHES[mode]
+    selection = chunk_selection or settings.kg_chunk_pick_method.lower()
+    return QueryPlan(
+        mode=mode,
+        search=search,
+        chunk_selection="vector" if selection == "vector" else "weight",
+        rerank=rerank and search.retrieves,
+        lexical=settings.query_lexical,
+        rrf_k=settings.query_rrf_k,
+        min_similarity=settings.cosine_threshold,
+    )
