@@ -211,12 +211,12 @@ async def test_gleaning_adds_missed_entities(app, fake_llm):
 async def test_a_database_error_leaves_a_clean_message_on_the_document(app, monkeypatch, caplog):
     from sqlalchemy import text
 
-    from app.services.ingest import finalise
+    from app.repositories import graph as graph_repo
 
     async def broken_lock(conn, *args, **kwargs):
         await conn.execute(text("SELECT 1 / (SELECT count(*) FROM projects WHERE id = 'nowhere')"))
 
-    monkeypatch.setattr(finalise, "lock_keys_timed", broken_lock)
+    monkeypatch.setattr(graph_repo, "lock_keys", broken_lock)
     [doc] = await ingest(app, ["Mia met Ned in Oslo."])
     assert doc["status"] == "failed"
     for shown in (doc["error"], (await app.http.get(f"/documents/{doc['id']}")).json()["error"]):
