@@ -97,13 +97,6 @@ class Snapshot:
     def gone(self) -> set[str]:
         return {c.id for c in self.doc_chunks}
 
-    def row_mappings(self) -> tuple[dict[str, dict], dict[Pair, dict]]:
-        """The affected rows as the rebuild rules (app/domain/rebuild.py) read them."""
-        return (
-            {k: r.as_mapping() for k, r in self.entities.items()},
-            {p: r.as_mapping() for p, r in self.relations.items()},
-        )
-
 
 @dataclass
 class Prepared:
@@ -233,7 +226,7 @@ class DeletionService:
 
     async def _inputs(self, conn: AsyncConnection, project_id: str, snap: Snapshot) -> tuple[RebuildInputs, str]:
         """The records of the chunks the rebuild reads (stored, else parsed from the cache) and the language."""
-        needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
+        needed = chunks_needed(snap.entities, snap.relations, snap.gone, self.settings)
         project = await self._project_settings(conn, project_id)
         inputs = await read_inputs(conn, project_id, needed, project.entity_types, self.settings.entity_name_max_length)
         # names map through the aliases entity resolution recorded, as the merge mapped them
@@ -254,7 +247,7 @@ class DeletionService:
     async def _planned(
         self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, batch: CacheBatch
     ) -> Prepared:
-        plan = plan_rebuild(*snap.row_mappings(), snap.gone, inputs.extractions, self.settings)
+        plan = plan_rebuild(snap.entities, snap.relations, snap.gone, inputs.extractions, self.settings)
         ent_rows, rel_rows = await self._summarised_rows(
             project_id, plan, snap.entities, snap.relations, inputs.paths, language, batch
         )

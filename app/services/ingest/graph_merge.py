@@ -185,7 +185,7 @@ class GraphMerger:
             row = existing.get(key)
             entity_merges.append(
                 merge_entity(
-                    row.as_mapping() if row else None,
+                    row,
                     entity_records.get(key, []),
                     row.sources if row else [],
                     self.settings,
@@ -197,7 +197,7 @@ class GraphMerger:
             stored = existing_rel.get(pair)
             relation_merges.append(
                 merge_relation(
-                    stored.as_mapping() if stored else None,
+                    stored,
                     relation_records[pair],
                     stored.sources if stored else [],
                     self.settings,
