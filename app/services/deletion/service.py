@@ -287,7 +287,7 @@ class DeletionService:
 
     async def _project_settings(self, conn: AsyncConnection, project_id: str) -> EffectiveSettings:
         row = await projects_repo.get(conn, project_id)
-        return effective_settings(self.settings, row["settings"] if row else None)
+        return effective_settings(self.settings, row.settings if row else None)
 
     async def _summarised_rows(
         self,

@@ -350,7 +350,7 @@ class EntityMergeService:
 
     async def _language(self, conn: AsyncConnection, project_id: str) -> str:
         row = await projects_repo.get(conn, project_id)
-        return effective_settings(self.settings, row["settings"] if row else None).language
+        return effective_settings(self.settings, row.settings if row else None).language
 
     def _combine(
         self, texts: MergeTexts, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str], language: str

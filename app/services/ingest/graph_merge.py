@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.config import Settings
 from app.db.engine import Database
+from app.domain.document_rows import HeldClaim
 from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
@@ -33,7 +34,7 @@ class ClaimLost(Exception):
     """Another worker took the document over (our heartbeat went stale) or it was deleted."""
 
 
-async def require_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict:
+async def require_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> HeldClaim:
     claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
     if claim is None:
         raise ClaimLost(document_id)
@@ -131,9 +132,9 @@ class GraphMerger:
     ) -> Touched | None:
         async def claimed(conn: AsyncConnection) -> None:
             claim = await require_claim(conn, project_id, document_id, worker_id)
-            if claim["graph_merged"]:
+            if claim.graph_merged:
                 raise _AlreadyMerged
-            if claim["cancel_requested"]:  # ordered with POST /documents/{id}/cancel by the row lock
+            if claim.cancel_requested:  # ordered with POST /documents/{id}/cancel by the row lock
                 raise DocumentCancelled(document_id)
 
         # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
