@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.domain.records import EntityRecord, RelationRecord
+from app.domain.rows import EntityRow, RelationRow
 from app.domain.texts import SEP, fragments, join_fragments
 
 UNKNOWN_TYPE = "UNKNOWN"
@@ -159,14 +160,14 @@ def _keep_filter(records: list, limited: list[str], existing_sources: list[str],
 
 
 def merge_entity(
-    existing: dict | None,
+    existing: EntityRow | None,
     records: list[EntityRecord],
     existing_sources: list[str],
     settings: MergeSettings,
     *,
     extra_sources: Sequence[str] = (),
 ) -> EntityMerge:
-    """Merge `records` (chunk order) into `existing` (an `entities` row as a dict, or None).
+    """Merge `records` (chunk order) into `existing` (the stored entity, or None).
 
     `existing_sources` is the full ordered provenance of the entity; `extra_sources` are chunk ids that
     mention the entity only as a relation endpoint (they count as provenance but bring no description).
@@ -181,31 +182,31 @@ def merge_entity(
     limited = limit_sources(all_sources, limit, method)
     kept = _keep_filter(records, limited, existing_sources, method)
 
-    name = (existing or {}).get("name") or (records[0].name if records else "")
-    key = (existing or {}).get("key") or (records[0].key if records else "")
+    name = (existing.name if existing else "") or (records[0].name if records else "")
+    key = (existing.key if existing else "") or (records[0].key if records else "")
     if existing is not None and len(existing_sources) >= limit and method == "KEEP" and not kept:
         return EntityMerge(
             key=key,
             name=name,
-            entity_type=existing.get("entity_type") or UNKNOWN_TYPE,
-            fragments=fragments(existing.get("description") or ""),
-            source_ids=list(existing.get("source_ids") or limited),
+            entity_type=existing.entity_type or UNKNOWN_TYPE,
+            fragments=fragments(existing.description or ""),
+            source_ids=list(existing.source_ids or limited),
             all_sources=all_sources,
-            file_paths=list(existing.get("file_paths") or []),
-            truncate=existing.get("truncate") or "",
+            file_paths=list(existing.file_paths or []),
+            truncate=existing.truncate or "",
             skipped=True,
             new_sources=new_sources,
         )
 
     existing_type = None
     if existing is not None:
-        existing_type = (existing.get("entity_type") or UNKNOWN_TYPE).split(",")[0].strip() or UNKNOWN_TYPE
+        existing_type = (existing.entity_type or UNKNOWN_TYPE).split(",")[0].strip() or UNKNOWN_TYPE
     entity_type = _vote_type([r.entity_type for r in kept], existing_type)
-    frags = combine_fragments((existing or {}).get("description") or "", (r.description for r in kept))
+    frags = combine_fragments((existing.description if existing else "") or "", (r.description for r in kept))
     if not frags:
         frags = [f"Entity {name}"]
     paths = merge_file_paths(
-        (existing or {}).get("file_paths") or [], (r.file_path for r in kept), settings.max_file_paths, method
+        (existing.file_paths if existing else None) or [], (r.file_path for r in kept), settings.max_file_paths, method
     )
     return EntityMerge(
         key=key,
@@ -226,15 +227,14 @@ def _keyword_tokens(value: str | Iterable[str]) -> list[str]:
 
 
 def merge_relation(
-    existing: dict | None,
+    existing: RelationRow | None,
     records: list[RelationRecord],
     existing_sources: list[str],
     settings: MergeSettings,
 ) -> RelationMerge:
-    """Merge `records` (chunk order) into `existing` (a `relations` row as a dict, or None).
+    """Merge `records` (chunk order) into `existing` (the stored relation, or None).
 
-    `existing` may carry `src_name`/`tgt_name` (display names of the endpoints); otherwise the first
-    record's names are used.
+    The display names of the endpoints are `existing`'s when it has them, else the first record's.
     """
     method = limit_method(settings)
     limit = settings.max_source_ids_per_relation
@@ -245,27 +245,29 @@ def merge_relation(
     limited = limit_sources(all_sources, limit, method)
     kept = _keep_filter(records, limited, existing_sources, method)
 
-    ex = existing or {}
-    stored_weight = ex.get("weight")
+    stored_weight = existing.weight if existing else None
     existing_weight = 1.0 if stored_weight is None else float(stored_weight)
+    stored_keywords = (existing.keywords if existing else "") or ""
+    stored_description = (existing.description if existing else "") or ""
+    stored_paths = (existing.file_paths if existing else None) or []
     first = records[0] if records else None
-    src_key = ex.get("src_key") or (first.src_key if first else "")
-    tgt_key = ex.get("tgt_key") or (first.tgt_key if first else "")
-    src_name = ex.get("src_name") or (first.src_name if first else src_key)
-    tgt_name = ex.get("tgt_name") or (first.tgt_name if first else tgt_key)
+    src_key = (existing.src_key if existing else "") or (first.src_key if first else "")
+    tgt_key = (existing.tgt_key if existing else "") or (first.tgt_key if first else "")
+    src_name = (existing.src_name if existing else "") or (first.src_name if first else src_key)
+    tgt_name = (existing.tgt_name if existing else "") or (first.tgt_name if first else tgt_key)
     if existing is not None and len(existing_sources) >= limit and method == "KEEP" and not kept:
         return RelationMerge(
             src_key=src_key,
             tgt_key=tgt_key,
             src_name=src_name,
             tgt_name=tgt_name,
-            keywords=ex.get("keywords") or "",
-            fragments=fragments(ex.get("description") or ""),
+            keywords=stored_keywords,
+            fragments=fragments(stored_description),
             weight=existing_weight,
-            source_ids=list(ex.get("source_ids") or limited),
+            source_ids=list(existing.source_ids or limited),
             all_sources=all_sources,
-            file_paths=list(ex.get("file_paths") or []),
-            truncate=ex.get("truncate") or "",
+            file_paths=list(stored_paths),
+            truncate=existing.truncate or "",
             skipped=True,
             new_sources=new_sources,
         )
@@ -276,12 +278,12 @@ def merge_relation(
     weight += sum(r.weight for r in kept if r.chunk_id not in already)
     weight = max(weight, float(len(limited)))
     keywords = ",".join(
-        sorted(set(_keyword_tokens(ex.get("keywords") or "") + [k for r in kept for k in _keyword_tokens(r.keywords)]))
+        sorted(set(_keyword_tokens(stored_keywords) + [k for r in kept for k in _keyword_tokens(r.keywords)]))
     )
-    frags = combine_fragments(ex.get("description") or "", (r.description for r in kept))
+    frags = combine_fragments(stored_description, (r.description for r in kept))
     if not frags:
         frags = [f"Relation between {src_name} and {tgt_name}"]
-    paths = merge_file_paths(ex.get("file_paths") or [], (r.file_path for r in kept), settings.max_file_paths, method)
+    paths = merge_file_paths(stored_paths, (r.file_path for r in kept), settings.max_file_paths, method)
     return RelationMerge(
         src_key=src_key,
         tgt_key=tgt_key,

@@ -19,8 +19,7 @@ from app.domain.merge_rules import (
     truncate_note,
 )
 from app.domain.records import ChunkExtraction
-
-Pair = tuple[str, str]
+from app.domain.rows import EntityRow, Pair, RelationRow
 
 
 def remaining_sources(sources: Iterable[str], gone: set[str]) -> list[str]:
@@ -39,26 +38,26 @@ class RebuildPlan:
     stale_relations: dict[Pair, list[str]] = field(default_factory=dict)
 
 
-def chunks_needed(ents: dict[str, dict], rels: dict[Pair, dict], gone: set[str], settings: Settings) -> list[str]:
+def chunks_needed(
+    ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], gone: set[str], settings: Settings
+) -> list[str]:
     """Chunks whose cached extractions the rebuild reads: the source-id-limited remaining lists."""
     method = limit_method(settings)
     needed: dict[str, None] = {}
-    for row in ents.values():
-        for chunk in limit_sources(remaining_sources(row["sources"], gone), settings.max_source_ids_per_entity, method):
+    for ent in ents.values():
+        for chunk in limit_sources(remaining_sources(ent.sources, gone), settings.max_source_ids_per_entity, method):
             needed.setdefault(chunk, None)
-    for row in rels.values():
-        for chunk in limit_sources(
-            remaining_sources(row["sources"], gone), settings.max_source_ids_per_relation, method
-        ):
+    for rel in rels.values():
+        for chunk in limit_sources(remaining_sources(rel.sources, gone), settings.max_source_ids_per_relation, method):
             needed.setdefault(chunk, None)
     return list(needed)
 
 
 def rebuild_entity(
-    row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
+    row: EntityRow, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
 ) -> EntityMerge | None:
     method = limit_method(settings)
-    key = row["key"]
+    key = row.key
     limited = limit_sources(remaining, settings.max_source_ids_per_entity, method)
     found = [extractions[c] for c in limited if c in extractions]
     records = [e for x in found for e in x.entities if e.key == key]
@@ -68,17 +67,17 @@ def rebuild_entity(
     if not records:
         return None
     merged = merge_entity(None, records, [], settings)
-    merged.key, merged.name = key, row["name"]
+    merged.key, merged.name = key, row.name
     merged.source_ids, merged.all_sources = limited, remaining
     merged.truncate = truncate_note(len(remaining), len(limited), method)
     return merged
 
 
 def rebuild_relation(
-    row: dict, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
+    row: RelationRow, remaining: list[str], extractions: dict[str, ChunkExtraction], settings: Settings
 ) -> RelationMerge | None:
     method = limit_method(settings)
-    pair = (row["src_key"], row["tgt_key"])
+    pair = row.pair
     limited = limit_sources(remaining, settings.max_source_ids_per_relation, method)
     records = [
         r for c in limited if c in extractions for r in extractions[c].relations if (r.src_key, r.tgt_key) == pair
@@ -87,7 +86,7 @@ def rebuild_relation(
         return None
     merged = merge_relation(None, records, [], settings)
     merged.src_key, merged.tgt_key = pair
-    merged.src_name, merged.tgt_name = row["src_name"], row["tgt_name"]
+    merged.src_name, merged.tgt_name = row.src_name, row.tgt_name
     merged.source_ids, merged.all_sources = limited, remaining
     merged.weight = max(sum(r.weight for r in records), float(len(limited)))
     merged.truncate = truncate_note(len(remaining), len(limited), method)
@@ -95,8 +94,8 @@ def rebuild_relation(
 
 
 def plan_rebuild(
-    ents: dict[str, dict],
-    rels: dict[Pair, dict],
+    ents: dict[str, EntityRow],
+    rels: dict[Pair, RelationRow],
     gone: set[str],
     extractions: dict[str, ChunkExtraction],
     settings: Settings,
@@ -104,10 +103,10 @@ def plan_rebuild(
     """Decide, per affected item, delete (no provenance left) or rebuild (from the remaining chunks)."""
     plan = RebuildPlan()
     for key in sorted(ents):
-        remaining = remaining_sources(ents[key]["sources"], gone)
+        remaining = remaining_sources(ents[key].sources, gone)
         if not remaining:
             plan.delete_entities.append(key)
-        elif ents[key].get("curated"):
+        elif ents[key].curated:
             plan.stale_entities[key] = remaining
         elif (merged := rebuild_entity(ents[key], remaining, extractions, settings)) is not None:
             plan.entities.append(merged)
@@ -115,10 +114,10 @@ def plan_rebuild(
             plan.stale_entities[key] = remaining
     dropped = set(plan.delete_entities)
     for pair in sorted(rels):
-        remaining = remaining_sources(rels[pair]["sources"], gone)
+        remaining = remaining_sources(rels[pair].sources, gone)
         if not remaining or pair[0] in dropped or pair[1] in dropped:
             plan.delete_relations.append(pair)
-        elif rels[pair].get("curated"):
+        elif rels[pair].curated:
             plan.stale_relations[pair] = remaining
         elif (rebuilt := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
             plan.relations.append(rebuilt)

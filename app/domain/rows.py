@@ -35,10 +35,6 @@ class _Row:
         # Mapping[Any, Any]: SQLAlchemy's RowMapping is keyed by column objects as well as names
         return cls(**{name: row[name] for name in _field_names(cls) if name in row}, **extra)
 
-    def as_mapping(self) -> dict[str, Any]:
-        """The row as the pure merge and rebuild rules (app/domain/merge_rules.py, rebuild.py) read it."""
-        return {name: getattr(self, name) for name in _field_names(type(self))}
-
 
 @dataclass(frozen=True, slots=True)
 class EntityRow(_Row):

@@ -12,6 +12,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.usage import Usage
 from app.db.tables import documents
+from app.domain.document_rows import (
+    CancelTarget,
+    Claim,
+    DocumentRow,
+    DocumentState,
+    EndedClaim,
+    HeldClaim,
+    InFlightDocument,
+    KnownDocument,
+)
 from app.repositories.workers import CLAIMANT_DEAD
 
 STATUSES = ("pending", "processing", "processed", "failed", "cancelled")
@@ -21,7 +31,7 @@ _LISTED = [c for c in documents.c if c.name != "content"]
 
 async def find_existing(
     conn: AsyncConnection, project_id: str, ids: Sequence[str], hashes: Sequence[str]
-) -> list[dict]:
+) -> list[KnownDocument]:
     """Documents of the project having one of these ids or content hashes."""
     rows = await conn.execute(
         select(documents.c.id, documents.c.content_hash, documents.c.status).where(
@@ -29,7 +39,7 @@ async def find_existing(
             or_(documents.c.id.in_(list(ids)), documents.c.content_hash.in_(list(hashes))),
         )
     )
-    return [dict(r) for r in rows.mappings()]
+    return [KnownDocument.from_row(r) for r in rows.mappings()]
 
 
 async def insert_new(conn: AsyncConnection, project_id: str, rows: Sequence[dict[str, Any]]) -> set[str]:
@@ -42,19 +52,19 @@ async def insert_new(conn: AsyncConnection, project_id: str, rows: Sequence[dict
     return {r[0] for r in result}
 
 
-async def get(conn: AsyncConnection, project_id: str, document_id: str, *, content: bool = False) -> dict | None:
+async def get(conn: AsyncConnection, project_id: str, document_id: str, *, content: bool = False) -> DocumentRow | None:
     cols = list(documents.c) if content else [*_LISTED, _SUMMARY]
     row = (
         (await conn.execute(select(*cols).where(documents.c.project_id == project_id, documents.c.id == document_id)))
         .mappings()
         .first()
     )
-    return dict(row) if row else None
+    return DocumentRow.from_row(row) if row else None
 
 
 async def list_page(
     conn: AsyncConnection, project_id: str, status: str | None, limit: int, offset: int
-) -> tuple[list[dict], int]:
+) -> tuple[list[DocumentRow], int]:
     where = [documents.c.project_id == project_id]
     if status:
         where.append(documents.c.status == status)
@@ -66,7 +76,7 @@ async def list_page(
         .limit(limit)
         .offset(offset)
     )
-    return [dict(r) for r in rows.mappings()], int(total or 0)
+    return [DocumentRow.from_row(r) for r in rows.mappings()], int(total or 0)
 
 
 async def count_by_status(conn: AsyncConnection, project_id: str | None = None) -> dict[str, int]:
@@ -78,7 +88,7 @@ async def count_by_status(conn: AsyncConnection, project_id: str | None = None) 
     return counts
 
 
-async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -> dict[str, dict]:
+async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -> dict[str, DocumentState]:
     rows = await conn.execute(
         select(
             documents.c.id,
@@ -88,10 +98,10 @@ async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -
             documents.c.llm_completion_tokens,
         ).where(documents.c.project_id == project_id, documents.c.id.in_(list(ids)))
     )
-    return {r["id"]: dict(r) for r in rows.mappings()}
+    return {r["id"]: DocumentState.from_row(r) for r in rows.mappings()}
 
 
-async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
+async def in_flight(conn: AsyncConnection, project_id: str) -> list[InFlightDocument]:
     rows = await conn.execute(
         select(
             documents.c.id,
@@ -106,7 +116,7 @@ async def in_flight(conn: AsyncConnection, project_id: str) -> list[dict]:
         .where(documents.c.project_id == project_id, documents.c.status == "processing")
         .order_by(documents.c.started_at)
     )
-    return [dict(r) for r in rows.mappings()]
+    return [InFlightDocument.from_row(r) for r in rows.mappings()]
 
 
 # A claim is stale when its worker is known dead (missed its heartbeats), or, for a worker that is not known
@@ -120,7 +130,7 @@ _STALE_CLAIM = f"(heartbeat_at < now() - make_interval(secs => :timeout) OR {CLA
 CLAIMED_STAGE = "chunking"
 
 
-async def claim_next(conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int) -> dict | None:
+async def claim_next(conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int) -> Claim | None:
     """Take the oldest pending document (or one whose claim went stale, see `_STALE_CLAIM`) for `worker_id`."""
     row = (
         (
@@ -147,10 +157,10 @@ async def claim_next(conn: AsyncConnection, worker_id: str, claim_timeout: float
         .mappings()
         .first()
     )
-    return dict(row) if row else None
+    return Claim.from_row(row) if row else None
 
 
-async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> list[dict]:
+async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> list[EndedClaim]:
     """Stale claims that already used every attempt become failed instead of being retaken forever; stale
     claims of documents whose cancellation was asked become cancelled. Returns (project_id, id, status)."""
     rows = await conn.execute(
@@ -165,7 +175,7 @@ async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attemp
         ),
         {"timeout": claim_timeout, "max_attempts": max_attempts},
     )
-    return [dict(r) for r in rows.mappings()]
+    return [EndedClaim.from_row(r) for r in rows.mappings()]
 
 
 async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -187,7 +197,7 @@ async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[
     return [(r[0], r[1]) for r in rows if r[2]]
 
 
-async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict | None:
+async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> HeldClaim | None:
     """Inside a transaction: lock the document row if `worker_id` still holds its claim."""
     row = (
         (
@@ -205,7 +215,7 @@ async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, w
         .mappings()
         .first()
     )
-    return dict(row) if row else None
+    return HeldClaim.from_row(row) if row else None
 
 
 async def set_fields(conn: AsyncConnection, project_id: str, document_id: str, **values: Any) -> None:
@@ -344,7 +354,7 @@ async def set_progress(
     return None if row is None else bool(row[0])
 
 
-async def request_cancel(conn: AsyncConnection, project_id: str, document_id: str) -> dict | None:
+async def request_cancel(conn: AsyncConnection, project_id: str, document_id: str) -> CancelTarget | None:
     """Cancel a pending document at once, or ask the worker of a processing one (not yet merged) to stop.
     Locks the row, so it is ordered with the merge transaction (which locks it too). Returns the row as it
     was (status, graph_merged), or None if there is no such document."""
@@ -371,7 +381,7 @@ async def request_cancel(conn: AsyncConnection, project_id: str, document_id: st
         )
     elif row["status"] == "processing" and not row["graph_merged"]:
         await conn.execute(update(documents).where(*where).values(cancel_requested=True, updated_at=func.now()))
-    return dict(row)
+    return CancelTarget.from_row(row)
 
 
 async def queue_depth(conn: AsyncConnection, projects: set[str] | None = None) -> int:

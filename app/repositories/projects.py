@@ -9,6 +9,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entities, projects, relations
+from app.domain.projects import ProjectRow, ProjectTotals
 
 
 def _count(table: Any) -> Any:
@@ -24,10 +25,14 @@ _WITH_COUNTS = select(
 )
 
 
-async def get(conn: AsyncConnection, project_id: str, *, with_counts: bool = False) -> dict | None:
+def _project(row: Any, *, with_counts: bool) -> ProjectRow:
+    return ProjectRow.from_row(row, totals=ProjectTotals.from_row(row) if with_counts else None)
+
+
+async def get(conn: AsyncConnection, project_id: str, *, with_counts: bool = False) -> ProjectRow | None:
     query = _WITH_COUNTS if with_counts else select(projects)
     row = (await conn.execute(query.where(projects.c.id == project_id))).mappings().first()
-    return dict(row) if row else None
+    return _project(row, with_counts=with_counts) if row else None
 
 
 async def exists(conn: AsyncConnection, project_id: str) -> bool:
@@ -35,11 +40,12 @@ async def exists(conn: AsyncConnection, project_id: str) -> bool:
     return found is not None
 
 
-async def list_all(conn: AsyncConnection, allowed: set[str] | None = None) -> list[dict]:
+async def list_all(conn: AsyncConnection, allowed: set[str] | None = None) -> list[ProjectRow]:
+    """Every project (or those in `allowed`) with its totals."""
     query = _WITH_COUNTS.order_by(projects.c.id)
     if allowed is not None:
         query = query.where(projects.c.id.in_(allowed))
-    return [dict(r) for r in (await conn.execute(query)).mappings()]
+    return [_project(r, with_counts=True) for r in (await conn.execute(query)).mappings()]
 
 
 async def create(conn: AsyncConnection, project_id: str, name: str, settings: dict) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from app.core.error_codes import ErrorCode
 from app.core.errors import AppError
 from app.db.engine import Database
+from app.domain.document_rows import InFlightDocument
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import projects as projects_repo
@@ -33,13 +34,13 @@ class TooManyStreams(AppError):
     code: ErrorCode = "too_many_streams"
 
 
-def progress_state(row: dict) -> tuple:
+def progress_state(row: InFlightDocument) -> tuple:
     """What a stream shows of a processing document (its heartbeat moves without anything to show)."""
-    return row["stage"], row["progress"], row["cancel_requested"], row["attempts"]
+    return row.stage, row.progress, row.cancel_requested, row.attempts
 
 
-def _states(flying: list[dict]) -> list[tuple]:
-    return [(r["id"], progress_state(r)) for r in flying]
+def _states(flying: list[InFlightDocument]) -> list[tuple]:
+    return [(r.id, progress_state(r)) for r in flying]
 
 
 class ProjectPoller:
@@ -50,7 +51,7 @@ class ProjectPoller:
         self.project_id = project_id
         self.polled = False
         self.floor = self.cursor = 0
-        self.flying: list[dict] = []
+        self.flying: list[InFlightDocument] = []
         self.ended: str | None = None
         self.followers = 0
         self.task: asyncio.Task | None = None
@@ -71,7 +72,7 @@ class ProjectPoller:
             newer.append(row)
         return newer[::-1]
 
-    def read(self, rows: list[dict], flying: list[dict]) -> None:
+    def read(self, rows: list[dict], flying: list[InFlightDocument]) -> None:
         """Take one poll's answer: new events (oldest first) and the processing documents."""
         moved = not self.polled or bool(rows) or _states(flying) != _states(self.flying)
         for row in rows:

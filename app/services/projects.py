@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.container import Container
 from app.core.config import Settings
 from app.core.errors import Conflict, project_not_found
-from app.domain.projects import DEFAULT_PROJECT
+from app.domain.projects import DEFAULT_PROJECT, ProjectRow
 from app.repositories import projects as repo
 from app.schemas.projects import (
     EffectiveSettings,
@@ -53,15 +53,19 @@ class ProjectService:
         self.db = c.db
         self.settings = c.settings
 
-    def _out(self, row: dict) -> ProjectOut:
+    def _out(self, row: ProjectRow) -> ProjectOut:
+        totals = row.totals
+        assert totals is not None, "read with_counts"
         return ProjectOut(
-            id=row["id"],
-            name=row["name"],
-            settings=ProjectSettings.model_validate(row["settings"] or {}),
-            effective_settings=effective_settings(self.settings, row["settings"]),
-            counts=ProjectCounts(**{k: row[k] for k in ("documents", "chunks", "entities", "relations")}),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
+            id=row.id,
+            name=row.name,
+            settings=ProjectSettings.model_validate(row.settings or {}),
+            effective_settings=effective_settings(self.settings, row.settings),
+            counts=ProjectCounts(
+                documents=totals.documents, chunks=totals.chunks, entities=totals.entities, relations=totals.relations
+            ),
+            created_at=row.created_at,
+            updated_at=row.updated_at,
         )
 
     async def create(self, body: ProjectCreate) -> ProjectOut:
@@ -108,4 +112,4 @@ class ProjectService:
             row = await repo.get(conn, project_id)
         if row is None:
             raise project_not_found(project_id)
-        return effective_settings(self.settings, row["settings"])
+        return effective_settings(self.settings, row.settings)

@@ -134,11 +134,11 @@ class Worker:
                 if row is not None:
                     await events_repo.add(
                         conn,
-                        [(row["project_id"], row["id"], "started", f"attempt {row['attempts']} by worker {self.id}")],
+                        [(row.project_id, row.id, "started", f"attempt {row.attempts} by worker {self.id}")],
                     )
             if row is None:
                 return
-            key = (row["project_id"], row["id"])
+            key = (row.project_id, row.id)
             self._tasks[key] = asyncio.create_task(self._run_one(key), name=f"document-{key[1]}")
 
     def _has_room(self) -> bool:
@@ -178,7 +178,7 @@ class Worker:
                 async with self.c.db.transaction() as conn:
                     ended = await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
                     await workers_repo.prune(conn, s.worker_claim_timeout)
-                    await events_repo.add(conn, [(r["project_id"], r["id"], r["status"], r["error"]) for r in ended])
+                    await events_repo.add(conn, [(r.project_id, r.id, r.status, r.error) for r in ended])
                 for key in asked:
                     self.request_cancel(*key)
                 async with self.c.db.connect() as conn:

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from app.domain.merge_rules import endpoint_records, merge_entity, merge_relation
 from app.domain.names import entity_key
 from app.domain.records import EntityRecord, RelationRecord
+from app.domain.rows import EntityRow, RelationRow
 from app.domain.texts import SEP
 
 
@@ -19,6 +20,17 @@ def _settings(**overrides):
     }
     values.update(overrides)
     return SimpleNamespace(**values)
+
+
+def stored_entity(**values) -> EntityRow:
+    """An entity as the repository reads it; the fields a test leaves out empty."""
+    blank = {"description": "", "entity_type": "", "source_ids": [], "file_paths": [], "embedded_hash": None}
+    return EntityRow(**{**blank, "curated": False, **values})
+
+
+def stored_relation(**values) -> RelationRow:
+    blank = {"src_name": "", "tgt_name": "", "keywords": "", "description": "", "source_ids": [], "file_paths": []}
+    return RelationRow(**{**blank, "weight": 1.0, "embedded_hash": None, "curated": False, **values})
 
 
 def ent(name, desc, chunk, etype="person", path="a.txt"):
@@ -54,15 +66,15 @@ def test_new_entity_accumulates_fragments_in_order_and_dedups():
 
 
 def test_existing_fragments_come_first_and_name_is_kept():
-    existing = {
-        "key": "alice",
-        "name": "alice",
-        "entity_type": "person",
-        "description": f"old{SEP}B",
-        "source_ids": ["c0"],
-        "file_paths": ["old.txt"],
-        "truncate": "",
-    }
+    existing = stored_entity(
+        key="alice",
+        name="alice",
+        entity_type="person",
+        description=f"old{SEP}B",
+        source_ids=["c0"],
+        file_paths=["old.txt"],
+        truncate="",
+    )
     m = merge_entity(existing, [ent("Alice", "B", "c1"), ent("Alice", "new", "c1")], ["c0"], _settings())
     assert m.name == "alice"
     assert m.fragments == ["old", "B", "new"]
@@ -71,7 +83,7 @@ def test_existing_fragments_come_first_and_name_is_kept():
 
 
 def test_type_is_most_frequent_ties_go_to_first_new_record():
-    existing = {"key": "x", "name": "X", "entity_type": "organization", "description": "d"}
+    existing = stored_entity(key="x", name="X", entity_type="organization", description="d")
     records = [ent("X", "1", "c1", "person"), ent("X", "2", "c2", "location"), ent("X", "3", "c3", "location")]
     assert merge_entity(existing, records, [], _settings()).entity_type == "location"
     tie = [ent("X", "1", "c1", "person"), ent("X", "2", "c2", "location")]
@@ -81,7 +93,7 @@ def test_type_is_most_frequent_ties_go_to_first_new_record():
 
 def test_keep_limits_sources_to_oldest_and_drops_records_outside():
     settings = _settings(max_source_ids_per_entity=3)
-    existing = {"key": "x", "name": "X", "entity_type": "t", "description": "old"}
+    existing = stored_entity(key="x", name="X", entity_type="t", description="old")
     records = [ent("X", "n1", "c3"), ent("X", "n2", "c4")]
     m = merge_entity(existing, records, ["c1", "c2"], settings)
     assert m.source_ids == ["c1", "c2", "c3"]
@@ -92,15 +104,9 @@ def test_keep_limits_sources_to_oldest_and_drops_records_outside():
 
 def test_keep_skips_update_when_full_and_nothing_survives():
     settings = _settings(max_source_ids_per_entity=2)
-    existing = {
-        "key": "x",
-        "name": "X",
-        "entity_type": "t",
-        "description": "old",
-        "source_ids": ["c1", "c2"],
-        "file_paths": ["f"],
-        "truncate": "",
-    }
+    existing = stored_entity(
+        key="x", name="X", entity_type="t", description="old", source_ids=["c1", "c2"], file_paths=["f"], truncate=""
+    )
     m = merge_entity(existing, [ent("X", "new", "c9")], ["c1", "c2"], settings)
     assert m.skipped
     assert m.description == "old" and m.new_sources == ["c9"]  # provenance still recorded
@@ -120,13 +126,13 @@ def test_file_paths_capped_with_placeholder():
     assert merge_entity(None, records, [], settings).file_paths == ["f0", "f1", "...truncated...(KEEP Old)"]
     fifo = _settings(max_file_paths=2, source_ids_limit_method="FIFO")
     assert merge_entity(None, records, [], fifo).file_paths == ["f2", "f3", "...truncated...(FIFO)"]
-    existing = {"key": "x", "name": "X", "description": "d", "file_paths": ["f0", "f1", "...truncated...(KEEP Old)"]}
+    existing = stored_entity(key="x", name="X", description="d", file_paths=["f0", "f1", "...truncated...(KEEP Old)"])
     again = merge_entity(existing, [ent("X", "y", "c9", path="f0")], [], settings)
     assert again.file_paths == ["f0", "f1"]
 
 
 def test_relation_weight_counts_only_new_chunks_and_is_floored():
-    existing = {"src_key": "a", "tgt_key": "b", "keywords": "zeta,alpha", "description": "old", "weight": 2.0}
+    existing = stored_relation(src_key="a", tgt_key="b", keywords="zeta,alpha", description="old", weight=2.0)
     records = [rel("A", "B", "x", "c1", weight=5.0), rel("A", "B", "y", "c3", keywords=("beta", "alpha"))]
     m = merge_relation(existing, records, ["c1", "c2"], _settings())
     assert m.weight == 3.0  # 2 existing + 1 from c3; c1 was already counted
@@ -141,7 +147,7 @@ def test_relation_weight_counts_only_new_chunks_and_is_floored():
 
 def test_relation_reprocessing_same_chunk_does_not_inflate_weight():
     first = merge_relation(None, [rel("A", "B", "x", "c1", weight=3.0)], [], _settings())
-    row = {**first.row(), "src_name": "A", "tgt_name": "B"}
+    row = stored_relation(**first.row(), src_name="A", tgt_name="B")
     again = merge_relation(row, [rel("A", "B", "x", "c1", weight=3.0)], first.all_sources, _settings())
     assert again.weight == first.weight == 3.0
     assert again.fragments == ["x"] and again.new_sources == []

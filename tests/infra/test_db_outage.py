@@ -103,6 +103,6 @@ async def test_database_stopped_during_ingestion(own_server, make_settings, star
     for doc in failed:
         assert (await http.post(f"/documents/{doc['id']}/retry", json={"project_id": "faulty"})).status_code == 200
     done, states = await IngestionService(app.container).wait_until_done("faulty", ids, limit=60)
-    assert done and {s["status"] for s in states.values()} == {"processed"}
+    assert done and {s.status for s in states.values()} == {"processed"}
     assert await graph_counts(db, "faulty") == await graph_counts(db, "clean")
     assert await graph_rows(db, "faulty") == await graph_rows(db, "clean")

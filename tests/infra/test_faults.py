@@ -73,7 +73,7 @@ async def test_llm_failure_fails_documents_with_reason_then_retry_equals_clean_r
 
     fake_llm.reset()
     states = await _retry_all(app, "faulty", [i["id"] for i in items])
-    assert {s["status"] for s in states.values()} == {"processed"}
+    assert {s.status for s in states.values()} == {"processed"}
     await _assert_like_clean(app, clean)
 
 
@@ -160,7 +160,7 @@ async def test_embeddings_down_fails_documents_then_retry_equals_clean_run(make_
 
     fake_llm.embeddings_down = False
     states = await _retry_all(app, "faulty", [i["id"] for i in items])
-    assert {s["status"] for s in states.values()} == {"processed"}
+    assert {s.status for s in states.values()} == {"processed"}
     await _assert_like_clean(app, clean)
 
 
@@ -180,7 +180,7 @@ async def test_embeddings_failing_after_the_merge_keep_the_merge_and_retry_only_
     await until(chunks_embedded)
     fake_llm.embeddings_down = True  # now only the entity/relation embedding after the merge fails
     done, states = await IngestionService(app.container).wait_until_done("faulty", [item["id"]], limit=30)
-    assert done and states[item["id"]]["status"] == "failed"
+    assert done and states[item["id"]].status == "failed"
     doc = (await document_rows(app.container.db, "faulty"))[item["id"]]
     assert doc["graph_merged"] and "Embedding request failed" in doc["error"]
     await _assert_like_clean(app, clean)  # the merge is complete, never partial
@@ -188,7 +188,7 @@ async def test_embeddings_failing_after_the_merge_keep_the_merge_and_retry_only_
     fake_llm.reset()
     extracts = len(fake_llm.calls_of("extract"))
     states = await _retry_all(app, "faulty", [item["id"]])
-    assert states[item["id"]]["status"] == "processed"
+    assert states[item["id"]].status == "processed"
     assert len(fake_llm.calls_of("extract")) == extracts  # the retry did not extract or merge again
     await _assert_like_clean(app, clean)
     entity = (await app.http.get("/entities/Alice Walker", params={"project_id": "faulty"})).json()

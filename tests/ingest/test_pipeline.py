@@ -211,12 +211,12 @@ async def test_gleaning_adds_missed_entities(app, fake_llm):
 async def test_a_database_error_leaves_a_clean_message_on_the_document(app, monkeypatch, caplog):
     from sqlalchemy import text
 
-    from app.services.ingest import finalise
+    from app.repositories import graph as graph_repo
 
     async def broken_lock(conn, *args, **kwargs):
         await conn.execute(text("SELECT 1 / (SELECT count(*) FROM projects WHERE id = 'nowhere')"))
 
-    monkeypatch.setattr(finalise, "lock_keys_timed", broken_lock)
+    monkeypatch.setattr(graph_repo, "lock_keys", broken_lock)
     [doc] = await ingest(app, ["Mia met Ned in Oslo."])
     assert doc["status"] == "failed"
     for shown in (doc["error"], (await app.http.get(f"/documents/{doc['id']}")).json()["error"]):
@@ -248,7 +248,7 @@ async def test_llm_failure_mid_document_fails_cleanly_and_retry_works(para_app, 
     retried = await para_app.http.post(f"/documents/{doc['id']}/retry", json={"project_id": "p"})
     assert retried.status_code == 200
     done, states = await IngestionService(para_app.container).wait_until_done("p", [doc["id"]], limit=30)
-    assert done and states[doc["id"]]["status"] == "processed"
+    assert done and states[doc["id"]].status == "processed"
     # the chunks that had succeeded come from the extraction cache: only the failed one calls the LLM
     assert [chunk_text(c.messages).strip() for c in fake_llm.calls_of("extract")[before:]] == ["Oscar met Pia."]
     assert {r["key"] for r in await rows(para_app, select(entities.c.key))} == {
@@ -339,7 +339,7 @@ async def test_async_default_then_processed(app, fake_llm):
     assert response.status_code == 202
     doc_id = response.json()["documents"][0]["id"]
     done, states = await IngestionService(app.container).wait_until_done("default", [doc_id], limit=30)
-    assert done and states[doc_id]["status"] == "processed"
+    assert done and states[doc_id].status == "processed"
     pipeline = (await app.http.get("/pipeline")).json()
     assert pipeline["by_status"]["processed"] == 1 and pipeline["queue_depth"] == 0
     assert pipeline["local_worker"]["max_parallel"] == 3
@@ -463,12 +463,12 @@ async def test_item_skipped_for_a_later_writer_that_fails_is_embedded(make_setti
         go_a.set()
         ingestion = IngestionService(app.container)
         done, states = await ingestion.wait_until_done("p", [a_id], limit=30)
-        assert done and states[a_id]["status"] == "processed"  # A finished without embedding Kai (B rewrote it)
+        assert done and states[a_id].status == "processed"  # A finished without embedding Kai (B rewrote it)
         if b_fails_in == "embedding":
             fake_llm.fail_next_embeddings(1)  # B's next embedding call is its graph embedding
         go_b.set()
         done, states = await ingestion.wait_until_done("p", [b_id], limit=30)
-        assert done and states[b_id]["status"] == "failed"
+        assert done and states[b_id].status == "failed"
     finally:
         for gate in (a_summarising, go_a, go_b):
             gate.set()

@@ -189,7 +189,7 @@ async def test_merge_refuses_a_cancelled_document_the_worker_never_heard_of(
     async with app.container.db.transaction() as conn:
         claimed = await docs_repo.claim_next(conn, "w1", 120, 3)
         await conn.execute(update(documents).where(documents.c.id == doc_id).values(cancel_requested=True))
-    assert claimed["id"] == doc_id
+    assert claimed.id == doc_id
 
     async def deaf(self) -> None:  # progress writes would notice the flag: make them miss it
         return None
@@ -218,7 +218,7 @@ async def test_retry_failed_requeues_every_failed_document_of_the_project(start_
     assert response.status_code == 200
     assert response.json() == {"project_id": "p", "document_ids": failed}
     done, states = await IngestionService(app.container).wait_until_done("p", failed, limit=30)
-    assert done and {s["status"] for s in states.values()} == {"processed"}
+    assert done and {s.status for s in states.values()} == {"processed"}
     default_doc = (await app.http.get(f"/documents/{other}")).json()
     assert default_doc["status"] == "failed"  # another project's failures stay
     nothing = await app.http.post("/documents/retry-failed", json={"project_id": "p"})
@@ -272,7 +272,7 @@ async def test_a_claimed_document_is_at_the_first_stage_from_its_claim_on(start_
     doc_id = await enqueue(app, "Ria met Sol in Tam.")
     async with app.container.db.transaction() as conn:
         claimed = await docs_repo.claim_next(conn, "w1", 120, 3)
-    assert claimed["id"] == doc_id
+    assert claimed.id == doc_id
     doc = (await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})).json()
     assert doc["status"] == "processing" and doc["stage"] == STAGES[0]
     in_flight = (await app.http.get("/pipeline", params={"project_id": "p"})).json()

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import func, insert, select, text, update
 
 from app.db.tables import documents, workers
+from app.domain.document_rows import Claim
 from app.repositories import documents as docs_repo
 from app.repositories import workers as workers_repo
 from tests.ingest.test_worker_kill import _add, _started
@@ -74,7 +75,7 @@ async def _worker_row(db, worker_id: str, interval: float, last_seen_age: float)
         )
 
 
-async def _claim(db, worker_id: str, max_attempts: int = 3) -> dict | None:
+async def _claim(db, worker_id: str, max_attempts: int = 3) -> Claim | None:
     async with db.transaction() as conn:
         return await docs_repo.claim_next(conn, worker_id, 120.0, max_attempts)
 
@@ -89,7 +90,7 @@ async def test_claims_of_a_dead_worker_are_retaken_and_a_live_ones_are_not(make_
     await _claimed(db, dead_doc, "dead", heartbeat_age=3.5)  # both far within the 120 s claim timeout
 
     taken = await _claim(db, "other")
-    assert taken is not None and (taken["id"], taken["attempts"]) == (dead_doc, 2)
+    assert taken is not None and (taken.id, taken.attempts) == (dead_doc, 2)
     assert await _claim(db, "other") is None
     assert (await document_rows(db, "default"))[live_doc]["claimed_by"] == "live"
 
@@ -101,7 +102,7 @@ async def test_unknown_worker_falls_back_to_the_claim_timeout(make_settings, sta
     await _claimed(db, doc, "older-version-worker", heartbeat_age=60)
     assert await _claim(db, "other") is None
     await _claimed(db, doc, "older-version-worker", heartbeat_age=121)
-    assert (await _claim(db, "other"))["id"] == doc
+    assert (await _claim(db, "other")).id == doc
 
 
 async def test_dead_worker_with_no_attempts_left_fails_its_document(make_settings, start_app):
@@ -113,7 +114,7 @@ async def test_dead_worker_with_no_attempts_left_fails_its_document(make_setting
     assert await _claim(db, "other", max_attempts=3) is None
     async with db.transaction() as conn:
         ended = await docs_repo.fail_abandoned(conn, 120.0, 3)
-    assert [(r["id"], r["status"]) for r in ended] == [(doc, "failed")]
+    assert [(r.id, r.status) for r in ended] == [(doc, "failed")]
 
 
 async def test_stopped_workers_are_forgotten_and_old_rows_pruned(make_settings, start_app):

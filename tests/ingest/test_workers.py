@@ -65,7 +65,7 @@ async def test_stale_claim_is_retaken(make_settings, start_app, fake_llm):
     )
     worker_app = await start_app(make_settings(worker_claim_timeout=60))
     done, states = await IngestionService(worker_app.container).wait_until_done("default", [doc_id], limit=30)
-    assert done and states[doc_id]["status"] == "processed"
+    assert done and states[doc_id].status == "processed"
     [doc] = await _docs(app)
     assert doc["attempts"] == 2 and doc["claimed_by"] == worker_app.container.worker.id
 
@@ -127,7 +127,7 @@ async def test_startup_resumes_pending_work(make_settings, start_app, fake_llm):
     ids = await _add_docs(idle, ["Kim met Lou.", "Max met Ned."])
     app = await start_app(make_settings())
     done, states = await IngestionService(app.container).wait_until_done("default", ids, limit=30)
-    assert done and {s["status"] for s in states.values()} == {"processed"}
+    assert done and {s.status for s in states.values()} == {"processed"}
 
 
 def _spawn_worker(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -55,7 +56,7 @@ from app.schemas.deletion import BatchDeletion, DocumentDeletion, LLMCalls
 from app.services.cached_llm import CacheBatch
 from app.services.deletion.rebuild_inputs import RebuildInputs, read_inputs, store_parsed
 from app.services.graph.embedding import embed_changed
-from app.services.graph.gate import entity_gate
+from app.services.graph.gate import entity_gate, locked_keys
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.name_resolution import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
@@ -95,13 +96,6 @@ class Snapshot:
     @property
     def gone(self) -> set[str]:
         return {c.id for c in self.doc_chunks}
-
-    def row_mappings(self) -> tuple[dict[str, dict], dict[Pair, dict]]:
-        """The affected rows as the rebuild rules (app/domain/rebuild.py) read them."""
-        return (
-            {k: r.as_mapping() for k, r in self.entities.items()},
-            {p: r.as_mapping() for p, r in self.relations.items()},
-        )
 
 
 @dataclass
@@ -146,7 +140,8 @@ class DeletionService:
         outdated = 0
         while True:
             async with self.c.db.connect() as conn:
-                keys |= _keys_of(*await self._document_keys(conn, project_id, document_ids, lock=None))
+                await self._check_documents(conn, project_id, document_ids, lock=False)
+                keys |= _keys_of(*await repo.keys_of_documents(conn, project_id, document_ids))
             try:
                 return await self._attempt(
                     project_id, document_ids, keys, plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS
@@ -166,7 +161,8 @@ class DeletionService:
         reached keys outside them (`keys` grows) or, unless `plan_under_locks`, when the plan is outdated."""
         async with entity_gate(self.c.db, project_id, keys):
             async with self.c.db.connect() as conn:
-                snapshot = await self._snapshot(conn, project_id, document_ids, lock=None)
+                await self._check_documents(conn, project_id, document_ids, lock=False)
+                snapshot = await self._snapshot(conn, project_id, document_ids)
                 inputs = await self._inputs(conn, project_id, snapshot)
             if not snapshot.keys <= keys:
                 keys |= snapshot.keys
@@ -174,8 +170,12 @@ class DeletionService:
             prepared = await self._prepare(project_id, snapshot, *inputs)
             batches = [prepared.batch]
             try:
-                async with self.c.db.transaction() as conn:
-                    current = await self._snapshot(conn, project_id, document_ids, lock=keys)
+                # the document rows are locked before the keys, as the pipeline's claim is
+                documents_locked = partial(
+                    self._check_documents, project_id=project_id, document_ids=document_ids, lock=True
+                )
+                async with locked_keys(self.c.db, project_id, keys, gate=False, first=documents_locked) as conn:
+                    current = await self._snapshot(conn, project_id, document_ids)
                     if not current.keys <= keys:
                         keys |= current.keys
                         raise _Outdated
@@ -193,13 +193,14 @@ class DeletionService:
                 for batch in batches:
                     await batch.flush_best_effort("deletion")
 
-    async def _document_keys(
-        self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *, lock: set[str] | None
-    ) -> tuple[list[str], list[Pair]]:
-        """The documents' entity keys and relation pairs. With `lock`, the document rows and those keys are
-        locked first (the keys with the pipeline's advisory-lock scheme), and the provenance read after."""
+    @staticmethod
+    async def _check_documents(
+        conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *, lock: bool
+    ) -> None:
+        """404 for a missing document, 409 for one still processing; with `lock`, the document rows stay
+        locked until the transaction ends."""
         await require_project(conn, project_id)
-        docs = await repo.lock_documents(conn, project_id, document_ids, lock=lock is not None)
+        docs = await repo.lock_documents(conn, project_id, document_ids, lock=lock)
         missing = [d for d in document_ids if d not in docs]
         if len(missing) == 1:
             raise document_not_found(missing[0])
@@ -211,16 +212,11 @@ class DeletionService:
             raise Conflict(
                 f"{which} still processing; delete when finished (or cancel first)", code="document_processing"
             )
-        if lock is not None:
-            await graph_repo.lock_keys(conn, project_id, lock)
-        return await repo.keys_of_documents(conn, project_id, document_ids)
 
-    async def _snapshot(
-        self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...], *, lock: set[str] | None
-    ) -> Snapshot:
-        """Everything the rebuild depends on; under `lock` (see _document_keys) it stays true until commit
-        if its keys are all within `lock`."""
-        keys, pairs = await self._document_keys(conn, project_id, document_ids, lock=lock)
+    async def _snapshot(self, conn: AsyncConnection, project_id: str, document_ids: tuple[str, ...]) -> Snapshot:
+        """Everything the rebuild depends on; read under the key locks (locked_keys) it stays true until
+        commit if its keys are all within the locked ones."""
+        keys, pairs = await repo.keys_of_documents(conn, project_id, document_ids)
         return Snapshot(
             keys=_keys_of(keys, pairs),
             doc_chunks=await repo.chunks_of_documents(conn, project_id, document_ids),
@@ -230,7 +226,7 @@ class DeletionService:
 
     async def _inputs(self, conn: AsyncConnection, project_id: str, snap: Snapshot) -> tuple[RebuildInputs, str]:
         """The records of the chunks the rebuild reads (stored, else parsed from the cache) and the language."""
-        needed = chunks_needed(*snap.row_mappings(), snap.gone, self.settings)
+        needed = chunks_needed(snap.entities, snap.relations, snap.gone, self.settings)
         project = await self._project_settings(conn, project_id)
         inputs = await read_inputs(conn, project_id, needed, project.entity_types, self.settings.entity_name_max_length)
         # names map through the aliases entity resolution recorded, as the merge mapped them
@@ -251,7 +247,7 @@ class DeletionService:
     async def _planned(
         self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, batch: CacheBatch
     ) -> Prepared:
-        plan = plan_rebuild(*snap.row_mappings(), snap.gone, inputs.extractions, self.settings)
+        plan = plan_rebuild(snap.entities, snap.relations, snap.gone, inputs.extractions, self.settings)
         ent_rows, rel_rows = await self._summarised_rows(
             project_id, plan, snap.entities, snap.relations, inputs.paths, language, batch
         )
@@ -291,7 +287,7 @@ class DeletionService:
 
     async def _project_settings(self, conn: AsyncConnection, project_id: str) -> EffectiveSettings:
         row = await projects_repo.get(conn, project_id)
-        return effective_settings(self.settings, row["settings"] if row else None)
+        return effective_settings(self.settings, row.settings if row else None)
 
     async def _summarised_rows(
         self,

@@ -12,10 +12,9 @@ from __future__ import annotations
 from app.core.errors import Conflict, NotFound
 from app.domain.aliases import AliasItem
 from app.repositories import aliases as alias_repo
-from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.schemas.graph import AliasAdd, AliasDetach, EntityOut
-from app.services.graph.gate import CurationBase
+from app.services.graph.gate import CurationBase, locked_keys
 from app.services.graph.inputs import display_name
 from app.services.graph.lookups import not_found, refuse_alias_of_other
 from app.services.graph.outputs import entity_with_aliases
@@ -29,8 +28,7 @@ class AliasCurationService(CurationBase):
         alias_name = display_name(body.alias, self.max_name)
         alias_key = self._key(alias_name)
         key = await self._entity_key(project_id, name)
-        async with self._gate(project_id, [key, alias_key]), self.db.transaction() as conn:
-            await graph_repo.lock_keys(conn, project_id, [key, alias_key])
+        async with locked_keys(self.db, project_id, [key, alias_key]) as conn:
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)
@@ -52,8 +50,7 @@ class AliasCurationService(CurationBase):
         project_id = body.project_id
         alias_key = self._key(body.alias)
         key = await self._entity_key(project_id, name)
-        async with self._gate(project_id, [key, alias_key]), self.db.transaction() as conn:
-            await graph_repo.lock_keys(conn, project_id, [key, alias_key])
+        async with locked_keys(self.db, project_id, [key, alias_key]) as conn:
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)

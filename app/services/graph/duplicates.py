@@ -18,7 +18,7 @@ from app.repositories import entity_duplicates as duplicates_repo
 from app.repositories import graph_curation as repo
 from app.repositories.retrieval import prepare_vector_search
 from app.schemas.duplicates import DuplicateList, DuplicatePair, DuplicateReject, DuplicateRejected
-from app.services.graph.gate import CurationBase
+from app.services.graph.gate import CurationBase, locked_keys
 from app.services.graph.lookups import not_found
 from app.services.projects import require_project
 
@@ -104,7 +104,7 @@ class DuplicateService(CurationBase):
             b = await self._resolve(conn, project_id, body.entity_b)
         if a == b:
             raise InvalidInput("Name two different entities", code="same_entity")
-        async with self._gate(project_id, [a, b]), self.db.transaction() as conn:
+        async with locked_keys(self.db, project_id, [a, b]) as conn:
             found = await repo.get_entities(conn, project_id, [a, b])
             for key, raw in ((a, body.entity_a), (b, body.entity_b)):
                 if key not in found:

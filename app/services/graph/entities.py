@@ -3,7 +3,7 @@
 Every write is one short transaction holding the pipeline's advisory locks on the keys it touches; it stores
 the vectors of whatever text it changed, made beforehand with no transaction open (services/graph/vectors.py),
 so the stored vectors always match and no lock waits on the embedder. Writes on the same entity first queue
-at the in-process gate (curation_gate.entity_gate), holding no connection."""
+at the in-process gate (gate.entity_gate), holding no connection; the locks are taken as gate.locked_keys says."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
 from app.domain.rows import EntityRow
 from app.repositories import aliases as alias_repo
-from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.schemas.graph import (
     EntityCreate,
@@ -95,8 +94,6 @@ class CurationService(CurationBase):
             await refuse_alias_of_other(conn, project_id, key, name, None)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, [key])
             await check_free(conn)
             await repo.insert_entity(conn, project_id, values)
             await vectors.write(conn, project_id, entity_keys=[key], embed_here=embed_here)
@@ -107,7 +104,7 @@ class CurationService(CurationBase):
                 await require_project(conn, project_id)
                 await check_free(conn)
             vectors.want_entity(name, description)
-            return await write_with_vectors(self.db, vectors, write)
+            return await write_with_vectors(vectors, lambda: self._locked(project_id, [key], gate=False), write)
 
     async def update_entity(self, name: str, body: EntityUpdate) -> EntityOut:
         """Plan with no transaction open (read, predict the new texts, embed them), then lock and write in a
@@ -129,8 +126,6 @@ class CurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> EntityOut:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, {key, new_key})
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)
@@ -144,7 +139,9 @@ class CurationService(CurationBase):
 
         async with self._gate(project_id, {key, new_key}):
             await self._predict_update(project_id, name, key, new_name, new_key, values, vectors)
-            return await write_with_vectors(self.db, vectors, write)
+            return await write_with_vectors(
+                vectors, lambda: self._locked(project_id, {key, new_key}, gate=False), write
+            )
 
     async def _predict_update(
         self,
@@ -223,9 +220,7 @@ class CurationService(CurationBase):
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
             key = await self._resolve(conn, project_id, name)
-        async with self._gate(project_id, [key]), self.db.transaction() as conn:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, [key])
+        async with self._locked(project_id, [key]) as conn:
             row = await repo.get_entity(conn, project_id, key)
             if row is None:
                 raise not_found(name)

@@ -28,11 +28,10 @@ from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, s
 from app.domain.rows import EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
 from app.repositories import aliases as alias_repo
-from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.repositories import projects as projects_repo
 from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy
-from app.services.graph.gate import entity_gate
+from app.services.graph.gate import entity_gate, locked_keys, project_exists
 from app.services.graph.inputs import display_name, join_keywords, ordered_union
 from app.services.graph.lookups import resolve_key
 from app.services.graph.merge_texts import MergeTexts, first_known_type, limit_ids
@@ -145,8 +144,17 @@ class EntityMergeService:
         while True:
             await texts.write()
             await vectors.make()
+            # relations moved by the merge change their far ends too: without their locks, a concurrent merge
+            # of a far end would re-point a relation at an entity this merge deletes
+            locks = locked_keys(
+                self.c.db,
+                req.project_id,
+                [*req.involved, *neighbours],
+                gate=False,
+                first=project_exists(req.project_id),
+            )
             try:
-                async with self.c.db.transaction() as conn:
+                async with locks as conn:
                     report = await self._locked_merge(
                         conn,
                         req,
@@ -180,13 +188,9 @@ class EntityMergeService:
         summarise_here: bool,
         embed_here: bool,
     ) -> MergeReport | None:
-        """Lock the merged entities and the far ends of their relations, plan and write. None (nothing
-        written) when a far end was not locked (`neighbours` grows) or an LLM text is missing and not
-        `summarise_here`."""
-        await require_project(conn, req.project_id)
-        # relations moved by the merge change their far ends too: without their locks, a concurrent merge
-        # of a far end would re-point a relation at an entity this merge deletes
-        await graph_repo.lock_keys(conn, req.project_id, [*req.involved, *neighbours])
+        """Under the locks of the merged entities and of the far ends of their relations, plan and write.
+        None (nothing written) when a far end was not locked (`neighbours` grows) or an LLM text is missing
+        and not `summarise_here`."""
         plan = await self._plan(conn, req, texts)
         if not plan.relations.neighbours <= neighbours:
             neighbours |= plan.relations.neighbours
@@ -346,7 +350,7 @@ class EntityMergeService:
 
     async def _language(self, conn: AsyncConnection, project_id: str) -> str:
         row = await projects_repo.get(conn, project_id)
-        return effective_settings(self.settings, row["settings"] if row else None).language
+        return effective_settings(self.settings, row.settings if row else None).language
 
     def _combine(
         self, texts: MergeTexts, strategy: MergeStrategy, kind: str, name: str, descriptions: list[str], language: str

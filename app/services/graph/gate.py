@@ -1,19 +1,23 @@
-"""The per-entity gate every curation write passes (edit, rename, merge, document deletion), and the
-base the curation services share."""
+"""The one locking protocol of graph writes (`locked_keys`: per-entity gate, transaction, advisory key
+locks), the gate itself, and the base the curation services share."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
+from app.core import metrics
 from app.db.engine import Database
+from app.repositories import graph as graph_repo
 from app.services.graph.inputs import name_key
 from app.services.graph.lookups import resolve_key
+from app.services.projects import require_project
 
 
 @dataclass
@@ -53,6 +57,54 @@ async def entity_gate(db: Database, project_id: str, keys: Iterable[str]) -> Asy
                 del _GATES[ident]
 
 
+@asynccontextmanager
+async def locked_keys(
+    db: Database,
+    project_id: str,
+    keys: Iterable[str],
+    *,
+    gate: bool = True,
+    first: Callable[[AsyncConnection], Awaitable[object]] | None = None,
+    step: str | None = None,
+) -> AsyncIterator[AsyncConnection]:
+    """A transaction holding the locks of every entity key a graph write touches (relations: both ends).
+
+    In this order: the in-process gate on `keys` (entity_gate), a transaction, `first(conn)` (what must be
+    checked or row-locked before the key locks: the project's existence, a document's claim or rows), then
+    the transaction-scoped advisory locks of `keys` in sorted order (graph_repo.lock_keys). Every writer
+    takes them in this order, so none waits on another in a cycle.
+
+    `gate=False`: the caller holds the gate already, around planning done outside the transaction and the
+    retries of it (curation writes that embed first, merges, deletions), or is the ingestion pipeline,
+    which queues on the advisory locks alone. `step`: the wait for the locks and, once committed, the time
+    they were held are counted under that name (pipeline_key_lock_seconds_total).
+    """
+    keys = sorted(set(keys))
+    async with AsyncExitStack() as stack:
+        if gate:
+            await stack.enter_async_context(entity_gate(db, project_id, keys))
+        async with db.transaction() as conn:
+            if first is not None:
+                await first(conn)
+            started = time.perf_counter()
+            await graph_repo.lock_keys(conn, project_id, keys)
+            locked = time.perf_counter()
+            if step is not None:
+                metrics.KEY_LOCK_SECONDS.labels(step, "wait").inc(locked - started)
+            yield conn
+        if step is not None:
+            metrics.KEY_LOCK_SECONDS.labels(step, "held").inc(time.perf_counter() - locked)
+
+
+def project_exists(project_id: str) -> Callable[[AsyncConnection], Awaitable[None]]:
+    """A `first` for locked_keys: 404 unless the project exists, checked in the transaction."""
+
+    async def check(conn: AsyncConnection) -> None:
+        await require_project(conn, project_id)
+
+    return check
+
+
 class CurationBase:
     """What every curation service holds: the container, its database and the name-length rule."""
 
@@ -70,3 +122,9 @@ class CurationBase:
 
     def _gate(self, project_id: str, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
         return entity_gate(self.db, project_id, keys)
+
+    def _locked(
+        self, project_id: str, keys: Iterable[str], *, gate: bool = True
+    ) -> AbstractAsyncContextManager[AsyncConnection]:
+        """locked_keys for a curation write: the project must exist, checked in the transaction."""
+        return locked_keys(self.db, project_id, keys, gate=gate, first=project_exists(project_id))

@@ -11,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.core.errors import Conflict, InvalidInput
 from app.domain.names import sorted_pair
 from app.domain.rows import EntityRow, RelationRow
-from app.repositories import graph as graph_repo
 from app.repositories import graph_curation as repo
 from app.schemas.graph import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
 from app.services.graph.gate import CurationBase
@@ -65,8 +64,6 @@ class RelationCurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, pair)
             await self._check_ends(conn, project_id, pair, body.source, body.target)
             if await repo.get_relation(conn, project_id, pair) is not None:
                 raise Conflict(
@@ -78,7 +75,7 @@ class RelationCurationService(CurationBase):
 
         async with self._gate(project_id, pair):
             vectors.want_relation(found[pair[0]].name, found[pair[1]].name, keywords, description)
-            row = await write_with_vectors(self.db, vectors, write)
+            row = await write_with_vectors(vectors, lambda: self._locked(project_id, pair, gate=False), write)
         assert row is not None
         return relation_out(row)
 
@@ -107,8 +104,6 @@ class RelationCurationService(CurationBase):
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, pair)
             if await repo.get_relation(conn, project_id, pair) is None:
                 raise relation_missing(body.source, body.target)
             await repo.update_relation(conn, project_id, pair, values)
@@ -126,7 +121,7 @@ class RelationCurationService(CurationBase):
                 values.get("keywords", row.keywords),
                 values.get("description", row.description),
             )
-            updated = await write_with_vectors(self.db, vectors, write)
+            updated = await write_with_vectors(vectors, lambda: self._locked(project_id, pair, gate=False), write)
         assert updated is not None
         return relation_out(updated)
 
@@ -134,9 +129,7 @@ class RelationCurationService(CurationBase):
         async with self.db.connect() as conn:
             await require_project(conn, project_id)
             pair = await self._pair(conn, project_id, source, target)
-        async with self._gate(project_id, pair), self.db.transaction() as conn:
-            await require_project(conn, project_id)
-            await graph_repo.lock_keys(conn, project_id, pair)
+        async with self._locked(project_id, pair) as conn:
             row = await repo.get_relation(conn, project_id, pair)
             if row is None:
                 raise relation_missing(source, target)

@@ -11,11 +11,11 @@ repeated misses does a caller embed under its locks, as deletion does (see docs/
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TypeVar, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.engine import Database
 from app.domain.rows import EntityText, RelationText
 from app.domain.texts import entity_embedding_text, relation_embedding_text
 from app.providers.embeddings import EmbeddingClient
@@ -113,15 +113,18 @@ class PreparedVectors:
 
 
 async def write_with_vectors(
-    db: Database, vectors: PreparedVectors, write: Callable[[AsyncConnection, bool], Awaitable[T]]
+    vectors: PreparedVectors,
+    locked: Callable[[], AbstractAsyncContextManager[AsyncConnection]],
+    write: Callable[[AsyncConnection, bool], Awaitable[T]],
 ) -> T:
-    """Run `write(conn, embed_here)` in a transaction after making the wanted vectors outside it, again
-    while it raises VectorsOutdated; from the OUTSIDE_TRIES-th retry on with `embed_here` set."""
+    """Run `write(conn, embed_here)` in a `locked()` transaction (gate.locked_keys, the gate held by the
+    caller) after making the wanted vectors outside it, again while it raises VectorsOutdated; from the
+    OUTSIDE_TRIES-th retry on with `embed_here` set."""
     retries = 0
     while True:
         await vectors.make()
         try:
-            async with db.transaction() as conn:
+            async with locked() as conn:
                 return await write(conn, retries >= OUTSIDE_TRIES)
         except VectorsOutdated:
             retries += 1

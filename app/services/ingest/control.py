@@ -28,8 +28,8 @@ class QueueControl:
             row = await docs_repo.request_cancel(conn, project_id, document_id)
             if row is None:
                 raise document_not_found(document_id)
-            status = row["status"]
-            if status == "processing" and row["graph_merged"]:
+            status = row.status
+            if status == "processing" and row.graph_merged:
                 raise Conflict(
                     f"Document '{document_id}' has already merged into the graph, which cannot be "
                     "undone by a cancel; let it finish, then delete it",

@@ -108,12 +108,14 @@ class PipelineFeed:
 def _progress(shown: dict[str, tuple], poller: ProjectPoller) -> list[dict]:
     """What changed in the processing documents since this stream last looked (`shown`, updated)."""
     payloads = []
-    current = {r["id"]: r for r in poller.flying}
+    current = {r.id: r for r in poller.flying}
     for doc_id, row in current.items():
         state = progress_state(row)
         if shown.get(doc_id) != state:
             shown[doc_id] = state
-            payloads.append({"type": "progress", **InFlight(**row).model_dump(mode="json")})
+            payloads.append(
+                {"type": "progress", **InFlight.model_validate(row, from_attributes=True).model_dump(mode="json")}
+            )
     for doc_id in [d for d in shown if d not in current]:
         del shown[doc_id]
         payloads.append({"type": "idle", "document_id": doc_id})

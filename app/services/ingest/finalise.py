@@ -18,10 +18,11 @@ from app.domain.rows import EntityText, Pair, RelationText
 from app.domain.texts import fragments, join_fragments
 from app.repositories import graph as graph_repo
 from app.services.graph.embedding import embed_changed
+from app.services.graph.gate import locked_keys
 from app.services.graph.summaries import Kind, Summarizer
 from app.services.ingest.graph_merge import Touched, item_idents
 from app.services.ingest.last_writers import LastWriters
-from app.services.ingest.reporting import error_text, lock_keys_timed, locks_released, stage
+from app.services.ingest.reporting import error_text, stage
 
 log = logging.getLogger(__name__)
 
@@ -165,12 +166,9 @@ class Finaliser:
         ent_new, rel_new = summaries[: len(ent_todo)], summaries[len(ent_todo) :]
         ent_done = {e.key: (e.description, new) for e, new in zip(ent_todo, ent_new, strict=True)}
         rel_done = {r.pair: (r.description, new) for r, new in zip(rel_todo, rel_new, strict=True)}
-        async with self.c.db.transaction() as conn:
-            await batch.flush(conn)
-            # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
-            locked = await lock_keys_timed(
-                conn, project_id, [*ent_done, *(k for pair in rel_done for k in pair)], "summarise"
-            )
+        # every write to graph rows happens under the key locks, so row locks never interleave (no deadlock)
+        keys = [*ent_done, *(k for pair in rel_done for k in pair)]
+        async with locked_keys(self.c.db, project_id, keys, gate=False, first=batch.flush, step="summarise") as conn:
             current_e = await graph_repo.fetch_entities(conn, project_id, list(ent_done), with_sources=False)
             current_r = await graph_repo.fetch_relations(conn, project_id, list(rel_done), with_sources=False)
             ent_rows = [
@@ -185,7 +183,6 @@ class Finaliser:
             ]
             await graph_repo.set_entity_descriptions(conn, project_id, ent_rows)
             await graph_repo.set_relation_descriptions(conn, project_id, rel_rows)
-        locks_released("summarise", locked)
         self.last_writers.wrote(
             touched, item_idents(project_id, [r[0] for r in ent_rows], [(r[0], r[1]) for r in rel_rows])
         )
@@ -210,10 +207,7 @@ class Finaliser:
             return
         ent_done.sort(key=lambda u: u.key)
         rel_done.sort(key=lambda u: u.pair)
-        async with self.c.db.transaction() as conn:
-            locked = await lock_keys_timed(
-                conn, project_id, [u.key for u in ent_done] + [k for u in rel_done for k in u.pair], "embed"
-            )
+        keys = [u.key for u in ent_done] + [k for u in rel_done for k in u.pair]
+        async with locked_keys(self.c.db, project_id, keys, gate=False, step="embed") as conn:
             await graph_repo.set_entity_embeddings(conn, project_id, ent_done)
             await graph_repo.set_relation_embeddings(conn, project_id, rel_done)
-        locks_released("embed", locked)

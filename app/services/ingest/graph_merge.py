@@ -1,6 +1,6 @@
 """The merge stage of ingestion: a document's extractions into the graph, in one transaction.
 
-Every touched entity key is locked (sorted, graph_repo.lock_keys) before the rows are read, merged with
+Every touched entity key is locked (services/graph/gate.py::locked_keys) before the rows are read, merged with
 the pure rules of app/domain/merge_rules.py and written with their provenance; `graph_merged` is set in the
 same transaction, so a crash leaves the document's contribution either complete or absent.
 """
@@ -14,26 +14,39 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.config import Settings
 from app.db.engine import Database
+from app.domain.document_rows import HeldClaim
 from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
+from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.name_resolution import NameResolution, Relock
 from app.services.ingest.progress import DocumentCancelled
-from app.services.ingest.reporting import lock_keys_timed, locks_released
+
+
+class _AlreadyMerged(Exception):
+    """The document's merge was committed before (a retaken claim): nothing to do."""
 
 
 class ClaimLost(Exception):
     """Another worker took the document over (our heartbeat went stale) or it was deleted."""
 
 
-async def require_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> dict:
+async def require_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> HeldClaim:
     claim = await docs_repo.lock_claim(conn, project_id, document_id, worker_id)
     if claim is None:
         raise ClaimLost(document_id)
     return claim
+
+
+def _keys_of(extractions: list[ChunkExtraction]) -> set[str]:
+    """Every entity key the records write: their entities' and both ends of their relations."""
+    keys = {ent.key for extraction in extractions for ent in extraction.entities}
+    for extraction in extractions:
+        keys.update(k for rel in extraction.relations if rel.src_key != rel.tgt_key for k in (rel.src_key, rel.tgt_key))
+    return keys
 
 
 def item_idents(project_id: str, keys: Iterable[str], pairs: Iterable[Pair]) -> list[tuple]:
@@ -117,21 +130,24 @@ class GraphMerger:
         extractions: list[ChunkExtraction],
         resolution: NameResolution | None,
     ) -> Touched | None:
-        async with self.db.transaction() as conn:
+        async def claimed(conn: AsyncConnection) -> None:
             claim = await require_claim(conn, project_id, document_id, worker_id)
-            if claim["graph_merged"]:
-                return None
-            if claim["cancel_requested"]:  # ordered with POST /documents/{id}/cancel by the row lock
+            if claim.graph_merged:
+                raise _AlreadyMerged
+            if claim.cancel_requested:  # ordered with POST /documents/{id}/cancel by the row lock
                 raise DocumentCancelled(document_id)
-            if resolution is not None:
-                locked = await lock_keys_timed(conn, project_id, resolution.lock_keys, "merge")
-                await resolution.resolve_locked(conn)
-                extractions = resolution.apply(extractions)
-                await resolution.record(conn)
-            touched, idents, locked = await self._merge_locked(
-                conn, project_id, document_id, extractions, locked if resolution is not None else None
-            )
-        locks_released("merge", locked)
+
+        # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
+        keys = resolution.lock_keys if resolution is not None else _keys_of(extractions)
+        try:
+            async with locked_keys(self.db, project_id, keys, gate=False, first=claimed, step="merge") as conn:
+                if resolution is not None:
+                    await resolution.resolve_locked(conn)
+                    extractions = resolution.apply(extractions)
+                    await resolution.record(conn)
+                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)
+        except _AlreadyMerged:
+            return None
         self.last_writers.wrote(touched, idents)
         return touched
 
@@ -141,10 +157,9 @@ class GraphMerger:
         project_id: str,
         document_id: str,
         extractions: list[ChunkExtraction],
-        locked: float | None,
-    ) -> tuple[Touched, list[tuple], float]:
-        """Fold the records into the rows under the key locks (taken here unless `locked` says when they
-        were); the items as written, their process-wide names and when the locks were taken."""
+    ) -> tuple[Touched, list[tuple]]:
+        """Fold the records into the rows under the key locks; the items as written and their process-wide
+        names."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[Pair, list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -160,9 +175,6 @@ class GraphMerger:
                 for key in (rel.src_key, rel.tgt_key):
                     endpoint_sources.setdefault(key, []).append(rel.chunk_id)
         keys = set(entity_records) | set(endpoint_sources)
-
-        if locked is None:
-            locked = await lock_keys_timed(conn, project_id, keys, "merge")
         existing = await graph_repo.fetch_entities(conn, project_id, sorted(keys))
         existing_rel = await graph_repo.fetch_relations(conn, project_id, sorted(relation_records))
         missing = keys - set(existing) - set(entity_records)
@@ -174,7 +186,7 @@ class GraphMerger:
             row = existing.get(key)
             entity_merges.append(
                 merge_entity(
-                    row.as_mapping() if row else None,
+                    row,
                     entity_records.get(key, []),
                     row.sources if row else [],
                     self.settings,
@@ -186,7 +198,7 @@ class GraphMerger:
             stored = existing_rel.get(pair)
             relation_merges.append(
                 merge_relation(
-                    stored.as_mapping() if stored else None,
+                    stored,
                     relation_records[pair],
                     stored.sources if stored else [],
                     self.settings,
@@ -209,4 +221,4 @@ class GraphMerger:
         idents = item_idents(
             project_id, [m.key for m in written], [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]
         )
-        return touched, idents, locked
+        return touched, idents

@@ -13,7 +13,7 @@ import posixpath
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -29,6 +29,7 @@ from app.core.errors import (
     document_not_found,
 )
 from app.core.usage import current_usage
+from app.domain.document_rows import DocumentRow, DocumentState
 from app.domain.names import BIDI_CONTROLS, strip_control
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
@@ -76,11 +77,20 @@ def canonical_path(file_path: str | None) -> str | None:
     return name.strip() or None
 
 
-async def _require_document(conn: AsyncConnection, project_id: str, document_id: str) -> dict:
+async def _require_document(conn: AsyncConnection, project_id: str, document_id: str) -> DocumentRow:
     row = await docs_repo.get(conn, project_id, document_id)
     if row is None:
         raise document_not_found(document_id)
     return row
+
+
+Shown = TypeVar("Shown", DocumentSummary, DocumentOut)
+
+
+def _shown(model: type[Shown], row: DocumentRow, counts: tuple[int, int]) -> Shown:
+    """The document as the API shows it: the row's fields the model has, and the graph items it brought."""
+    fields = {name: getattr(row, name) for name in model.model_fields if hasattr(row, name)}
+    return model(**fields, entities_count=counts[0], relations_count=counts[1])
 
 
 @dataclass
@@ -162,8 +172,8 @@ class IngestionService:
                 if leftovers
                 else []
             )
-        by_id = {row["id"]: row["id"] for row in existing}
-        by_hash = {row["content_hash"]: row["id"] for row in existing}
+        by_id = {row.id: row.id for row in existing}
+        by_hash = {row.content_hash: row.id for row in existing}
         for cand in fresh:
             if cand.id in inserted:
                 new_ids.append(cand.id)
@@ -183,8 +193,8 @@ class IngestionService:
         for r in final:
             state = states.get(r.id or "")
             if state is not None and r.status == "pending":
-                r.status = state["status"]
-                r.error = state["error"]
+                r.status = state.status
+                r.error = state.error
         return final, done
 
     def _validate(self, items: list[Submission], results: list[IngestItem | None]) -> list[_Candidate]:
@@ -223,7 +233,7 @@ class IngestionService:
 
     async def wait_until_done(
         self, project_id: str, ids: list[str], limit: float | None = None
-    ) -> tuple[bool, dict[str, dict]]:
+    ) -> tuple[bool, dict[str, DocumentState]]:
         """Poll (woken early by the in-process worker) until every listed document is processed or failed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (WAIT_LIMIT_SECONDS if limit is None else limit)
@@ -231,7 +241,7 @@ class IngestionService:
         while True:
             async with self.c.db.connect() as conn:
                 states = await docs_repo.statuses(conn, project_id, ids)
-            if all(s["status"] in TERMINAL for s in states.values()):
+            if all(s.status in TERMINAL for s in states.values()):
                 return True, states
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -243,7 +253,7 @@ class IngestionService:
                 await asyncio.sleep(pause)
 
     @staticmethod
-    def _charge_request(states: dict[str, dict], new_ids: list[str]) -> None:
+    def _charge_request(states: dict[str, DocumentState], new_ids: list[str]) -> None:
         """The tokens spent processing the request's new documents count for this request's headers."""
         usage = current_usage()
         if usage is None:
@@ -251,8 +261,8 @@ class IngestionService:
         for doc_id in new_ids:
             state = states.get(doc_id)
             if state is not None:
-                usage.prompt_tokens += int(state["llm_prompt_tokens"])
-                usage.completion_tokens += int(state["llm_completion_tokens"])
+                usage.prompt_tokens += int(state.llm_prompt_tokens)
+                usage.completion_tokens += int(state.llm_completion_tokens)
 
     async def from_uploads(self, files: list[UploadedFile]) -> list[Submission]:
         """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
@@ -287,18 +297,15 @@ class IngestionService:
             await require_project(conn, project_id)
             row = await _require_document(conn, project_id, document_id)
             counts = await graph_repo.document_graph_counts(conn, project_id, [document_id])
-        entities, relations = counts[document_id]
-        return DocumentOut(**row, entities_count=entities, relations_count=relations)
+        return _shown(DocumentOut, row, counts[document_id])
 
     async def list_documents(self, project_id: str, status: str | None, limit: int, offset: int) -> DocumentList:
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
             rows, total = await docs_repo.list_page(conn, project_id, status, limit, offset)
-            counts = await graph_repo.document_graph_counts(conn, project_id, [r["id"] for r in rows])
+            counts = await graph_repo.document_graph_counts(conn, project_id, [r.id for r in rows])
             by_status = await docs_repo.count_by_status(conn, project_id)
-        docs = [
-            DocumentSummary(**r, entities_count=counts[r["id"]][0], relations_count=counts[r["id"]][1]) for r in rows
-        ]
+        docs = [_shown(DocumentSummary, r, counts[r.id]) for r in rows]
         return DocumentList(documents=docs, total=total, counts=StatusCounts(**by_status))
 
     async def chunks(self, project_id: str, document_id: str) -> ChunkList:
@@ -344,7 +351,7 @@ class IngestionService:
             queue_depth=by_status["pending"] + by_status["processing"],
             global_queue_depth=global_depth,
             by_status=StatusCounts(**by_status),
-            in_flight=[InFlight(**r) for r in flying],
+            in_flight=[InFlight.model_validate(r, from_attributes=True) for r in flying],
             local_worker=local,
             recent_events=[PipelineEvent(**e) for e in events],
         )
@@ -356,10 +363,10 @@ class IngestionService:
             row = await _require_document(conn, project_id, document_id)
             if not await docs_repo.retry(conn, project_id, document_id):
                 raise Conflict(
-                    f"Document '{document_id}' is {row['status']}; only failed or cancelled documents can be retried",
+                    f"Document '{document_id}' is {row.status}; only failed or cancelled documents can be retried",
                     code="document_not_failed",
                 )
-            await events_repo.add(conn, [(project_id, document_id, "retried", f"was {row['status']}")])
+            await events_repo.add(conn, [(project_id, document_id, "retried", f"was {row.status}")])
         if self.c.worker is not None:
             self.c.worker.notify()
-        return IngestItem(id=document_id, status="pending", file_path=row["file_path"])
+        return IngestItem(id=document_id, status="pending", file_path=row.file_path)

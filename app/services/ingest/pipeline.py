@@ -116,16 +116,17 @@ class DocumentPipeline:
             doc = await docs_repo.get(conn, project_id, document_id, content=True)
         if doc is None:
             raise ClaimLost(document_id)
-        file_path = doc["file_path"] or UNKNOWN_SOURCE
+        assert doc.content is not None, "read with its content"
+        file_path = doc.file_path or UNKNOWN_SOURCE
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
-        if not doc["graph_merged"]:
+        if not doc.graph_merged:
             progress.check()
             with stage("chunk", self.timings):
                 pieces = await asyncio.to_thread(
                     chunk_text,
                     self.c.tokenizer,
-                    doc["content"],
+                    doc.content,
                     size=project.chunk_size,
                     overlap=project.chunk_overlap_size,
                     split_by=project.chunk_split_by_character,
@@ -139,7 +140,7 @@ class DocumentPipeline:
                         start_token=p.start_token,
                         end_token=p.end_token,
                         content=p.content,
-                        file_path=doc["file_path"],
+                        file_path=doc.file_path,
                     )
                     for p in pieces
                 ]

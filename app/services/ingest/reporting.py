@@ -1,19 +1,18 @@
-"""What the ingestion pipeline reports: time per stage, time waiting for and holding the entity-key
-locks (Prometheus counters), and the failure text kept on a failed document."""
+"""What the ingestion pipeline reports: time per stage (Prometheus counters; the time waiting for and
+holding the entity-key locks is counted by services/graph/gate.py::locked_keys) and the failure text kept
+on a failed document."""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core import metrics
 from app.core.errors import AppError
-from app.repositories import graph as graph_repo
 
 
 @contextmanager
@@ -41,24 +40,6 @@ def shown_error(exc: BaseException) -> str:
         message = _DRIVER_PREFIX.sub("", message.split("[SQL:")[0].split("(Background on")[0].strip())
         return f"database error: {message.splitlines()[0] if message else type(exc).__name__}"[:2000]
     return error_text(exc)
-
-
-async def lock_keys_timed(conn: AsyncConnection, project_id: str, keys: Iterable[str], step: str) -> float:
-    """Take the key locks (graph_repo.lock_keys), counting the wait; returns when they were obtained.
-
-    Documents that share entities queue on these locks, so their wait and hold times (Prometheus
-    pipeline_key_lock_seconds_total) show how much of ingestion is serialised by recurring entities.
-    """
-    started = time.perf_counter()
-    await graph_repo.lock_keys(conn, project_id, keys)
-    locked = time.perf_counter()
-    metrics.KEY_LOCK_SECONDS.labels(step, "wait").inc(locked - started)
-    return locked
-
-
-def locks_released(step: str, locked: float) -> None:
-    """Count the time the key locks were held, until the transaction ended."""
-    metrics.KEY_LOCK_SECONDS.labels(step, "held").inc(time.perf_counter() - locked)
 
 
 # "<class 'asyncpg.exceptions.DivisionByZeroError'>: " or "(sqlalchemy.dialects.postgresql.asyncpg.Error) "
