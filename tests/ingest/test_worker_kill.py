@@ -36,8 +36,10 @@ def _spawn(database_url: str, fake_url: str, log: Path) -> subprocess.Popen:
         "EMBEDDING_DIM": "64",
         "LOG_LEVEL": "INFO",
         "WORKER_POLL_INTERVAL": "0.05",
-        "WORKER_CLAIM_TIMEOUT": "2",
-        "WORKER_HEARTBEAT_INTERVAL": "0.2",
+        # a killed worker is found dead by its missed liveness beats (3 x 0.5 s); the claim timeout stays long,
+        # so a live worker whose claim heartbeats run late on a loaded machine never retakes its own document
+        "WORKER_CLAIM_TIMEOUT": "120",
+        "WORKER_HEARTBEAT_INTERVAL": "0.5",
         "API_KEYS": "",
     }
     with log.open("wb") as sink:
