@@ -170,7 +170,7 @@ class IngestionService:
             return final, False
         listed = sorted({r.id for r in final if r.id and r.status in ("pending", "duplicate")})
         done, states = await self.wait_until_done(project_id, listed)
-        self._charge_request(states, new_ids)
+        self.charge_request(states, new_ids)
         for r in final:
             state = states.get(r.id or "")
             if state is not None and r.status == "pending":
@@ -234,7 +234,7 @@ class IngestionService:
                 await asyncio.sleep(pause)
 
     @staticmethod
-    def _charge_request(states: dict[str, dict], new_ids: list[str]) -> None:
+    def charge_request(states: dict[str, dict], new_ids: list[str]) -> None:
         """The tokens spent processing the request's new documents count for this request's headers."""
         usage = current_usage()
         if usage is None:
