@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
@@ -18,6 +20,14 @@ from app.web.middleware import send_error
 
 from .calls import Runtime
 from .server import build_server
+
+
+@cache
+def _shared_server(read_only: bool, version: str) -> MCPServer:
+    """One server per process and mode, shared by every app built here (building its tool schemas takes
+    ~0.1 s, and tests build hundreds of apps): over HTTP a call takes its container and key from its request,
+    so the server holds nothing per app; each app runs its own session manager."""
+    return build_server(Runtime(read_only=read_only), version)
 
 
 class McpEndpoint:
@@ -30,14 +40,14 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        server = build_server(Runtime(read_only=self.read_only), self.version)
+        server = _shared_server(self.read_only, self.version)
         # Hosts and origins are not pinned here: API keys guard /mcp as they guard the REST API, and browsers
         # are held by CORS_ORIGINS like everywhere else on the service.
         server.streamable_http_app(
             stateless_http=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        manager = server.session_manager
+        manager = server.session_manager  # this app's own: streamable_http_app() just made it
         started, stopping = asyncio.Event(), asyncio.Event()
 
         async def serve() -> None:
