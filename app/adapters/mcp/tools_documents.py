@@ -132,6 +132,7 @@ async def _follow(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     interval = service.settings.progress_write_interval  # how often a processing document's figures change
+    reported = 0  # progress must not go back (a retried attempt starts its chunks again)
     while True:
         remaining = max(0.0, deadline - loop.time())
         done, _ = await service.wait_until_done(project_id, [document_id], limit=min(interval, remaining))
@@ -142,6 +143,7 @@ async def _follow(
         if done:
             finished = total or 1
             total = total or 1
+        reported = finished = max(finished, reported)
         stage = f" ({doc.stage})" if doc.stage else ""
         await ctx.report_progress(finished, total, f"{doc.status}{stage}")
         if done or loop.time() >= deadline:
