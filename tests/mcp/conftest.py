@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult
+from mcp.types import CallToolResult
 
 ADMIN_KEY = "mcp-admin-key"
 ALPHA_KEY = "mcp-alpha-key"  # scoped to project alpha

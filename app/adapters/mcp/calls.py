@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from app.container import Container

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from app.container import Container
 from app.core.errors import AppError

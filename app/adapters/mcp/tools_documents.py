@@ -7,7 +7,7 @@ import asyncio
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from app.container import Container

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from app.container import Container
