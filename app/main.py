@@ -10,10 +10,12 @@ from functools import cache
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from app.adapters.chat import ollama_routes, openai_routes
 from app.adapters.lightrag import routes as lightrag_routes_module
+from app.adapters.mcp.http import McpEndpoint
+from app.adapters.mcp.stdio import serve_stdio, stdio_principal
 from app.core.config import Settings, get_settings
 from app.core.logging_setup import configure_logging
 from app.core.process_gc import freeze_start_up_objects
@@ -39,6 +41,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     """`database`: an open one to use instead of connecting to DATABASE_URL; the caller keeps and closes it
     (the tests hand one database's warm connection pool from app to app)."""
     settings = settings or get_settings()
+    mcp_endpoint = McpEndpoint(read_only=settings.mcp_read_only, version=API_VERSION)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,7 +65,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             await worker.start()
         freeze_start_up_objects()
         try:
-            yield
+            async with mcp_endpoint.running():
+                yield
         finally:
             await close_container(container)
 
@@ -95,6 +99,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         )
     app.add_middleware(OneLineStartupRefusal)  # lifespan only: a refusal to start is one line, not a traceback
     app.router.routes.extend(_included_routes(settings.lightrag_compat_prefix))
+    # Model Context Protocol (app/adapters/mcp): a plain route, so the OpenAPI document does not list it.
+    app.router.routes.append(Route("/mcp", mcp_endpoint, name="mcp"))
     install_ui(app)
     install_api_docs(app)
     _require_scoped_routes(app)
@@ -134,3 +140,18 @@ def _require_scoped_routes(app: FastAPI) -> None:
     unscoped = [r.path for r in routes if not isinstance(r, ProjectScopedRoute)]
     if not routes or unscoped:
         raise RuntimeError(f"routes without the project-scope check: {unscoped or 'no API route found'}")
+
+
+async def serve_mcp_stdio(settings: Settings, api_key: str | None) -> None:
+    """`lightrag-service mcp`: the MCP server on stdin/stdout, with this process's own container and (when
+    WORKER_ENABLED) pipeline worker, acting with `api_key`'s scope. Logs go to stderr, stdout is the protocol's."""
+    configure_logging(settings.log_level, settings.log_format)
+    principal = stdio_principal(parse_api_keys(settings.api_keys), api_key)
+    container = await build_container(settings)
+    try:
+        if settings.worker_enabled:
+            worker = container.worker = Worker(container)
+            await worker.start()
+        await serve_stdio(container, principal, API_VERSION)
+    finally:
+        await close_container(container)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from app.cli import check_llm, control, documents, export, ingest, projects, query, server
+from app.cli import check_llm, control, documents, export, ingest, mcp, projects, query, server
 from app.cli.client import DEFAULT_URL, Connection
 from app.cli.errors import CliError
 
@@ -74,6 +74,7 @@ def connection_options(
 
 cli.command("serve")(server.serve)
 cli.command("worker")(server.worker)
+cli.command("mcp")(mcp.mcp)
 cli.command("ingest")(ingest.ingest)
 cli.command("query")(query.query)
 cli.command("status")(documents.status)

@@ -188,6 +188,10 @@ class Settings(BaseSettings):
     # Path prefix of the LightRAG Server-shaped routes; `off` (or "") mounts none.
     lightrag_compat_prefix: str = Field("/lightrag", max_length=100, pattern=r"^(|off|(/[A-Za-z0-9._~-]+)+)$")
 
+    # --- Model Context Protocol server (/mcp and `lightrag-service mcp`, app/adapters/mcp) ---
+    # true: the tools that write (ingest_text) are not offered; agents can only read and query.
+    mcp_read_only: bool = False
+
     # --- limits ---
     max_request_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)

@@ -25,6 +25,11 @@ HTTP_LATENCY = Histogram(
     ["method", "route"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
+MCP_TOOL_CALLS = Counter(
+    "mcp_tool_calls_total",
+    "Model Context Protocol tool calls by outcome: ok, error (a tool error)",
+    ["tool", "outcome"],
+)
 LLM_CALLS = Counter("llm_calls_total", "LLM calls", ["operation", "model", "outcome"])
 LLM_TOKENS = Counter("llm_tokens_total", "LLM tokens", ["operation", "model", "kind"])
 LLM_LATENCY = Histogram("llm_call_duration_seconds", "LLM call latency", ["operation"])

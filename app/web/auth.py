@@ -91,7 +91,7 @@ def _presented_key(headers: Headers) -> str | None:
     return headers.get("x-api-key")
 
 
-def _match(keys: list[ApiKey], presented: str) -> ApiKey | None:
+def match_key(keys: list[ApiKey], presented: str) -> ApiKey | None:
     found = None
     for key in keys:  # compare against every key so timing does not reveal which one matched
         if hmac.compare_digest(key.secret.encode(), presented.encode()):
@@ -119,7 +119,7 @@ class ApiKeyMiddleware:
                     send, "Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'", "missing_api_key"
                 )
                 return
-            key = _match(self.keys, presented)
+            key = match_key(self.keys, presented)
             if key is None:
                 await _refuse(send, "Invalid API key", "invalid_api_key")
                 return

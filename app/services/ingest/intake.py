@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import posixpath
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -189,7 +189,7 @@ class IngestionService:
             return final, False
         listed = sorted({r.id for r in final if r.id and r.status in ("pending", "duplicate")})
         done, states = await self.wait_until_done(project_id, listed)
-        self._charge_request(states, new_ids)
+        self.charge_request(states, new_ids)
         for r in final:
             state = states.get(r.id or "")
             if state is not None and r.status == "pending":
@@ -253,8 +253,9 @@ class IngestionService:
                 await asyncio.sleep(pause)
 
     @staticmethod
-    def _charge_request(states: dict[str, DocumentState], new_ids: list[str]) -> None:
-        """The tokens spent processing the request's new documents count for this request's headers."""
+    def charge_request(states: Mapping[str, DocumentState | DocumentOut], new_ids: list[str]) -> None:
+        """The tokens spent processing the request's new documents count for this request's usage (headers,
+        or an MCP tool result's metadata)."""
         usage = current_usage()
         if usage is None:
             return
