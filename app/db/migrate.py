@@ -68,6 +68,8 @@ async def stored_embedding_dim(db: Database) -> int | None:
 
 
 VECTOR_TABLES = ("chunks", "entities", "relations")
+_STORAGE = "SELECT attstorage::text FROM pg_attribute WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"
+_STORAGE_NAMES = {"p": "PLAIN", "e": "EXTERNAL", "m": "MAIN", "x": "EXTENDED"}
 
 
 async def resize_empty_vectors(db: Database, embedding_dim: int) -> bool:
@@ -85,5 +87,12 @@ async def resize_empty_vectors(db: Database, embedding_dim: int) -> bool:
             if (await conn.execute(text(stored))).scalar():
                 return False
         for table in present:  # the HNSW index on the column is rebuilt with it (empty: at once)
-            await conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(embedding_dim)})"))
+            storage = (await conn.execute(text(_STORAGE), {"t": table})).scalar()
+            await conn.execute(
+                text(
+                    f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(embedding_dim)}), "
+                    # a new type brings its default storage back: keep the one migration 0011 chose
+                    f"ALTER COLUMN embedding SET STORAGE {_STORAGE_NAMES.get(storage, 'MAIN')}"
+                )
+            )
     return True
