@@ -211,6 +211,10 @@ class DocumentSummary(BaseModel):
     extraction_report: ExtractionReportOut | None = Field(
         None, description="What extraction produced; null until the document's graph merge."
     )
+    version: int = Field(1, description="Its version: 1, plus one per update applied (PUT /documents/{id}).")
+    update_of: str | None = Field(
+        None, description="On a queued update (`<id>@v<n>`), the document it updates; null on documents."
+    )
 
 
 class DocumentOut(DocumentSummary):
