@@ -134,6 +134,11 @@ class IngestItem(BaseModel):
     status: Literal["pending", "duplicate", "processing", "processed", "failed", "cancelled", "rejected"]
     error: str | None = Field(None, description="Why this item was rejected (nothing stored for it).")
     file_path: str | None = None
+    update_id: str | None = Field(
+        None,
+        description="The item gave an existing document (same id, or same file name with update=true) new text: "
+        "the queued update of that document (see PUT /documents/{id}).",
+    )
 
 
 class IngestResponse(BaseModel):

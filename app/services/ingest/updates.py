@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.errors import (
+    AppError,
     Conflict,
     EmbeddingNotConfigured,
     InvalidInput,
@@ -27,7 +28,8 @@ from app.repositories import deletion as deletion_repo
 from app.repositories import document_versions as versions_repo
 from app.repositories import documents as docs_repo
 from app.schemas.document_versions import DocumentUpdateResult, DocumentVersionOut, DocumentVersions
-from app.services.ingest.intake import IngestionService, canonical_path, content_hash, sanitize_text
+from app.schemas.documents import IngestItem
+from app.services.ingest.intake import IngestionService, Submission, canonical_path, content_hash, sanitize_text
 from app.services.projects import require_project
 
 _QUEUED = ("pending", "processing")
@@ -63,6 +65,10 @@ class DocumentUpdates:
     async def submit(self, project_id: str, document_id: str, item: UpdateInput) -> DocumentUpdateResult:
         """Queue the new text as an update of the document (or nothing, if it is the current text)."""
         text = self.checked_text(item.text)
+        if not self.c.llm.configured:  # the update would fail: say so now, store nothing
+            raise LLMNotConfigured()
+        if not self.c.embedder.configured:
+            raise EmbeddingNotConfigured()
         async with self.c.db.transaction() as conn:
             await require_project(conn, project_id)
             result = await self.submit_on(conn, project_id, document_id, text, item)
@@ -125,6 +131,59 @@ class DocumentUpdates:
         )
         return DocumentUpdateResult(id=document_id, status="pending", update_id=update_id, version=doc["version"] + 1)
 
+    async def enqueue(
+        self, project_id: str, items: list[Submission], wait: bool, *, by_file_name: bool = False
+    ) -> tuple[list[IngestItem], bool]:
+        """POST /documents and uploads: an item naming an existing document (its id, or with `by_file_name`
+        its file name) with other text updates it; the others are ingested as new documents."""
+        targets = await self._targets(project_id, items, by_file_name)
+        results: list[IngestItem | None] = [None] * len(items)
+        update_ids: list[str] = []
+        for index, target in targets.items():
+            item = items[index]
+            try:
+                text = self.checked_text(item.text)
+                done = await self.submit(project_id, target, UpdateInput(text, item.file_path, item.metadata or None))
+            except AppError as exc:
+                results[index] = IngestItem(id=target, status="rejected", error=exc.detail, file_path=item.file_path)
+                continue
+            status = "duplicate" if done.status == "unchanged" else done.status
+            results[index] = IngestItem(id=target, status=status, file_path=item.file_path, update_id=done.update_id)
+            if done.update_id is not None:
+                update_ids.append(done.update_id)
+        intake = IngestionService(self.c)
+        rest = [i for i in range(len(items)) if i not in targets]
+        finished = True
+        if rest:
+            ingested, finished = await intake.enqueue(project_id, [items[i] for i in rest], wait)
+            for i, result in zip(rest, ingested, strict=True):
+                results[i] = result
+        if wait and update_ids:
+            updated, states = await intake.wait_until_done(project_id, update_ids)
+            finished = finished and updated
+            for r in results:
+                state = states.get(r.update_id or "") if r is not None else None
+                if r is not None and state is not None:
+                    r.status, r.error = state["status"], state["error"]
+        return [r for r in results if r is not None], finished if wait else False
+
+    async def _targets(self, project_id: str, items: list[Submission], by_file_name: bool) -> dict[int, str]:
+        """index → the existing document each item updates (same id, or same file name), text not compared yet."""
+        async with self.c.db.connect() as conn:
+            await require_project(conn, project_id)
+            ids = {item.id for item in items if item.id and item.error is None}
+            existing = {r["id"] for r in await docs_repo.find_existing(conn, project_id, sorted(ids), [])}
+            names = [p for item in items if not item.id and (p := canonical_path(item.file_path))]
+            by_name = await versions_repo.document_ids_by_path(conn, project_id, names) if by_file_name else {}
+        targets: dict[int, str] = {}
+        for index, item in enumerate(items):
+            if item.error is not None:
+                continue
+            target = item.id if item.id in existing else by_name.get(canonical_path(item.file_path) or "")
+            if target is not None:
+                targets[index] = target
+        return targets
+
     async def versions(self, project_id: str, document_id: str) -> DocumentVersions:
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
@@ -169,10 +228,6 @@ async def update_and_wait(
 ) -> tuple[DocumentUpdateResult, bool]:
     """Submit an update; with `wait`, until it ends. Returns the result and whether it has ended."""
     updates = DocumentUpdates(c)
-    if not c.llm.configured:
-        raise LLMNotConfigured()
-    if not c.embedder.configured:
-        raise EmbeddingNotConfigured()
     result = await updates.submit(project_id, document_id, item)
     if result.update_id is None:
         return result, True
