@@ -130,6 +130,7 @@ class ContextBuilder:
         # connection free (a second server process does them meanwhile)
         two_sides = ll_vec is not None and (hl_vec is not None or mode == "mix")
         async with self.c.db.transaction() as conn, self.c.db.spare() if two_sides else nullcontext(None) as spare:
+            await repo.read_one_snapshot(conn, spare)
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, self._search_options(), self.c.common_words)
             if spare is not None:
