@@ -131,10 +131,11 @@ def ingest(
         bool,
         typer.Option(
             "--update/--no-update",
-            help="A changed file updates the document of the same file name (only its changed chunks are "
-            "extracted), or is stored as a new document.",
+            help="A file named as a stored document updates that document (only its changed chunks are "
+            "extracted), or is stored as a new document (file names are kept without their folder, so two "
+            "folders' same-named files would update each other: hence opt-in).",
         ),
-    ] = True,
+    ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.01, help="Seconds between progress checks.")] = 1.0,
     max_wait: Annotated[
         float | None, typer.Option(min=0, help="Stop waiting after this many seconds.", show_default="no limit")

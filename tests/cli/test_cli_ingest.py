@@ -134,7 +134,7 @@ def test_ingest_of_a_changed_file_updates_its_document(live_service: LiveService
     first = _documents(live_service, project)["keeper.txt"]
     note.write_text("Oskar Lind keeps the Fjordhead light.\n\nMarta Holm rows the mail boat to Skerry.\n")
 
-    result = live_service.run("ingest", str(note), "--poll-interval", "0.05", project=project)
+    result = live_service.run("ingest", str(note), "--update", "--poll-interval", "0.05", project=project)
 
     assert_ok(result)
     assert "Not processed" not in result.stdout
