@@ -21,6 +21,7 @@ FULL = [
     ["bench.query_bench"],
     ["bench.query_bench", "--entities", "100000", "--relations", "200000", "--chunks", "50000"],
     ["bench.delete_bench", "--docs", "1000"],
+    ["bench.update_bench", "--large"],
     ["bench.export_bench", "--entities", "100000", "--relations", "200000", "--formats", "json,csv"],
     ["bench.quality_bench"],
 ]
@@ -30,6 +31,7 @@ QUICK = [
     ["bench.ingest_bench", "memory", "--big-tokens", "20000"],
     ["bench.query_bench", "--runs", "20"],
     ["bench.delete_bench", "--docs", "1000"],
+    ["bench.update_bench"],
     ["bench.export_bench", "--entities", "10000", "--relations", "20000", "--formats", "json"],
     ["bench.quality_bench", "--docs", "40", "--entities", "120"],
 ]

@@ -21,23 +21,27 @@ DONE = ("processed", "failed", "cancelled")  # the service's final states: nothi
 
 
 def _unfinished(files: list[FileResult]) -> dict[str, list[FileResult]]:
+    """Unfinished files by what to follow: the document, or the update a changed file queued."""
     waiting: dict[str, list[FileResult]] = {}
     for item in files:
-        if item.document_id and item.status not in (*DONE, "rejected"):
-            waiting.setdefault(item.document_id, []).append(item)
+        followed = item.update_id or item.document_id
+        if followed and item.status not in (*DONE, "rejected"):
+            waiting.setdefault(followed, []).append(item)
     return waiting
 
 
-def _states(client: ServiceClient, ids: list[str]) -> dict[str, dict | None]:
-    """The current record of each document (None: it no longer exists)."""
+def _states(client: ServiceClient, ids: list[str], updates: set[str] | None = None) -> dict[str, dict | None]:
+    """The current record of each document or update (None: it no longer exists). Updates are not listed
+    with the documents: they are read one by one."""
+    updates = updates or set()
     params = {"project_id": client.project}
-    if len(ids) <= FEW:
+    if len(ids) <= FEW or set(ids) <= updates:
         found: dict[str, dict | None] = {}
         for doc_id in ids:
             response = client.call("GET", f"/documents/{path_part(doc_id)}", params=params, accept=(404,))
             found[doc_id] = None if response.status_code == 404 else response.json()
         return found
-    wanted, offset = set(ids), 0
+    wanted, offset = set(ids) - updates, 0
     states: dict[str, dict | None] = {}
     while len(states) < len(wanted):  # newest first: fresh uploads are on the first page
         page = client.json("GET", "/documents", params={**params, "limit": PAGE, "offset": offset})
@@ -45,7 +49,8 @@ def _states(client: ServiceClient, ids: list[str]) -> dict[str, dict | None]:
         offset += len(page["documents"])
         if not page["documents"] or offset >= page["total"]:
             break
-    return {doc_id: states.get(doc_id) for doc_id in ids}
+    listed = {doc_id: states.get(doc_id) for doc_id in wanted}
+    return listed | _states(client, [i for i in ids if i in updates], updates)
 
 
 def _follow(
@@ -59,7 +64,8 @@ def _follow(
     """Poll until every uploaded document is in a final state; False if `max_wait` ran out first."""
     deadline = None if max_wait is None else time.monotonic() + max_wait
     while waiting := _unfinished(files):
-        for doc_id, state in _states(client, list(waiting)).items():
+        updates = {f.update_id for f in files if f.update_id}
+        for doc_id, state in _states(client, list(waiting), updates).items():
             for item in waiting[doc_id]:
                 if state is None:
                     item.status, item.error = "failed", "the document was deleted while it was processed"
@@ -82,7 +88,7 @@ def _follow(
 
 
 def _tracked(files: list[FileResult]) -> set[str]:
-    return {f.document_id for f in files if f.document_id and f.status != "rejected"}
+    return {f.update_id or f.document_id for f in files if f.document_id and f.status != "rejected"}
 
 
 def _summary(out: Console, files: list[FileResult], skipped: int, waited: bool) -> bool:
@@ -121,6 +127,15 @@ def ingest(
         bool, typer.Option("--wait/--no-wait", help="Follow processing to the end, or just enqueue.")
     ] = True,
     batch_size: Annotated[int, typer.Option(min=1, help="Files per upload request.")] = 20,
+    update: Annotated[
+        bool,
+        typer.Option(
+            "--update/--no-update",
+            help="A file named as a stored document updates that document (only its changed chunks are "
+            "extracted), or is stored as a new document (file names are kept without their folder, so two "
+            "folders' same-named files would update each other: hence opt-in).",
+        ),
+    ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.01, help="Seconds between progress checks.")] = 1.0,
     max_wait: Annotated[
         float | None, typer.Option(min=0, help="Stop waiting after this many seconds.", show_default="no limit")
@@ -145,7 +160,7 @@ def ingest(
         transient=False,
     ) as progress:
         sent = progress.add_task("uploading", total=len(files))
-        upload_all(client, files, batch_size, lambda n: progress.advance(sent, n))
+        upload_all(client, files, batch_size, lambda n: progress.advance(sent, n), update=update)
         finished = True
         if wait and _tracked(files):
             task = progress.add_task("processing", total=len(_tracked(files)))

@@ -29,6 +29,7 @@ class FileResult:
     status: str = "waiting"  # upload: pending, duplicate, rejected; then processing, processed, failed
     error: str | None = None
     duplicate: bool = False
+    update_id: str | None = None  # the file changed: the update of its document it queued
 
 
 @dataclass
@@ -111,9 +112,10 @@ def _apply(batch: list[FileResult], answers: list[dict]) -> None:
         item.status = answer.get("status", "pending")
         item.error = answer.get("error")
         item.duplicate = item.status == "duplicate"
+        item.update_id = answer.get("update_id")
 
 
-def upload(client: ServiceClient, batch: list[FileResult]) -> None:
+def upload(client: ServiceClient, batch: list[FileResult], *, update: bool = False) -> None:
     """Send one batch; a batch the service refuses as a whole (every file unparsable or too large) is retried
     file by file so that each file gets its own reason."""
     parts = _multipart(batch)
@@ -125,7 +127,7 @@ def upload(client: ServiceClient, batch: list[FileResult]) -> None:
         "/documents/upload",
         files=parts,
         accept=(413, 422),
-        data={"project_id": client.project, "wait": "false"},
+        data={"project_id": client.project, "wait": "false", "update": "true" if update else "false"},
     )
     if not response.is_error:
         _apply(batch, response.json()["documents"])
@@ -137,14 +139,19 @@ def upload(client: ServiceClient, batch: list[FileResult]) -> None:
         raise error_of(response)  # the request itself is wrong (a bad project id, say): no file would do better
     if len(batch) > 1:
         for item in batch:
-            upload(client, [item])
+            upload(client, [item], update=update)
         return
     batch[0].status, batch[0].error = "rejected", _SINGLE_REASON.sub("", detail)
 
 
 def upload_all(
-    client: ServiceClient, files: list[FileResult], batch_size: int, on_batch: Callable[[int], None]
+    client: ServiceClient,
+    files: list[FileResult],
+    batch_size: int,
+    on_batch: Callable[[int], None],
+    *,
+    update: bool = False,
 ) -> None:
     for batch in batches(files, batch_size):
-        upload(client, batch)
+        upload(client, batch, update=update)
         on_batch(len(batch))

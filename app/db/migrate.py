@@ -92,7 +92,7 @@ async def resize_empty_vectors(db: Database, embedding_dim: int) -> bool:
                 text(
                     f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(embedding_dim)}), "
                     # a new type brings its default storage back: keep the one migration 0011 chose
-                    f"ALTER COLUMN embedding SET STORAGE {_STORAGE_NAMES.get(storage, 'MAIN')}"
+                    f"ALTER COLUMN embedding SET STORAGE {_STORAGE_NAMES.get(str(storage), 'MAIN')}"
                 )
             )
     return True

@@ -86,9 +86,33 @@ documents = Table(
     Column("cancel_requested", Boolean, nullable=False, server_default=text("false")),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
+    # Documents that change (migration 0012): the current version, and on a queued update's own row the
+    # document it updates (app/services/update/).
+    Column("version", Integer, nullable=False, server_default="1"),
+    Column("update_of", Text),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["project_id", "update_of"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
+    Index(
+        "ix_documents_project_id_update_of", "project_id", "update_of", postgresql_where=text("update_of IS NOT NULL")
+    ),
     CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed', 'cancelled')", name="status"),
+)
+
+document_versions = Table(
+    "document_versions",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("document_id", Text, primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("content_hash", Text, nullable=False),
+    Column("content_length", Integer, nullable=False),
+    Column("chunks_count", Integer, nullable=False),
+    Column("chunks_reused", Integer, nullable=False, server_default="0"),
+    Column("chunks_added", Integer, nullable=False, server_default="0"),
+    Column("chunks_removed", Integer, nullable=False, server_default="0"),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
 )
 
 chunks = Table(

@@ -42,6 +42,8 @@ class DocumentRow(_Row):
     finished_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    version: int = 1
+    update_of: str | None = None  # set on the queued row of an update: the document it updates
     content_summary: str = ""
     content: str | None = None
 

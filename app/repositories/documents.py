@@ -65,7 +65,7 @@ async def get(conn: AsyncConnection, project_id: str, document_id: str, *, conte
 async def list_page(
     conn: AsyncConnection, project_id: str, status: str | None, limit: int, offset: int
 ) -> tuple[list[DocumentRow], int]:
-    where = [documents.c.project_id == project_id]
+    where = [documents.c.project_id == project_id, documents.c.update_of.is_(None)]  # updates: see versions
     if status:
         where.append(documents.c.status == status)
     total = await conn.scalar(select(func.count()).select_from(documents).where(*where))

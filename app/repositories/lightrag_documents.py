@@ -41,7 +41,7 @@ async def page(
     limit: int,
     offset: int,
 ) -> tuple[list[dict], int]:
-    where = [documents.c.project_id == project_id]
+    where = [documents.c.project_id == project_id, documents.c.update_of.is_(None)]  # queued updates: not listed
     if status:
         where.append(documents.c.status == status)
     total = await conn.scalar(select(func.count()).select_from(documents).where(*where))

@@ -13,6 +13,7 @@ extracted, and kept for its retry) that must not answer questions.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
@@ -34,6 +35,23 @@ def processed(alias: str) -> str:
         f"(SELECT d.status FROM documents d WHERE d.project_id = {alias}.project_id"
         f" AND d.id = {alias}.document_id) = 'processed'"
     )
+
+
+_SNAPSHOT_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)+")
+
+
+async def read_one_snapshot(conn: AsyncConnection, beside: AsyncConnection | None = None) -> None:
+    """Every read of the query's transaction (and of `beside`, its second connection) sees one committed
+    state: a document update or deletion committing meanwhile is seen whole or not at all, never a chunk of
+    each version. Must be the first statement of both transactions; read-only, so it never has to retry."""
+    await conn.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+    if beside is None:
+        return
+    snapshot = str(await conn.scalar(text("SELECT pg_export_snapshot()")))
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise RuntimeError(f"unexpected snapshot id {snapshot[:40]!r}")
+    await beside.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+    await beside.execute(text(f"SET TRANSACTION SNAPSHOT '{snapshot}'"))  # SET takes no bound parameter
 
 
 async def prepare_vector_search(conn: AsyncConnection, ef_search: int) -> None:

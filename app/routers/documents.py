@@ -28,6 +28,7 @@ from app.services.deletion.service import DeletionService
 from app.services.ingest.control import QueueControl
 from app.services.ingest.feed import PipelineFeed
 from app.services.ingest.intake import IngestionService, Submission, UploadedFile
+from app.services.ingest.updates import DocumentUpdates
 from app.web.auth import ProjectScopedRoute, principal_of
 from app.web.deps import ContainerDep, ProjectQuery
 from app.web.disconnects import EventStream
@@ -72,7 +73,7 @@ async def ingest_texts(body: IngestRequest, c: ContainerDep) -> JSONResponse:
     service = _service(c)
     service.require_batch_size(len(body.documents), "documents")
     items = [Submission(text=d.text, id=d.id, file_path=d.file_path, metadata=d.metadata or {}) for d in body.documents]
-    return _answer(*await service.enqueue(body.project_id, items, body.wait))
+    return _answer(*await DocumentUpdates(c).enqueue(body.project_id, items, body.wait))
 
 
 async def ingest_files(
@@ -80,11 +81,15 @@ async def ingest_files(
     files: Annotated[list[UploadFile], File(description=".txt, .md, .pdf, .docx, .html files")],
     project_id: Annotated[str, Form(pattern=PROJECT_ID_PATTERN)] = "default",
     wait: Annotated[bool, Form()] = False,
+    update: Annotated[
+        bool, Form(description="A file named as a document of the project updates that document (by chunk diff).")
+    ] = False,
 ) -> JSONResponse:
     service = _service(c)
     service.require_batch_size(len(files), "files")
     uploads = [UploadedFile(f.filename, f.read) for f in files]
-    return _answer(*await service.enqueue(project_id, await service.from_uploads(uploads), wait))
+    submissions = await service.from_uploads(uploads)
+    return _answer(*await DocumentUpdates(c).enqueue(project_id, submissions, wait, by_file_name=update))
 
 
 # files are cut at MAX_UPLOAD_BYTES while the body streams (app/web/upload_stream.py)

@@ -134,6 +134,11 @@ class IngestItem(BaseModel):
     status: Literal["pending", "duplicate", "processing", "processed", "failed", "cancelled", "rejected"]
     error: str | None = Field(None, description="Why this item was rejected (nothing stored for it).")
     file_path: str | None = None
+    update_id: str | None = Field(
+        None,
+        description="The item gave an existing document (same id, or same file name with update=true) new text: "
+        "the queued update of that document (see PUT /documents/{id}).",
+    )
 
 
 class IngestResponse(BaseModel):
@@ -210,6 +215,10 @@ class DocumentSummary(BaseModel):
     finished_at: datetime | None
     extraction_report: ExtractionReportOut | None = Field(
         None, description="What extraction produced; null until the document's graph merge."
+    )
+    version: int = Field(1, description="Its version: 1, plus one per update applied (PUT /documents/{id}).")
+    update_of: str | None = Field(
+        None, description="On a queued update (`<id>@v<n>`), the document it updates; null on documents."
     )
 
 

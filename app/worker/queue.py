@@ -29,6 +29,7 @@ from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import workers as workers_repo
 from app.services.ingest.pipeline import DocumentPipeline
+from app.services.update.runner import UpdateRunner
 from app.wiring import build_container, close_container
 from app.worker.liveness import LivenessBeat
 
@@ -41,6 +42,7 @@ class Worker:
         self.settings = container.settings
         self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.pipeline = DocumentPipeline(container)
+        self.pipeline.run_update = UpdateRunner(self.pipeline).run
         self.processed = 0
         self._tasks: dict[tuple[str, str], asyncio.Task] = {}
         # merged documents only summarise and embed: they leave their extraction slot to the next document

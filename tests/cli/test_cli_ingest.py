@@ -125,3 +125,20 @@ def test_ingest_max_wait_stops_waiting_with_a_clear_error(
     assert result.stderr.strip().splitlines()[-1] == (
         "error: documents still queued after 0.2 s; follow them with `lightrag-service documents`"
     )
+
+
+def test_ingest_of_a_changed_file_updates_its_document(live_service: LiveService, project: str, tmp_path: Path):
+    note = tmp_path / "keeper.txt"
+    note.write_text("Oskar Lind keeps the Skerry light.\n\nMarta Holm rows the mail boat to Skerry.\n")
+    assert_ok(live_service.run("ingest", str(note), "--poll-interval", "0.05", project=project))
+    first = _documents(live_service, project)["keeper.txt"]
+    note.write_text("Oskar Lind keeps the Fjordhead light.\n\nMarta Holm rows the mail boat to Skerry.\n")
+
+    result = live_service.run("ingest", str(note), "--update", "--poll-interval", "0.05", project=project)
+
+    assert_ok(result)
+    assert "Not processed" not in result.stdout
+    docs = _documents(live_service, project)
+    assert list(docs) == ["keeper.txt"]
+    assert docs["keeper.txt"]["id"] == first["id"] and docs["keeper.txt"]["version"] == 2
+    assert "Fjordhead" in docs["keeper.txt"]["content_summary"]

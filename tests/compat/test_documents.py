@@ -168,3 +168,21 @@ def test_more_sources_than_texts_and_preprocessed_filter(compat_service: CompatS
         preprocessed = http.post("/documents/paginated", json={"status_filter": "preprocessed"}).json()
     assert mismatch.status_code == 422 and mismatch.json()["code"] == "validation_error"
     assert preprocessed["documents"] == [] and preprocessed["pagination"]["total_count"] == 0
+
+
+def test_inserting_new_text_under_a_stored_file_source_updates_that_document(compat_service: CompatService):
+    with compat_service.http(workspace="other") as http:
+        first = http.post(
+            "/documents/text", json={"text": "Wilma Strand tends the Gullrock light.", "file_source": "strand.txt"}
+        ).json()
+        doc = wait_for_track(http, first["track_id"])["documents"][0]
+        second = http.post(
+            "/documents/text", json={"text": "Wilma Strand tends the Ravenholm light.", "file_source": "strand.txt"}
+        ).json()
+        assert second["status"] == "success", second
+        tracked = wait_for_track(http, second["track_id"])
+        assert [d["status"] for d in tracked["documents"]] == ["processed"]
+        listed = http.post("/documents/paginated", json={"page": 1, "page_size": 100}).json()["documents"]
+    same_source = [d for d in listed if d["file_path"] == "strand.txt"]
+    assert [d["id"] for d in same_source] == [doc["id"]]
+    assert "Ravenholm" in same_source[0]["content_summary"]

@@ -27,7 +27,9 @@ async def test_enqueue_returns_202_with_content_hash_ids(idle_client):
     response = await idle_client.http.post("/documents", json={"documents": [{"text": text}]})
     assert response.status_code == 202
     expected = "doc-" + hashlib.md5(b"Alice met Bob in Paris.").hexdigest()
-    assert response.json() == {"documents": [{"id": expected, "status": "pending", "error": None, "file_path": None}]}
+    assert response.json() == {
+        "documents": [{"id": expected, "status": "pending", "error": None, "file_path": None, "update_id": None}]
+    }
     detail = (await idle_client.http.get(f"/documents/{expected}")).json()
     assert detail["status"] == "pending" and detail["content_length"] == len("Alice met Bob in Paris.")
     assert detail["content_summary"] == "Alice met Bob in Paris."
@@ -43,7 +45,13 @@ async def test_same_text_again_is_duplicate_and_does_no_work(idle_client):
     assert again.json()["documents"][0]["id"] == first["id"]
     # a different explicit id with the same content is still a duplicate of the original
     other = await idle_client.http.post("/documents", json={"documents": [{"text": "Same words here.", "id": "x"}]})
-    assert other.json()["documents"][0] == {"id": first["id"], "status": "duplicate", "error": None, "file_path": None}
+    assert other.json()["documents"][0] == {
+        "id": first["id"],
+        "status": "duplicate",
+        "error": None,
+        "file_path": None,
+        "update_id": None,
+    }
     assert await _count(idle_client, documents) == 1
 
 

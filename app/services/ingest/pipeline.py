@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from app.container import Container
 from app.core import metrics
@@ -18,6 +18,7 @@ from app.core.usage import Usage, track_usage
 from app.domain.chunk_records import encode as encode_records
 from app.domain.chunk_records import parse_fingerprint
 from app.domain.chunking import chunk_id, chunk_text
+from app.domain.document_rows import DocumentRow
 from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
 from app.domain.rows import ChunkRow
@@ -36,6 +37,8 @@ from app.services.projects import ProjectService
 
 log = logging.getLogger(__name__)
 
+UpdateRun = Callable[[DocumentRow, str, Progress, Callable[[], None] | None], Awaitable[None]]
+
 _EVENT_OF_STATUS = {"processed": "finished", "failed": "failed", "cancelled": "cancelled"}
 
 
@@ -50,6 +53,9 @@ class DocumentPipeline:
         self.merger = GraphMerger(c.db, c.settings, self.last_writers)
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests
+        # runs a queued update of a document (a row with `update_of`); set by the worker, which builds
+        # app/services/update/runner.py (that package uses this one, so this one cannot import it)
+        self.run_update: UpdateRun | None = None
 
     def request_cancel(self, project_id: str, document_id: str) -> None:
         """The document's cancellation was asked (and recorded): stop it at once if it runs here."""
@@ -117,6 +123,11 @@ class DocumentPipeline:
         if doc is None:
             raise ClaimLost(document_id)
         assert doc.content is not None, "read with its content"
+        if doc.update_of is not None:
+            if self.run_update is None:
+                raise RuntimeError("this process cannot apply document updates")
+            await self.run_update(doc, worker_id, progress, on_merged)
+            return
         file_path = doc.file_path or UNKNOWN_SOURCE
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database

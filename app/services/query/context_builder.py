@@ -146,6 +146,7 @@ class ContextBuilder:
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         second = self.c.db.spare() if search.sides.parallel else nullcontext(None)
         async with self.c.db.transaction() as conn, second as spare:
+            await repo.read_one_snapshot(conn, spare)
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, plan, self.c.common_words)
             beside = None

@@ -27,6 +27,7 @@ from app.repositories.lightrag_documents import TRACK_ID_KEY
 from app.schemas.documents import IngestItem
 from app.services.deletion.service import DeletionService
 from app.services.ingest.intake import IngestionService, Submission, UploadedFile
+from app.services.ingest.updates import DocumentUpdates
 from app.services.projects import require_project
 
 UNKNOWN_SOURCE = "unknown_source"  # LightRAG Server's file_path of a text sent without a source
@@ -107,7 +108,8 @@ class LightragDocuments:
             Submission(text=text, file_path=source, metadata={TRACK_ID_KEY: track_id})
             for text, source in zip(texts, sources, strict=True)
         ]
-        results, _ = await self.ingestion.enqueue(project_id, items, wait=False)
+        # a text or file named as a stored document gives it new text: updated by chunk diff
+        results, _ = await DocumentUpdates(self.c).enqueue(project_id, items, False, by_file_name=True)
         return insert_response(results, track_id, what)
 
     async def upload(self, project_id: str, upload: UploadedFile) -> LightragInsertResponse:
@@ -115,7 +117,8 @@ class LightragDocuments:
         items = await self.ingestion.from_uploads([upload])
         for item in items:
             item.metadata = {TRACK_ID_KEY: track_id}
-        results, _ = await self.ingestion.enqueue(project_id, items, wait=False)
+        # a text or file named as a stored document gives it new text: updated by chunk diff
+        results, _ = await DocumentUpdates(self.c).enqueue(project_id, items, False, by_file_name=True)
         name = items[0].file_path if items else "upload"
         return insert_response(results, track_id, f"File '{name}' uploaded")
 
