@@ -130,7 +130,12 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 listed = list(range(len(world.world.documents)))
                 serial += 1
                 first = await ingest(world, listed, args, server, f"alias{serial}")
-                row = {"seed": seed, "style": style, "seconds": first["seconds"], "kinds": per_kind(world, first["parts"])}
+                row = {
+                    "seed": seed,
+                    "style": style,
+                    "seconds": first["seconds"],
+                    "kinds": per_kind(world, first["parts"]),
+                }
                 if args.shuffled:
                     shuffled = listed[:]
                     random.Random(seed).shuffle(shuffled)
@@ -166,13 +171,17 @@ def show(results: list[dict[str, Any]]) -> None:
         aliased, split = sum(r["aliased"] for r in rows), sum(r["split"] for r in rows)
         over = sum(len(r["over"]) for r in rows)
         shuffled = [r["shuffled_kinds"][kind] for r in results if kind in r.get("shuffled_kinds", {})]
-        shuffled_cell = f"{sum(r['split'] for r in shuffled)}/{sum(r['aliased'] for r in shuffled)}" if shuffled else "-"
+        shuffled_cell = (
+            f"{sum(r['split'] for r in shuffled)}/{sum(r['aliased'] for r in shuffled)}" if shuffled else "-"
+        )
         share = f"{100 * split / aliased:.0f}%" if aliased else "-"
         print(f"{kind:12}{aliased:8}{split:7}{share:>7}{over:13}{shuffled_cell:>18}")
     total_a = sum(r["kinds"][k]["aliased"] for r in results for k in ALIAS_KINDS if k in r["kinds"])
     total_s = sum(r["kinds"][k]["split"] for r in results for k in ALIAS_KINDS if k in r["kinds"])
     overs = {p for r in results for k in r["kinds"].values() for p in k["over"]}
-    print(f"all kinds: {total_s}/{total_a} split ({100 * total_s / max(total_a, 1):.1f}%), {len(overs)} over-merged pairs")
+    print(
+        f"all kinds: {total_s}/{total_a} split ({100 * total_s / max(total_a, 1):.1f}%), {len(overs)} over-merged pairs"
+    )
     print(f"ingest seconds (listed order): {sum(r['seconds'] for r in results):.1f}")
     if any("same_nodes_shuffled" in r for r in results):
         same = sum(bool(r.get("same_nodes_shuffled")) for r in results)

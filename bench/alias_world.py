@@ -27,19 +27,22 @@ from bench.quality_world import THEME_GROUPS, Document, Entity, Relation, Told, 
 
 ALIAS_KINDS = ("inversion", "root", "acronym", "order", "variant")
 STYLES = ("invented", "real")
-_REAL_ROOTS = (
-    "Lisbon Fiorano Okafor Kessel Brandt Halden Oriel Varga Corvin Ashby Delmar Elstree Fenwick Garland Hollis "
-    "Ingram Jessup Kilbride Lowther Mercer Norland Ostrava Pellham Redmond Sutter Thorne Upton Whitlock Yardley "
-    "Zellner Abernathy Bellamy Castell Dunmore Everly Falkner Greaves Hartmann Ivanov Jaramillo Kowalski Lindqvist "
-    "Moreau Nakamura Oyelaran Petrov Quintero Rasmussen Sandoval Takahashi Urquhart Valdivia Wexford Xenakis "
-    "Yilmaz Zamora Adebayo Bergstrom Chaudhry Dalgaard Eriksen Fontaine Gallagher Horvath Iglesias Jovanovic "
-    "Khalil Lombardi Mbeki Novak Ortega Pacheco Rahman Schubert Tanaka Ventura Weller Aldana Bristow Carrick "
-    "Dorrance Eastwick Farrow Glenister Hapsburg Ilkley Kendrick Langford Marlowe Newbury Ormskirk Prescott"
-).split()
-_FIRST_NAMES = (
-    "Ngozi Imran Naseem Amara Chidi Lucia Tomas Priya Kenji Ingrid Mateo Fatima Olu Sven Aisha Rafael Mirela "
-    "Joaquin Hana Dmitri Leila Omar Sofia Yusuf Elif Bongani Carmen Anil Greta Malik"
-).split()
+_REAL_ROOTS_TEXT = (
+    "Lisbon Fiorano Okafor Kessel Brandt Halden Oriel Varga Corvin Ashby Delmar Elstree Fenwick Garland "
+    "Hollis Ingram Jessup Kilbride Lowther Mercer Norland Ostrava Pellham Redmond Sutter Thorne Upton "
+    "Whitlock Yardley Zellner Abernathy Bellamy Castell Dunmore Everly Falkner Greaves Hartmann Ivanov "
+    "Jaramillo Kowalski Lindqvist Moreau Nakamura Oyelaran Petrov Quintero Rasmussen Sandoval Takahashi "
+    "Urquhart Valdivia Wexford Xenakis Yilmaz Zamora Adebayo Bergstrom Chaudhry Dalgaard Eriksen Fontaine "
+    "Gallagher Horvath Iglesias Jovanovic Khalil Lombardi Mbeki Novak Ortega Pacheco Rahman Schubert "
+    "Tanaka Ventura Weller Aldana Bristow Carrick Dorrance Eastwick Farrow Glenister Hapsburg Ilkley "
+    "Kendrick Langford Marlowe Newbury Ormskirk Prescott"
+)
+_REAL_ROOTS = tuple(_REAL_ROOTS_TEXT.split())
+_FIRST_NAMES_TEXT = (
+    "Ngozi Imran Naseem Amara Chidi Lucia Tomas Priya Kenji Ingrid Mateo Fatima Olu Sven Aisha Rafael "
+    "Mirela Joaquin Hana Dmitri Leila Omar Sofia Yusuf Elif Bongani Carmen Anil Greta Malik"
+)
+_FIRST_NAMES = tuple(_FIRST_NAMES_TEXT.split())
 _INVERSIONS = (  # (of-form, compound form, kind)
     ("Treaty of {r}", "{r} Treaty", "event"),
     ("Crisis of {r}", "{r} Crisis", "event"),
