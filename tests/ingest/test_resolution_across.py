@@ -132,3 +132,20 @@ async def test_confusable_names_stay_apart_in_either_order(make_settings, start_
     }
     ledger = await rows(app, select(entity_merge_ledger))
     assert [(r["merged_key"], r["entity_key"]) for r in ledger] == ([("khan", "imran khan")] if reverse else [])
+
+
+async def test_deleting_the_full_name_document_keeps_the_absorbed_records(make_settings, start_app, fake_llm):
+    app = await start_app(make_settings())
+    install(fake_llm, _records("Ngozi Okafor", "Dr. Okafor", "person"))
+    await ingest(app, ["second doc"])
+    [later] = await ingest(app, ["first doc"])
+    calls = len(fake_llm.calls)
+    response = await app.http.delete(f"/documents/{later['id']}")
+    assert response.status_code == 200, response.text
+    assert not [c for c in fake_llm.calls[calls:] if c.operation == "extract"]
+    keys, pairs = await graph(app)
+    # the early document's records still map through the recorded alias onto the node they were merged into
+    assert keys == {"ngozi okafor", "harbour office"}
+    assert pairs == {("harbour office", "ngozi okafor")}
+    [row] = await rows(app, select(entities.c.description).where(entities.c.key == "ngozi okafor"))
+    assert "second report" in row["description"] and "first report" not in row["description"]

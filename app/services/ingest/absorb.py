@@ -45,7 +45,8 @@ class Absorber:
                         source_entities=[a.name],
                         target_entity=a.target_name,
                         strategy="concatenate",
-                    )
+                    ),
+                    by_hand=False,
                 )
             except AppError as exc:
                 log.info("retroactive merge of %r into %r skipped: %s", a.name, a.target_name, exc)
