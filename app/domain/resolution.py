@@ -220,7 +220,7 @@ class _Resolver:
         return self._inverted(key, name, etype, match) or self._across(key, name, etype) or Decision(key)
 
     def _inverted(self, key: str, name: str, etype: str, match: str) -> Decision | None:
-        for inverted in inverted_forms(match):
+        for inverted in [] if is_person(etype) else inverted_forms(match):
             known = (inverted, self.known.aliases.get(inverted), self.known.aliases.get(index_key(inverted)))
             for candidate in (*known, *self.groups.get(inverted, [])):
                 if (
