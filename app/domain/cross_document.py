@@ -73,51 +73,63 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
 
 
-def lone_word_candidates(name: str, etype: str, others: Nearby) -> tuple[set[str], str]:
+class NameIndex:
+    """Names by surname (people) and by root (other things), built once per document: each rule then looks up
+    one word instead of reading every name."""
+
+    def __init__(self, names: Nearby) -> None:
+        self.names = names
+        self.surnames: dict[str, set[str]] = {}
+        self.roots: dict[str, set[str]] = {}
+        for key, (name, etype) in names.items():
+            if is_acronym(name):
+                continue
+            if is_person(etype):
+                if (surname := surname_of(name)) is not None:
+                    self.surnames.setdefault(surname, set()).add(key)
+            elif (root := root_of(name, etype)) is not None:
+                self.roots.setdefault(root, set()).add(key)
+
+
+def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
     """Entities a root or surname written alone may stand for: people whose surname it is (a person's or an
     untyped name), things of a compatible type whose first word it is. (keys, rule)."""
     word = lone_word(name, etype)
     if word is None:
         return set(), ""
-    found: set[str] = set()
-    rule = ""
-    for key, (other, other_type) in others.items():
-        if is_acronym(other):
-            continue
-        if is_person(other_type) and _person_like(etype) and surname_of(other) == word:
-            found.add(key)
-            rule = "partial"
-        elif (
-            not is_person(other_type)
-            and not is_person(etype)
-            and specific_type(other_type) not in _NOT_BY_ROOT
-            and specific_type(etype) not in _NOT_BY_ROOT
-            and root_of(other, other_type) == word
-            and types_compatible(etype, other_type)
-        ):
-            found.add(key)
-            rule = rule or "root"
-    return found, rule
+    people = index.surnames.get(word, set()) - {exclude} if _person_like(etype) else set()
+    things = set()
+    if not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT:
+        things = {
+            key
+            for key in index.roots.get(word, set()) - {exclude}
+            if specific_type(index.names[key][1]) not in _NOT_BY_ROOT and types_compatible(etype, index.names[key][1])
+        }
+    return people | things, "partial" if people else "root"
 
 
-def near_spellings(name: str, etype: str, others: Nearby) -> set[str]:
+def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Entities whose name is a near spelling of this one, of the same type, that the guard lets through."""
-    if is_person(etype) or specific_type(etype) is None:
+    if is_person(etype) or specific_type(etype) is None or (root := root_of(name, etype)) is None:
         return set()
     mine = match_key(name, etype)
-    return {
-        key
-        for key, (other, other_type) in others.items()
-        if specific_type(other_type) == specific_type(etype)
-        and near_spelling(mine, match_key(other, other_type))
-        and not confusable(name, etype, other, other_type)
-    }
+    found = set()
+    for key in index.roots.get(root, set()) - {exclude}:
+        other, other_type = index.names[key]
+        if (
+            specific_type(other_type) == specific_type(etype)
+            and near_spelling(mine, match_key(other, other_type))
+            and not confusable(name, etype, other, other_type)
+        ):
+            found.add(key)
+    return found
 
 
 def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption]:
     """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
     of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved."""
     everyone = {**nearby, **full}
+    index = NameIndex(everyone)
     out: list[Absorption] = []
     for key, (name, etype) in sorted(nearby.items()):
         if key in skip or key in full:
@@ -127,7 +139,7 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
-            fits, rule = lone_word_candidates(name, etype, {k: v for k, v in everyone.items() if k != key})
+            fits, rule = lone_word_candidates(name, etype, index, exclude=key)
             evidence = f"{name!r} alone, and {{target}} is the only {'person' if rule == 'partial' else 'name'} it fits"
         if len(fits) != 1:
             continue

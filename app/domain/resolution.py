@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.domain.aliases import AliasSource
-from app.domain.cross_document import Absorption, Nearby, absorptions, lone_word_candidates, near_spellings
+from app.domain.cross_document import Absorption, NameIndex, Nearby, absorptions, lone_word_candidates, near_spellings
 from app.domain.name_matching import (
     acronym_letters,
     initials_match,
@@ -145,6 +145,7 @@ class _Resolver:
         self.done: dict[str, Decision] = {}
         self.visiting: set[str] = set()
         self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
+        self.index = NameIndex(known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
@@ -234,18 +235,17 @@ class _Resolver:
 
     def _across(self, key: str, name: str, etype: str) -> Decision | None:
         """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
-        others = {k: v for k, v in self.known.nearby.items() if k != key}
-        others.update({k: (n, self.type_of(k)) for k, n in self.doc.names.items() if k != key})
-        found, rule = lone_word_candidates(name, etype, others)
+        found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
         scoped = bool(found)
         if not found:
-            found, rule = near_spellings(name, etype, others), "similarity"
+            found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
         targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
         if len(targets) != 1 or key in targets:
             return None
         (target,) = targets
         source: AliasSource = "partial" if rule == "partial" else "similarity" if rule == "similarity" else "rule"
-        evidence = f"{name!r} fits only {self.doc.names.get(target) or others.get(target, (target,))[0]!r} ({rule})"
+        shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
+        evidence = f"{name!r} fits only {shown!r} ({rule})"
         return Decision(target, source, evidence, scoped=scoped)
 
     def _expansion_key(self, expansion: str) -> str | None:

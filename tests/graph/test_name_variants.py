@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.cross_document import absorptions, initials_key, lone_word_candidates, near_spellings, nearby_ranges
+from app.domain.cross_document import (
+    NameIndex,
+    absorptions,
+    initials_key,
+    lone_word_candidates,
+    near_spellings,
+    nearby_ranges,
+)
 from app.domain.name_matching import match_key
 from app.domain.name_variants import confusable, inverted_forms, lone_word, near_spelling, root_of, surname_of
 from app.domain.resolution import DocumentNames, Known, resolve
@@ -77,22 +84,24 @@ def test_near_spellings_need_a_shared_root_and_one_close_word():
     assert near_spelling("kowalski freight linez", "kowalski freight lines")
     assert not near_spelling("kowalski freight", "kowalski shipping")
     assert not near_spelling("acme", "acne")  # one word: the root itself
-    nearby = {"kowalski freight lines": ("Kowalski Freight Lines", "organization")}
+    nearby = NameIndex({"kowalski freight lines": ("Kowalski Freight Lines", "organization")})
     assert near_spellings("Kowalski Freight Linez", "organization", nearby) == {"kowalski freight lines"}
     assert near_spellings("Kowalski Freight Linez", "location", nearby) == set()  # another type
 
 
 def test_a_lone_word_fits_people_by_surname_and_things_by_root():
-    nearby = {
-        "ngozi okafor": ("Ngozi Okafor", "person"),
-        "okafor reactor": ("Okafor Reactor", "artifact"),
-        "siemens healthineers ag": ("Siemens Healthineers AG", "organization"),
-    }
+    nearby = NameIndex(
+        {
+            "ngozi okafor": ("Ngozi Okafor", "person"),
+            "okafor reactor": ("Okafor Reactor", "artifact"),
+            "siemens healthineers ag": ("Siemens Healthineers AG", "organization"),
+        }
+    )
     assert lone_word_candidates("Dr. Okafor", "person", nearby) == ({"ngozi okafor"}, "partial")
     assert lone_word_candidates("Okafor", "artifact", nearby)[0] == {"okafor reactor"}
     assert lone_word_candidates("Okafor", "unknown", nearby)[0] == {"ngozi okafor", "okafor reactor"}  # ambiguous
     assert lone_word_candidates("Siemens", "location", nearby)[0] == set()  # a place is not the company
-    town = {"varga airport": ("Varga Airport", "location")}
+    town = NameIndex({"varga airport": ("Varga Airport", "location")})
     assert lone_word_candidates("Varga", "location", town)[0] == set()  # nor a town its airport
 
 
