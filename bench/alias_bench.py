@@ -10,6 +10,21 @@ before their full names). Per kind and per seed/style: aliased entities held by 
 and node pairs holding two real entities (over-merged, named by the kinds of the two entities). With
 `--shuffled` every world is also ingested in a shuffled order and the partition of real entities into nodes
 is compared with the listed order's (the same nodes whatever the order).
+
+Measured 2026-11-27 (2 shared cores), seeds 11–15 × styles invented/real, 10 entities per kind, 4 confusable
+pairs per world (people sharing a surname, "X Holdings" / "X Holding Group", a town and a reactor named after
+it, "Port of X" / "X Airport"); split aliased entities / aliased entities, over-merged pairs:
+
+    kind        before (commit 3021a1b)    after        shuffled order, after
+    inversion   100/100  0 over            0/100  0     0/100
+    root        100/100  0 over            0/100  0     0/100
+    acronym      42/100  0 over            0/100  0     0/100   (before, shuffled: 62/100)
+    order       100/100  0 over            0/100  0     0/100
+    variant       0/80   0 over            0/80   0     0/80
+    worlds giving the same nodes in a shuffled order: before 0/10, after 10/10
+
+The generator was written before the rules, but the rules were then written knowing its kinds: a world
+built by someone else will find forms these do not cover.
 """
 
 from __future__ import annotations
