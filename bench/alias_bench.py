@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import json
 import random
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -162,6 +163,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 show_one(row)
     finally:
         server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
     return results
 
 
