@@ -125,7 +125,7 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
                         await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
                     ).all()
                 graph = resolution(world, [(r[0], r[1]) for r in rows])
-                queries = await _ask_all(client, world, get_tokenizer().count)
+                queries = await _ask_all(client, world, get_tokenizer().count) if args.queries else []
         finally:
             await lifespan.__aexit__(None, None, None)
     finally:
@@ -135,7 +135,7 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _ingest(client: Any, world: World) -> dict[str, Any]:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(world.documents), BATCH):
         batch = [
             {"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"} for d in world.documents[start : start + BATCH]
@@ -147,9 +147,9 @@ async def _ingest(client: Any, world: World) -> dict[str, Any]:
         if counts.get("processed", 0) + counts.get("failed", 0) >= len(world.documents):
             break
         await asyncio.sleep(0.1)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert counts.get("processed") == len(world.documents), counts
-    return {"seconds": seconds, "documents": len(world.documents)}
+    return {"seconds": seconds, "cpu_seconds": cpu, "documents": len(world.documents)}
 
 
 async def _ask_all(client: Any, world: World, count_tokens: Any) -> list[dict[str, Any]]:
@@ -192,25 +192,28 @@ def _fmt(value: float | None) -> str:
 
 def show(result: dict[str, Any], label: str) -> None:
     rows = result["queries"]
-    print(f"\n== {label}: recall entity/relation per question kind, content tokens, latency ==")
-    for budget in BUDGETS:
-        print(f"\n[{budget} budget]")
-        header = "".join(f"{k:>12}" for k in KINDS)
-        print(f"{'mode':7}{header}{'all rel':>9}{'tokens':>8}{'ms mean':>9}{'p95':>7}")
-        for mode in MODES:
-            mine = [r for r in rows if r["budget"] == budget and r["mode"] == mode]
-            cells = []
-            for kind in KINDS:
-                of_kind = [r for r in mine if r["kind"] == kind]
-                cells.append(
-                    f"{_fmt(mean(r['entity_recall'] for r in of_kind))}/"
-                    f"{_fmt(mean(r['relation_recall'] for r in of_kind))}".rjust(12)
+    if not rows:
+        print(f"\n== {label}: no queries asked ==")
+    else:
+        print(f"\n== {label}: recall entity/relation per question kind, content tokens, latency ==")
+        for budget in BUDGETS:
+            print(f"\n[{budget} budget]")
+            header = "".join(f"{k:>12}" for k in KINDS)
+            print(f"{'mode':7}{header}{'all rel':>9}{'tokens':>8}{'ms mean':>9}{'p95':>7}")
+            for mode in MODES:
+                mine = [r for r in rows if r["budget"] == budget and r["mode"] == mode]
+                cells = []
+                for kind in KINDS:
+                    of_kind = [r for r in mine if r["kind"] == kind]
+                    cells.append(
+                        f"{_fmt(mean(r['entity_recall'] for r in of_kind))}/"
+                        f"{_fmt(mean(r['relation_recall'] for r in of_kind))}".rjust(12)
+                    )
+                ms = [1000 * r["seconds"] for r in mine]
+                print(
+                    f"{mode:7}" + "".join(cells) + f"{_fmt(mean(r['relation_recall'] for r in mine)):>9}"
+                    f"{mean(r['tokens'] for r in mine) or 0:8.0f}{mean(ms) or 0:9.1f}{percentile(ms, 0.95):7.1f}"
                 )
-            ms = [1000 * r["seconds"] for r in mine]
-            print(
-                f"{mode:7}" + "".join(cells) + f"{_fmt(mean(r['relation_recall'] for r in mine)):>9}"
-                f"{mean(r['tokens'] for r in mine) or 0:8.0f}{mean(ms) or 0:9.1f}{percentile(ms, 0.95):7.1f}"
-            )
     g, ingest = result["resolution"], result["ingest"]
     llm = ingest["llm"]
     prompt, completion = sum(llm["prompt_tokens"].values()), sum(llm["completion_tokens"].values())
@@ -221,7 +224,8 @@ def show(result: dict[str, Any], label: str) -> None:
         f"over-merged pairs {len(g['over_merged'])}"
     )
     print(
-        f"ingest: {ingest['documents']} documents in {ingest['seconds']:.1f}s; LLM calls {llm['calls']}; "
+        f"ingest: {ingest['documents']} documents in {ingest['seconds']:.1f}s "
+        f"(service process CPU {ingest.get('cpu_seconds', 0):.1f}s); LLM calls {llm['calls']}; "
         f"tokens prompt {prompt} + completion {completion}"
     )
 
@@ -233,6 +237,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dim", type=int, default=256, help="dimension of the fake's hashed bag-of-words vectors")
     parser.add_argument("--aliases", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--queries", action=argparse.BooleanOptionalAction, default=True, help="--no-queries: ingest and graph only"
+    )
     parser.add_argument(
         "--resolution",
         choices=("off", "suggest", "auto"),

@@ -4,6 +4,7 @@ Same control protocol as bench/fake_process.py (one JSON line each way: reset, s
 rebuilds the world from the same parameters as the benchmark, so nothing large crosses the pipe.
 
     python -m bench.quality_fake DIM SEED ENTITIES DOCS ALIASES(0|1)
+    python -m bench.quality_fake DIM alias SEED STYLE KINDS(comma-separated) PER_KIND   (bench/alias_world.py)
 """
 
 from __future__ import annotations
@@ -19,17 +20,17 @@ from bench.fake_process import ROOT, FakeProcess, _stats
 
 class WorldFakeProcess(FakeProcess):
     def __init__(self, dim: int, seed: int, entities: int, docs: int, aliases: bool) -> None:  # noqa: PLR0913
+        self._start(dim, [str(seed), str(entities), str(docs), str(int(aliases))])
+
+    @classmethod
+    def for_alias_world(cls, dim: int, seed: int, style: str, kinds: tuple[str, ...], per_kind: int) -> FakeProcess:
+        fake = cls.__new__(cls)
+        fake._start(dim, ["alias", str(seed), style, ",".join(kinds), str(per_kind)])
+        return fake
+
+    def _start(self, dim: int, world_args: list[str]) -> None:
         self._proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.quality_fake",
-                str(dim),
-                str(seed),
-                str(entities),
-                str(docs),
-                str(int(aliases)),
-            ],
+            [sys.executable, "-m", "bench.quality_fake", str(dim), *world_args],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -44,8 +45,14 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
     from tests.support.fakes.openai_server import FakeOpenAI
     from tests.support.fakes.world_model import WorldModel
 
-    dim, seed, entities, docs, aliases = (int(a) for a in args)
-    model = WorldModel(build_world(seed, entities, docs, bool(aliases)))
+    if args[1] == "alias":
+        from bench.alias_world import build_alias_world
+
+        world = build_alias_world(int(args[2]), args[3], tuple(args[4].split(",")), int(args[5])).world
+    else:
+        world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
+    dim = int(args[0])
+    model = WorldModel(world)
 
     def reply(value: Any) -> None:
         replies.write(json.dumps(value) + "\n")

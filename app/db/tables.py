@@ -279,6 +279,25 @@ entity_aliases = Table(
 )
 
 
+# One row per automatic merge of entity resolution (migration 0013): which names, which rule, which document.
+entity_merge_ledger = Table(
+    "entity_merge_ledger",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("project_id", Text, nullable=False),
+    Column("entity_key", KEY, nullable=False),
+    Column("merged_key", KEY, nullable=False),
+    Column("merged_name", Text, nullable=False),
+    Column("rule", Text, nullable=False),
+    Column("evidence", Text, nullable=False, server_default=""),
+    Column("document_id", Text),
+    Column("retroactive", Boolean, nullable=False, server_default=text("false")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    Index("ix_entity_merge_ledger_project_id_entity_key", "project_id", "entity_key"),
+)
+
+
 def _pair_table(name: str, *extra: Column) -> Table:
     return Table(
         name,

@@ -9,7 +9,13 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
 2. the name is an existing entity (it stays itself), or a recorded alias of one;
 3. the match key (app/domain/name_matching.py) of an existing entity of a compatible type;
 4. another name of the document with the same match key (the plain form is preferred as the canonical);
-5. an acronym whose initials fit exactly one entity of the document or the project.
+5. an acronym whose initials fit exactly one entity of the document or the project;
+6. across documents (app/domain/cross_document.py): the name written the other way round ("Lisbon Treaty" /
+   "Treaty of Lisbon"), a root or surname alone that fits exactly one entity of a compatible type ("Siemens",
+   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through.
+
+Once decided, the document's full names may show earlier nodes of the project to be their aliases ("Okafor",
+ingested before "Ngozi Okafor" was): those are listed as `absorptions`, merged after the document.
 
 A name that stays itself but is held by an entity of another specific type ("Orlin", a place, and now
 "Orlin", a product) is kept apart under its qualified name, "Orlin (artifact)", for this document only (a
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.domain.aliases import AliasSource
+from app.domain.cross_document import Absorption, NameIndex, Nearby, absorptions, lone_word_candidates, near_spellings
 from app.domain.name_matching import (
     acronym_letters,
     initials_match,
@@ -39,6 +46,7 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
+from app.domain.name_variants import inverted_forms
 from app.domain.names import entity_key, sorted_pair
 from app.domain.records import ChunkExtraction
 
@@ -77,6 +85,7 @@ class Known:
     entity_types: dict[str, str] = field(default_factory=dict)  # existing entity key → its type
     aliases: dict[str, str] = field(default_factory=dict)  # alias key or index_key(match) → entity key
     initials: dict[str, list[str]] = field(default_factory=dict)  # acronym → entity keys with those initials
+    nearby: Nearby = field(default_factory=dict)  # entities sharing a root or surname with the document's names
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,7 @@ class Resolution:
     suggestions: list[tuple[str, str, float, str]]  # (key, other key, score, evidence), not applied
     index: dict[str, str]  # index_key(match) → entity key, to record for later documents
     display: dict[str, str]  # target key → display name for entities new in this document
+    absorptions: list[Absorption] = field(default_factory=list)  # earlier nodes to merge into this document's
 
     def target(self, key: str) -> str:
         return self.decisions[key].target if key in self.decisions else key
@@ -104,7 +114,7 @@ def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     keys: set[str] = set()
     for key in doc.names:
         match = doc.match(key)
-        keys |= {key, match}
+        keys |= {key, match, *inverted_forms(match)}
     for expansion in definitions.values():
         keys |= {entity_key(expansion), match_key(expansion, "organization")}
     return keys
@@ -120,7 +130,7 @@ def qualified_keys(doc: DocumentNames) -> dict[str, str]:
 
 
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
-    return {index_key(doc.match(k)) for k in doc.names} | {
+    return {index_key(m) for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))} | {
         index_key(match_key(e, "organization")) for e in definitions.values()
     }
 
@@ -135,6 +145,7 @@ class _Resolver:
         self.done: dict[str, Decision] = {}
         self.visiting: set[str] = set()
         self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
+        self.index = NameIndex(known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
@@ -207,7 +218,35 @@ class _Resolver:
             return self._follow(key, canonical, "rule", f"same name as {canonical!r} once normalised ({match!r})")
         if is_acronym(name):
             return self._initials(key, name, etype) or Decision(key)
-        return Decision(key)
+        return self._inverted(key, name, etype, match) or self._across(key, name, etype) or Decision(key)
+
+    def _inverted(self, key: str, name: str, etype: str, match: str) -> Decision | None:
+        for inverted in [] if is_person(etype) else inverted_forms(match):
+            known = (inverted, self.known.aliases.get(inverted), self.known.aliases.get(index_key(inverted)))
+            for candidate in (*known, *self.groups.get(inverted, [])):
+                if (
+                    candidate
+                    and candidate != key
+                    and (candidate in self.known.entity_types or candidate in self.doc.names)
+                    and types_compatible(etype, self.type_of(candidate))
+                ):
+                    return self._follow(key, candidate, "rule", f"{name!r} is {candidate!r} the other way round")
+        return None
+
+    def _across(self, key: str, name: str, etype: str) -> Decision | None:
+        """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
+        found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
+        scoped = bool(found)
+        if not found:
+            found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
+        targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
+        if len(targets) != 1 or key in targets:
+            return None
+        (target,) = targets
+        source: AliasSource = "partial" if rule == "partial" else "similarity" if rule == "similarity" else "rule"
+        shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
+        evidence = f"{name!r} fits only {shown!r} ({rule})"
+        return Decision(target, source, evidence, scoped=scoped)
 
     def _expansion_key(self, expansion: str) -> str | None:
         """The document name or project entity an acronym's expansion names."""
@@ -300,7 +339,16 @@ def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode:
             continue
         if resolver.matches[key] != decision.target and ikey not in known.aliases:
             index.setdefault(ikey, decision.target)
-    return Resolution(decisions, suggestions, index, display)
+    full = {
+        d.target: (doc.names[d.target], resolver.type_of(d.target))
+        for d in decisions.values()
+        if d.target in doc.names and not d.apart
+    }
+    absorbed = absorptions(full, known.nearby, set(doc.names) | {d.target for d in decisions.values()})
+    if mode == "suggest":
+        suggestions += [(a.key, a.target, 1.0, a.evidence) for a in absorbed]
+        absorbed = []
+    return Resolution(decisions, suggestions, index, display, absorbed)
 
 
 def document_names(extractions: list[ChunkExtraction]) -> DocumentNames:

@@ -36,7 +36,7 @@ async def _content(cluster: PgCluster, database: str) -> tuple[list, list, list]
         ]
         counts = [(table, await conn.fetchval(f"SELECT count(*) FROM {table}")) for table in tables]
         projects = [tuple(r) for r in await conn.fetch("SELECT id, name, settings FROM projects ORDER BY id")]
-        sequences = [tuple(r) for r in await conn.fetch("SELECT sequencename, last_value FROM pg_sequences")]
+        sequences = sorted(tuple(r) for r in await conn.fetch("SELECT sequencename, last_value FROM pg_sequences"))
         return counts, projects, sequences
     finally:
         await conn.close()

@@ -127,6 +127,7 @@ async def test_key_columns_use_byte_order_collation(app_client):
             "relation_sources.src_key",
             "relation_sources.tgt_key",
             "entity_aliases.entity_key",
+            "entity_merge_ledger.entity_key",
         )
     }
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 DOCS = {
     "platform.md": "# Platform\n\nAlice Chen leads the Platform Team in Berlin. Alice Chen reports to Bob Ortiz.\n",
-    "acme.txt": "Bob Ortiz runs Acme Corp from Munich. Alice joined Acme Corp last year and works with Bob Ortiz.\n",
+    "acme.txt": "Bob Ortiz runs Acme Corp from Munich. Ally joined Acme Corp last year and works with Bob Ortiz.\n",
 }
 TIMEOUT = 60_000
 
@@ -126,16 +126,16 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     expect(page.locator("#node-list option")).not_to_have_count(1)
     expect(page.locator("#legend .legend-item").first).to_be_visible()
     with _api(ui_server) as http:
-        assert http.get("/entities/Alice").status_code == 200
+        assert http.get("/entities/Ally").status_code == 200
     page.locator("summary", has_text="Merge others into this one").click()
-    page.fill("#merge-sources", "Alice")
+    page.fill("#merge-sources", "Ally")
     page.click("#merge-submit")
-    expect(page.locator("#toasts")).to_contain_text("Merged Alice into Alice Chen")
-    expect(page.locator("#entity-panel")).to_contain_text("Aliases: Alice")
+    expect(page.locator("#toasts")).to_contain_text("Merged Ally into Alice Chen")
+    expect(page.locator("#entity-panel")).to_contain_text("Aliases: Ally")
     with _api(ui_server) as http:
-        merged = http.get("/entities/Alice").json()  # the merged name is now an alias of the target
-        assert merged["name"] == "Alice Chen" and "Alice" in merged["aliases"]
-        assert "Alice" not in [n["id"] for n in http.get("/graph", params={"label": "*"}).json()["nodes"]]
+        merged = http.get("/entities/Ally").json()  # the merged name is now an alias of the target
+        assert merged["name"] == "Alice Chen" and "Ally" in merged["aliases"]
+        assert "Ally" not in [n["id"] for n in http.get("/graph", params={"label": "*"}).json()["nodes"]]
 
     # Edit a type (the colours follow it) and rename another entity, picked from the node list.
     _edit_type(page, "person")

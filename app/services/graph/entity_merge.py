@@ -71,6 +71,7 @@ class _Request:
     raw_by_key: dict[str, str]  # source key -> the name as requested
     involved: list[str]  # source keys in request order, then the target's
     body: MergeRequest
+    by_hand: bool = True  # False for resolution's automatic merges: deletion rebuilds may recompute the texts
 
 
 @dataclass
@@ -88,8 +89,10 @@ class EntityMergeService:
         forced = c.settings.model_copy(update={"force_llm_summary_on_merge": 2})
         self.summarizer = Summarizer(c.llm_cache, c.tokenizer, forced)
 
-    async def merge(self, body: MergeRequest) -> MergeReport:
-        req = await self._resolved(self._request(body))
+    async def merge(self, body: MergeRequest, *, by_hand: bool = True) -> MergeReport:
+        """`by_hand` marks the merged texts curated (kept by deletion rebuilds); an automatic merge keeps
+        them as curated as they were."""
+        req = await self._resolved(replace(self._request(body), by_hand=by_hand))
         async with entity_gate(self.c.db, req.project_id, req.involved):
             texts = MergeTexts(self.summarizer, req.project_id)
             try:
@@ -227,14 +230,22 @@ class EntityMergeService:
             "name": req.target_name,
             "entity_type": entity_type,
             "description": description,
-            "curated": True,
+            "curated": req.by_hand or any(r.curated for r in rows),
             "source_ids": limit_ids(
                 ordered_union(*[r.source_ids for r in rows]), s.max_source_ids_per_entity, s.source_ids_limit_method
             ),
             "file_paths": self._paths(*[r.file_paths for r in rows]),
         }
         relations = await self._plan_relations(
-            conn, req.project_id, req.involved, req.tkey, req.target_name, strategy, language, texts
+            conn,
+            req.project_id,
+            req.involved,
+            req.tkey,
+            req.target_name,
+            strategy,
+            language,
+            texts,
+            by_hand=req.by_hand,
         )
         return _Plan(found, values, relations)
 
@@ -276,6 +287,8 @@ class EntityMergeService:
         strategy: MergeStrategy,
         language: str,
         texts: MergeTexts,
+        *,
+        by_hand: bool = True,
     ) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
         s = self.settings
@@ -329,7 +342,7 @@ class EntityMergeService:
                     "description": description,
                     "keywords": keywords,
                     "weight": sum(float(m.weight) for m in members),
-                    "curated": True,
+                    "curated": by_hand or any(m.curated for m in members),
                     "source_ids": limit_ids(
                         ordered_union(*[m.source_ids for m in members]),
                         s.max_source_ids_per_relation,

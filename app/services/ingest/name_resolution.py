@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
+from app.domain.cross_document import nearby_ranges
 from app.domain.name_matching import acronym_definitions, acronym_letters, initials_pattern, is_acronym
 from app.domain.names import sorted_pair
 from app.domain.records import ChunkExtraction
@@ -31,6 +32,8 @@ from app.domain.resolution import (
     resolve,
 )
 from app.repositories import aliases as aliases_repo
+from app.repositories import resolution_ledger as ledger_repo
+from app.repositories.resolution_ledger import LedgerItem
 
 
 class Relock(Exception):
@@ -69,6 +72,7 @@ class NameResolution:
             lookup_keys(doc, definitions)
             | set(known.aliases.values())
             | {k for keys in known.initials.values() for k in keys}
+            | set(known.nearby)
             | {q for k, q in qualified_keys(doc).items() if k in known.entity_types or q in known.entity_types}
         )
         return self
@@ -89,17 +93,35 @@ class NameResolution:
                 found = await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())
                 initials[letters] = [k for k, _ in found]
                 types.update(found)
-        return Known(types, aliases, initials)
+        ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
+        nearby = await ledger_repo.entities_near(conn, self.project_id, ranges)
+        return Known(types, aliases, initials, nearby)
 
     async def resolve_locked(self, conn: AsyncConnection) -> None:
         """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
         known = await self._known(conn)
         self.result = resolve(self.doc, known, self.definitions, self.mode)
         self._drop_rejected()
+        await self._keep_unique_acronyms(conn)
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
+
+    async def _keep_unique_acronyms(self, conn: AsyncConnection) -> None:
+        """An earlier acronym node is absorbed only when its initials fit one entity of the whole project."""
+        assert self.result is not None
+        kept = []
+        for absorption in self.result.absorptions:
+            if sorted_pair(absorption.key, absorption.target) in self.rejected:
+                continue
+            if absorption.rule == "acronym":
+                pattern, first = initials_pattern(absorption.name)
+                fits = {k for k, _ in await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())}
+                if fits - {absorption.key, absorption.target}:  # the target may be new in this document
+                    continue
+            kept.append(absorption)
+        self.result.absorptions = kept
 
     def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
@@ -129,6 +151,15 @@ class NameResolution:
                 AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
             )
         await aliases_repo.add_aliases_of(conn, self.project_id, by_target)
+        await ledger_repo.add(
+            conn,
+            self.project_id,
+            [
+                LedgerItem(d.target, key, self.doc.names[key], d.source, d.evidence, self.document_id)
+                for key, d in sorted(self.result.decisions.items())
+                if d.target != key and d.source is not None and not d.apart
+            ],
+        )
         if self.result.suggestions:
             await aliases_repo.add_suggestions(
                 conn,

@@ -27,6 +27,7 @@ from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.services.graph.summaries import Summarizer
+from app.services.ingest.absorb import Absorber
 from app.services.ingest.extraction import Extractor, store_report
 from app.services.ingest.finalise import Finaliser
 from app.services.ingest.graph_merge import ClaimLost, GraphMerger, Touched, require_claim
@@ -52,6 +53,7 @@ class DocumentPipeline:
         self.last_writers = LastWriters()
         self.merger = GraphMerger(c.db, c.settings, self.last_writers)
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
+        self.absorber = Absorber(c)
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests
         # runs a queued update of a document (a row with `update_of`); set by the worker, which builds
         # app/services/update/runner.py (that package uses this one, so this one cannot import it)
@@ -184,6 +186,9 @@ class DocumentPipeline:
             raise
         finally:  # a cancelled document is retried later, and its retry embeds whatever is stale among its items
             self.last_writers.release(touched)
+        if touched.absorptions:
+            with stage("absorb", self.timings):
+                await self.absorber.absorb(project_id, document_id, touched.absorptions)
 
     # ----- extraction -----
     async def _embed_and_extract(

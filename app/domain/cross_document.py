@@ -1,0 +1,151 @@
+"""Candidates across documents (pure): what the project holds near a document's names, and the rules that
+read it — a root or surname alone, near spellings, and retroactive absorption of an earlier short node.
+
+`nearby_ranges` lists what to read: key prefixes ("siemens "), reversed-key prefixes (" okafor" reversed, the
+people of that surname) and exact keys (a short node "okafor", an acronym node "bis"). The caller reads the
+entities there (`Nearby`: key → (name, type)); `lone_word_candidates` and `near_spellings` propose targets
+for one name and `absorptions` finds earlier nodes a full name of this document makes aliases of itself.
+Every candidate passes the type check and the confusable guard (app/domain/name_variants.py); the resolver
+accepts a candidate only when exactly one entity fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.name_matching import is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_variants import confusable, lone_word, near_spelling, root_of, surname_of
+
+Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
+# A place or an event alone is another entity than the things named after it: "Varga" the town is not
+# "Varga Airport", "Lisbon" is not the "Lisbon Treaty".
+_NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
+
+
+@dataclass(frozen=True)
+class Ranges:
+    prefixes: frozenset[str]  # keys starting with one of these
+    reversed_prefixes: frozenset[str]  # keys whose reverse starts with one of these
+    exact: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Absorption:
+    """An earlier node (`key`) that a full name of this document (`target`) shows to be an alias of it."""
+
+    key: str
+    name: str
+    target: str
+    target_name: str
+    rule: str  # partial | root | acronym
+    evidence: str
+
+
+def _person_like(entity_type: str) -> bool:
+    return is_person(entity_type) or specific_type(entity_type) is None
+
+
+def initials_key(name: str, entity_type: str) -> str | None:
+    """The key an undefined acronym of a name would have ("bis" for "Bank for International Settlements")."""
+    if is_person(entity_type):
+        return None
+    capitals = [w for w in name.split() if w[:1].isupper()]
+    return "".join(w[0] for w in capitals).lower() if len(capitals) >= 3 else None
+
+
+def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
+    """What to read for the (name, type) pairs of a document."""
+    prefixes: set[str] = set()
+    reversed_prefixes: set[str] = set()
+    exact: set[str] = set()
+    for name, etype in names:
+        if (word := lone_word(name, etype)) is not None:
+            prefixes.add(word + " ")
+            reversed_prefixes.add((" " + word)[::-1])
+        if (root := root_of(name, etype)) is not None:
+            prefixes.add(root + " ")
+            exact.add(root)
+        if is_person(etype) and (surname := surname_of(name)) is not None:
+            reversed_prefixes.add((" " + surname)[::-1])
+            exact.add(surname)
+        if (initials := initials_key(name, etype)) is not None:
+            exact.add(initials)
+    return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
+
+
+class NameIndex:
+    """Names by surname (people) and by root (other things), built once per document: each rule then looks up
+    one word instead of reading every name."""
+
+    def __init__(self, names: Nearby) -> None:
+        self.names = names
+        self.surnames: dict[str, set[str]] = {}
+        self.roots: dict[str, set[str]] = {}
+        for key, (name, etype) in names.items():
+            if is_acronym(name):
+                continue
+            if is_person(etype):
+                if (surname := surname_of(name)) is not None:
+                    self.surnames.setdefault(surname, set()).add(key)
+            elif (root := root_of(name, etype)) is not None:
+                self.roots.setdefault(root, set()).add(key)
+
+
+def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
+    """Entities a root or surname written alone may stand for: people whose surname it is (a person's or an
+    untyped name), things of a compatible type whose first word it is. (keys, rule)."""
+    word = lone_word(name, etype)
+    if word is None:
+        return set(), ""
+    people = index.surnames.get(word, set()) - {exclude} if _person_like(etype) else set()
+    things = set()
+    if not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT:
+        things = {
+            key
+            for key in index.roots.get(word, set()) - {exclude}
+            if specific_type(index.names[key][1]) not in _NOT_BY_ROOT and types_compatible(etype, index.names[key][1])
+        }
+    return people | things, "partial" if people else "root"
+
+
+def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """Entities whose name is a near spelling of this one, of the same type, that the guard lets through."""
+    if is_person(etype) or specific_type(etype) is None or (root := root_of(name, etype)) is None:
+        return set()
+    mine = match_key(name, etype)
+    found = set()
+    for key in index.roots.get(root, set()) - {exclude}:
+        other, other_type = index.names[key]
+        if (
+            specific_type(other_type) == specific_type(etype)
+            and near_spelling(mine, match_key(other, other_type))
+            and not confusable(name, etype, other, other_type)
+        ):
+            found.add(key)
+    return found
+
+
+def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption]:
+    """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
+    of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved."""
+    everyone = {**nearby, **full}
+    index = NameIndex(everyone)
+    out: list[Absorption] = []
+    for key, (name, etype) in sorted(nearby.items()):
+        if key in skip or key in full:
+            continue
+        if is_acronym(name):
+            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == key}
+            fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
+            rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
+        else:
+            fits, rule = lone_word_candidates(name, etype, index, exclude=key)
+            evidence = f"{name!r} alone, and {{target}} is the only {'person' if rule == 'partial' else 'name'} it fits"
+        if len(fits) != 1:
+            continue
+        (target,) = fits
+        if target not in full or len(tokens(full[target][0], full[target][1])) < 2:
+            continue
+        target_name = full[target][0]
+        out.append(Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name))))
+    return out

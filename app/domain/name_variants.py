@@ -1,0 +1,162 @@
+"""Name forms that reach across documents (pure): inversions, a root or surname alone, near-identical spellings,
+and the confusable guard every such candidate must pass.
+
+These rules propose candidates; the resolver (app/domain/cross_document.py) accepts one only when exactly one
+entity of a compatible type fits. The guard keeps apart names that share words but differ in a word that
+distinguishes them: two first names ("Naseem Khan" / "Imran Khan"), a different last word ("Acme Holdings" /
+"Acme Holding Group"), another head noun ("Port of Varga" / "Varga Airport").
+"""
+
+from __future__ import annotations
+
+from app.domain.name_matching import is_acronym, is_person, tokens
+
+# First words that name a kind of thing, not one thing: never a root on their own.
+_GENERIC_ROOTS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "port",
+        "bank",
+        "university",
+        "college",
+        "school",
+        "city",
+        "county",
+        "state",
+        "republic",
+        "kingdom",
+        "national",
+        "international",
+        "royal",
+        "new",
+        "old",
+        "north",
+        "south",
+        "east",
+        "west",
+        "central",
+        "great",
+        "first",
+        "united",
+        "general",
+        "global",
+        "saint",
+        "st",
+        "lake",
+        "mount",
+        "river",
+        "treaty",
+        "battle",
+        "siege",
+        "crisis",
+        "valley",
+        "office",
+        "board",
+        "council",
+        "ministry",
+        "department",
+    }
+)
+_MIN_ROOT = 4  # "Ace" alone is too short to stand for "Ace Logistics"
+FUZZY_THRESHOLD = 0.6  # trigram similarity of the whole match keys
+
+
+def inverted_forms(match: str) -> list[str]:
+    """The match key written the other way round: "treaty of lisbon" ↔ "lisbon treaty" (one head word)."""
+    words = match.split()
+    if 3 <= len(words) <= 5 and words[1] == "of" and "of" not in words[2:] and words[0] not in ("a", "an", "the"):
+        return [" ".join([*words[2:], words[0]])]
+    if 2 <= len(words) <= 4 and "of" not in words and "the" not in words and not words[-1].isdigit():
+        return [f"{words[-1]} of {' '.join(words[:-1])}"]
+    return []
+
+
+def lone_word(name: str, entity_type: str) -> str | None:
+    """The single identifying word of a name written alone ("Siemens", "Dr. Okafor" → "okafor"), else None."""
+    if is_acronym(name):
+        return None
+    words = tokens(name, entity_type if is_person(entity_type) else "person")
+    if len(words) != 1 or len(words[0]) < _MIN_ROOT or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
+        return None
+    return words[0]
+
+
+def root_of(name: str, entity_type: str) -> str | None:
+    """The distinctive first word of a name of several words that is not a person's ("siemens" for "Siemens
+    Healthineers AG"), else None."""
+    if is_person(entity_type):
+        return None
+    words = tokens(name, entity_type)
+    if len(words) < 2 or len(words[0]) < _MIN_ROOT or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
+        return None
+    return words[0]
+
+
+def surname_of(name: str) -> str | None:
+    """The last word of a person's full name ("okafor" for "Ngozi Okafor"), else None."""
+    words = tokens(name, "person")
+    return words[-1] if len(words) >= 2 and len(words[-1]) >= _MIN_ROOT - 1 else None
+
+
+def _trigrams(word: str) -> set[str]:
+    padded = f"  {word} "
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+def similarity(a: str, b: str) -> float:
+    """Trigram similarity of two strings (pg_trgm's measure: shared trigrams over all trigrams)."""
+    ta, tb = _trigrams(a), _trigrams(b)
+    return len(ta & tb) / len(ta | tb) if ta or tb else 1.0
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (short words only)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def near_spelling(a: str, b: str) -> bool:
+    """Two match keys spelling one name slightly differently ("kowalski freight linez" / "kowalski freight
+    lines"): as many words, the first the same, one other word one typing slip away (two for long words),
+    and the whole keys trigram-similar. Holding/Holdings-style pairs stay apart (see `confusable`)."""
+    wa, wb = a.split(), b.split()
+    if a == b or len(wa) != len(wb) or len(wa) < 2 or wa[0] != wb[0]:
+        return False
+    differing = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
+    if len(differing) != 1:
+        return False
+    x, y = differing[0]
+    shortest = min(len(x), len(y))
+    allowed = 2 if shortest >= 9 else 1 if shortest >= 5 else 0
+    return _edits(x, y) <= allowed and similarity(a, b) >= FUZZY_THRESHOLD
+
+
+def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
+    """True when the two names must stay apart whatever else matches (module docstring)."""
+    person = is_person(a_type) or is_person(b_type)
+    wa, wb = tokens(a, "person" if person else a_type), tokens(b, "person" if person else b_type)
+    if person:
+        if len(wa) >= 2 and len(wb) >= 2:
+            fa, fb = wa[0], wb[0]
+            initial = (len(fa) == 1 and fb.startswith(fa)) or (len(fb) == 1 and fa.startswith(fb))
+            return fa != fb and not initial
+        return False
+    if len(wa) < 2 or len(wb) < 2:
+        return False
+    if sorted(wa) == sorted(wb) or " ".join(wb) in inverted_forms(" ".join(wa)):
+        return False
+    if len(wa) != len(wb):
+        return True
+    # same length, one word different: apart unless it is a near spelling of the other (not a new word)
+    return not near_spelling(" ".join(wa), " ".join(wb)) or _grade_of_organisation(wa, wb)
+
+
+def _grade_of_organisation(wa: list[str], wb: list[str]) -> bool:
+    """ "holding" / "holdings", "energy" / "energies": a plural marks another company of the group."""
+    return any(x != y and (x.rstrip("s") == y.rstrip("s") or x[:-1] == y[:-3]) for x, y in zip(wa, wb, strict=True))

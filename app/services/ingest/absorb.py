@@ -1,0 +1,65 @@
+"""Retroactive resolution: earlier nodes a processed document shows to be aliases of its full names.
+
+A document naming only "Dr. Okafor" may be ingested before the one naming "Ngozi Okafor"; when the full name
+arrives and exactly one entity of the project fits the short form (app/domain/cross_document.py), the short
+node is merged into the full one by the curation merge (services/graph/entity_merge.py, strategy concatenate:
+its relations, provenance and description fragments move, no LLM call), the alias keeps the rule that found
+it and the ledger records which names, which rule and which document. Resolution then no longer depends on
+the order the documents came in. It runs after the document's merge commits, with the merge's own locks.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from app.container import Container
+from app.core.errors import AppError
+from app.domain.aliases import AliasItem, AliasSource
+from app.domain.cross_document import Absorption
+from app.repositories import aliases as alias_repo
+from app.repositories import graph as graph_repo
+from app.repositories import resolution_ledger as ledger_repo
+from app.repositories.resolution_ledger import LedgerItem
+from app.schemas.graph import MergeRequest
+from app.services.graph.entity_merge import EntityMergeService
+
+log = logging.getLogger(__name__)
+
+_SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym", "root": "rule"}
+
+
+class Absorber:
+    def __init__(self, c: Container) -> None:
+        self.db = c.db
+        self.merges = EntityMergeService(c)
+
+    async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:
+        """Merge each earlier node into its full name; returns the merges made (a node gone meanwhile, or
+        a merge refused, is skipped and logged)."""
+        done = 0
+        for a in absorptions:
+            try:
+                await self.merges.merge(
+                    MergeRequest(
+                        project_id=project_id,
+                        source_entities=[a.name],
+                        target_entity=a.target_name,
+                        strategy="concatenate",
+                    ),
+                    by_hand=False,
+                )
+            except AppError as exc:
+                log.info("retroactive merge of %r into %r skipped: %s", a.name, a.target_name, exc)
+                continue
+            async with self.db.transaction() as conn:
+                await graph_repo.lock_keys(conn, project_id, [a.key, a.target])
+                await alias_repo.add_aliases(
+                    conn, project_id, a.target, [AliasItem(a.key, a.name, _SOURCE[a.rule], document_id)], overwrite=True
+                )
+                await ledger_repo.add(
+                    conn,
+                    project_id,
+                    [LedgerItem(a.target, a.key, a.name, a.rule, a.evidence, document_id, retroactive=True)],
+                )
+            done += 1
+        return done
