@@ -84,11 +84,13 @@ function uploadPanel() {
     ondragleave: () => zone.classList.remove('over'),
     ondrop: (e) => { e.preventDefault(); zone.classList.remove('over'); upload([...e.dataTransfer.files]); }},
   h('strong', {}, 'Drop files here'), h('span', {}, ' or click to choose (.txt .md .pdf .docx .html)'));
+  const update = h('label', {class: 'inline'}, h('input', {type: 'checkbox', id: 'upload-update'}),
+    ' A file named like a stored document updates it (a new version: only its changed parts are extracted again)');
   const text = h('textarea', {id: 'paste-text', rows: 4, placeholder: 'Paste text to ingest…'});
   const name = h('input', {id: 'paste-name', type: 'text', placeholder: 'notes.md (optional)'});
   return h('section', {class: 'card', 'aria-labelledby': 'h-upload'},
     h('h2', {id: 'h-upload'}, 'Add documents'),
-    h('label', {for: 'file-input', class: 'visually-hidden'}, 'Files to upload'), input, zone,
+    h('label', {for: 'file-input', class: 'visually-hidden'}, 'Files to upload'), input, zone, update,
     h('div', {id: 'upload-result', 'aria-live': 'polite'}),
     h('form', {class: 'paste', onsubmit: (e) => { e.preventDefault(); ingestText(text, name); }},
       h('label', {for: 'paste-text'}, 'Or paste text'), text,
@@ -102,6 +104,7 @@ async function upload(files) {
   for (const file of files) form.append('files', file, file.name);
   const project = currentProject();
   form.append('project_id', project);
+  if ($('#upload-update', root)?.checked) form.append('update', 'true');
   const total = files.reduce((sum, f) => sum + f.size, 0);
   const result = clear($('#upload-result', root), h('p', {}, `Uploading ${files.length} file(s), ${formatBytes(total)}…`));
   try {
@@ -145,8 +148,10 @@ function renderJustAdded() {
   if (!justAdded.items.length || justAdded.project !== currentProject()) return;
   const now = new Map(listing.project === justAdded.project ? listing.documents.map((d) => [d.id, d.status]) : []);
   clear($('#upload-result', root), h('h3', {}, `Just added to ${justAdded.project}`), h('ul', {class: 'plain'}, justAdded.items.map((item) => {
-    const status = ['rejected', 'duplicate'].includes(item.status) ? item.status : now.get(item.id) || item.status;
+    const kept = ['rejected', 'duplicate'].includes(item.status) || item.update_id;  // an update: the row shows its version
+    const status = kept ? item.status : now.get(item.id) || item.status;
     return h('li', {}, badge(status), ' ', item.file_path || item.id || '(text)',
+      item.update_id ? h('span', {class: 'muted'}, ` — new version queued (${item.update_id})`) : null,
       item.error ? h('span', {class: 'error-text'}, ` — ${item.error}`) : null);
   })));
 }
@@ -289,6 +294,7 @@ function row(doc, project) {
     h('td', {}, h('input', {type: 'checkbox', 'aria-label': `Select ${name}`, checked: selected.has(doc.id),
       onchange: (e) => { e.target.checked ? selected.add(doc.id) : selected.delete(doc.id); render(); }})),
     h('td', {class: 'name'}, h('a', {href: pageLink('documents', project, {doc: doc.id})}, name),
+      doc.version > 1 ? h('span', {class: 'muted small', title: 'Updated in place: its version'}, ` v${doc.version}`) : null,
       doc.file_path && doc.file_path !== doc.id ? h('div', {class: 'muted small doc-id', title: doc.id}, doc.id) : null,
       doc.error ? h('div', {class: 'error-text small'}, doc.error) : null,
       doc.extraction_report?.warning ? h('div', {class: 'warn-text small'}, doc.extraction_report.warning) : null),
