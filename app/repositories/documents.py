@@ -80,7 +80,14 @@ async def list_page(
 
 
 async def count_by_status(conn: AsyncConnection, project_id: str | None = None) -> dict[str, int]:
-    query = select(documents.c.status, func.count()).group_by(documents.c.status)
+    """Documents per status; a queued update's own row counts only while it is work to do (pending or
+    processing): once it ends, the document it updated is what the listings show."""
+    pending_work = documents.c.status.in_(("pending", "processing"))
+    query = (
+        select(documents.c.status, func.count())
+        .where(or_(documents.c.update_of.is_(None), pending_work))
+        .group_by(documents.c.status)
+    )
     if project_id is not None:
         query = query.where(documents.c.project_id == project_id)
     counts = dict.fromkeys(STATUSES, 0)

@@ -313,3 +313,14 @@ async def test_posting_an_id_again_with_new_text_and_uploading_a_file_again_upda
     other = {"files": ("guide.md", document(3).encode(), "text/markdown")}
     fresh = (await app.http.post("/documents/upload", files=other, data={"project_id": "p", "wait": "true"})).json()
     assert fresh["documents"][0]["id"] != "guide" and fresh["documents"][0]["update_id"] is None
+
+
+async def test_an_applied_update_counts_as_its_document_only(app_client):
+    app = app_client
+    await make_project(app)
+    await ingest(app, document(4))
+    await update(app, document(4, {1: paragraph(1, "Ravensby")}))
+    listing = (await app.http.get("/documents", params={"project_id": "p"})).json()
+    assert listing["total"] == 1 and listing["counts"]["processed"] == 1, listing["counts"]
+    pipeline = (await app.http.get("/pipeline", params={"project_id": "p"})).json()
+    assert pipeline["by_status"]["processed"] == 1 and pipeline["queue_depth"] == 0, pipeline
