@@ -33,6 +33,12 @@ ContextTokens = Annotated[
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
+def _request(project_id: str, question: str, mode: str, top_k: int, chunk_top_k: int, **extra: object) -> QueryRequest:
+    """The native query request a tool's arguments make (validated as the REST API validates it)."""
+    fields = {"project_id": project_id, "query": question, "mode": mode, "top_k": top_k, "chunk_top_k": chunk_top_k}
+    return QueryRequest.model_validate({**fields, **extra})
+
+
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(
         name="query",
@@ -51,16 +57,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         max_tokens: Budget = 4000,
     ) -> CallToolResult:
         async def work(c: Container, _: Principal) -> Answer:
-            request = QueryRequest.model_validate(
-                {
-                    "project_id": project_id,
-                    "query": question,
-                    "mode": mode,
-                    "top_k": top_k,
-                    "chunk_top_k": chunk_top_k,
-                    "max_total_tokens": context_tokens,
-                }
-            )
+            request = _request(project_id, question, mode, top_k, chunk_top_k, max_total_tokens=context_tokens)
             result = await QueryService(c).query(request)
             data = {
                 "answer": result.response,
@@ -87,16 +84,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         max_tokens: Budget = 8000,
     ) -> CallToolResult:
         async def work(c: Container, _: Principal) -> Answer:
-            request = QueryRequest.model_validate(
-                {
-                    "project_id": project_id,
-                    "query": question,
-                    "mode": mode,
-                    "top_k": top_k,
-                    "chunk_top_k": chunk_top_k,
-                    "only_need_context": True,
-                }
-            )
+            request = _request(project_id, question, mode, top_k, chunk_top_k, only_need_context=True)
             result = await QueryService(c).query(request)
             data = {
                 "keywords": result.keywords.model_dump(),
