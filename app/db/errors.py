@@ -32,3 +32,9 @@ def is_connection_error(exc: BaseException) -> bool:
         return True
     # asyncpg surfaces a refused TCP connection or a missing unix socket as a bare OSError.
     return isinstance(exc, OSError)
+
+
+def is_deadlock(exc: BaseException) -> bool:
+    """The server aborted this transaction to break a deadlock (SQLSTATE 40P01): nothing of it was written,
+    and the same work can be tried again."""
+    return _sqlstate(exc) == "40P01"

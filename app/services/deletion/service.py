@@ -24,11 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.errors import Conflict, NotFound, document_not_found
 from app.core.usage import current_usage, track_usage
+from app.db.errors import is_deadlock
 from app.domain.merge_rules import (
     EntityMerge,
     RelationMerge,
@@ -65,6 +67,7 @@ log = logging.getLogger(__name__)
 
 # Plans found outdated under the locks before the plan is made under them (on the transaction's connection).
 _PLANS_OUTSIDE_LOCKS = 3
+_DEADLOCK_RETRIES = 3  # attempts the server aborted to break a deadlock, tried again
 
 
 @contextmanager
@@ -137,7 +140,7 @@ class DeletionService:
         """Attempts until one writes: each plans without holding a lock (re-parsing, summaries and
         embeddings can take a while), then locks, checks and writes in one transaction."""
         keys: set[str] = set()
-        outdated = 0
+        outdated = deadlocks = 0
         while True:
             async with self.c.db.connect() as conn:
                 await self._check_documents(conn, project_id, document_ids, lock=False)
@@ -146,6 +149,11 @@ class DeletionService:
                 return await self._attempt(
                     project_id, document_ids, keys, plan_under_locks=outdated >= _PLANS_OUTSIDE_LOCKS
                 )
+            except DBAPIError as exc:  # e.g. the cascade met an update's rows locked the other way round
+                deadlocks += 1
+                if not is_deadlock(exc) or deadlocks > _DEADLOCK_RETRIES:
+                    raise
+                log.warning("deletion in %s chosen as a deadlock victim; trying again", project_id)
             except _Outdated:
                 outdated += 1
                 log.info(

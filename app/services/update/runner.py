@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.errors import Conflict
+from app.db.errors import is_deadlock
 from app.domain.chunk_diff import ChunkDiff, diff_chunks
 from app.domain.chunking import chunk_id, chunk_text
 from app.domain.document_rows import DocumentRow
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from app.services.ingest.pipeline import DocumentPipeline
 
 log = logging.getLogger(__name__)
+_DEADLOCK_RETRIES = 3  # swaps the server aborted to break a deadlock, tried again
 
 
 class _Outdated(Exception):
@@ -166,6 +169,7 @@ class UpdateRunner:
         extra: set[str] = set()
         resolution: NameResolution | None = None
         mode = self.c.settings.entity_resolution
+        deadlocks = 0
         while True:
             async with self.c.db.connect() as conn:
                 snapshot = await self.removal.snapshot(conn, s.project_id, s.diff.removed)
@@ -180,6 +184,11 @@ class UpdateRunner:
             except (_Outdated, Relock):
                 extra = keys | (resolution.lock_keys if resolution else set())
                 log.info("update %s/%s: graph moved while planning; planning again", s.project_id, s.update_id)
+            except DBAPIError as exc:  # aborted to break a deadlock (a deletion of the document, say): again
+                deadlocks += 1
+                if not is_deadlock(exc) or deadlocks > _DEADLOCK_RETRIES:
+                    raise
+                log.warning("update %s/%s: chosen as a deadlock victim; trying again", s.project_id, s.update_id)
 
     async def _write(self, s: _Swap, keys: set[str], prepared: Prepared, resolution: NameResolution | None) -> Touched:
         p = s.project_id
