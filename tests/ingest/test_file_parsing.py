@@ -314,3 +314,19 @@ def test_a_worker_left_parsing_by_a_dead_parent_is_stopped_by_the_kernel():
         assert worker.process.wait(timeout=20) == -signal.SIGXCPU  # ~1-2 s of CPU: its budget, rounded up, +1 s
     finally:
         worker.kill()
+
+
+def test_a_parser_started_by_a_big_parent_is_kept_after_a_small_job():
+    """Linux carries ru_maxrss across fork and exec: a parser started by a process that once held more than
+    the retirement size must measure its own peak, or it retires after every job (a new process per file)."""
+    from app.services.ingest.parsing.isolation import _RETIRE_RSS_KB, _Worker
+
+    ballast = b"x" * ((_RETIRE_RSS_KB + 64 * 1024) * 1024)  # this process's peak passes the retirement size
+    worker = _Worker()
+    try:
+        worker.send(("small.html", b"<p>small</p>", 10_000_000, 30.0))
+        kind, payload, _code, retiring = worker.answer(30.0)
+    finally:
+        worker.kill()
+        del ballast
+    assert (kind, payload) == ("ok", "small") and not retiring

@@ -171,10 +171,23 @@ def _serve() -> None:
             return
         _limit_cpu(budget)
         answer = _answer(filename, data, cap)
-        retiring = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > _RETIRE_RSS_KB
+        retiring = peak_rss_kb() > _RETIRE_RSS_KB
         results.send((*answer, retiring))
         if retiring:
             return
+
+
+def peak_rss_kb() -> int:
+    """This process's own peak resident size. Linux keeps ru_maxrss across fork and exec, so a worker started
+    by a parent that once grew past the limit would read the parent's peak and retire after every job."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _limit_cpu(budget: float) -> None:
