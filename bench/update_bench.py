@@ -24,8 +24,7 @@ from typing import Any
 
 import httpx
 
-from app.core.config import Settings
-from app.main import create_app
+from bench.in_process import service_client
 from tests.support.fakes.openai_server import FakeOpenAI
 
 FIRST = ["Al", "Bri", "Cor", "Dan", "Ev", "Fio", "Gur", "Hal", "Ivo", "Jor", "Kel", "Lun", "Mor", "Nes", "Ost"]
@@ -175,33 +174,16 @@ async def main() -> None:
     fake.latency = args.latency
     try:
         server.psql("CREATE DATABASE bench_update")
-        settings = Settings(
-            _env_file=None,
-            database_url=f"postgresql://postgres@/bench_update?host={server.get_postmaster_info().socket_dir}",
-            llm_base_url=fake.url,
-            llm_model="fake-llm",
-            llm_api_key="k",
-            embedding_model="fake-embedding",
-            embedding_dim=64,
-            worker_poll_interval=0.05,
-            log_level="WARNING",
-        )
-        app = create_app(settings)
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        try:
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=3600) as client:
-                bench = Bench(client, fake)
-                rows: list[dict] = []
-                small = edits(50)  # 20 chunks
-                for tag in ("middle", "start", "append", "delete"):
-                    rows += await bench.scenario(tag, 50, *small[tag])
-                if args.large:
-                    rows += await bench.scenario("two (1%)", 500, *edits(500)["two (1%)"])
-                show(rows)
-        finally:
-            await lifespan.__aexit__(None, None, None)
+        database_url = f"postgresql://postgres@/bench_update?host={server.get_postmaster_info().socket_dir}"
+        async with service_client(database_url, fake.url, 64) as (_app, client):
+            bench = Bench(client, fake)
+            rows: list[dict] = []
+            small = edits(50)  # 20 chunks
+            for tag in ("middle", "start", "append", "delete"):
+                rows += await bench.scenario(tag, 50, *small[tag])
+            if args.large:
+                rows += await bench.scenario("two (1%)", 500, *edits(500)["two (1%)"])
+            show(rows)
     finally:
         fake.stop()
         server.cleanup()

@@ -1,0 +1,40 @@
+"""The service in this process against a fake provider, driven through its own HTTP interface (no server, no
+network): how the quality, alias and update benches start it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+
+@asynccontextmanager
+async def service_client(
+    database_url: str, llm_url: str, dim: int, *, poll: float = 0.05, client_timeout: float = 3600, **settings: Any
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The app (its lifespan run: migrations, container, in-process worker) and a client bound to it;
+    `settings` override the service's settings."""
+    from app.core.config import Settings
+    from app.main import create_app
+
+    app = create_app(
+        Settings(
+            _env_file=None,
+            database_url=database_url,
+            llm_base_url=llm_url,
+            llm_model="fake-llm",
+            llm_api_key="k",
+            embedding_model="fake-embedding",
+            embedding_dim=dim,
+            worker_poll_interval=poll,
+            log_level="WARNING",
+            **settings,
+        )
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=client_timeout) as client:
+            yield app, client
