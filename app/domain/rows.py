@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Self
 
+from app.domain.chunking import Chunk
+
 Pair = tuple[str, str]
 
 
@@ -162,6 +164,19 @@ class ChunkRow(_Row):
     end_token: int
     content: str
     file_path: str | None
+
+    @classmethod
+    def of(cls, chunk_id: str, piece: Chunk, file_path: str | None) -> ChunkRow:
+        """The row of a chunk the chunker cut (domain/chunking.py), stored under `chunk_id`."""
+        return cls(
+            id=chunk_id,
+            order_index=piece.order_index,
+            tokens=piece.tokens,
+            start_token=piece.start_token,
+            end_token=piece.end_token,
+            content=piece.content,
+            file_path=file_path,
+        )
 
 
 @dataclass(frozen=True, slots=True)

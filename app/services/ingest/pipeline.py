@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from app.container import Container
 from app.core import metrics
@@ -17,7 +18,7 @@ from app.core.errors import first_failure
 from app.core.usage import Usage, track_usage
 from app.domain.chunk_records import encode as encode_records
 from app.domain.chunk_records import parse_fingerprint
-from app.domain.chunking import chunk_id, chunk_text
+from app.domain.chunking import Chunk, chunk_id, chunk_text
 from app.domain.document_rows import DocumentRow
 from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
@@ -26,6 +27,7 @@ from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
+from app.schemas.projects import EffectiveSettings
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.absorb import Absorber
 from app.services.ingest.extraction import Extractor, store_report
@@ -136,27 +138,8 @@ class DocumentPipeline:
         if not doc.graph_merged:
             progress.check()
             with stage("chunk", self.timings):
-                pieces = await asyncio.to_thread(
-                    chunk_text,
-                    self.c.tokenizer,
-                    doc.content,
-                    size=project.chunk_size,
-                    overlap=project.chunk_overlap_size,
-                    split_by=project.chunk_split_by_character,
-                    split_only=project.chunk_split_by_character_only,
-                )
-                rows = [
-                    ChunkRow(
-                        id=chunk_id(document_id, p.order_index),
-                        order_index=p.order_index,
-                        tokens=p.tokens,
-                        start_token=p.start_token,
-                        end_token=p.end_token,
-                        content=p.content,
-                        file_path=doc.file_path,
-                    )
-                    for p in pieces
-                ]
+                pieces = await asyncio.to_thread(self.chunker(project), doc.content)
+                rows = [ChunkRow.of(chunk_id(document_id, p.order_index), p, doc.file_path) for p in pieces]
                 async with self.c.db.transaction() as conn:
                     await require_claim(conn, project_id, document_id, worker_id)
                     await chunks_repo.replace_for_document(conn, project_id, document_id, rows)
@@ -189,6 +172,17 @@ class DocumentPipeline:
         if touched.absorptions:
             with stage("absorb", self.timings):
                 await self.absorber.absorb(project_id, document_id, touched.absorptions)
+
+    def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
+        """The project's chunking of a text (size, overlap, split characters), as a plain function."""
+        return partial(
+            chunk_text,
+            self.c.tokenizer,
+            size=project.chunk_size,
+            overlap=project.chunk_overlap_size,
+            split_by=project.chunk_split_by_character,
+            split_only=project.chunk_split_by_character_only,
+        )
 
     # ----- extraction -----
     async def _embed_and_extract(

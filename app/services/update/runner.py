@@ -17,7 +17,6 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
@@ -26,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.core.errors import Conflict
 from app.db.errors import is_deadlock
 from app.domain.chunk_diff import ChunkDiff, diff_chunks
-from app.domain.chunking import chunk_id, chunk_text
+from app.domain.chunking import chunk_id
 from app.domain.document_rows import DocumentRow
 from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
@@ -110,28 +109,13 @@ class UpdateRunner:
         progress.check()
         tokenizer = self.c.tokenizer
         with stage("chunk", self.pipeline.timings):
-            chunker = partial(
-                chunk_text,
-                tokenizer,
-                size=project.chunk_size,
-                overlap=project.chunk_overlap_size,
-                split_by=project.chunk_split_by_character,
-                split_only=project.chunk_split_by_character_only,
-            )
+            chunker = self.pipeline.chunker(project)
             diff = await asyncio.to_thread(
                 diff_chunks, target.content, old, doc.content, chunker, lambda t: len(tokenizer.encode(t))
             )
             new_ids = [c.reused or chunk_id(update_id, c.chunk.order_index) for c in diff.chunks]
             added = [
-                ChunkRow(
-                    id=cid,
-                    order_index=c.chunk.order_index,
-                    tokens=c.chunk.tokens,
-                    start_token=c.chunk.start_token,
-                    end_token=c.chunk.end_token,
-                    content=c.chunk.content,
-                    file_path=doc.file_path,
-                )
+                ChunkRow.of(cid, c.chunk, doc.file_path)
                 for c, cid in zip(diff.chunks, new_ids, strict=True)
                 if c.reused is None
             ]
