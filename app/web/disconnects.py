@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
+import anyio
 from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -49,8 +50,24 @@ async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
     raise ClientDisconnected("The client disconnected before the answer was ready")
 
 
-class _SendTimedOut(Exception):
-    pass
+class SendTimedOut(Exception):
+    """The client accepted no bytes within the send timeout (see `bounded_send`)."""
+
+
+def bounded_send(send: Send, timeout: float | None) -> Send:
+    """`send`, raising SendTimedOut when one message waits longer than `timeout` s for the client (None: no
+    bound). A client that stays connected but stops reading must not hold what produces its answer."""
+    if timeout is None:
+        return send
+
+    async def bounded(message: Message) -> None:
+        try:
+            with anyio.fail_after(timeout):
+                await send(message)
+        except TimeoutError as exc:
+            raise SendTimedOut from exc
+
+    return bounded
 
 
 class EventStream(StreamingResponse):
@@ -78,10 +95,10 @@ class EventStream(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await unless_client_leaves(receive, self.stream_response(self._bounded(send)))
+            await unless_client_leaves(receive, self.stream_response(bounded_send(send, self._send_timeout)))
         except (ClientDisconnected, OSError):  # gone before or while we wrote: nothing more to send
             pass
-        except _SendTimedOut:
+        except SendTimedOut:
             metrics.STREAMS_DROPPED.inc()
             log.warning("stream dropped: the client accepted no bytes for %s s", self._send_timeout)
         finally:
@@ -90,17 +107,3 @@ class EventStream(StreamingResponse):
             finally:
                 if self._on_close is not None:
                     self._on_close()
-
-    def _bounded(self, send: Send) -> Send:
-        if self._send_timeout is None:
-            return send
-        timeout = self._send_timeout
-
-        async def bounded_send(message: Message) -> None:
-            try:
-                async with asyncio.timeout(timeout):
-                    await send(message)
-            except TimeoutError as exc:
-                raise _SendTimedOut from exc
-
-        return bounded_send

@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator
 
-import anyio
 from fastapi import Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.services.export import ExportDownload
 from app.services.export.gate import ExportGate
+from app.web.disconnects import SendTimedOut, bounded_send
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +24,6 @@ RETRY_AFTER_SECONDS = 5
 # A batch can be megabytes (vectors): sent in slices, the send timeout measures a client's progress (it must
 # take one slice per timeout), not the time a slow but steady reader needs for a whole batch.
 SEND_SLICE = 64 * 1024
-
-
-class _SendTimedOut(Exception):
-    pass
 
 
 async def _sliced(body: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
@@ -57,24 +53,14 @@ class ExportResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, self._bounded(send))
-        except _SendTimedOut:
+            await super().__call__(scope, receive, bounded_send(send, self._send_timeout))
+        except SendTimedOut:
             log.warning("export dropped: the client accepted no bytes for %s s", self._send_timeout)
         finally:
             try:
                 await self._body.aclose()  # a body abandoned mid-way still cleans up now (xlsx temp files)
             finally:
                 self._gate.leave()
-
-    def _bounded(self, send: Send) -> Send:
-        async def bounded_send(message: Message) -> None:
-            try:
-                with anyio.fail_after(self._send_timeout):
-                    await send(message)
-            except TimeoutError as exc:
-                raise _SendTimedOut from exc
-
-        return bounded_send
 
 
 def export_gate(request: Request, limit: int) -> ExportGate:
