@@ -1,7 +1,7 @@
 """The web UI end to end in Chromium: key prompt (a wrong key is refused), upload of two files until they are
-processed, a streamed mix-mode answer with references, an entity in the graph (merge, edit, rename), an xlsx
-download, every page at 800 px, pasted text and a delete of many. Screenshots of each page go to
-tests/ui/artifacts/."""
+processed, a streamed mix-mode answer with references (each opening its chunk), an entity in the graph (merge,
+edit, rename), an xlsx download, every page at 800 px, pasted text and a delete of many. Screenshots of each page
+go to tests/ui/artifacts/."""
 
 from __future__ import annotations
 
@@ -104,7 +104,6 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     answer = page.locator("#answer-0")
     expect(answer).not_to_be_empty()
     expect(page.locator(".references a.reference").first).to_be_visible()
-    expect(page.locator(".references a.chunk-link").first).to_be_visible()
     expect(page.locator("#inspector")).to_contain_text("Alice Chen")
     expect(page.locator("#usage")).to_contain_text("Token usage")
     # A follow-up question sends the conversation so far.
@@ -117,7 +116,10 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     expect(page.locator("#ask")).to_have_text("Ask", timeout=TIMEOUT)
     expect(page.locator("#answer-1")).not_to_be_empty()
     _screenshot(page, artifacts / "query.png")
-    page.locator(".references a.chunk-link").first.click()
+    # A reference opens its chunk beside the answer, and from there in the document's chunk list.
+    page.locator(".references a.reference").first.click()
+    expect(page.locator("#source-viewer .source-text")).not_to_be_empty()
+    page.locator("#source-viewer").get_by_role("link", name="open in Documents").click()
     expect(page.locator("#doc-chunks li.highlight")).to_be_visible()
 
     # The graph around an entity; the side panel merges another entity into it.

@@ -1,10 +1,14 @@
-// Query playground: the question with its mode, budgets and rerank toggle; the answer streamed from
-// POST /query/stream (Server-Sent Events read with fetch); references linked to the cited chunks; the context
-// inspector; token usage; the conversation so far (sent back as conversation_history). Each project has its own
-// conversation; an answer still arriving after a switch goes to its own project's conversation, not on screen.
+// Query page as a chat: the turns so far (answers rendered from Markdown, with their claims and one References
+// list), the question box at the bottom with mode, budgets and rerank; the answer streamed from POST /query/stream
+// (Server-Sent Events read with fetch); beside it the cited passage and the context inspector. Each project has its
+// own conversation (sent back as conversation_history); an answer still arriving after a switch goes to its own
+// project's conversation, not on screen.
 
 import {api, currentProject} from './api.js';
-import {$, badge, clear, emptyState, errorText, h, pageLink, typeColour} from './dom.js';
+import {renderTurns, updateStreaming} from './chat_turns.js';
+import {inspector, renderInspector} from './inspector.js';
+import {closeSource, sourceViewer} from './source_viewer.js';
+import {$, clear, errorText, h} from './dom.js';
 
 const MODES = ['mix', 'hybrid', 'local', 'global', 'naive', 'bypass'];
 const BUDGETS = [
@@ -18,27 +22,32 @@ const BUDGETS = [
 let root;
 let conversation = {project: null, turns: []}; // turns: {question, answer, mode, final, usage, error}
 let running = null; // the AbortController of the query in progress
+let follow = true; // the conversation keeps its newest text in view unless the reader scrolled up
+let frame = 0; // the pending repaint of a streaming answer
 
 export const queryPage = {
   title: 'Query',
   init(section) {
     root = section;
+    const turns = h('div', {id: 'conversation', class: 'turns', 'aria-live': 'polite', onscroll: () => {
+      follow = turns.scrollTop + turns.clientHeight >= turns.scrollHeight - 40;
+    }});
+    new ResizeObserver(() => keepInView()).observe(turns); // a narrower window must not hide the newest text
     section.append(
-      h('h1', {id: 'h-query'}, 'Query playground'),
+      h('h1', {id: 'h-query', class: 'visually-hidden'}, 'Query'),
       h('div', {class: 'query-layout'},
-        h('div', {class: 'query-main'},
-          queryForm(),
-          h('section', {class: 'card', 'aria-labelledby': 'h-conversation'},
-            h('div', {class: 'row'}, h('h2', {id: 'h-conversation'}, 'Conversation'), h('span', {class: 'spacer'}),
-              h('button', {type: 'button', class: 'secondary small', id: 'new-conversation', onclick: resetConversation}, 'New conversation')),
-            h('div', {id: 'conversation', 'aria-live': 'polite'}))),
-        h('section', {class: 'card inspector', 'aria-labelledby': 'h-inspector'},
-          h('h2', {id: 'h-inspector'}, 'Context inspector'), h('div', {id: 'inspector'}))));
+        h('section', {class: 'card chat', 'aria-labelledby': 'h-conversation'},
+          h('div', {class: 'row'}, h('h2', {id: 'h-conversation'}, 'Conversation'), h('span', {class: 'spacer'}),
+            h('button', {type: 'button', class: 'secondary small', id: 'new-conversation', onclick: resetConversation}, 'New conversation')),
+          turns,
+          queryForm()),
+        h('div', {class: 'query-side'}, sourceViewer(), inspector())));
     restoreConversation();
   },
   show() {},
   projectChanged() {
     running?.abort();
+    closeSource();
     restoreConversation();
   },
 };
@@ -66,49 +75,52 @@ function restoreConversation() {
     turns = [];
   }
   conversation = {project, turns};
+  follow = true;
   renderConversation();
-  renderInspector(turns.at(-1)?.final || null);
+  showInspector(turns.at(-1)?.final || null);
   clear($('#usage', root));
 }
 
 function queryForm() {
-  const question = h('textarea', {id: 'question', rows: 3, required: true, placeholder: 'Ask about your documents…',
+  const question = h('textarea', {id: 'question', rows: 2, required: true, 'aria-label': 'Question',
+    placeholder: 'Ask about your documents… (Ctrl+Enter to send)',
     onkeydown: (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); ask(); } }});
-  return h('form', {class: 'card', id: 'query-form', onsubmit: (e) => { e.preventDefault(); ask(); }},
-    h('label', {for: 'question'}, 'Question'), question,
-    h('div', {class: 'row wrap'},
+  return h('form', {class: 'ask-box', id: 'query-form', onsubmit: (e) => { e.preventDefault(); ask(); }},
+    h('div', {class: 'ask-row'}, question,
+      h('div', {class: 'ask-buttons'},
+        h('button', {type: 'submit', id: 'ask'}, 'Ask'),
+        h('button', {type: 'button', id: 'stop', class: 'secondary', disabled: true, onclick: () => running?.abort()}, 'Stop'))),
+    h('div', {class: 'row wrap small'},
       h('label', {for: 'mode'}, 'Mode'),
       h('select', {id: 'mode'}, MODES.map((m) => h('option', {value: m}, m))),
       h('label', {class: 'check'}, h('input', {type: 'checkbox', id: 'rerank', checked: true}), ' Rerank chunks'),
       h('label', {for: 'response-type'}, 'Answer as'),
       h('input', {id: 'response-type', type: 'text', value: 'Multiple Paragraphs', size: 16}),
-      h('span', {class: 'spacer'}),
-      h('button', {type: 'submit', id: 'ask'}, 'Ask'),
-      h('button', {type: 'button', id: 'stop', class: 'secondary', disabled: true, onclick: () => running?.abort()}, 'Stop')),
-    h('details', {class: 'budgets'}, h('summary', {}, 'Budgets'),
-      h('div', {class: 'grid-fields'}, BUDGETS.map(([name, label, value]) => h('div', {},
-        h('label', {for: `budget-${name}`}, label),
-        h('input', {id: `budget-${name}`, type: 'number', min: 1, step: 1, value: String(value)}))))),
-    h('p', {id: 'usage', class: 'muted', 'aria-live': 'polite'}));
+      h('details', {class: 'budgets'}, h('summary', {}, 'Budgets'),
+        h('div', {class: 'grid-fields'}, BUDGETS.map(([name, label, value]) => h('div', {},
+          h('label', {for: `budget-${name}`}, label),
+          h('input', {id: `budget-${name}`, type: 'number', min: 1, step: 1, value: String(value)})))))),
+    h('p', {id: 'usage', class: 'muted small', 'aria-live': 'polite'}));
 }
 
 function resetConversation() {
   running?.abort();
   conversation.turns.splice(0); // emptied in place: a stopped answer saving its conversation saves it empty
   saveConversation();
+  closeSource();
   renderConversation();
-  renderInspector(null);
+  showInspector(null);
   clear($('#usage', root));
 }
 
-function requestBody(question, {project, turns}) {
+function requestBody(question, project, earlier) {
   const body = {
     project_id: project,
     query: question,
     mode: $('#mode', root).value,
     enable_rerank: $('#rerank', root).checked,
     response_type: $('#response-type', root).value.trim() || 'Multiple Paragraphs',
-    conversation_history: turns.filter((t) => t.answer && !t.error).flatMap((t) => [
+    conversation_history: earlier.filter((t) => t.answer && !t.error).flatMap((t) => [
       {role: 'user', content: t.question}, {role: 'assistant', content: t.answer}]),
   };
   for (const [name] of BUDGETS) {
@@ -118,16 +130,29 @@ function requestBody(question, {project, turns}) {
   return body;
 }
 
-async function ask() {
+function ask() {
   const input = $('#question', root);
   const question = input.value.trim();
   if (!question) { input.focus(); return; }
   if (running) return;
-  const turn = {question, answer: '', mode: $('#mode', root).value, final: null, error: null, streaming: true};
-  const asked = conversation; // the project it is asked in, whatever is chosen when the answer ends
-  const body = requestBody(question, asked);
-  asked.turns.push(turn);
+  const turn = {question, answer: '', mode: '', final: null, error: null};
+  conversation.turns.push(turn);
   input.value = '';
+  follow = true;
+  answer(turn, conversation);
+}
+
+/** Ask a turn's question again with the conversation before it; its new answer replaces the old one in place. */
+function retry(turn) {
+  if (running || !conversation.turns.includes(turn)) return;
+  follow = turn === conversation.turns.at(-1);
+  answer(turn, conversation);
+}
+
+async function answer(turn, asked) {
+  // `asked` is the conversation (so the project) it is asked in, whatever is chosen when the answer ends.
+  const body = requestBody(turn.question, asked.project, asked.turns.slice(0, asked.turns.indexOf(turn)));
+  Object.assign(turn, {answer: '', mode: body.mode, final: null, error: null, streaming: true});
   const controller = new AbortController();
   running = controller;
   setBusy(true);
@@ -136,8 +161,9 @@ async function ask() {
     const response = await api('query/stream', {method: 'POST', json: body, raw: true, signal: controller.signal});
     turn.headerUsage = {input: response.headers.get('X-Token-Input'), output: response.headers.get('X-Token-Output')};
     await readEvents(response, (event) => {
-      if (event.type === 'chunk') { turn.answer += event.text; if (asked === conversation) updateAnswer(turn); }
+      if (event.type === 'chunk') { turn.answer += event.text; if (asked === conversation) repaint(turn); }
       else if (event.type === 'done') turn.final = event;
+      else if (event.type === 'claims' && turn.final) turn.final.claims = event.claims;
       else if (event.type === 'error') turn.error = `${event.detail} (${event.code})`;
     });
   } catch (err) {
@@ -151,7 +177,7 @@ async function ask() {
     }
     if (asked === conversation) {
       renderConversation();
-      renderInspector(turn.final);
+      if (turn.final) showInspector(turn.final);
       renderUsage(turn);
     }
   }
@@ -194,66 +220,27 @@ function renderUsage(turn) {
 
 function renderConversation() {
   const box = $('#conversation', root);
-  const {project, turns} = conversation;
-  if (!turns.length) {
-    clear(box, emptyState('Ask a question to start. Follow-up questions send the conversation so far.'));
-    return;
-  }
-  clear(box, turns.map((turn, index) => h('article', {class: 'turn', dataset: {index}},
-    h('p', {class: 'question'}, h('strong', {}, 'You '), badge(turn.mode, 'mode'), ' ', turn.question),
-    h('div', {class: 'answer', id: `answer-${index}`, 'aria-busy': turn.streaming ? 'true' : 'false'},
-      turn.answer || (turn.streaming ? 'Thinking…' : '')),
-    turn.error ? h('p', {class: 'error-text', role: 'alert'}, turn.error) : null,
-    turn.final ? references(turn.final, project) : null)));
+  renderTurns(box, conversation, {busy: Boolean(running), onRetry: retry});
+  keepInView();
 }
 
-function updateAnswer(turn) {
-  const el = $(`#answer-${conversation.turns.indexOf(turn)}`, root);
-  if (el) el.textContent = turn.answer;
+/** A streaming answer is repainted at most once a frame (each repaint renders its Markdown again). */
+function repaint(turn) {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    const index = conversation.turns.indexOf(turn);
+    if (index < 0 || !turn.streaming) return;
+    updateStreaming($('#conversation', root), turn, index, conversation.project);
+    keepInView();
+  });
 }
 
-function references(final, project) {
-  if (!final.references?.length) return h('p', {class: 'muted small'}, 'No references.');
-  const chunks = final.context?.chunks || [];
-  return h('div', {class: 'references'}, h('h3', {}, 'References'), h('ol', {class: 'plain'},
-    final.references.map((ref) => {
-      const cited = chunks.filter((c) => c.reference_id === ref.reference_id);
-      return h('li', {},
-        h('span', {class: 'ref-id'}, `[${ref.reference_id}] `),
-        h('a', {class: 'reference', href: pageLink('documents', project, {doc: ref.document_id})}, ref.file_path || ref.document_id),
-        cited.length ? h('span', {class: 'muted'}, ' — chunks: ') : null,
-        cited.map((c, i) => [i ? ', ' : '', h('a', {class: 'chunk-link', title: c.id,
-          href: pageLink('documents', project, {doc: c.document_id, chunk: c.id})}, `chunk ${i + 1}`)]));
-    })));
+function keepInView() {
+  const box = $('#conversation', root);
+  if (follow) box.scrollTop = box.scrollHeight;
 }
 
-// ----- context inspector -----
-
-function renderInspector(final) {
-  const box = $('#inspector', root);
-  if (!final) {
-    clear(box, emptyState('The entities, relations and chunks the last answer was built from appear here.'));
-    return;
-  }
-  const {entities, relations, chunks} = final.context;
-  const kw = final.keywords || {};
-  clear(box,
-    h('p', {class: 'small'}, h('strong', {}, 'Keywords: '),
-      [...(kw.high_level || []), ...(kw.low_level || [])].join(', ') || '—'),
-    h('details', {open: true}, h('summary', {}, `Entities (${entities.length})`),
-      entities.length ? h('ul', {class: 'plain'}, entities.map((e) => h('li', {},
-        h('span', {class: 'dot', style: `background:${typeColour(e.type)}`}),
-        h('a', {href: pageLink('graph', conversation.project, {entity: e.name})}, e.name),
-        h('span', {class: 'muted'}, ` ${e.type} · degree ${e.degree}`),
-        h('div', {class: 'small'}, e.description)))) : h('p', {class: 'muted'}, 'None.')),
-    h('details', {}, h('summary', {}, `Relations (${relations.length})`),
-      relations.length ? h('ul', {class: 'plain'}, relations.map((r) => h('li', {},
-        h('strong', {}, `${r.source} → ${r.target}`), h('span', {class: 'muted'}, ` weight ${r.weight} · ${r.keywords}`),
-        h('div', {class: 'small'}, r.description)))) : h('p', {class: 'muted'}, 'None.')),
-    h('details', {}, h('summary', {}, `Chunks (${chunks.length})`),
-      chunks.length ? h('ol', {class: 'plain'}, chunks.map((c) => h('li', {id: `ctx-chunk-${c.id}`},
-        h('div', {class: 'muted small'}, `[${c.reference_id || '–'}] ${c.file_path || c.document_id} · via ${c.source}`,
-          c.rerank_score !== null && c.rerank_score !== undefined ? ` · rerank ${c.rerank_score.toFixed(3)}` : '',
-          ` · ${c.content.length} chars`),
-        h('pre', {}, c.content)))) : h('p', {class: 'muted'}, 'None.')));
+function showInspector(final) {
+  renderInspector($('#inspector', root), $('#inspector-counts', root), final, conversation.project);
 }
