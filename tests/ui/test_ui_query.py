@@ -328,3 +328,40 @@ def test_stop_keeps_the_partial_turn_retry_asks_again_and_copy_copies(
     page.set_viewport_size({"width": 800, "height": 900})
     assert page.evaluate("document.documentElement.scrollWidth") <= 800
     page.screenshot(path=str(artifacts / "query-chat-800.png"))
+
+
+ALIGNMENT = """
+async ([source, claims]) => {
+  const {renderMarkdown} = await import('./js/markdown.js');
+  const {wrapClaims} = await import('./js/claims.js');
+  const box = document.createElement('div');
+  box.append(renderMarkdown(source));
+  const spans = wrapClaims(box, source, claims);
+  return spans.map((pieces) => pieces.map((s) => s.textContent).join('|'));
+}
+"""
+
+
+def test_claim_offsets_land_on_the_rendered_words(page) -> None:  # noqa: ANN001
+    """Offsets in the Markdown source (counted in code points, as the service does) mark the rendered words, through
+    emphasis, links, list items, table cells and an emoji; a claim whose offsets are wrong is found by its text."""
+    source = (
+        "🚀 **Alice** leads [the team](https://example.com/the-team) in Berlin.\n\n"
+        "- Bob runs *Acme*.\n\n"
+        "| who | where |\n| --- | --- |\n| Carol | Lisbon |\n\n"
+        "Dana joined in 2024."
+    )
+    claims = [
+        ("Alice** leads [the team](https://example.com/the-team) in Berlin.", None),
+        ("Bob runs *Acme*.", None),
+        ("Lisbon", None),
+        ("Dana joined in 2024.", (0, 5)),  # wrong offsets: found by its text
+    ]
+    sent = []
+    for text, wrong in claims:
+        start = len(source[: source.index(text)])  # code points, as Python counts
+        sent.append(
+            {"text": text, "start": wrong[0] if wrong else start, "end": wrong[1] if wrong else start + len(text)}
+        )
+    marked = page.evaluate(ALIGNMENT, [source, sent])
+    assert marked == ["Alice| leads |the team| in Berlin.", "Bob runs |Acme|.", "Lisbon", "Dana joined in 2024."]

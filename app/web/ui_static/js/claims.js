@@ -44,19 +44,22 @@ function codeUnitIndex(source) {
 
 const comparable = (text) => text.replace(/\[\^?[\w-]{1,40}\]/g, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 
-/** The [node, from, to] pieces of rendered text whose source lies in [start, end). */
+/** The [node, from, to] pieces of rendered text whose source lies in [start, end); a space between two such
+ * characters belongs to the claim too (spaces are not aligned). */
 function piecesByOffsets(nodes, map, start, end) {
+  const inside = map.map((srcs) => srcs.map((src) => (src < 0 ? null : src >= start && src < end)));
+  let previous = false;
+  const open = []; // unaligned characters waiting for the next aligned one
+  inside.forEach((flags) => flags.forEach((flag, i) => {
+    if (flag === null) { open.push([flags, i]); return; }
+    for (const [list, k] of open.splice(0)) list[k] = previous && flag;
+    previous = flag;
+  }));
+  for (const [list, k] of open) list[k] = false;
   const pieces = [];
   nodes.forEach((node, n) => {
-    let from = -1;
-    let to = -1;
-    map[n].forEach((src, i) => {
-      if (src >= start && src < end) {
-        if (from < 0) from = i;
-        to = i + 1;
-      }
-    });
-    if (from >= 0) pieces.push([node, from, to]);
+    const from = inside[n].indexOf(true);
+    if (from >= 0) pieces.push([node, from, inside[n].lastIndexOf(true) + 1]);
   });
   return pieces;
 }
@@ -86,6 +89,8 @@ function piecesByText(nodes, text, after) {
     piece[2] = i + 1;
     pieces.set(n, piece);
   }
+  const end = [...pieces.values()].at(-1); // the sentence's closing punctuation, not compared above
+  while (end[2] < end[0].data.length && /[.!?;:,)\]"'”’]/.test(end[0].data[end[2]])) end[2]++;
   return [...pieces.values()];
 }
 
