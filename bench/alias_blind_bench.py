@@ -186,6 +186,12 @@ def show(results: list[dict[str, Any]]) -> None:
         for kind, n in r["negatives"].items():
             for pair in n["over"]:
                 print(f"  merged  seed {r['seed']} {kind}: {pair}")
+        for o in r["orders"]:
+            if o["moved"]:
+                print(f"  order   seed {r['seed']}: held differently in a shuffled order: {o['moved'][:6]}")
+        missing = sum(h["missing"] for h in r["habits"].values())
+        if missing:
+            print(f"  seed {r['seed']}: {missing} aliased entities found in no node (descriptions lost their tails)")
         for pair in r["other_over"][:5]:
             print(f"  merged  seed {r['seed']} (not a planned negative): {pair}")
 

@@ -273,7 +273,7 @@ def numeral(g: Gen) -> Plan:
 
 def short_product(g: Gen) -> Plan:
     line, maker = g.word(N.PRODUCT_LINES), g.word(N.ORG_ROOTS)
-    model = f"{g.rng.choice(N.PRODUCT_TAILS)} {g.rng.randint(2, 9)}"
+    model = f"{g.rng.choice(N.PRODUCT_TAILS)} {g.rng.randint(2, 9)}".replace("X ", "X")
     return Plan(f"{maker} {line} {model}", PRODUCT, [[f"{maker} {line} {model}", line], [f"{line} {model}"], [line]])
 
 

@@ -105,7 +105,7 @@ def event_two_years(g: Gen) -> tuple[list[Plan], bool]:
 
 def product_generations(g: Gen) -> tuple[list[Plan], bool]:
     line, tail = g.word(N.PRODUCT_LINES), g.rng.choice(N.PRODUCT_TAILS)
-    return [Plan(f"{line} {tail}{k}", PRODUCT, [[f"{line} {tail}{k}"]]) for k in (2, 3)], True
+    return [Plan(f"{line} {tail} {k}", PRODUCT, [[f"{line} {tail} {k}"]]) for k in (2, 3)], True
 
 
 def person_named_like_town(g: Gen) -> tuple[list[Plan], bool]:
@@ -163,6 +163,14 @@ MID = {
     PRODUCT: ["Engineers tested {x} under field conditions.", "Farmers said {x} was easy to repair."],
     EVENT: ["Much was said during {x} about {topic}.", "Few observers expected {x} to matter so much."],
     LAW: ["Critics argued that {x} went too far.", "Officials cited {x} when refusing the permit."],
+}
+FOLLOW = {  # sentences naming nobody, so that a paragraph reads as prose rather than a list of names
+    PERSON: ["Their early work was in {topic}.", "Former colleagues recall long field trips and short reports."],
+    ORG: ["Its accounts are published every spring.", "Staff numbers have doubled in a decade."],
+    PLACE: ["The local economy depends heavily on {topic}.", "Roads there are often closed in winter."],
+    PRODUCT: ["Reviews were mixed at first.", "Spare parts remain hard to find outside the capital."],
+    EVENT: ["Attendance was higher than planned.", "The final communique was short."],
+    LAW: ["Its drafting took several years.", "Several provisions were later challenged in court."],
 }
 TERM_MID = [
     "Rates of {x} rose sharply in the district.",
@@ -256,6 +264,8 @@ def _write(g: Gen, seed: int, n: int, uses: list[tuple[str, list[str]]], world: 
     for eid, steps in uses:
         entity = world.entities[eid]
         first.append(_sentence(g, steps[0], entity, topic))
+        if g.rng.random() < 0.6:
+            first[-1] += " " + g.rng.choice(FOLLOW[entity.type]).format(topic=topic)
         later += [_sentence(g, step, entity, topic) for step in steps[1:]]
     for (ea, sa), (eb, sb) in zip(uses, uses[1:], strict=False):
         fa = [f for f in _forms(sa) if not f.endswith(("'s", "\u2019s")) and not f.startswith("The ")]
