@@ -128,9 +128,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 again = await ingest(world, shuffled, args, server, f"blind{serial}")
                 m = measure(world, again["parts"])
                 split = sum(h["split"] for h in m["habits"].values())
-                row["orders"].append(
-                    {"same_nodes": again["parts"] == first["parts"], "split": split, "nodes": m["nodes"]}
-                )
+                moved = sorted({world.entities[e].name for p in set(first["parts"]) ^ set(again["parts"]) for e in p})
+                row["orders"].append({"same_nodes": not moved, "split": split, "nodes": m["nodes"], "moved": moved})
             results.append(row)
             show_seed(row)
     finally:
