@@ -12,6 +12,55 @@ or more nodes (split), nodes per aliased entity; per negative kind: pairs that m
 (over-merged); any other node holding two real entities is listed too. Shuffled orders are compared with the
 listed order's partition of real entities into nodes (the same nodes whatever the order).
 `--quick`: one entity per habit, seeds 1 and 2, one shuffled order (about a minute on a quiet machine).
+
+Before (main at e04a9fa, ENTITY_RESOLUTION=auto; 2026-11-27, 2 cores shared with seven other helpers, so the
+seconds are noisy): seeds 1 2 3, 2 entities per habit, 27 documents each. Split / aliased entities per seed,
+all seeds, share, nodes per aliased entity (neg:* rows: the negatives' own short forms):
+
+    habit                     seed 1     2     3      all share nodes
+    title                        1/2   1/2   0/2      2/6   33%  1.33
+    honorific                    1/2   2/2   1/2      4/6   67%  1.67
+    initials                     2/2   2/2   2/2      6/6  100%  2.00
+    surname_only                 1/2   1/2   1/2      3/6   50%  1.50
+    first_name                   0/2   0/2   0/2      0/6    0%  1.00
+    nickname                     2/2   2/2   2/2      6/6  100%  2.00
+    diacritics                   0/2   0/2   1/2      1/6   17%  1.17
+    transliteration              2/2   2/2   2/2      6/6  100%  3.00
+    name_order                   2/2   2/2   2/2      6/6  100%  2.00
+    possessive                   2/2   2/2   2/2      6/6  100%  2.00
+    legal_suffix                 0/2   0/2   0/2      0/6    0%  1.00
+    ampersand                    2/2   2/2   2/2      6/6  100%  2.00
+    inversion_org                0/2   0/2   0/2      0/6    0%  1.00
+    acronym_defined              2/2   0/2   0/2      2/6   33%  1.33
+    acronym_undefined            0/2   0/2   0/2      0/6    0%  1.00
+    acronym_first                0/2   0/2   0/2      0/6    0%  1.00
+    dotted                       1/2   1/2   0/2      2/6   33%  1.33
+    the_form                     0/2   0/2   0/2      0/6    0%  1.00
+    plural                       2/2   2/2   2/2      6/6  100%  2.00
+    root_alone                   0/2   0/2   2/2      2/6   33%  1.33
+    hyphen_case                  2/2   2/2   2/2      6/6  100%  2.00
+    place_diacritics             2/2   1/2   1/2      4/6   67%  1.67
+    place_transliteration        2/2   2/2   2/2      6/6  100%  2.00
+    saint                        2/2   2/2   2/2      6/6  100%  2.00
+    mount_river                  2/2   2/2   2/2      6/6  100%  2.00
+    numeral                      2/2   2/2   2/2      6/6  100%  3.00
+    short_product                2/2   2/2   2/2      6/6  100%  2.00
+    event_year                   2/2   2/2   2/2      6/6  100%  3.00
+    inversion_event              0/2   0/2   0/2      0/6    0%  1.00
+    law_year                     2/2   2/2   2/2      6/6  100%  2.83
+    treaty                       0/2   0/2   0/2      0/6    0%  1.00
+    term_abbrev                  0/2   1/2   1/2      2/6   33%  1.50
+    term_spelling                1/2   1/2   0/2      2/6   33%  1.50
+    neg:shared_surname           0/2   0/2   0/2      0/6    0%  1.00
+    neg:shared_root              0/1   0/1   0/1      0/3    0%  1.00
+    neg:parent_subsidiary        0/1   0/1   0/1      0/3    0%  1.00
+    neg:town_and_namesakes       0/1   0/1   0/1      0/3    0%  1.00
+    neg:same_acronym             0/2   0/2   0/2      0/6    0%  1.00
+    neg:numbered_programmes      1/1   1/1   1/1      3/3  100%  2.00
+    neg:person_named_like_town   0/1   0/1   0/1      0/3    0%  1.00
+    all habits: 117/225 aliased entities split (52.0%); over-merged negative pairs 0 of 36 (an earlier
+    draft naming product generations "Hearth Lite2" / "Hearth Lite3" merged them once in 3 seeds);
+    shuffled orders giving the listed order's nodes: 0/3; ingest 21-68 s per world under load.
 """
 
 from __future__ import annotations
@@ -23,7 +72,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +177,10 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 again = await ingest(world, shuffled, args, server, f"blind{serial}")
                 m = measure(world, again["parts"])
                 split = sum(h["split"] for h in m["habits"].values())
-                moved = sorted({world.entities[e].name for p in set(first["parts"]) ^ set(again["parts"]) for e in p})
-                row["orders"].append({"same_nodes": not moved, "split": split, "nodes": m["nodes"], "moved": moved})
+                a, b = Counter(first["parts"]), Counter(again["parts"])  # a split entity's node may repeat
+                moved = sorted({world.entities[e].name for p in (a - b) + (b - a) for e in p})
+                same = again["parts"] == first["parts"]
+                row["orders"].append({"same_nodes": same, "split": split, "nodes": m["nodes"], "moved": moved})
             results.append(row)
             show_seed(row)
     finally:
@@ -153,7 +204,7 @@ def show_seed(row: dict[str, Any]) -> None:
 def show(results: list[dict[str, Any]]) -> None:
     seeds = [r["seed"] for r in results]
     print("\nper habit (split / aliased entities, per seed; nodes per aliased entity over all seeds):")
-    print(f"{'habit':22}" + "".join(f"{'seed ' + str(s):>10}" for s in seeds) + f"{'all':>9}{'share':>7}{'nodes':>7}")
+    print(f"{'habit':28}" + "".join(f"{'seed ' + str(s):>10}" for s in seeds) + f"{'all':>9}{'share':>7}{'nodes':>7}")
     total_a = total_s = 0
     for habit in [*HABITS, *(f"neg:{k}" for k in NEGATIVES)]:
         cells, a_all, s_all, nodes = [], 0, 0, 0
@@ -166,12 +217,12 @@ def show(results: list[dict[str, Any]]) -> None:
         total_a, total_s = total_a + a_all, total_s + s_all
         share = f"{100 * s_all / a_all:.0f}%" if a_all else "-"
         per = f"{nodes / a_all:.2f}" if a_all else "-"
-        print(f"{habit:22}" + "".join(f"{c:>10}" for c in cells) + f"{s_all:>4}/{a_all:<4}{share:>7}{per:>7}")
+        print(f"{habit:28}" + "".join(f"{c:>10}" for c in cells) + f"{s_all:>4}/{a_all:<4}{share:>7}{per:>7}")
     print(f"all habits: {total_s}/{total_a} aliased entities split ({100 * total_s / max(total_a, 1):.1f}%)")
     print("\nnegatives (over-merged / pairs that must stay apart, per seed):")
     for kind in NEGATIVES:
         cells = [f"{len(r['negatives'][kind]['over'])}/{r['negatives'][kind]['pairs']}" for r in results]
-        print(f"{kind:22}" + "".join(f"{c:>10}" for c in cells))
+        print(f"{kind:28}" + "".join(f"{c:>10}" for c in cells))
     shuffled = [o for r in results for o in r["orders"]]
     if shuffled:
         print(
