@@ -1,5 +1,5 @@
-"""The ledger of automatic merges and their undoing: thin HTTP mapping over services/graph/merge_ledger.py and
-services/graph/unmerge.py. Included before the entities router, whose `/entities/{name:path}` would take
+"""The ledger of automatic merges and their undoing: thin HTTP mapping over services/merges/ (ledger.py,
+unmerge.py). Included before the entities router, whose `/entities/{name:path}` would take
 `/entities/merges` and `/entities/{name}/merges`."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from app.schemas.merges import MergeDecision, MergeEntry, MergeLedger, UnmergeReport, UnmergeRequest
-from app.services.graph.merge_ledger import MergeLedgerService
-from app.services.graph.unmerge import UnmergeService
+from app.services.merges.ledger import MergeLedgerService
+from app.services.merges.unmerge import UnmergeService
 from app.web.auth import ProjectScopedRoute
 from app.web.deps import ContainerDep, ProjectQuery
 from app.web.openapi import MODELS_UNAVAILABLE, errors

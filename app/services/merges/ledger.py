@@ -1,5 +1,5 @@
 """The ledger of automatic merges, for review: list it (by entity, document or rule), confirm an entry (the
-merge stays and is marked reviewed), or reject one (undone and kept apart: services/graph/unmerge.py)."""
+merge stays and is marked reviewed), or reject one (undone and kept apart: services/merges/unmerge.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.repositories.merge_ledger import LedgerEntry
 from app.schemas.merges import MergeDecision, MergeEntry, MergeLedger, UnmergeReport, UnmergeRequest
 from app.services.graph.gate import CurationBase
 from app.services.graph.lookups import not_found
-from app.services.graph.unmerge import UnmergeService, merge_entry_not_found
+from app.services.merges.unmerge import UnmergeService, merge_entry_not_found
 from app.services.projects import require_project
 
 _JUDGES = ("llm", "judge")
