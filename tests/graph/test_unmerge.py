@@ -5,6 +5,8 @@ pair then stays apart when a later document names both; accept / reject of an en
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import select
 
@@ -167,3 +169,43 @@ async def test_unmerge_by_the_absorbed_name_in_the_path(make_settings, start_app
     response = await app.http.post("/entities/Dr. Okafor/unmerge", json={"keep_apart": False})
     assert response.status_code == 200, response.text
     assert response.json()["entity"] == "Ngozi Okafor" and response.json()["restored"] == ["Dr. Okafor"]
+
+
+async def test_restored_descriptions_are_summarised_as_a_rebuild_would(make_settings, start_app, fake_llm):
+    """Fragments past the summary threshold are summarised (on the unmerge's own connection: the cache
+    lookups never wait for a second pooled connection while the locks are held); still no extraction call."""
+    app = await start_app(make_settings(force_llm_summary_on_merge=2))
+    records = {
+        **RECORDS,
+        "zeroth doc": [entity_line("Ngozi Okafor", "person", "Ngozi Okafor chaired the zeroth meeting.")],
+    }
+    install(fake_llm, records)
+    await ingest(app, ["zeroth doc"])
+    await ingest(app, ["first doc"])
+    await ingest(app, ["second doc"])
+    calls = len(fake_llm.calls)
+    response = await app.http.post("/entities/Ngozi Okafor/unmerge", json={})
+    assert response.status_code == 200, response.text
+    assert response.json()["restored"] == ["Dr. Okafor"]
+    assert not [c for c in fake_llm.calls[calls:] if c.operation in ("extract", "glean")]
+    [row] = await rows(app, select(entities.c.description).where(entities.c.key == "ngozi okafor"))
+    assert "second report" not in row["description"]
+
+
+async def test_unmerge_and_an_ingest_naming_both_at_once(make_settings, start_app, fake_llm):
+    """The unmerge and a document naming both names, concurrently: whichever takes the locks first, the
+    names end apart and the ledger has nothing standing."""
+    app = await start_app(make_settings())
+    await _merged(app, fake_llm, reverse=False)
+    unmerged, _ = await asyncio.gather(
+        app.http.post("/entities/Ngozi Okafor/unmerge", json={}), ingest(app, ["third doc"])
+    )
+    assert unmerged.status_code == 200, unmerged.text
+    keys, _ = await graph(app)
+    assert {"ngozi okafor", "dr. okafor"} <= keys
+    ledger = (await app.http.get("/entities/merges")).json()["entries"]
+    assert ledger and all(e["status"] == "undone" for e in ledger)
+    third = await rows(
+        app, select(entity_sources.c.entity_key).where(entity_sources.c.entity_key.in_(["dr. okafor", "ngozi okafor"]))
+    )
+    assert {r["entity_key"] for r in third} == {"dr. okafor", "ngozi okafor"}
