@@ -54,7 +54,7 @@ class UnmergeRequest(BaseModel):
     names: list[Name] | None = Field(
         None, min_length=1, max_length=100, description="Absorbed names to restore; all automatic merges when omitted"
     )
-    entry_id: int | None = Field(None, ge=1, description="A ledger entry to undo (instead of `names`)")
+    entry_id: int | None = Field(None, ge=1, le=2**63 - 1, description="A ledger entry to undo (instead of `names`)")
     keep_apart: bool = Field(True, description="Record the pairs as distinct, so resolution never merges them again")
 
     @model_validator(mode="after")

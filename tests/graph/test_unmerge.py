@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
-from app.db.tables import entities, entity_aliases, entity_sources, relation_sources
+from app.db.tables import entities, entity_aliases, entity_rejections, entity_sources, relation_sources
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line, rows
 from tests.ingest.test_resolution_ingest import graph, install
 
@@ -139,6 +139,10 @@ async def test_bad_requests_are_4xx_and_change_nothing(make_settings, start_app,
         ("/entities/Ngozi Okafor/unmerge", {"names": []}, 422, None),
         ("/entities/Ngozi Okafor/unmerge", {"names": ["Dr. Okafor"], "entry_id": entry["id"]}, 422, None),
         ("/entities/Ngozi Okafor/unmerge", {"entry_id": 0}, 422, None),
+        ("/entities/Ngozi Okafor/unmerge", {"entry_id": 2**70}, 422, None),
+        ("/entities/Ngozi Okafor/unmerge", {"names": ["x" * 1001]}, 422, None),
+        ("/entities/Ngozi Okafor/unmerge", {"names": ["  "]}, 422, None),
+        ("/entities/merges/99999999999999999999999/accept", {}, 422, None),
         ("/entities/Ngozi Okafor/unmerge", {"surprise": 1}, 422, None),
         ("/entities/Ngozi Okafor/unmerge", {"project_id": "nowhere"}, 404, "project_not_found"),
         ("/entities/merges/999999/accept", {}, 404, "merge_entry_not_found"),
@@ -152,6 +156,8 @@ async def test_bad_requests_are_4xx_and_change_nothing(make_settings, start_app,
             assert response.json()["code"] == code, (path, body)
     assert (await app.http.post("/entities/Ngozi Okafor/unmerge", content=b"{nope")).status_code == 422
     assert (await app.http.get("/entities/Nobody/merges")).status_code == 404
+    assert (await app.http.get("/entities//merges")).status_code in (404, 422)
+    assert (await app.http.post("/entities//unmerge", json={})).status_code in (404, 422)
     assert (await app.http.get("/entities/merges", params={"limit": 0})).status_code == 422
     assert await graph(app) == before
 
@@ -169,6 +175,7 @@ async def test_unmerge_by_the_absorbed_name_in_the_path(make_settings, start_app
     response = await app.http.post("/entities/Dr. Okafor/unmerge", json={"keep_apart": False})
     assert response.status_code == 200, response.text
     assert response.json()["entity"] == "Ngozi Okafor" and response.json()["restored"] == ["Dr. Okafor"]
+    assert not await rows(app, select(entity_rejections))  # keep_apart false: resolution may join them again
 
 
 async def test_restored_descriptions_are_summarised_as_a_rebuild_would(make_settings, start_app, fake_llm):

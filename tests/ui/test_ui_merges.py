@@ -5,6 +5,7 @@ entity of its own again."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -36,7 +37,9 @@ def _ingest(http: httpx.Client, marker: str) -> None:
         time.sleep(0.1)
 
 
-def test_undo_an_automatic_merge_from_the_entity_panel(ui_server: LiveServer, browser, fake_llm) -> None:  # noqa: ANN001
+def test_undo_an_automatic_merge_from_the_entity_panel(
+    ui_server: LiveServer, browser, fake_llm, artifacts: Path
+) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
     install(fake_llm, RECORDS)
@@ -63,6 +66,7 @@ def test_undo_an_automatic_merge_from_the_entity_panel(ui_server: LiveServer, br
     expect(entry).to_contain_text("second-doc.txt")
     expect(entry.locator("button.merge-accept")).to_be_visible()
     expect(entry.locator("button.merge-reject")).to_be_visible()
+    page.locator("#entity-merges").screenshot(path=artifacts / "entity-merges.png")
 
     entry.locator("button.merge-undo").click()
     expect(page.locator("#toasts")).to_contain_text("Restored Dr. Okafor")

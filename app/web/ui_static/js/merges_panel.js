@@ -67,7 +67,7 @@ function ledgerItem(entity, e, hooks) {
         act((r) => `Restored ${r.restored.join(', ') || names}`,
           () => api(`${entityPath(entity.name)}/unmerge`, {method: 'POST', json: {...json, entry_id: e.id}}), hooks, entity.name);
       }),
-      button('merge-reject', 'Reject', () => {
+      button('merge-reject danger', 'Reject', () => {
         if (!confirm(`Reject the merge of ${names} into ${entity.name}? They are separated and never merged again.`)) return;
         act((r) => `Separated ${r.restored.join(', ') || names} for good`,
           () => api(`entities/merges/${e.id}/reject`, {method: 'POST', json}), hooks, entity.name);
