@@ -22,7 +22,7 @@ from app.core.process_gc import freeze_start_up_objects
 from app.core.startup import OneLineStartupRefusal, unreachable_database
 from app.db.engine import Database
 from app.db.errors import is_connection_error
-from app.routers import document_versions, documents, export, graph, ops, projects, query
+from app.routers import document_versions, documents, export, graph, merges, ops, projects, query
 from app.web.api_docs import install_api_docs
 from app.web.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, ProjectScopedRoute, parse_api_keys
 from app.web.error_handlers import install_error_handlers
@@ -116,7 +116,18 @@ def _included_routes(lightrag_compat_prefix: str) -> tuple[BaseRoute, ...]:
     holder = FastAPI(generate_unique_id_function=operation_id)
     holder.router.route_class = ProjectScopedRoute
     own_routes = len(holder.router.routes)  # the docs routes every FastAPI app adds for itself
-    for module in (projects, documents, document_versions, query, graph, export, ops, ollama_routes, openai_routes):
+    for module in (
+        projects,
+        documents,
+        document_versions,
+        query,
+        merges,
+        graph,
+        export,
+        ops,
+        ollama_routes,
+        openai_routes,
+    ):
         holder.include_router(module.router)
     if (lightrag_routes := lightrag_routes_module.build_router(lightrag_compat_prefix)) is not None:
         holder.include_router(lightrag_routes)

@@ -62,6 +62,9 @@ ErrorCode = Literal[
     "alias_not_found",
     "alias_exists",
     "rename_not_allowed",
+    "no_automatic_merge",
+    "merge_entry_not_found",
+    "merge_already_undone",
     # queries and chat
     "empty_query",
     "query_limits",

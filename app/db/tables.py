@@ -279,7 +279,8 @@ entity_aliases = Table(
 )
 
 
-# One row per automatic merge of entity resolution (migration 0013): which names, which rule, which document.
+# One row per automatic merge of entity resolution (migration 0013): which names, which rule, which document,
+# and what a user made of it (migration 0014).
 entity_merge_ledger = Table(
     "entity_merge_ledger",
     metadata,
@@ -293,8 +294,13 @@ entity_merge_ledger = Table(
     Column("document_id", Text),
     Column("retroactive", Boolean, nullable=False, server_default=text("false")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # what a user made of it (migration 0014): NULL while unreviewed
+    Column("outcome", Text),
+    Column("decided_at", DateTime(timezone=True)),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+    CheckConstraint("outcome IN ('confirmed', 'undone', 'rejected')", name="outcome"),
     Index("ix_entity_merge_ledger_project_id_entity_key", "project_id", "entity_key"),
+    Index("ix_entity_merge_ledger_project_id_id", "project_id", "id"),
 )
 
 

@@ -256,10 +256,10 @@ class DeletionService:
         self, project_id: str, snap: Snapshot, inputs: RebuildInputs, language: str, batch: CacheBatch
     ) -> Prepared:
         plan = plan_rebuild(snap.entities, snap.relations, snap.gone, inputs.extractions, self.settings)
-        ent_rows, rel_rows = await self._summarised_rows(
+        ent_rows, rel_rows = await self.summarised_rows(
             project_id, plan, snap.entities, snap.relations, inputs.paths, language, batch
         )
-        vectors = await self._embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
+        vectors = await self.embeddings(snap.entities, snap.relations, ent_rows, rel_rows)
         return Prepared(snap, plan, ent_rows, rel_rows, vectors, batch)
 
     async def _apply(
@@ -297,7 +297,7 @@ class DeletionService:
         row = await projects_repo.get(conn, project_id)
         return effective_settings(self.settings, row.settings if row else None)
 
-    async def _summarised_rows(
+    async def summarised_rows(
         self,
         project_id: str,
         plan: RebuildPlan,
@@ -380,7 +380,7 @@ class DeletionService:
             "truncate": truncate_note(len(remaining), len(limited), method),
         }
 
-    async def _embeddings(
+    async def embeddings(
         self, ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], ent_rows: list[dict], rel_rows: list[dict]
     ) -> tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]:
         """Vectors for rebuilt items whose embedded text changed."""

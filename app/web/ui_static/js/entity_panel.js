@@ -4,6 +4,7 @@
 
 import {api, availableOperations, currentProject} from './api.js';
 import {badge, clear, errorState, errorText, h, pageLink, toast, typeColour} from './dom.js';
+import {mergesSection} from './merges_panel.js';
 
 const STRATEGIES = ['concatenate', 'keep_first', 'keep_longest', 'llm_summarize'];
 
@@ -42,7 +43,7 @@ export async function showEntity(panel, name, project, graphHooks) {
     entity.aliases?.length ? h('p', {class: 'small'}, h('strong', {}, 'Aliases: '), entity.aliases.join(', ')) : null,
     sources(entity),
     relations(entity, hooks),
-    duplicates(entity, ops, hooks),
+    mergesSection(entity, ops, hooks),
     editForm(entity, hooks),
     renameForm(entity, hooks),
     mergeForm(entity, hooks),
@@ -74,20 +75,6 @@ function relations(entity, hooks) {
         h('span', {class: 'muted'}, ` · ${r.keywords || 'related'} · weight ${r.weight}`),
         h('div', {class: 'description'}, readable(r.description)));
     })) : h('p', {class: 'muted small'}, 'No relations.'));
-}
-
-function duplicates(entity, ops, hooks) {
-  // Shown when the service suggests duplicates (entity resolution); older services have no such endpoint.
-  const path = ['GET /entities/{name}/duplicates', 'GET /entities/duplicates'].find((op) => ops.has(op));
-  if (!path) return null;
-  const box = h('div', {class: 'small'}, 'Looking for duplicates…');
-  const url = path.includes('{name}') ? `${entityPath(entity.name)}/duplicates` : 'entities/duplicates';
-  api(url, {params: {project_id: entity.project, name: entity.name}}).then((found) => {
-    const items = (found.duplicates || found.suggestions || found.candidates || []).map((d) => d.name || d.entity || d);
-    clear(box, items.length ? [h('strong', {}, 'Possible duplicates: '), items.map((n, i) => [i ? ', ' : '',
-      h('button', {type: 'button', class: 'link', onclick: () => hooks.open(n)}, n)])] : 'No duplicate suggested.');
-  }).catch((err) => clear(box, `Duplicates: ${errorText(err)}`));
-  return h('details', {}, h('summary', {}, 'Duplicate suggestions'), box);
 }
 
 async function patch(entity, changes, hooks, focus) {
