@@ -125,6 +125,28 @@ def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -
     return found
 
 
+def close_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """Entities the rules cannot accept but the LLM judge may (app/domain/judge.py): a person of the same surname
+    whose first name the guard does not set apart ("N. Okafor" / "Ngozi Okafor"), a thing of the same root whose
+    name is a near spelling or the same words but of another type."""
+    if is_person(etype):
+        surname = surname_of(name)
+        near = index.surnames.get(surname, set()) if surname is not None else set()
+    else:
+        root = root_of(name, etype)
+        near = index.roots.get(root, set()) if root is not None else set()
+    mine = match_key(name, etype)
+    found = set()
+    for key in near - {exclude}:
+        other, other_type = index.names[key]
+        if confusable(name, etype, other, other_type):
+            continue
+        theirs = match_key(other, other_type)
+        if is_person(etype) or near_spelling(mine, theirs) or sorted(mine.split()) == sorted(theirs.split()):
+            found.add(key)
+    return found
+
+
 def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption]:
     """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
     of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved."""

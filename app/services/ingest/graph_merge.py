@@ -25,6 +25,7 @@ from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.name_resolution import NameResolution, Relock
 from app.services.ingest.progress import DocumentCancelled
+from app.services.ingest.resolution_judge import ResolutionJudge
 
 
 class _AlreadyMerged(Exception):
@@ -102,23 +103,26 @@ def _touched(
 
 
 class GraphMerger:
-    def __init__(self, db: Database, settings: Settings, last_writers: LastWriters) -> None:
+    def __init__(self, db: Database, settings: Settings, last_writers: LastWriters, judge: ResolutionJudge) -> None:
         self.db = db
         self.settings = settings
         self.last_writers = last_writers
+        self.judge = judge
 
     async def merge(
         self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
         earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
-        they name (app/services/ingest/name_resolution.py), under the same locks."""
+        they name (app/services/ingest/name_resolution.py), under the same locks; with ENTITY_RESOLUTION=llm the
+        judge is asked about the pairs the rules leave open before the locks are taken."""
         resolution = None
         if self.settings.entity_resolution != "off":
             async with self.db.connect() as conn:
                 resolution = await NameResolution.prepare(
                     conn, self.settings.entity_resolution, project_id, document_id, extractions
                 )
+            await self.judge.settle(project_id, resolution)
         while True:
             try:
                 return await self._merge(project_id, document_id, worker_id, extractions, resolution)
