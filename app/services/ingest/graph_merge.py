@@ -8,13 +8,12 @@ same transaction, so a crash leaves the document's contribution either complete 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.config import Settings
 from app.db.engine import Database
-from app.domain.cross_document import Absorption
 from app.domain.document_rows import HeldClaim
 from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
@@ -63,8 +62,6 @@ class Touched:
 
     entities: dict[str, EntityText]
     relations: dict[Pair, RelationText]
-    # earlier nodes this document's full names absorb once it is processed (app/services/ingest/absorb.py)
-    absorptions: list[Absorption] = field(default_factory=list)
 
     def replace(self, other: Touched) -> None:
         self.entities, self.relations = other.entities, other.relations
@@ -155,8 +152,6 @@ class GraphMerger:
                 touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)
         except _AlreadyMerged:
             return None
-        if resolution is not None and resolution.result is not None:
-            touched.absorptions = resolution.result.absorptions
         self.last_writers.wrote(touched, idents)
         return touched
 

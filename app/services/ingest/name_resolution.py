@@ -145,26 +145,10 @@ class NameResolution:
         known = await self._known(conn)
         self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
         self._drop_rejected()
-        await self._keep_unique_acronyms(conn)
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
-
-    async def _keep_unique_acronyms(self, conn: AsyncConnection) -> None:
-        """An earlier acronym node is absorbed only when its initials fit one entity of the whole project."""
-        assert self.result is not None
-        kept = []
-        for absorption in self.result.absorptions:
-            if sorted_pair(absorption.key, absorption.target) in self.rejected:
-                continue
-            if absorption.rule == "acronym":
-                pattern, first = initials_pattern(absorption.name)
-                fits = {k for k, _ in await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())}
-                if fits - {absorption.key, absorption.target}:  # the target may be new in this document
-                    continue
-            kept.append(absorption)
-        self.result.absorptions = kept
 
     def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:

@@ -170,9 +170,11 @@ class DocumentPipeline:
             raise
         finally:  # a cancelled document is retried later, and its retry embeds whatever is stale among its items
             self.last_writers.release(touched)
-        if touched.absorptions:
+        if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.absorb(project_id, document_id, touched.absorptions)
+                await self.absorber.absorb(
+                    project_id, document_id, await self.absorber.final_pass(project_id, document_id)
+                )
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
