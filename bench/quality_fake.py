@@ -5,6 +5,7 @@ rebuilds the world from the same parameters as the benchmark, so nothing large c
 
     python -m bench.quality_fake DIM SEED ENTITIES DOCS ALIASES(0|1)
     python -m bench.quality_fake DIM alias SEED STYLE KINDS(comma-separated) PER_KIND   (bench/alias_world.py)
+    python -m bench.quality_fake DIM blind SEED PER_HABIT   (bench/alias_world_blind.py)
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ class WorldFakeProcess(FakeProcess):
     def for_alias_world(cls, dim: int, seed: int, style: str, kinds: tuple[str, ...], per_kind: int) -> FakeProcess:
         fake = cls.__new__(cls)
         fake._start(dim, ["alias", str(seed), style, ",".join(kinds), str(per_kind)])
+        return fake
+
+    @classmethod
+    def for_blind_world(cls, dim: int, seed: int, per_habit: int) -> FakeProcess:
+        fake = cls.__new__(cls)
+        fake._start(dim, ["blind", str(seed), str(per_habit)])
         return fake
 
     def _start(self, dim: int, world_args: list[str]) -> None:
@@ -71,6 +78,10 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         from bench.alias_world import build_alias_world
 
         world = build_alias_world(int(args[2]), args[3], tuple(args[4].split(",")), int(args[5])).world
+    elif args[1] == "blind":
+        from bench.alias_world_blind import build_blind_world
+
+        world = build_blind_world(int(args[2]), int(args[3]))
     else:
         world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
     dim = int(args[0])
