@@ -117,3 +117,36 @@ def test_a_verdict_never_joins_a_pair_the_guard_keeps_apart_or_a_name_the_rules_
     assert result.decisions["naseem khan"].target == "naseem khan"
     assert result.decisions["acme holdings ltd"].target == "acme holdings"  # the rules' own match, not the judge's
     assert all(d.rule is None for d in result.decisions.values())
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("Chiamaka Okonkwo’s", "Chiamaka Okonkwo", "person"),
+        ("Tromsø", "Tromso", "location"),
+        ("St. Ives", "Saint Ives", "location"),
+        ("Mt Pune", "Mount Pune", "location"),
+        ("Fourth Clean Cookstove Plan", "4th Clean Cookstove Plan", "concept"),
+        ("2004 Guilin Conference", "Guilin Conference 2004", "event"),
+        ("Seed Sovereignty Act of 1987", "Seed Sovereignty Act 1987", "concept"),
+    ],
+)
+def test_writing_habits_share_a_match_key(a, b, etype):
+    from app.domain.name_matching import match_key
+
+    assert match_key(a, etype) == match_key(b, etype)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("3rd Urban Forest Scheme", "4th Urban Forest Scheme", "concept"),
+        ("2004 Guilin Conference", "2008 Guilin Conference", "event"),
+        ("Guilin Conference", "Guilin Conference 2004", "event"),
+        ("Acme Holdings", "Acme Holding", "organization"),
+    ],
+)
+def test_numbers_and_years_still_tell_things_apart(a, b, etype):
+    from app.domain.name_matching import match_key
+
+    assert match_key(a, etype) != match_key(b, etype)
