@@ -108,6 +108,26 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
     return people | things, "partial" if people else "root"
 
 
+def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """People an initialled name fits ("K. L. Ndungu" → "Kamau L. Ndungu"): the same surname, as many given
+    names, each starting with its initial."""
+    words = tokens(name, "person")
+    if not _person_like(etype) or len(words) < 2 or any(len(w) != 1 for w in words[:-1]):
+        return set()
+    found = set()
+    for key in index.surnames.get(words[-1], set()) - {exclude}:
+        other_name, other_type = index.names[key]
+        other = tokens(other_name, "person")
+        if (
+            is_person(other_type)
+            and len(other) == len(words)
+            and other != words
+            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=True))
+        ):
+            found.add(key)
+    return found
+
+
 def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Entities whose name is a near spelling of this one, of the same type, that the guard lets through."""
     if is_person(etype) or specific_type(etype) is None or (root := root_of(name, etype)) is None:
@@ -162,6 +182,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)
+            if not fits:
+                fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
             evidence = f"{name!r} alone, and {{target}} is the only {'person' if rule == 'partial' else 'name'} it fits"
         if len(fits) != 1:
             continue

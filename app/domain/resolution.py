@@ -40,6 +40,7 @@ from app.domain.cross_document import (
     Nearby,
     absorptions,
     close_candidates,
+    initialled_candidates,
     lone_word_candidates,
     near_spellings,
 )
@@ -226,6 +227,8 @@ class _Resolver:
     def _across(self, key: str, name: str, etype: str) -> Decision | None:
         """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
         found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
+        if not found:
+            found, rule = initialled_candidates(name, etype, self.index, exclude=key), "partial"
         scoped = bool(found)
         if not found:
             found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"

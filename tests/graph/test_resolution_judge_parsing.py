@@ -150,3 +150,18 @@ def test_numbers_and_years_still_tell_things_apart(a, b, etype):
     from app.domain.name_matching import match_key
 
     assert match_key(a, etype) != match_key(b, etype)
+
+
+def test_an_initialled_name_joins_the_one_person_it_fits():
+    nearby = {
+        "kamau l. ndungu": ("Kamau L. Ndungu", "person"),
+        "wanjiru ndungu": ("Wanjiru Ndungu", "person"),
+    }
+    result = resolve(_doc(("K. L. Ndungu", "person"), ("K. Ndungu", "person")), Known(nearby=nearby), {}, "auto")
+    assert result.decisions["k. l. ndungu"].target == "kamau l. ndungu"
+    assert result.decisions["k. l. ndungu"].scoped
+    assert result.decisions["k. ndungu"].target == "k. ndungu"  # no person of one given name starting with K
+    two = nearby | {"kofi l. ndungu": ("Kofi L. Ndungu", "person")}
+    ambiguous = resolve(_doc(("K. L. Ndungu", "person")), Known(nearby=two), {}, "llm")
+    assert ambiguous.decisions["k. l. ndungu"].target == "k. l. ndungu"
+    assert ambiguous.open["k. l. ndungu"] == {"kamau l. ndungu", "kofi l. ndungu"}
