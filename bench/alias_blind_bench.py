@@ -1,7 +1,8 @@
 """Entity resolution on the blind alias world (bench/alias_world_blind.py), per alias habit and per seed.
 
     .venv/bin/python -m bench.alias_blind_bench [--seeds 1 2 3] [--per-habit 2] [--orders 1] [--quick]
-                                                [--resolution off|suggest|auto|llm] [--app-dir /tmp/base] [--json out.json]
+                                                [--resolution off|suggest|auto|llm] [--app-dir /tmp/base]
+                                                [--json out.json]
 
 Each world is ingested through the real app in-process (embedded PostgreSQL, in-process worker, the
 world-aware fake model of tests/support/fakes/world_model.py in its own process returning the gold records:
