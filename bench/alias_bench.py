@@ -1,7 +1,7 @@
 """Entity resolution measured where it was not built: alias worlds (bench/alias_world.py), per alias kind and seed.
 
     .venv/bin/python -m bench.alias_bench [--seeds 1 2 3] [--styles invented real] [--kinds inversion root ...]
-                                          [--per-kind 8] [--shuffled] [--resolution off|suggest|auto]
+                                          [--per-kind 8] [--shuffled] [--resolution off|suggest|auto|llm]
                                           [--app-dir /tmp/base] [--json out.json]
 
 Each world is ingested through the real app (embedded PostgreSQL, in-process worker, the world-aware fake
@@ -105,9 +105,13 @@ async def ingest(world: AliasWorld, order: list[int], args: argparse.Namespace, 
                 rows = (
                     await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))
                 ).all()
+            stats = fake.stats()
     finally:
         fake.stop()
-    return {"seconds": seconds, "parts": partition(world, [(r[0], r[1]) for r in rows])}
+    tokens = sum(stats["prompt_tokens"].values()) + sum(stats["completion_tokens"].values())
+    judge = stats["prompt_tokens"].get("judge", 0) + stats["completion_tokens"].get("judge", 0)
+    parts = partition(world, [(r[0], r[1]) for r in rows])
+    return {"seconds": seconds, "parts": parts, "tokens": tokens, "judge_tokens": judge}
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -129,6 +133,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "seed": seed,
                     "style": style,
                     "seconds": first["seconds"],
+                    "tokens": first["tokens"],
+                    "judge_tokens": first["judge_tokens"],
                     "kinds": per_kind(world, first["parts"]),
                 }
                 if args.shuffled:
@@ -179,6 +185,10 @@ def show(results: list[dict[str, Any]]) -> None:
         f"all kinds: {total_s}/{total_a} split ({100 * total_s / max(total_a, 1):.1f}%), {len(overs)} over-merged pairs"
     )
     print(f"ingest seconds (listed order): {sum(r['seconds'] for r in results):.1f}")
+    tokens, judge = sum(r["tokens"] for r in results), sum(r["judge_tokens"] for r in results)
+    print(
+        f"LLM tokens (listed order): {tokens}, of which the entity judge {judge} ({100 * judge / max(tokens, 1):.1f}%)"
+    )
     if any("same_nodes_shuffled" in r for r in results):
         same = sum(bool(r.get("same_nodes_shuffled")) for r in results)
         print(f"shuffled order gives the same nodes: {same}/{len(results)} worlds")
@@ -197,7 +207,7 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", choices=ALIAS_KINDS, default=list(ALIAS_KINDS))
     parser.add_argument("--per-kind", type=int, default=8)
     parser.add_argument("--shuffled", action="store_true", help="also ingest each world in a shuffled order")
-    parser.add_argument("--resolution", choices=("off", "suggest", "auto"), default=None)
+    parser.add_argument("--resolution", choices=("off", "suggest", "auto", "llm"), default=None)
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()

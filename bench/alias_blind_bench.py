@@ -1,7 +1,8 @@
 """Entity resolution on the blind alias world (bench/alias_world_blind.py), per alias habit and per seed.
 
     .venv/bin/python -m bench.alias_blind_bench [--seeds 1 2 3] [--per-habit 2] [--orders 1] [--quick]
-                                                [--resolution off|suggest|auto] [--app-dir /tmp/base] [--json out.json]
+                                                [--resolution off|suggest|auto|llm] [--app-dir /tmp/base]
+                                                [--json out.json]
 
 Each world is ingested through the real app in-process (embedded PostgreSQL, in-process worker, the
 world-aware fake model of tests/support/fakes/world_model.py in its own process returning the gold records:
@@ -252,7 +253,7 @@ def main() -> None:
     parser.add_argument("--per-habit", type=int, default=2)
     parser.add_argument("--orders", type=int, default=1, help="shuffled orders ingested per seed")
     parser.add_argument("--quick", action="store_true", help="per-habit 1, seeds 1 2, one shuffled order")
-    parser.add_argument("--resolution", choices=("off", "suggest", "auto"), default=None)
+    parser.add_argument("--resolution", choices=("off", "suggest", "auto", "llm"), default=None)
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()

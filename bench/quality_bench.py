@@ -221,7 +221,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--resolution",
-        choices=("off", "suggest", "auto"),
+        choices=("off", "suggest", "auto", "llm"),
         default=None,
         help="ENTITY_RESOLUTION for the service (default: the service's own default)",
     )

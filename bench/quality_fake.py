@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from bench.fake_process import ROOT, FakeProcess, _stats
@@ -47,6 +48,27 @@ class WorldFakeProcess(FakeProcess):
         self.url = self._read()
 
 
+def gold_judge(world: Any) -> Callable[[list[dict]], str]:
+    """The entity-resolution judge (ENTITY_RESOLUTION=llm) answering from the world's truth: "same" when both
+    names (read with their descriptions, as the bench scores nodes) stand for one and the same entity."""
+    from bench.quality_metrics import EntityMatcher
+
+    matcher = EntityMatcher(world)
+
+    def one(side: dict) -> set[str]:
+        return matcher.ids(str(side.get("name", "")), str(side.get("description", "")))
+
+    def answer(messages: list[dict]) -> str:
+        verdicts = []
+        for item in json.loads(messages[-1]["content"]):
+            a, b = one(item["a"]), one(item["b"])
+            same = len(a) == 1 and a == b
+            verdicts.append({"pair": item["pair"], "same": same, "reason": "gold" if same else "other entity"})
+        return json.dumps({"verdicts": verdicts})
+
+    return answer
+
+
 def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
     from bench.quality_world import build_world
     from tests.support.fakes.openai_server import FakeOpenAI
@@ -64,6 +86,7 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
     dim = int(args[0])
     model = WorldModel(world)
+    judge = gold_judge(world)
 
     def reply(value: Any) -> None:
         replies.write(json.dumps(value) + "\n")
@@ -71,6 +94,7 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
 
     fake = FakeOpenAI(dim=dim).start(loop="uvloop")
     model.install(fake)
+    fake.handlers["judge"] = judge
     reply(fake.url)
     try:
         for line in commands:  # ends when the parent closes the pipe (or dies)
@@ -79,6 +103,7 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
                 fake.reset()
                 fake.latency = arg
                 model.install(fake)
+                fake.handlers["judge"] = judge
                 reply(None)
             elif command == "stats":
                 reply(_stats(fake))

@@ -116,8 +116,9 @@ class Settings(BaseSettings):
     source_ids_limit_method: Literal["KEEP", "FIFO"] = "KEEP"
     max_file_paths: int = Field(75, ge=1)
     # off: names are keys as extracted; suggest: matches are recorded as duplicate suggestions only;
-    # auto: rule-based matches (normalised names, acronyms, partial person names) merge into one entity
-    entity_resolution: Literal["off", "suggest", "auto"] = "auto"
+    # auto (or rules): rule-based matches (normalised names, acronyms, partial person names) merge into one entity;
+    # llm: auto, plus one LLM call per document judging the candidate pairs the rules leave open
+    entity_resolution: Literal["off", "suggest", "auto", "llm"] = "auto"
     # GET /entities/duplicates: entities of one type whose name+description embeddings are at least this
     # cosine-similar are listed as possible duplicates (never merged without a person accepting them)
     entity_similarity_threshold: float = Field(0.85, ge=0.0, le=1.0)
@@ -217,6 +218,11 @@ class Settings(BaseSettings):
     graph_queue_timeout: float = Field(10.0, ge=0)
 
     _split = field_validator("entity_types", "api_keys", "cors_origins", mode="before")(_split_commas)
+
+    @field_validator("entity_resolution", mode="before")
+    @classmethod
+    def _rules_is_auto(cls, value: object) -> object:
+        return "auto" if isinstance(value, str) and value.strip().lower() == "rules" else value
 
     @property
     def bind_host(self) -> str:

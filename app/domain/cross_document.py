@@ -108,6 +108,26 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
     return people | things, "partial" if people else "root"
 
 
+def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """People an initialled name fits ("K. L. Ndungu" → "Kamau L. Ndungu"): the same surname, as many given
+    names, each starting with its initial."""
+    words = tokens(name, "person")
+    if not _person_like(etype) or len(words) < 2 or any(len(w) != 1 for w in words[:-1]):
+        return set()
+    found = set()
+    for key in index.surnames.get(words[-1], set()) - {exclude}:
+        other_name, other_type = index.names[key]
+        other = tokens(other_name, "person")
+        if (
+            is_person(other_type)
+            and len(other) == len(words)
+            and other != words
+            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=True))
+        ):
+            found.add(key)
+    return found
+
+
 def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Entities whose name is a near spelling of this one, of the same type, that the guard lets through."""
     if is_person(etype) or specific_type(etype) is None or (root := root_of(name, etype)) is None:
@@ -121,6 +141,28 @@ def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -
             and near_spelling(mine, match_key(other, other_type))
             and not confusable(name, etype, other, other_type)
         ):
+            found.add(key)
+    return found
+
+
+def close_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """Entities the rules cannot accept but the LLM judge may (app/domain/judge.py): a person of the same surname
+    whose first name the guard does not set apart ("N. Okafor" / "Ngozi Okafor"), a thing of the same root whose
+    name is a near spelling or the same words but of another type."""
+    if is_person(etype):
+        surname = surname_of(name)
+        near = index.surnames.get(surname, set()) if surname is not None else set()
+    else:
+        root = root_of(name, etype)
+        near = index.roots.get(root, set()) if root is not None else set()
+    mine = match_key(name, etype)
+    found = set()
+    for key in near - {exclude}:
+        other, other_type = index.names[key]
+        if confusable(name, etype, other, other_type):
+            continue
+        theirs = match_key(other, other_type)
+        if is_person(etype) or near_spelling(mine, theirs) or sorted(mine.split()) == sorted(theirs.split()):
             found.add(key)
     return found
 
@@ -140,6 +182,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)
+            if not fits:
+                fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
             evidence = f"{name!r} alone, and {{target}} is the only {'person' if rule == 'partial' else 'name'} it fits"
         if len(fits) != 1:
             continue

@@ -92,6 +92,26 @@ _LEGAL_SUFFIXES = frozenset(
     }
 )
 _STOPWORDS = frozenset({"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "on", "in", "at", "to"})
+# letters NFKD leaves whole: without this "Tromsø" and "Tromso" would not share a key
+_STROKED = str.maketrans(
+    {"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ß": "ss"}
+    | {"æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "TH"}
+)
+_POSSESSIVE = re.compile("['\u2019]s(?=\s|$)")
+_ORDINALS = {
+    "first": "1st",
+    "second": "2nd",
+    "third": "3rd",
+    "fourth": "4th",
+    "fifth": "5th",
+    "sixth": "6th",
+    "seventh": "7th",
+    "eighth": "8th",
+    "ninth": "9th",
+    "tenth": "10th",
+}
+_ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
+_YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
 _QUOTES = re.compile("['\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00b4]")
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 _DROP = re.compile(r"[.()\[\]{}]")
@@ -126,10 +146,11 @@ def qualified_name(name: str, entity_type: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Case-folded, diacritics removed, quotes dropped, punctuation to spaces, whitespace collapsed."""
-    decomposed = unicodedata.normalize("NFKD", text)
+    """Case-folded, diacritics removed (letters with a stroke too: "Tromsø" → "tromso"), a possessive "'s"
+    dropped, quotes dropped, punctuation to spaces, whitespace collapsed."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_STROKED))
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    plain = _QUOTES.sub("", plain.casefold())
+    plain = _QUOTES.sub("", _POSSESSIVE.sub("", plain.casefold()))
     plain = _DECIMAL_POINT.sub("\u2024", plain)  # "3.5" keeps its point; "S.A." becomes "sa"
     plain = _TO_SPACE.sub(" ", _DROP.sub("", plain)).replace("&", " and ")
     return " ".join(plain.replace("\u2024", ".").split())
@@ -157,6 +178,21 @@ def tokens(name: str, entity_type: str) -> list[str]:
     else:
         while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
             words = words[:-1]
+        words = _ordered(words)
+    return words
+
+
+def _ordered(words: list[str]) -> list[str]:
+    """One writing of numbers and heads in a thing's name: "Fourth X" → "4th x", "St Ives" → "saint ives",
+    a year first or after "of" written last ("2004 Guilin Conference", "Act of 1987" → "... 2004", "act 1987")."""
+    if len(words) < 2:
+        return words
+    words = [_ORDINALS.get(w, w) for w in words]
+    words[0] = _ABBREVIATED_HEADS.get(words[0], words[0])
+    if _YEAR.match(words[0]):
+        words = [*words[1:], words[0]]
+    if len(words) > 2 and words[-2] == "of" and _YEAR.match(words[-1]):
+        words = [*words[:-2], words[-1]]
     return words
 
 

@@ -34,7 +34,17 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.domain.aliases import AliasSource
-from app.domain.cross_document import Absorption, NameIndex, Nearby, absorptions, lone_word_candidates, near_spellings
+from app.domain.cross_document import (
+    Absorption,
+    NameIndex,
+    Nearby,
+    absorptions,
+    close_candidates,
+    initialled_candidates,
+    lone_word_candidates,
+    near_spellings,
+)
+from app.domain.document_names import DocumentNames
 from app.domain.name_matching import (
     acronym_letters,
     initials_match,
@@ -46,36 +56,16 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
-from app.domain.name_variants import inverted_forms
-from app.domain.names import entity_key, sorted_pair
-from app.domain.records import ChunkExtraction
+from app.domain.name_variants import confusable, inverted_forms
+from app.domain.names import entity_key
 
-ResolutionMode = Literal["off", "suggest", "auto"]
+ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
 
 
 def index_key(match: str) -> str:
     return MATCH_INDEX + match
-
-
-@dataclass
-class DocumentNames:
-    """The document's names in first-seen order: key → display name and type (first known type wins)."""
-
-    names: dict[str, str] = field(default_factory=dict)
-    types: dict[str, str] = field(default_factory=dict)
-    specific: dict[str, set[str]] = field(default_factory=dict)  # key → every specific type it was given
-
-    def add(self, key: str, name: str, entity_type: str) -> None:
-        self.names.setdefault(key, name)
-        if (specific := specific_type(entity_type or "")) is not None:
-            self.specific.setdefault(key, set()).add(specific)
-        if self.types.get(key, "unknown").lower() in ("", "unknown"):
-            self.types[key] = entity_type or "unknown"
-
-    def match(self, key: str) -> str:
-        return match_key(self.names[key], self.types.get(key, "unknown"))
 
 
 @dataclass
@@ -95,6 +85,7 @@ class Decision:
     evidence: str = ""
     scoped: bool = False  # the alias holds only inside this document
     apart: bool = False  # kept apart from an entity of another type holding the name
+    rule: str | None = None  # what the ledger names as the rule, when not the alias source ("llm_judge")
 
 
 @dataclass
@@ -104,6 +95,7 @@ class Resolution:
     index: dict[str, str]  # index_key(match) → entity key, to record for later documents
     display: dict[str, str]  # target key → display name for entities new in this document
     absorptions: list[Absorption] = field(default_factory=list)  # earlier nodes to merge into this document's
+    open: dict[str, set[str]] = field(default_factory=dict)  # name key → candidates left to the judge
 
     def target(self, key: str) -> str:
         return self.decisions[key].target if key in self.decisions else key
@@ -145,6 +137,7 @@ class _Resolver:
         self.done: dict[str, Decision] = {}
         self.visiting: set[str] = set()
         self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
+        self.open: dict[str, set[str]] = {}  # key → entities it may name that the rules could not settle
         self.index = NameIndex(known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
 
     def type_of(self, key: str) -> str:
@@ -202,12 +195,10 @@ class _Resolver:
             return Decision(aliased, "rule", f"recorded alias of {aliased!r}")
         match = self.matches[key]
         for candidate in (match, self.known.aliases.get(match), self.known.aliases.get(index_key(match))):
-            if (
-                candidate
-                and candidate != key
-                and candidate in self.known.entity_types
-                and types_compatible(etype, self.known.entity_types[candidate])
-            ):
+            if candidate and candidate != key and candidate in self.known.entity_types:
+                if not types_compatible(etype, self.known.entity_types[candidate]):
+                    self.open.setdefault(key, set()).add(candidate)  # one name, two types: the judge may tell
+                    continue
                 evidence = f"same name as {candidate!r} once normalised ({match!r})"
                 if candidate in self.doc.names and self.resolve(candidate).apart:  # this document's other type
                     return self._follow(key, candidate, "rule", evidence)
@@ -236,11 +227,17 @@ class _Resolver:
     def _across(self, key: str, name: str, etype: str) -> Decision | None:
         """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
         found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
+        if not found:
+            found, rule = initialled_candidates(name, etype, self.index, exclude=key), "partial"
         scoped = bool(found)
         if not found:
             found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
         targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
-        if len(targets) != 1 or key in targets:
+        if not found:
+            near = close_candidates(name, etype, self.index, exclude=key)
+            targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
+        if len(targets) != 1 or not found or key in targets:
+            self.open.setdefault(key, set()).update(targets - {key})
             return None
         (target,) = targets
         source: AliasSource = "partial" if rule == "partial" else "similarity" if rule == "similarity" else "rule"
@@ -307,6 +304,7 @@ class _Resolver:
         project = {k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k))}
         candidates = local or project
         if len(candidates) != 1 or key in candidates:
+            self.open.setdefault(key, set()).update(candidates - {key})
             return None
         (target,) = candidates
         return Decision(
@@ -317,9 +315,30 @@ class _Resolver:
         )
 
 
-def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode: ResolutionMode) -> Resolution:
+def _guarded(resolver: _Resolver, key: str, other: str) -> bool:
+    """The confusable guard on a pair: no judge's verdict joins what it keeps apart."""
+    other_name, other_type = resolver.index.names.get(other, (other, resolver.type_of(other)))
+    return confusable(resolver.doc.names[key], resolver.type_of(key), other_name, other_type)
+
+
+def resolve(
+    doc: DocumentNames,
+    known: Known,
+    definitions: dict[str, str],
+    mode: ResolutionMode,
+    judged: Mapping[str, tuple[str, str]] | None = None,
+) -> Resolution:
+    """`judged`: name key → (entity key, reason) the LLM judge found to be the same (mode "llm"), applied to
+    names the rules left as themselves when that entity is still there."""
     resolver = _Resolver(doc, known, definitions)
     decisions = {key: resolver.resolve(key) for key in doc.names}
+    open_pairs = {k: found for k, found in resolver.open.items() if decisions[k].target == k or decisions[k].apart}
+    for key, (target, reason) in (judged or {}).items():
+        if target not in open_pairs.get(key, ()) or _guarded(resolver, key, target):  # settled, or never to join
+            continue
+        final = decisions[target].target if target in decisions else target
+        if final != key and (final in known.entity_types or final in known.nearby or final in doc.names):
+            decisions[key] = Decision(final, "similarity", f"LLM judge: {reason}", scoped=True, rule="llm_judge")
     suggestions = [
         (k, d.target, SAME_NAME_SCORE, d.evidence) for k, d in decisions.items() if d.apart and k in known.entity_types
     ]
@@ -327,7 +346,9 @@ def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode:
         suggestions += [(k, d.target, 1.0, d.evidence) for k, d in decisions.items() if d.target != k and not d.apart]
         decisions = {k: d if d.apart else Decision(k) for k, d in decisions.items()}
     display: dict[str, str] = {
-        decisions[k].target: name for k, name in resolver.apart.items() if decisions[k].target not in known.entity_types
+        decisions[k].target: name
+        for k, name in resolver.apart.items()
+        if decisions[k].apart and decisions[k].target not in known.entity_types
     }
     for decision in decisions.values():
         if decision.target in doc.names and decision.target not in known.entity_types:
@@ -348,47 +369,4 @@ def resolve(doc: DocumentNames, known: Known, definitions: dict[str, str], mode:
     if mode == "suggest":
         suggestions += [(a.key, a.target, 1.0, a.evidence) for a in absorbed]
         absorbed = []
-    return Resolution(decisions, suggestions, index, display, absorbed)
-
-
-def document_names(extractions: list[ChunkExtraction]) -> DocumentNames:
-    """The names of a document's extractions (entities, then relation ends), in chunk order."""
-    doc = DocumentNames()
-    for extraction in extractions:
-        for ent in extraction.entities:
-            doc.add(ent.key, ent.name, ent.entity_type)
-        for rel in extraction.relations:
-            doc.add(rel.src_key, rel.src_name, "unknown")
-            doc.add(rel.tgt_key, rel.tgt_name, "unknown")
-    return doc
-
-
-def remap(
-    extractions: list[ChunkExtraction], targets: Mapping[str, str], display: Mapping[str, str] | None = None
-) -> list[ChunkExtraction]:
-    """The extractions with every name's key replaced by the entity it resolves to. A relation whose two
-    ends resolve to one entity is dropped: the graph holds no self-loops, so a resolved one would be lost
-    text either way, and it says nothing a description does not."""
-    display = display or {}
-    out = []
-    for x in extractions:
-        ents = [
-            replace(e, key=t, name=display.get(t, e.name)) if (t := targets.get(e.key, e.key)) != e.key else e
-            for e in x.entities
-        ]
-        rels = []
-        for r in x.relations:
-            src, tgt = targets.get(r.src_key, r.src_key), targets.get(r.tgt_key, r.tgt_key)
-            if src == tgt:
-                continue
-            if (src, tgt) == (r.src_key, r.tgt_key):
-                rels.append(r)
-                continue
-            names = {
-                src: display.get(src, r.src_name if src == targets.get(r.src_key, r.src_key) else r.tgt_name),
-                tgt: display.get(tgt, r.tgt_name if tgt == targets.get(r.tgt_key, r.tgt_key) else r.src_name),
-            }
-            a, b = sorted_pair(src, tgt)
-            rels.append(replace(r, src_key=a, tgt_key=b, src_name=names[a], tgt_name=names[b]))
-        out.append(replace(x, entities=ents, relations=rels))
-    return out
+    return Resolution(decisions, suggestions, index, display, absorbed, open_pairs)

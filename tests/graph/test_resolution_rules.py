@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.extraction_parser import parse_extraction
 from app.domain.name_matching import acronym_definitions, initials_match, match_key
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
-from app.domain.resolution import DocumentNames, Known, document_names, index_key, remap, resolve
+from app.domain.resolution import Known, index_key, resolve
 
 
 def doc_of(*names: tuple[str, str]) -> DocumentNames:

@@ -5,7 +5,13 @@ arrives and exactly one entity of the project fits the short form (app/domain/cr
 node is merged into the full one by the curation merge (services/graph/entity_merge.py, strategy concatenate:
 its relations, provenance and description fragments move, no LLM call), the alias keeps the rule that found
 it and the ledger records which names, which rule and which document. Resolution then no longer depends on
-the order the documents came in. It runs after the document's merge commits, with the merge's own locks.
+the order the documents came in.
+
+The pass runs after the document's merge has committed, on what is committed then (`final_pass`), both ways:
+this document's full names absorb earlier short nodes, and this document's short nodes join a full name that
+exists now. Two documents processed at the same time may each resolve before the other commits; the one
+committing last sees both in its final pass. A document retried after its merge committed runs the pass again,
+so no absorption is lost with the attempt that computed it.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import logging
 from app.container import Container
 from app.core.errors import AppError
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import Absorption
+from app.domain.cross_document import Absorption, Nearby, absorptions, nearby_ranges
+from app.domain.name_matching import initials_pattern
+from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
@@ -32,6 +40,29 @@ class Absorber:
     def __init__(self, c: Container) -> None:
         self.db = c.db
         self.merges = EntityMergeService(c)
+
+    async def final_pass(self, project_id: str, document_id: str) -> list[Absorption]:
+        """The absorptions the committed graph shows for the document's nodes, in either direction, without
+        pairs a user rejected and acronyms whose initials fit another entity of the project."""
+        async with self.db.connect() as conn:
+            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
+            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            near = await ledger_repo.entities_near(conn, project_id, nearby_ranges(list(mine.values())))
+            others = {k: v for k, v in near.items() if k not in mine}
+            found = absorptions(mine, others, set()) + absorptions(others, mine, set())
+            rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found])
+            kept = []
+            for a in found:
+                if sorted_pair(a.key, a.target) in rejected:
+                    continue
+                if a.rule == "acronym":
+                    pattern, first = initials_pattern(a.name)
+                    fits = {k for k, _ in await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())}
+                    if fits - {a.key, a.target}:
+                        continue
+                kept.append(a)
+        return kept
 
     async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:
         """Merge each earlier node into its full name; returns the merges made (a node gone meanwhile, or

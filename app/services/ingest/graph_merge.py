@@ -8,13 +8,12 @@ same transaction, so a crash leaves the document's contribution either complete 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.config import Settings
 from app.db.engine import Database
-from app.domain.cross_document import Absorption
 from app.domain.document_rows import HeldClaim
 from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
@@ -25,6 +24,7 @@ from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.name_resolution import NameResolution, Relock
 from app.services.ingest.progress import DocumentCancelled
+from app.services.ingest.resolution_judge import ResolutionJudge
 
 
 class _AlreadyMerged(Exception):
@@ -62,8 +62,6 @@ class Touched:
 
     entities: dict[str, EntityText]
     relations: dict[Pair, RelationText]
-    # earlier nodes this document's full names absorb once it is processed (app/services/ingest/absorb.py)
-    absorptions: list[Absorption] = field(default_factory=list)
 
     def replace(self, other: Touched) -> None:
         self.entities, self.relations = other.entities, other.relations
@@ -102,23 +100,26 @@ def _touched(
 
 
 class GraphMerger:
-    def __init__(self, db: Database, settings: Settings, last_writers: LastWriters) -> None:
+    def __init__(self, db: Database, settings: Settings, last_writers: LastWriters, judge: ResolutionJudge) -> None:
         self.db = db
         self.settings = settings
         self.last_writers = last_writers
+        self.judge = judge
 
     async def merge(
         self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
         earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
-        they name (app/services/ingest/name_resolution.py), under the same locks."""
+        they name (app/services/ingest/name_resolution.py), under the same locks; with ENTITY_RESOLUTION=llm the
+        judge is asked about the pairs the rules leave open before the locks are taken."""
         resolution = None
         if self.settings.entity_resolution != "off":
             async with self.db.connect() as conn:
                 resolution = await NameResolution.prepare(
                     conn, self.settings.entity_resolution, project_id, document_id, extractions
                 )
+            await self.judge.settle(project_id, resolution)
         while True:
             try:
                 return await self._merge(project_id, document_id, worker_id, extractions, resolution)
@@ -151,8 +152,6 @@ class GraphMerger:
                 touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)
         except _AlreadyMerged:
             return None
-        if resolution is not None and resolution.result is not None:
-            touched.absorptions = resolution.result.absorptions
         self.last_writers.wrote(touched, idents)
         return touched
 

@@ -15,23 +15,24 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
 from app.domain.cross_document import nearby_ranges
+from app.domain.document_names import DocumentNames, document_names, remap
+from app.domain.judge import JudgePair, one_line
 from app.domain.name_matching import acronym_definitions, acronym_letters, initials_pattern, is_acronym
+from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.records import ChunkExtraction
 from app.domain.resolution import (
     Decision,
-    DocumentNames,
     Known,
     Resolution,
     ResolutionMode,
-    document_names,
     index_lookups,
     lookup_keys,
     qualified_keys,
-    remap,
     resolve,
 )
 from app.repositories import aliases as aliases_repo
+from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
 from app.repositories.resolution_ledger import LedgerItem
 
@@ -50,6 +51,9 @@ class NameResolution:
     lock_keys: set[str] = field(default_factory=set)
     result: Resolution | None = None
     rejected: set[tuple[str, str]] = field(default_factory=set)  # rejected pairs touching the document's names
+    descriptions: dict[str, str] = field(default_factory=dict)  # the document's first description of each name
+    judged: dict[str, tuple[str, str]] = field(default_factory=dict)  # name key → (entity key, reason): judge said same
+    settled: bool = False  # the judge was asked (or had nothing to answer)
 
     @classmethod
     async def prepare(
@@ -67,6 +71,10 @@ class NameResolution:
             texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
             definitions = acronym_definitions(texts)
         self = cls(mode, project_id, document_id, doc, definitions)
+        for x in extractions:
+            for e in x.entities:
+                if e.description and e.key not in self.descriptions:
+                    self.descriptions[e.key] = e.description
         known = await self._known(conn)
         self.lock_keys = (
             lookup_keys(doc, definitions)
@@ -97,31 +105,50 @@ class NameResolution:
         nearby = await ledger_repo.entities_near(conn, self.project_id, ranges)
         return Known(types, aliases, initials, nearby)
 
+    async def open_pairs(self, conn: AsyncConnection) -> list[JudgePair]:
+        """The pairs the rules leave open as the project stands now (no locks: the verdicts are applied under
+        them only to names still open, app/domain/resolution.py), without those the guard or a user keeps apart."""
+        known = await self._known(conn)
+        result = resolve(self.doc, known, self.definitions, self.mode)
+        wanted = sorted({k for found in result.open.values() for k in found if k not in self.doc.names})
+        stored = await graph_repo.fetch_entities(conn, self.project_id, wanted, with_sources=False)
+        pairs = []
+        for key, found in sorted(result.open.items()):
+            name, etype = self.doc.names[key], self.doc.types.get(key, "unknown")
+            for other in sorted(found):
+                if other in self.doc.names:
+                    other_name, other_type = self.doc.names[other], self.doc.types.get(other, "unknown")
+                    other_description = self.descriptions.get(other, "")
+                elif other in stored:
+                    row = stored[other]
+                    other_name, other_type, other_description = row.name, row.entity_type, row.description
+                else:
+                    continue
+                if confusable(name, etype, other_name, other_type) or sorted_pair(key, other) in self.rejected:
+                    continue
+                pairs.append(
+                    JudgePair(
+                        key,
+                        name,
+                        etype,
+                        one_line(self.descriptions.get(key, "")),
+                        other,
+                        other_name,
+                        other_type,
+                        one_line(other_description),
+                    )
+                )
+        return pairs
+
     async def resolve_locked(self, conn: AsyncConnection) -> None:
         """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
         known = await self._known(conn)
-        self.result = resolve(self.doc, known, self.definitions, self.mode)
+        self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
         self._drop_rejected()
-        await self._keep_unique_acronyms(conn)
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
-
-    async def _keep_unique_acronyms(self, conn: AsyncConnection) -> None:
-        """An earlier acronym node is absorbed only when its initials fit one entity of the whole project."""
-        assert self.result is not None
-        kept = []
-        for absorption in self.result.absorptions:
-            if sorted_pair(absorption.key, absorption.target) in self.rejected:
-                continue
-            if absorption.rule == "acronym":
-                pattern, first = initials_pattern(absorption.name)
-                fits = {k for k, _ in await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())}
-                if fits - {absorption.key, absorption.target}:  # the target may be new in this document
-                    continue
-            kept.append(absorption)
-        self.result.absorptions = kept
 
     def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
@@ -155,7 +182,7 @@ class NameResolution:
             conn,
             self.project_id,
             [
-                LedgerItem(d.target, key, self.doc.names[key], d.source, d.evidence, self.document_id)
+                LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
                 for key, d in sorted(self.result.decisions.items())
                 if d.target != key and d.source is not None and not d.apart
             ],

@@ -36,6 +36,7 @@ from app.services.ingest.graph_merge import ClaimLost, GraphMerger, Touched, req
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.progress import DocumentCancelled, Progress
 from app.services.ingest.reporting import error_text, failure_reason, stage
+from app.services.ingest.resolution_judge import ResolutionJudge
 from app.services.projects import ProjectService
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class DocumentPipeline:
         self.summarizer = Summarizer(c.llm_cache, c.tokenizer, c.settings)
         self.timings: dict[str, float] = {}
         self.last_writers = LastWriters()
-        self.merger = GraphMerger(c.db, c.settings, self.last_writers)
+        self.merger = GraphMerger(c.db, c.settings, self.last_writers, ResolutionJudge(c.db, c.llm_cache, c.settings))
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
         self.absorber = Absorber(c)
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests
@@ -169,9 +170,11 @@ class DocumentPipeline:
             raise
         finally:  # a cancelled document is retried later, and its retry embeds whatever is stale among its items
             self.last_writers.release(touched)
-        if touched.absorptions:
+        if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.absorb(project_id, document_id, touched.absorptions)
+                await self.absorber.absorb(
+                    project_id, document_id, await self.absorber.final_pass(project_id, document_id)
+                )
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
