@@ -2,10 +2,13 @@
 
 Passages are ranked by lexical overlap (the claim's content words a passage holds, and its facts: numbers,
 dates, names), blended with the embedding similarity of claim and passage when there is one; the chunks the
-claim's markers name get a small head start. The best passage is cited, then others that add a missing fact
-or words and are themselves close to the claim (so two unrelated sentences cannot be stitched together to
-support an invented combination). A fact of the claim found in none of the cited passages makes it
-unsupported; otherwise the share of its content words the passages hold decides supported or partial.
+claim's markers name get a small head start. The best passage is cited, then others that add a missing name
+or words, are themselves close to the claim and share a fact with what is already cited (so two unrelated
+sentences cannot be stitched together to support an invented combination). The claim's numbers and dates
+must all come from the first passage: a number found only in another sentence about the same entity does not
+count; nor does a name found elsewhere when the first passage names someone the claim does not (the claim
+swapped a name). A fact of the claim found in none of the cited passages makes it unsupported; otherwise the share of
+its content words the passages hold decides supported or partial.
 """
 
 from __future__ import annotations
@@ -77,17 +80,28 @@ def judge(text: str, passages: Sequence[Passage], marked: Collection[int], simil
         return blended + (MARKED_BONUS if p.chunk in marked else 0.0)
 
     ranked = sorted(((p, score(p)) for p in passages), key=lambda ps: -ps[1])
+    numbers = frozenset(f for f in wanted if f[0].isdigit())
+    only_first = numbers  # facts no further passage may supply
     chosen: list[Found] = []
     held_words: set[str] = set()
     held_facts: set[str] = set()
     for p, s in ranked:
         overlap = words & p.words
         coverage = len(overlap) / len(words)
-        new_facts = (wanted & p.words) - held_facts
-        if chosen and (coverage < MORE_PASSAGE_MIN or not (new_facts or len(overlap - held_words) >= 2)):
-            continue
-        if not chosen and coverage < FIRST_PASSAGE_MIN:
-            continue
+        if not chosen:
+            if coverage < FIRST_PASSAGE_MIN:
+                continue
+            new_facts = wanted & p.words
+            if any(not f[0].isdigit() for f in p.facts - wanted):
+                only_first = wanted  # the source names someone the claim does not: a swapped name, not a gap
+        else:
+            # a further passage must be about the same thing (share a fact already held) and may add names or
+            # words, never numbers (those must all come from one passage), nor names when the first passage
+            # names someone the claim does not
+            anchored = not wanted or bool(held_facts & p.words)
+            new_facts = ((wanted - only_first) & p.words) - held_facts
+            if coverage < MORE_PASSAGE_MIN or not anchored or not (new_facts or len(overlap - held_words) >= 2):
+                continue
         chosen.append(Found(p, round(min(s, 1.0), 3)))
         held_words |= overlap
         held_facts |= new_facts

@@ -99,7 +99,8 @@ def _trimmed(text: str, start: int, end: int) -> ClaimSpan | None:
     return ClaimSpan(start, end)
 
 
-def _abbreviation(text: str, dot: int) -> bool:
+def ends_with_abbreviation(text: str, dot: int) -> bool:
+    """Whether the full stop at `dot` ends an abbreviation or a title ("Dr.", "e.g.", an initial)."""
     word = re.search(r"([\w.]+)$", text[:dot])
     if word is None:
         return False
@@ -112,7 +113,11 @@ def _sentences(text: str, start: int, end: int) -> list[ClaimSpan]:
     begin = start
     for match in _SENTENCE_END.finditer(text, start, end):
         rest = text[match.end() : end].lstrip()
-        if rest and (rest[0].islower() or (text[match.start()] == "." and _abbreviation(text, match.start()))):
+        if rest and (
+            rest[0].islower()
+            or rest[0] in "(["
+            or (text[match.start()] == "." and ends_with_abbreviation(text, match.start()))
+        ):
             continue
         claim = _trimmed(text, begin, match.end())
         if claim:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.domain.claim_split import ends_with_abbreviation
+
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_][\w'’-]*", re.UNICODE)
 _MARKUP = re.compile(r"\[\d{1,4}\]|[*_`~]+|https?://\S+")
 _PASSAGE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
@@ -78,12 +80,25 @@ class Passage:
     end: int
     text: str
     words: frozenset[str]
+    facts: frozenset[str]
+
+
+def _mid_sentence(content: str, dot_end: int, next_start: int) -> bool:
+    """A full stop that does not end the sentence: after a title or abbreviation ("Dr.", "e.g."), or followed
+    by a lower-case word ("Acme Corp. signed")."""
+    if content[dot_end - 1 : dot_end] not in (".", "!", "?"):
+        return False
+    following = content[next_start : next_start + 1]
+    if following.islower() or following in ("(", "["):
+        return True
+    return content[dot_end - 1 : dot_end] == "." and ends_with_abbreviation(content, dot_end - 1)
 
 
 def passages(chunk: int, content: str) -> list[Passage]:
     found: list[Passage] = []
     begin = 0
-    bounds = [m.end() for m in _PASSAGE_END.finditer(content)] + [len(content)]
+    bounds = [m.end() for m in _PASSAGE_END.finditer(content) if not _mid_sentence(content, m.start(), m.end())]
+    bounds.append(len(content))
     for stop in bounds:
         while begin < stop:
             end = min(stop, begin + _MAX_PASSAGE)
@@ -91,6 +106,8 @@ def passages(chunk: int, content: str) -> list[Passage]:
             lead = len(piece) - len(piece.lstrip())
             text = piece.strip()
             if text:
-                found.append(Passage(chunk, begin + lead, begin + lead + len(text), text, content_words(text)))
+                found.append(
+                    Passage(chunk, begin + lead, begin + lead + len(text), text, content_words(text), facts(text))
+                )
             begin = end
     return found

@@ -52,7 +52,10 @@ def test_brackets_that_are_not_markers_stay():
 
 
 def test_streamed_rewrite_is_the_whole_rewrite_for_any_piece_size():
-    raw = "In 1998 the bridge opened [c1]. It cost 5 million (c3).\n[c2]\nMore [c9] text【c3】 here [^1].\n\n| a | b [c1] |"
+    raw = (
+        "In 1998 the bridge opened [c1]. It cost 5 million (c3).\n[c2]\n"
+        "More [c9] text【c3】 here [^1].\n\n| a | b [c1] |"
+    )
     whole = rewrite_markers(raw, CTX)[0]
     for size in range(1, 12):
         stream = MarkerStream(CTX)
