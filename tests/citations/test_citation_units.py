@@ -166,3 +166,37 @@ def test_the_models_own_references_list_is_found_and_footnotes_list_what_is_cite
     assert model_references_start("The sources of the river are in the hills.") is None
     assert footnotes([]) == ""
     assert footnotes([("1", "bridge.txt"), ("3", "c.txt")]) == "\n\n**Sources**\n- [1] bridge.txt\n- [3] c.txt"
+
+
+def test_passages_end_at_sentence_ends_not_at_titles_or_company_suffixes():
+    content = "Dr. Quivbov Norsousska met Acme Corp. (ACM) in 1975. Sorsa Mining Ltd. joined later. Next one."
+    assert [p.text for p in passages(0, content)] == [
+        "Dr. Quivbov Norsousska met Acme Corp. (ACM) in 1975.",
+        "Sorsa Mining Ltd. joined later.",
+        "Next one.",
+    ]
+
+
+STITCH = passages(
+    0,
+    "Kovel Institute and Golvuv Krouvzil announced a court ruling in the spring of 1962. "
+    "Taevkil Festival and Devpis Riazev announced a court ruling in the spring of 2006. "
+    "Kovel Institute later worked with Devpis Riazev on a court ruling.",
+)
+
+
+def test_a_name_swapped_for_one_named_elsewhere_is_not_stitched_together():
+    claim = "Kovel Institute and Devpis Riazev announced a court ruling in the spring of 1962."
+    assert judge(claim, STITCH, {0}, lambda p: None).support == "unsupported"
+
+
+def test_a_number_from_another_passage_does_not_count():
+    claim = "Kovel Institute worked with Devpis Riazev on a court ruling in 2006."
+    assert judge(claim, STITCH, set(), lambda p: None).support == "unsupported"
+
+
+def test_similarity_breaks_ties_and_the_score_blends_it():
+    claim = "Kovel Institute later worked with Devpis Riazev on a court ruling."
+    verdict = judge(claim, STITCH, set(), lambda p: 0.9 if "later" in p.text else 0.1)
+    assert verdict.support == "supported" and "later" in verdict.cited[0].passage.text
+    assert 0 < verdict.cited[0].score <= 1
