@@ -49,8 +49,13 @@ def relation_line(r: RelationHit) -> str:
     )
 
 
-def chunk_line(reference_id: str, c: ChunkHit) -> str:
-    return _json({"reference_id": reference_id, "content": c.content})
+def chunk_key(position: int) -> str:
+    """The short id a chunk has in the context (0-based position → "c1", "c2", …): what answers cite."""
+    return f"c{position + 1}"
+
+
+def chunk_line(reference_id: str, key: str, c: ChunkHit) -> str:
+    return _json({"id": key, "reference_id": reference_id, "content": c.content})
 
 
 @lru_cache
@@ -115,12 +120,13 @@ class TokenLedger:
             return sum(self.count(s) for s in segments)
         return self.tok.count("".join(segments))
 
-    def chunk_segment(self, reference_id: str, c: ChunkHit) -> str:
-        """The chunk's context line; its count is taken from the line with reference "1" when every 1-3 digit
-        number is one token (the digits are then a piece of their own), so a chunk is encoded only once."""
-        segment = chunk_line(reference_id, c) + "\n"
-        if segment not in self._counts and len(reference_id) <= 3 and _digits_single_tokens(self.tok):
-            self._counts[segment] = self.count(chunk_line("1", c) + "\n")
+    def chunk_segment(self, reference_id: str, key: str, c: ChunkHit) -> str:
+        """The chunk's context line; its count is taken from the line with reference "1" and id "c1" when every
+        1-3 digit number is one token (the digits are then a piece of their own), so a chunk is encoded once."""
+        segment = chunk_line(reference_id, key, c) + "\n"
+        short = len(reference_id) <= 3 and len(key) <= 4
+        if segment not in self._counts and short and _digits_single_tokens(self.tok):
+            self._counts[segment] = self.count(chunk_line("1", "c1", c) + "\n")
         return segment
 
     def messages(self, messages: Sequence[Message], system_segments: Sequence[str] | None = None) -> int:
@@ -191,7 +197,11 @@ def render_context(
         parts.append(_section(ENTITY_SECTION, [ledger.line(entity_line, e) for e in entities]))
     if relations is not None:
         parts.append(_section(RELATION_SECTION, [ledger.line(relation_line, r) for r in relations]))
-    parts.append(_section(CHUNK_SECTION, [ledger.chunk_segment(ref_of[c.document_id], c) for c in chunks]))
+    parts.append(
+        _section(
+            CHUNK_SECTION, [ledger.chunk_segment(ref_of[c.document_id], chunk_key(i), c) for i, c in enumerate(chunks)]
+        )
+    )
     parts.append(_section(REFERENCE_SECTION, [f"[{r.reference_id}] {r.label}\n" for r in references], ""))
     segments: list[str] = []
     for i, part in enumerate(parts):
@@ -205,7 +215,7 @@ def fit_chunks(chunks: Sequence[ChunkHit], budget: int, ledger: TokenLedger) -> 
     kept: list[ChunkHit] = []
     total = 0
     for c in chunks:
-        total += ledger.count(ledger.chunk_segment("1", c)) + 12  # + a possible reference-list line
+        total += ledger.count(ledger.chunk_segment("1", "c1", c)) + 12  # + a possible reference-list line
         if total > budget:
             break
         kept.append(c)

@@ -14,11 +14,13 @@ How to answer:
 never make facts up.
 - Combine knowledge-graph facts with the document chunks; prefer the chunks' wording for details.
 - Take the conversation history into account when the question refers back to it.
-- Each chunk carries a reference_id pointing into the reference list. When you use a chunk, remember its \
-reference_id.
+- Every chunk has a short id ("c1", "c2", …) and a reference_id pointing into the reference list.
+- Cite as you write: right after each sentence or list item that uses a chunk, put the chunk's id in square \
+brackets, e.g. [c3]; for several chunks write [c3][c7]. Cite only ids that appear in the context, never a \
+reference_id or a file name, and leave a sentence without a marker when no chunk states it.
 - Write in the same language as the question, formatted as Markdown, in this style: {response_type}.
-- End with a "### References" section listing at most 5 of the documents you relied on, one per line as \
-`- [n] file name`, using the reference list below. Omit the section if you used no document.
+- Do not add a references or sources section at the end: the cited documents are listed for the reader \
+from your markers.
 
 Additional instructions: {user_prompt}
 
@@ -46,7 +48,7 @@ def system_prompt(context: str, response_type: str, user_prompt: str | None) -> 
 ENTITY_SECTION = "Knowledge graph entities (one JSON object per line):"
 RELATION_SECTION = "Knowledge graph relationships (one JSON object per line):"
 CHUNK_SECTION = (
-    "Document chunks (one JSON object per line; reference_id points into the reference list; "
-    "chunks are ordered by relevance):"
+    "Document chunks (one JSON object per line; id is what a citation marker names, reference_id points "
+    "into the reference list; chunks are ordered by relevance):"
 )
 REFERENCE_SECTION = "Reference list (reference_id and document):"

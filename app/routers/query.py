@@ -26,9 +26,10 @@ router = APIRouter(tags=["query"], route_class=ProjectScopedRoute)
 _SSE_DOC = {
     200: {
         "description": 'JSON answer, or (stream=true) Server-Sent Events: `data: {"type": "chunk", "text": …}` '
-        'events, then one `data: {"type": "done", "mode", "keywords", "context", '
-        '"references", "prompt", "usage"}` event (`{"type": "error", …}` if the LLM fails '
-        "mid-stream).",
+        'events (citation markers rewritten as `[n]`), then one `data: {"type": "done", "response", "mode", '
+        '"keywords", "context", "references", "claims", "prompt", "usage"}` event — `response` is the whole '
+        "answer that the claims' offsets index (a references list the model wrote left out) — "
+        '(`{"type": "error", …}` if the LLM fails mid-stream).',
         # One event's schema: before OpenAPI 3.2 (`itemSchema`), an event stream's `schema` describes each event.
         "content": {
             "text/event-stream": {
@@ -97,6 +98,7 @@ async def _answer(service: QueryService, prepared, deltas) -> AsyncGenerator[str
     except AppError as exc:  # headers are already sent: report in-band
         yield _event({"type": "error", "detail": exc.detail, "code": exc.code})
         return
+    await service.cite(prepared)
     yield _event({"type": "done", **service.final_event(prepared)})
 
 

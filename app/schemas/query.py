@@ -145,10 +145,35 @@ class Reference(BaseModel):
     file_path: str | None
 
 
+class Citation(BaseModel):
+    chunk_id: str
+    document_id: str
+    file_path: str | None
+    start: int = Field(description="Start of the supporting span, a character offset in the chunk's content.")
+    end: int = Field(description="End of the supporting span (exclusive) in the chunk's content.")
+    score: float = Field(description="How well the span matches the claim (0-1): word overlap and similarity.")
+
+
+class Claim(BaseModel):
+    text: str = Field(description="One sentence (or list item, or table row) of the answer: response[start:end].")
+    start: int
+    end: int
+    support: Literal["supported", "partial", "unsupported"] = Field(
+        description="From a check against the cited spans: `unsupported` when a number, date or name of the "
+        "claim is in none of them, or little of its wording is."
+    )
+    citations: list[Citation]
+
+
 class QueryResponse(BaseModel):
-    response: str | None
+    response: str | None = Field(description="The answer; its citation markers name documents of `references` as [n].")
     mode: QueryMode
     keywords: Keywords
     context: QueryContext
     references: list[Reference]
+    claims: list[Claim] = Field(
+        default_factory=list,
+        description="The answer's sentences with the context spans that support them (empty for context-only, "
+        "prompt-only, bypass and nothing-found answers).",
+    )
     prompt: str | None = None

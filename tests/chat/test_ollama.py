@@ -32,7 +32,7 @@ def test_chat_answers_from_the_project_with_references_and_honest_counters(chat_
     content = response.message.content
     assert response.message.role == "assistant" and response.done and response.done_reason == "stop"
     assert content.startswith("Answer to 'Who is Charlie Gordon?'")
-    assert "### References" in content and "[1] story.txt" in content
+    assert content.endswith("\n\n**Sources**\n- [1] story.txt")  # the one document its answer cites
     assert [c.operation for c in fake_llm.calls][-1] == "query"
     assert (response.prompt_eval_count, response.eval_count) == spent(fake_llm) and response.eval_count > 0
     parts = response.load_duration + response.prompt_eval_duration + response.eval_duration

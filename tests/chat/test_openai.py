@@ -27,7 +27,7 @@ def test_completion_with_references_and_usage(chat_service, fake_llm: FakeOpenAI
     assert completion.object == "chat.completion" and completion.model == "lightrag"
     assert choice.finish_reason == "stop" and choice.message.role == "assistant"
     assert choice.message.content.startswith("Answer to 'Who is Charlie Gordon?'")
-    assert "### References" in choice.message.content and "[1] story.txt" in choice.message.content
+    assert choice.message.content.endswith("\n\n**Sources**\n- [1] story.txt")  # the one document its answer cites
     prompt, completion_tokens = spent(fake_llm)
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (prompt, completion_tokens)
     assert completion.usage.total_tokens == prompt + completion_tokens > 0

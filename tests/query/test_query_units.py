@@ -118,7 +118,7 @@ def test_references_by_citation_count_then_first_appearance_and_readable_descrip
     )
     text = "".join(segments)
     assert "<SEP>" not in text and "one\\ntwo" in text
-    assert "[1] d2" in text and '"reference_id": "2", "content": "x"' in text
+    assert "[1] d2" in text and '"id": "c1", "reference_id": "2", "content": "x"' in text
 
 
 TRICKY = [

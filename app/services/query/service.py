@@ -16,6 +16,7 @@ from app.container import Container
 from app.core.errors import InvalidInput, project_not_found
 from app.core.usage import current_usage
 from app.domain.chat import Message
+from app.domain.citation_markers import MarkerStream
 from app.domain.context_budget import trim_history
 from app.domain.query_plan import QueryPlan, plan_query
 from app.domain.texts import readable
@@ -23,6 +24,8 @@ from app.prompts.answer import NO_CONTEXT_ANSWER
 from app.providers.llm import PRIORITY_QUERY
 from app.repositories import retrieval as retrieval_repo
 from app.schemas.query import (
+    Citation,
+    Claim,
     ContextChunk,
     ContextEntity,
     ContextRelation,
@@ -33,6 +36,7 @@ from app.schemas.query import (
     Reference,
 )
 from app.services.cached_llm import ChatRequest
+from app.services.citations.checker import CheckedAnswer, CitationChecker, marker_context
 from app.services.projects import effective_settings
 from app.services.query.context_builder import ContextBuilder, PreparedContext
 from app.services.query.keywords import KeywordExtractor
@@ -51,10 +55,19 @@ class Prepared:
     context: PreparedContext | None = None
     messages: list[Message] = field(default_factory=list)  # what the answer call would send
     prompt: str | None = None
+    raw_answer: list[str] = field(default_factory=list)  # the model's answer as it wrote it
+    sent: list[str] = field(default_factory=list)  # the answer as streamed (markers rewritten)
+    checked: CheckedAnswer | None = None
 
     @property
     def nothing_found(self) -> bool:
         return self.plan.retrieves and (self.context is None or self.context.empty)
+
+    @property
+    def cites(self) -> bool:
+        """Whether the answer gets claims and citations: an LLM answer from a retrieved context."""
+        req = self.request
+        return not (req.only_need_context or req.only_need_prompt or self.nothing_found or not self.plan.retrieves)
 
 
 class QueryService:
@@ -126,7 +139,26 @@ class QueryService:
     # ----- answers -----
     async def query(self, req: QueryRequest) -> QueryResponse:
         prepared = await self.prepare(req)
-        return self._response(prepared, await self._answer(prepared))
+        answer = await self._answer(prepared)
+        if answer is not None and prepared.cites:
+            prepared.raw_answer = [answer]
+            checked = await self.cite(prepared)
+            answer = checked.text if checked else answer
+        return self._response(prepared, answer)
+
+    async def cite(self, p: Prepared) -> CheckedAnswer | None:
+        """The answer's claims and citations, once it is complete (None when the answer gets none)."""
+        ctx = p.context
+        if not p.cites or ctx is None:
+            return None
+        if p.checked is None:
+            raw = "".join(p.raw_answer)
+            try:
+                p.checked = await CitationChecker(self.c.embedder).check(raw, ctx.chunks, ctx.references)
+            except Exception:  # a fault of the check must not cost the user the answer itself
+                log.exception("citation check failed")
+                p.checked = CheckedAnswer("".join(p.sent) or raw, (), ())
+        return p.checked
 
     async def _answer(self, p: Prepared) -> str | None:
         req = p.request
@@ -159,10 +191,18 @@ class QueryService:
                 yield NO_CONTEXT_ANSWER
                 return
             operation = "query" if prepared.plan.retrieves else "bypass"
+            ctx = prepared.context
+            markers = MarkerStream(marker_context(ctx.chunks, ctx.references)) if ctx and prepared.cites else None
             answer = self.c.llm.stream(prepared.messages, operation=operation, priority=PRIORITY_QUERY)
             async with aclosing(answer):
                 async for delta in answer:
-                    yield delta
+                    prepared.raw_answer.append(delta)
+                    if piece := markers.feed(delta) if markers else delta:
+                        prepared.sent.append(piece)
+                        yield piece
+            if markers and (rest := markers.flush()):
+                prepared.sent.append(rest)
+                yield rest
 
         return prepared, deltas()
 
@@ -177,18 +217,49 @@ class QueryService:
                 Reference(reference_id=r.reference_id, document_id=r.document_id, file_path=r.file_path)
                 for r in (ctx.references if ctx else [])
             ],
+            claims=to_claims(p.checked),
             prompt=p.prompt,
         )
 
     def final_event(self, p: Prepared) -> dict:
-        """The last SSE event: everything of the JSON response except the answer text, plus token usage."""
+        """The last SSE event: the JSON response (the answer as its claims index it: markers rewritten, a
+        references list the model wrote left out), plus token usage. Await `cite` first."""
         body = self._response(p, None).model_dump(exclude={"response"})
+        if p.checked is not None:
+            body["response"] = p.checked.text
+        elif p.sent:
+            body["response"] = "".join(p.sent)
         usage = current_usage()
         body["usage"] = {
             "prompt_tokens": usage.prompt_tokens if usage else 0,
             "completion_tokens": usage.completion_tokens if usage else 0,
         }
         return body
+
+
+def to_claims(checked: CheckedAnswer | None) -> list[Claim]:
+    if checked is None:
+        return []
+    return [
+        Claim(
+            text=claim.text,
+            start=claim.start,
+            end=claim.end,
+            support=claim.support,
+            citations=[
+                Citation(
+                    chunk_id=c.chunk_id,
+                    document_id=c.document_id,
+                    file_path=c.file_path,
+                    start=c.start,
+                    end=c.end,
+                    score=c.score,
+                )
+                for c in claim.citations
+            ],
+        )
+        for claim in checked.claims
+    ]
 
 
 def to_query_context(ctx: PreparedContext | None) -> QueryContext:

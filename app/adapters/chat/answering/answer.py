@@ -1,5 +1,6 @@
-"""A chat answer: the query's text deltas (or, for /context, the retrieved context), then the references,
-with the timings and token counts the chat protocols report.
+"""A chat answer: the query's text deltas (or, for /context, the retrieved context), then the footnotes of the
+documents it cited (unless the model wrote its own references list), with the timings and token counts the
+chat protocols report.
 
 Both protocols answer through the query service's stream, also when the client asked for one JSON object,
 so the durations are measured the same way: `load` until retrieval is done, `prompt_eval` until the answer's
@@ -19,6 +20,7 @@ from app.adapters.chat.answering.models import model_not_found
 from app.container import Container
 from app.core.errors import NotFound
 from app.core.usage import current_usage
+from app.domain.citation_text import footnotes, model_references_start
 from app.domain.context_budget import TokenLedger, render_context
 from app.services.query.service import Prepared, QueryService
 
@@ -55,9 +57,15 @@ class ChatAnswer:
     """Iterate `pieces()` once; `stats` is complete when it ends."""
 
     def __init__(
-        self, c: Container, query: ChatQuery, prepared: Prepared, deltas: AsyncGenerator[str, None], stats: AnswerStats
+        self,
+        service: QueryService,
+        query: ChatQuery,
+        prepared: Prepared,
+        deltas: AsyncGenerator[str, None],
+        stats: AnswerStats,
     ) -> None:
-        self.c = c
+        self.service = service
+        self.c = service.c
         self.query = query
         self.prepared = prepared
         self._deltas = deltas
@@ -75,8 +83,8 @@ class ChatAnswer:
                     return
                 async for delta in self._deltas:
                     yield self._mark(delta)
-            if references := self.references_text():
-                yield self._mark(references)
+            if notes := await self.footnotes_text():
+                yield self._mark(notes)
         finally:
             self._finish()
 
@@ -95,13 +103,15 @@ class ChatAnswer:
         )
         return "".join(segments)
 
-    def references_text(self) -> str:
-        """A short "References" list after the answer: one line per cited document."""
+    async def footnotes_text(self) -> str:
+        """The documents the answer cited, one line each — none when the model already wrote a references list
+        (so the reader never sees two)."""
         ctx = self.prepared.context
-        if self.prepared.nothing_found or ctx is None or not ctx.references:
+        checked = await self.service.cite(self.prepared)
+        if ctx is None or checked is None or model_references_start("".join(self.prepared.sent)) is not None:
             return ""
-        lines = "".join(f"\n- [{r.reference_id}] {r.label}" for r in ctx.references)
-        return f"\n\n### References\n{lines}"
+        label = {r.reference_id: r.label for r in ctx.references}
+        return footnotes([(ref, label[ref]) for ref in sorted(checked.cited_documents, key=int) if ref in label])
 
     def _mark(self, piece: str) -> str:
         if not self.stats.first_piece_ns:
@@ -121,9 +131,10 @@ async def start_answer(c: Container, query: ChatQuery, started_ns: int) -> ChatA
     """Retrieve (so 4xx/404/503 come before any answer is sent); the answer itself comes from `pieces()`.
     A project that does not exist is the 404 of an unknown model."""
     try:
-        prepared, deltas = await QueryService(c).stream(query.request)
+        service = QueryService(c)
+        prepared, deltas = await service.stream(query.request)
     except NotFound as exc:
         if exc.code == "project_not_found":
             raise model_not_found(query.model) from exc
         raise
-    return ChatAnswer(c, query, prepared, deltas, AnswerStats(started_ns, prepared_ns=time.perf_counter_ns()))
+    return ChatAnswer(service, query, prepared, deltas, AnswerStats(started_ns, prepared_ns=time.perf_counter_ns()))
