@@ -336,7 +336,7 @@ workers = Table(
 provider_budgets = Table(
     "provider_budgets",
     metadata,
-    Column("key", Text, primary_key=True),
+    Column("id", Text, primary_key=True),  # kind, base URL and model
     Column("kind", Text, nullable=False),
     Column("requests", Float, nullable=False),
     Column("tokens", Float, nullable=False),
@@ -356,7 +356,7 @@ provider_leases = Table(
     Column("budget_key", Text, nullable=False),
     Column("holder", Text, nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
-    ForeignKeyConstraint(["budget_key"], ["provider_budgets.key"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["budget_key"], ["provider_budgets.id"], ondelete="CASCADE"),
     Index("ix_provider_leases_budget_key", "budget_key"),
     Index("ix_provider_leases_holder", "holder"),
 )

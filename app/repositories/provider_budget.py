@@ -80,11 +80,11 @@ async def pause(conn: AsyncConnection, key: str, kind: str, seconds: float) -> N
     """The provider answered 429 with Retry-After: nobody of the fleet calls it before then."""
     await conn.execute(
         text(
-            "INSERT INTO provider_budgets AS b (key, kind, requests, tokens, refilled_at, window_start,"
+            "INSERT INTO provider_budgets AS b (id, kind, requests, tokens, refilled_at, window_start,"
             " paused_until, rate_limited)"
             " VALUES (:key, :kind, 0, 0, clock_timestamp(), clock_timestamp(),"
             " clock_timestamp() + make_interval(secs => :seconds), 1)"
-            " ON CONFLICT (key) DO UPDATE SET rate_limited = b.rate_limited + 1,"
+            " ON CONFLICT (id) DO UPDATE SET rate_limited = b.rate_limited + 1,"
             " paused_until = greatest(b.paused_until, EXCLUDED.paused_until)"
         ),
         {"key": key, "kind": kind, "seconds": seconds},
@@ -95,17 +95,17 @@ async def states(conn: AsyncConnection, keys: list[str]) -> list[dict]:
     """Each budget's use: requests and tokens granted in the current minute, leases live, pause left."""
     rows = await conn.execute(
         text(
-            "SELECT key, kind, requests, tokens,"
+            "SELECT id AS key, kind, requests, tokens,"
             " CASE WHEN window_start > clock_timestamp() - interval '60 seconds' THEN window_requests ELSE 0 END"
             "   AS window_requests,"
             " CASE WHEN window_start > clock_timestamp() - interval '60 seconds' THEN window_tokens ELSE 0 END"
             "   AS window_tokens,"
-            " (SELECT count(*) FROM provider_leases l WHERE l.budget_key = b.key"
+            " (SELECT count(*) FROM provider_leases l WHERE l.budget_key = b.id"
             "   AND l.expires_at >= clock_timestamp()) AS leased,"
             " greatest(0, coalesce(extract(epoch FROM paused_until - clock_timestamp()), 0))::double precision"
             "   AS paused_for,"
             " rate_limited"
-            " FROM provider_budgets b WHERE key = ANY(CAST(:keys AS text[])) ORDER BY key"
+            " FROM provider_budgets b WHERE id = ANY(CAST(:keys AS text[])) ORDER BY id"
         ),
         {"keys": keys},
     )

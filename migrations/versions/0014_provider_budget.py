@@ -45,9 +45,9 @@ DECLARE
     ids bigint[] := '{}';
     used_tokens bigint := 0;
 BEGIN
-    INSERT INTO provider_budgets (key, kind, requests, tokens, refilled_at, window_start)
-    VALUES (p_key, p_kind, req_cap, tok_cap, at, at) ON CONFLICT (key) DO NOTHING;
-    SELECT * INTO b FROM provider_budgets WHERE key = p_key FOR UPDATE;
+    INSERT INTO provider_budgets (id, kind, requests, tokens, refilled_at, window_start)
+    VALUES (p_key, p_kind, req_cap, tok_cap, at, at) ON CONFLICT (id) DO NOTHING;
+    SELECT * INTO b FROM provider_budgets WHERE id = p_key FOR UPDATE;
     elapsed := greatest(0, extract(epoch FROM at - b.refilled_at));
     -- the sustained rate leaves out the burst, so that no 60-second window starts more than the limit
     req := least(req_cap, b.requests + elapsed * greatest(p_rpm - req_cap, p_rpm / 60) / 60);
@@ -88,7 +88,7 @@ BEGIN
         window_tokens = greatest(0, b.window_tokens + used_tokens - p_refund),
         leased = live,
         updated_at = at
-    WHERE key = p_key;
+    WHERE id = p_key;
     RETURN QUERY SELECT n, ids, req, tok, live,
         greatest(0, coalesce(extract(epoch FROM b.paused_until - at), 0))::double precision;
 END;
@@ -99,7 +99,7 @@ $$
 def upgrade() -> None:
     op.create_table(
         "provider_budgets",
-        sa.Column("key", sa.Text, nullable=False),
+        sa.Column("id", sa.Text, nullable=False),
         sa.Column("kind", sa.Text, nullable=False),
         sa.Column("requests", sa.Float, nullable=False),
         sa.Column("tokens", sa.Float, nullable=False),
@@ -111,7 +111,7 @@ def upgrade() -> None:
         sa.Column("leased", sa.Integer, nullable=False, server_default="0"),
         sa.Column("rate_limited", sa.BigInteger, nullable=False, server_default="0"),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
-        sa.PrimaryKeyConstraint("key", name="pk_provider_budgets"),
+        sa.PrimaryKeyConstraint("id", name="pk_provider_budgets"),
     )
     op.create_table(
         "provider_leases",
@@ -122,7 +122,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_provider_leases"),
         sa.ForeignKeyConstraint(
             ["budget_key"],
-            ["provider_budgets.key"],
+            ["provider_budgets.id"],
             ondelete="CASCADE",
             name="fk_provider_leases_budget_key_provider_budgets",
         ),
