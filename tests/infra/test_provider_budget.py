@@ -29,10 +29,12 @@ from app.db.engine import Database, async_url
 from app.providers.budget import BudgetWaitTimeout, estimate_tokens, reported_tokens, retry_after_seconds
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
+from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import provider_budget as budget_repo
 from app.repositories.provider_budget import Limits
 from app.services.budget.fleet import FleetBudget
+from tests.support.fakes.rerank_server import FakeRerank
 from tests.support.faults import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -311,8 +313,47 @@ async def test_budget_use_in_pipeline_and_metrics(make_settings, start_app):
     assert [b["kind"] for b in budget] == ["chat"]
     chat = budget[0]
     assert chat["rpm"] == 600 and chat["tpm"] == 100_000 and chat["max_concurrent"] == 3
-    assert chat["requests_this_minute"] == 1 and chat["tokens_this_minute"] > 0 and chat["in_flight"] == 0
+    assert chat["requests_this_minute"] == 1 and chat["in_flight"] == 0
+    assert chat["tokens_this_minute"] > 4000  # estimated: the request's bytes / 4 plus its max_tokens (4000)
     assert chat["model"] == "fake-llm" and "http" not in str(chat)  # no provider URL
     text = (await app.http.get("/metrics")).text
     assert 'provider_budget_window_requests{kind="chat"} 1.0' in text
     assert 'provider_budget_leases{kind="chat"} 0.0' in text
+
+
+async def test_rerank_calls_share_the_fleets_concurrency(make_settings, processes):
+    fake = FakeRerank(latency=0.2).start()
+    try:
+        settings = make_settings(
+            rerank_binding="jina", rerank_binding_host=fake.url, rerank_max_concurrent_fleet=1, rerank_timeout=30
+        )
+        services = []
+        for _ in range(2):
+            p = await processes(settings)
+            services.append(RerankService(settings, budget=p.budget.gate("rerank")))
+        outcomes = await asyncio.gather(
+            *(s.rerank("alice hart", ["bob", "alice hart", "carol"], 2) for s in services for _ in range(3))
+        )
+        for service in services:
+            await service.close()
+    finally:
+        fake.stop()
+    assert all(o.order is not None and o.order[0][0] == 1 for o in outcomes)
+    assert sum(fake.hits.values()) == 6 and fake.peak_in_flight == 1
+
+
+async def test_a_streamed_answer_holds_its_lease_until_it_ends(make_settings, processes, fake_llm):
+    p = await processes(make_settings(llm_max_concurrent_fleet=2, llm_tpm=100_000))
+    gate = p.budget.gate("chat")
+
+    async def in_flight() -> int:
+        async with p.db.connect() as conn:
+            return (await budget_repo.states(conn, [gate.key]))[0]["leased"]
+
+    fake_llm.stream_delay = 0.05
+    stream = p.llm.stream(MESSAGES, operation="query")
+    first = await anext(stream)
+    assert first and await in_flight() == 1
+    rest = [piece async for piece in stream]
+    assert rest and await in_flight() == 0
+    assert gate.held == set()
