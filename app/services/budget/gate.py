@@ -71,6 +71,7 @@ class BudgetGate:
             await self._abandon(waiter)
             if isinstance(exc, TimeoutError):
                 metrics.BUDGET_WAIT_TIMEOUTS.labels(self.kind).inc()
+                log.warning("a %s call waited %g s for the fleet's provider budget: gave up", self.kind, self.max_wait)
                 raise BudgetWaitTimeout(
                     f"waited {self.max_wait:g} s for the {self.kind} provider budget (PROVIDER_BUDGET_MAX_WAIT)"
                 ) from None
