@@ -49,9 +49,10 @@ BEGIN
     VALUES (p_key, p_kind, req_cap, tok_cap, at, at) ON CONFLICT (id) DO NOTHING;
     SELECT * INTO b FROM provider_budgets WHERE id = p_key FOR UPDATE;
     elapsed := greatest(0, extract(epoch FROM at - b.refilled_at));
-    -- the sustained rate leaves out the burst, so that no 60-second window starts more than the limit
-    req := least(req_cap, b.requests + elapsed * greatest(p_rpm - req_cap, p_rpm / 60) / 60);
-    tok := least(tok_cap, b.tokens + p_refund + elapsed * greatest(p_tpm - tok_cap, p_tpm / 60) / 60);
+    -- the sustained rate leaves out two seconds' share: the burst, and a second for the time between a grant
+    -- and its request's arrival, so that no 60-second window of arrivals holds more than the limit
+    req := least(req_cap, b.requests + elapsed * greatest(p_rpm - 2 * req_cap, p_rpm / 60) / 60);
+    tok := least(tok_cap, b.tokens + p_refund + elapsed * greatest(p_tpm - 2 * tok_cap, p_tpm / 60) / 60);
     IF p_concurrent > 0 THEN
         DELETE FROM provider_leases WHERE budget_key = p_key AND expires_at < at;
         SELECT count(*) INTO live FROM provider_leases WHERE budget_key = p_key;
