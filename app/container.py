@@ -15,6 +15,7 @@ from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import Tokenizer
 from app.repositories.common_words import CommonWords
+from app.services.budget.fleet import FleetBudget
 from app.services.cached_llm import CachedLLM
 from app.services.pipeline_hub import PipelineHub
 
@@ -49,6 +50,7 @@ class Container:
     embedder: EmbeddingClient
     llm_cache: CachedLLM
     reranker: RerankService
+    budget: FleetBudget  # the fleet's provider budget (no gates when no limit is set)
     common_words: CommonWords = field(default_factory=CommonWords)  # query words too common to search for
     pipeline_hub: PipelineHub = field(default_factory=PipelineHub)  # what GET /pipeline/events streams share
     owns_db: bool = True  # False when the caller passed the database in and closes it itself

@@ -15,6 +15,7 @@ from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import projects as projects_repo
+from app.services.budget.fleet import FleetBudget
 from app.services.cached_llm import CachedLLM
 from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 
@@ -43,15 +44,20 @@ async def build_container(settings: Settings, database: Database | None = None) 
             await db.close()
         raise
     tokenizer = get_tokenizer(settings.tokenizer_encoding)
-    llm = LLMClient(settings, tokenizer)
+    budget = FleetBudget(settings, db)
+    budget.start()
+    llm = LLMClient(settings, tokenizer, budget.gate("chat"))
     return Container(
         settings=settings,
         db=db,
         tokenizer=tokenizer,
         llm=llm,
-        embedder=EmbeddingClient(settings, tokenizer),
+        embedder=EmbeddingClient(settings, tokenizer, budget.gate("embeddings")),
         llm_cache=CachedLLM(db, llm),
-        reranker=RerankService(settings),  # built now, so its breaker gauge is in /metrics from the start
+        reranker=RerankService(
+            settings, budget=budget.gate("rerank")
+        ),  # built now, so its breaker gauge is in /metrics from the start
+        budget=budget,
         owns_db=database is None,
     )
 
@@ -65,5 +71,6 @@ async def close_container(c: Container) -> None:
     await c.reranker.close()
     await c.llm.close()
     await c.embedder.close()
+    await c.budget.close()
     if c.owns_db:
         await c.db.close()

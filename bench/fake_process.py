@@ -4,9 +4,10 @@ In-process, the fake's HTTP handling would compete for the benchmarked process's
 figures; here it runs on the other core. The child is a plain `python -m bench.fake_process DIM`, not a
 multiprocessing spawn: spawn re-imports the parent's main module (a benchmark importing the whole app,
 ~1 s of start-up and memory) before running anything. Control is one JSON line each way over the child's
-stdin/stdout: reset (with a per-call latency), stats (calls per operation, peak concurrency, and o200k
-token counts per operation computed after the run), requests (the chat calls' bodies), stop. The child
-stops when its stdin closes, so it never outlives the benchmark.
+stdin/stdout: reset (with a per-call latency), rate_limit and rate (a provider's limit and what met it),
+stats (calls per operation, peak concurrency, and o200k token counts per operation computed after the run),
+requests (the chat calls' bodies), stop. The child stops when its stdin closes, so it never outlives the
+benchmark.
 """
 
 from __future__ import annotations
@@ -59,6 +60,17 @@ def _serve(dim: int, commands: TextIO, replies: TextIO) -> None:
                 reply(None)
             elif command == "stats":
                 reply(_stats(fake))
+            elif command == "rate_limit":  # [requests, window seconds]: more answer 429 (a provider's limit)
+                fake.rate_limit, fake.rate_window = arg
+                reply(None)
+            elif command == "rate":
+                reply(
+                    {
+                        "requests": len(fake.arrivals["chat"]),
+                        "over_limit": fake.over_limit,
+                        "most_in_window": fake.most_in_window(fake.rate_window),
+                    }
+                )
             elif command == "requests":  # the chat calls' bodies since the last reset, to replay them
                 reply([{"operation": call.operation, "body": call.body} for call in list(fake.calls)])
             elif command == "stop":
@@ -104,6 +116,14 @@ class FakeProcess:
 
     def stats(self) -> dict:
         return self._ask("stats")
+
+    def rate_limit(self, requests: int, window: float) -> None:
+        """Answer 429 (Retry-After: 1) to a chat or embeddings request past `requests` in `window` seconds."""
+        self._ask("rate_limit", [requests, window])
+
+    def rate(self) -> dict:
+        """Chat requests since the last reset, the 429s answered for the limit, the most in any window."""
+        return self._ask("rate")
 
     def requests(self) -> list[dict]:
         """{"operation", "body"} of every chat call since the last reset."""

@@ -34,6 +34,7 @@ from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.repositories import retrieval as repo
 from app.schemas.query import QueryRequest
+from app.services.budget.fleet import FleetBudget
 from app.services.cached_llm import CachedLLM
 from app.services.query.service import QueryService
 
@@ -301,6 +302,7 @@ async def main() -> None:
             StubEmbedder(space),  # type: ignore[arg-type]
             llm_cache=CachedLLM(db, llm),
             reranker=RerankService(settings),
+            budget=FleetBudget(settings, db),
         )
         service = QueryService(container)
         await measure(service, "bench", args.runs)

@@ -89,6 +89,23 @@ class Settings(BaseSettings):
     embedding_max_retries: int = Field(3, ge=0)
     embedding_max_tokens: int = Field(8192, ge=1)
 
+    # --- provider budget, shared by every API and worker process through the database (0 = unlimited) ---
+    # Requests and tokens per minute and calls at once, per provider kind. Off by default: a process then asks
+    # the database nothing per call. LLM_MAX_ASYNC / EMBEDDING_MAX_ASYNC still bound each process.
+    llm_rpm: int = Field(0, ge=0)
+    llm_tpm: int = Field(0, ge=0)
+    llm_max_concurrent_fleet: int = Field(0, ge=0)
+    embedding_rpm: int = Field(0, ge=0)
+    embedding_tpm: int = Field(0, ge=0)
+    embedding_max_concurrent_fleet: int = Field(0, ge=0)
+    rerank_rpm: int = Field(0, ge=0)
+    rerank_max_concurrent_fleet: int = Field(0, ge=0)
+    # A call waits at most this long (s) for the budget, then fails like a timeout (the SDK may retry it).
+    provider_budget_max_wait: float = Field(300.0, gt=0)
+    # A call's lease (its place among the *_MAX_CONCURRENT_FLEET) is renewed while it runs; a process killed
+    # mid-call stops renewing, and its leases free themselves after this many seconds.
+    provider_lease_ttl: float = Field(30.0, gt=0)
+
     # --- tokenizer ---
     tokenizer_encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
 

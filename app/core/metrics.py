@@ -95,6 +95,58 @@ RERANK_BREAKER_STATE = Gauge(
 )
 
 
+# The fleet's provider budget (app/services/budget), per provider kind: chat, embeddings, rerank.
+BUDGET_WAITS = Counter("provider_budget_waits_total", "Provider calls that waited for the fleet's budget", ["kind"])
+BUDGET_WAIT_SECONDS = Counter(
+    "provider_budget_wait_seconds_total", "Time provider calls waited for the fleet's budget", ["kind"]
+)
+BUDGET_WAIT_TIMEOUTS = Counter(
+    "provider_budget_wait_timeouts_total", "Provider calls that gave up after PROVIDER_BUDGET_MAX_WAIT", ["kind"]
+)
+BUDGET_RATE_LIMITED = Counter(
+    "provider_rate_limited_total", "429 answers from the provider (with Retry-After they pause the fleet)", ["kind"]
+)
+BUDGET_REQUESTS_AVAILABLE = Gauge(
+    "provider_budget_requests_available", "Requests the fleet's bucket holds", ["kind"], multiprocess_mode="mostrecent"
+)
+BUDGET_TOKENS_AVAILABLE = Gauge(
+    "provider_budget_tokens_available",
+    "Tokens the fleet's bucket holds (negative: in debt after a call larger than estimated)",
+    ["kind"],
+    multiprocess_mode="mostrecent",
+)
+BUDGET_LEASES = Gauge(
+    "provider_budget_leases",
+    "Provider calls in flight across the fleet (leases)",
+    ["kind"],
+    multiprocess_mode="mostrecent",
+)
+BUDGET_WINDOW_REQUESTS = Gauge(
+    "provider_budget_window_requests",
+    "Requests the fleet was granted in the current minute",
+    ["kind"],
+    multiprocess_mode="mostrecent",
+)
+BUDGET_WINDOW_TOKENS = Gauge(
+    "provider_budget_window_tokens",
+    "Tokens the fleet was granted in the current minute (corrected by real usage)",
+    ["kind"],
+    multiprocess_mode="mostrecent",
+)
+BUDGET_PAUSED_SECONDS = Gauge(
+    "provider_budget_paused_seconds",
+    "Seconds left of a pause the provider asked for (Retry-After)",
+    ["kind"],
+    multiprocess_mode="mostrecent",
+)
+
+
+def set_budget_state(kind: str, requests: float, tokens: float, leased: int) -> None:
+    BUDGET_REQUESTS_AVAILABLE.labels(kind).set(requests)
+    BUDGET_TOKENS_AVAILABLE.labels(kind).set(tokens)
+    BUDGET_LEASES.labels(kind).set(leased)
+
+
 def set_queue_gauges(counts_by_status: Mapping[str, int]) -> None:
     """Documents per status across all projects (refreshed by workers, /pipeline and each scrape)."""
     for status, count in counts_by_status.items():

@@ -336,3 +336,33 @@ workers = Table(
     Column("last_seen", DateTime(timezone=True), nullable=False, server_default=func.now()),
     CheckConstraint("heartbeat_interval > 0", name="positive_interval"),
 )
+
+# The fleet's provider budget (migration 0015): a token bucket per provider (kind, base URL, model), a pause
+# set by the provider's 429s, and the calls in flight as leases that expire when their holder stops renewing.
+provider_budgets = Table(
+    "provider_budgets",
+    metadata,
+    Column("id", Text, primary_key=True),  # kind, base URL and model
+    Column("kind", Text, nullable=False),
+    Column("requests", Float, nullable=False),
+    Column("tokens", Float, nullable=False),
+    Column("refilled_at", DateTime(timezone=True), nullable=False),
+    Column("paused_until", DateTime(timezone=True)),
+    Column("window_start", DateTime(timezone=True), nullable=False),
+    Column("window_requests", BigInteger, nullable=False, server_default="0"),
+    Column("window_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("leased", Integer, nullable=False, server_default="0"),
+    Column("rate_limited", BigInteger, nullable=False, server_default="0"),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
+provider_leases = Table(
+    "provider_leases",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("budget_key", Text, nullable=False),
+    Column("holder", Text, nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    ForeignKeyConstraint(["budget_key"], ["provider_budgets.id"], ondelete="CASCADE"),
+    Index("ix_provider_leases_budget_key", "budget_key"),
+    Index("ix_provider_leases_holder", "holder"),
+)

@@ -22,6 +22,7 @@ from app.core import metrics
 from app.core.config import Settings
 from app.core.errors import EmbeddingNotConfigured, ProviderError
 from app.core.usage import current_usage
+from app.providers.budget import CallBudget
 from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.tokenizer import Tokenizer
 
@@ -79,7 +80,7 @@ class EachEmbedded:
 
 
 class EmbeddingClient:
-    def __init__(self, settings: Settings, tokenizer: Tokenizer) -> None:
+    def __init__(self, settings: Settings, tokenizer: Tokenizer, budget: CallBudget | None = None) -> None:
         self.settings = settings
         self.tokenizer = tokenizer
         self.model = settings.embedding_model or ""
@@ -92,6 +93,7 @@ class EmbeddingClient:
                 api_key=settings.embedding_api_key or settings.llm_api_key or "not-needed",
                 timeout=settings.embedding_timeout,
                 max_retries=settings.embedding_max_retries,
+                budget=budget,
             )
 
     @property

@@ -24,6 +24,7 @@ from app.core.error_codes import ErrorCode
 from app.core.errors import LLMNotConfigured, ProviderError
 from app.core.usage import current_usage
 from app.domain.chat import Message, strip_think
+from app.providers.budget import CallBudget
 from app.providers.concurrency import PrioritySemaphore
 from app.providers.openai_http import openai_client, parse_completion, request_options
 from app.providers.read_ahead import read_ahead
@@ -122,7 +123,7 @@ class LLMResult:
 
 
 class LLMClient:
-    def __init__(self, settings: Settings, tokenizer: Tokenizer) -> None:
+    def __init__(self, settings: Settings, tokenizer: Tokenizer, budget: CallBudget | None = None) -> None:
         self.settings = settings
         self.tokenizer = tokenizer
         self.model = settings.llm_model or ""
@@ -135,6 +136,7 @@ class LLMClient:
                 api_key=settings.llm_api_key or "not-needed",
                 timeout=settings.llm_timeout,
                 max_retries=settings.llm_max_retries,
+                budget=budget,
             )
 
     @property

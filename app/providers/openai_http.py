@@ -15,6 +15,8 @@ from openai._models import SecurityOptions
 from openai._types import RequestOptions
 from openai._vendor.httpx_aiohttp import AiohttpTransport  # what openai.DefaultAioHttpClient builds
 
+from app.providers.budget import BudgetedTransport, CallBudget
+
 # Options every direct `client.post` call sends, as the SDK's own resource methods do: bearer auth only.
 BEARER_ONLY: SecurityOptions = {"bearer_auth": True}
 
@@ -55,8 +57,13 @@ class _HonestErrors(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def openai_client(*, base_url: str | None, api_key: str, timeout: float, max_retries: int) -> openai.AsyncOpenAI:
-    transport = _HonestErrors(AiohttpTransport(limits=openai.DEFAULT_CONNECTION_LIMITS))
+def openai_client(
+    *, base_url: str | None, api_key: str, timeout: float, max_retries: int, budget: CallBudget | None = None
+) -> openai.AsyncOpenAI:
+    """`budget`: the fleet's budget every request (retries included) must pass first (None: no limit)."""
+    transport: httpx2.AsyncBaseTransport = _HonestErrors(AiohttpTransport(limits=openai.DEFAULT_CONNECTION_LIMITS))
+    if budget is not None:
+        transport = BudgetedTransport(transport, budget)
     return openai.AsyncOpenAI(
         base_url=base_url,
         api_key=api_key,

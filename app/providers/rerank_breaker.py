@@ -13,10 +13,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 import pybreaker
 
 from app.core import metrics
 from app.core.config import Settings
+from app.providers.budget import CallBudget, retry_after_seconds
 from app.providers.rerank import RerankProvider, build_provider
 
 log = logging.getLogger(__name__)
@@ -43,9 +45,12 @@ class RerankOutcome:
 
 
 class RerankService:
-    def __init__(self, settings: Settings, provider: RerankProvider | None = None) -> None:
+    def __init__(
+        self, settings: Settings, provider: RerankProvider | None = None, budget: CallBudget | None = None
+    ) -> None:
         self.settings = settings
         self.provider = provider if provider is not None else build_provider(settings)
+        self.budget = budget  # the fleet's rerank budget; its wait counts in RERANK_TIMEOUT
         self.breaker = pybreaker.CircuitBreaker(
             fail_max=settings.rerank_breaker_fail_max,
             reset_timeout=settings.rerank_breaker_reset_timeout,
@@ -72,7 +77,7 @@ class RerankService:
         try:
             with self.breaker.calling():
                 order = await asyncio.wait_for(
-                    self.provider.rerank(query, documents, top_n), timeout=self.settings.rerank_timeout
+                    self._budgeted(self.provider, query, documents, top_n), timeout=self.settings.rerank_timeout
                 )
         except pybreaker.CircuitBreakerError:
             return self._fallback("breaker_open")
@@ -88,6 +93,31 @@ class RerankService:
             order = [(i, s) for i, s in order if s >= minimum]
         return RerankOutcome(order[:top_n])
 
+    async def _budgeted(
+        self, provider: RerankProvider, query: str, documents: list[str], top_n: int
+    ) -> list[tuple[int, float]]:
+        if self.budget is None:
+            return await provider.rerank(query, documents, top_n)
+        admission = await self.budget.admit(0)
+        try:
+            return await provider.rerank(query, documents, top_n)
+        except Exception as exc:
+            status, headers = _status_of(exc)
+            if status == 429:
+                await self.budget.rate_limited(retry_after_seconds(httpx2.Headers(headers or {})))
+            raise
+        finally:
+            await self.budget.done(admission, None)
+
     async def close(self) -> None:
         if self.provider is not None:
             await self.provider.close()
+
+
+def _status_of(exc: Exception) -> tuple[int | None, dict[str, str] | None]:
+    """The HTTP status and headers of a provider's error (httpx's for Jina, the Cohere SDK's own)."""
+    response = getattr(exc, "response", None)
+    if response is not None and hasattr(response, "status_code"):
+        return response.status_code, dict(response.headers)
+    status = getattr(exc, "status_code", None)
+    return (status if isinstance(status, int) else None), getattr(exc, "headers", None)

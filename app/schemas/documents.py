@@ -276,6 +276,19 @@ class PipelineEvent(BaseModel):
     created_at: datetime
 
 
+class ProviderBudgetUse(BaseModel):
+    kind: Literal["chat", "embeddings", "rerank"]
+    model: str
+    rpm: int = Field(description="Requests per minute allowed to the whole fleet (0 = unlimited).")
+    tpm: int = Field(description="Tokens per minute allowed to the whole fleet (0 = unlimited).")
+    max_concurrent: int = Field(description="Calls at once across the fleet (0 = unlimited).")
+    requests_this_minute: int = Field(description="Requests granted since the current minute's window began.")
+    tokens_this_minute: int = Field(description="Tokens granted in that window (estimates, corrected by usage).")
+    in_flight: int = Field(description="Calls holding a lease now, across the fleet.")
+    paused_for_seconds: float = Field(description="What is left of a pause the provider asked for (Retry-After).")
+    rate_limited: int = Field(description="429 answers the fleet has met from this provider.")
+
+
 class PipelineStatus(BaseModel):
     project_id: str
     queue_depth: int = Field(description="pending + processing documents of the project.")
@@ -290,6 +303,11 @@ class PipelineStatus(BaseModel):
     )
     recent_events: list[PipelineEvent] = Field(
         default_factory=list, description="The project's latest pipeline events, oldest first (at most 50)."
+    )
+    budget: list[ProviderBudgetUse] = Field(
+        default_factory=list,
+        description="The fleet's provider budgets (LLM_RPM, EMBEDDING_TPM, ...) and their use now, shared by every "
+        "API and worker process; empty when no limit is set.",
     )
 
 

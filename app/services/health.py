@@ -48,3 +48,4 @@ async def refresh_pipeline_gauges(c: Container) -> None:
         log.warning("metrics: cannot read pipeline counts: %s", type(exc).__name__)
         return
     metrics.set_queue_gauges(counts)
+    await c.budget.refresh_metrics()

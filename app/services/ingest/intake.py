@@ -45,6 +45,7 @@ from app.schemas.documents import (
     IngestItem,
     PipelineEvent,
     PipelineStatus,
+    ProviderBudgetUse,
     StatusCounts,
 )
 from app.services.projects import require_project
@@ -338,6 +339,7 @@ class IngestionService:
             global_depth = await docs_repo.queue_depth(conn, visible)
             events = await events_repo.recent(conn, project_id)
             metrics.set_queue_gauges(await docs_repo.count_by_status(conn))
+        budget = await self.c.budget.refresh_metrics()
         worker = self.c.worker
         local = None
         if worker is not None and visible is None:  # the local worker's figures span every project
@@ -355,6 +357,7 @@ class IngestionService:
             in_flight=[InFlight.model_validate(r, from_attributes=True) for r in flying],
             local_worker=local,
             recent_events=[PipelineEvent(**e) for e in events],
+            budget=[ProviderBudgetUse(**b) for b in budget],
         )
 
     # ----- retry -----

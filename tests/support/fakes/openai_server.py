@@ -17,6 +17,11 @@ Like a real provider it can also: answer `response_format` json_schema requests 
 gleaning; keywords are JSON anyway) or refuse the parameter with a 400 (`structured_outputs = False`); cut
 answers at the request's max_tokens words with finish_reason "length" (`honour_max_tokens`); refuse a call
 whose prompt words exceed `context_window` with a 400 that states the window.
+Like a provider with rate limits, `rate_limit = n` answers 429 (with `Retry-After: rate_retry_after`) to a chat
+or embeddings request arriving when n already arrived in the last `rate_window` seconds (counted in
+`over_limit`), chat and embeddings counted apart as providers do; `arrivals[kind]` keeps the monotonic time
+of every request, and `most_in_window(seconds, kind)` the most of them in any window of that length.
+`fail_next(..., retry_after=...)` sends the header with an injected failure.
 `started` lists the operation of every chat call as it arrives; a client that hangs up during the latency
 ends the call early (as a real provider stops generating) and its operation goes to `aborted`, as does one
 that hangs up while a streamed answer trickles out piece by piece (`stream_delay` seconds before each).
@@ -126,6 +131,7 @@ class Call:
 class _Failure:
     status: int
     operation: str | None
+    retry_after: str | None = None
 
 
 def words(text: str) -> list[str]:
@@ -281,6 +287,11 @@ class FakeOpenAI:
     aborted: list[str] = field(default_factory=list)  # operation of every call whose client left before the end
     in_flight: int = 0
     peak_in_flight: int = 0
+    rate_limit: int | None = None  # requests per rate_window seconds; more answer 429
+    rate_window: float = 1.0
+    rate_retry_after: str = "1"
+    over_limit: int = 0  # 429s answered because of rate_limit
+    arrivals: dict[str, list[float]] = field(default_factory=lambda: {"chat": [], "embeddings": []})
     _failures: list[_Failure] = field(default_factory=list)
     _embedding_failures: list[int] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -314,14 +325,55 @@ class FakeOpenAI:
             self.window_counts_max_tokens = False
             self.started.clear()
             self.aborted.clear()
+            self.rate_limit = None
+            self.rate_window = 1.0
+            self.rate_retry_after = "1"
+            self.over_limit = 0
+            self.arrivals = {"chat": [], "embeddings": []}
             self._failures.clear()
             self._embedding_failures.clear()
             self.peak_in_flight = 0
 
-    def fail_next(self, count: int = 1, status: int = 500, operation: str | None = None) -> None:
-        """The next `count` chat calls (of `operation`, or any) answer HTTP `status`."""
+    def fail_next(
+        self, count: int = 1, status: int = 500, operation: str | None = None, retry_after: str | None = None
+    ) -> None:
+        """The next `count` chat calls (of `operation`, or any) answer HTTP `status` (with a Retry-After)."""
         with self._lock:
-            self._failures.extend(_Failure(status, operation) for _ in range(count))
+            self._failures.extend(_Failure(status, operation, retry_after) for _ in range(count))
+
+    def most_in_window(self, seconds: float, kind: str = "chat") -> int:
+        """The most requests of `kind` that arrived within any `seconds` of each other."""
+        times = sorted(self.arrivals[kind])
+        most, start = 0, 0
+        for end, at in enumerate(times):
+            while at - times[start] >= seconds:
+                start += 1
+            most = max(most, end - start + 1)
+        return most
+
+    def _arrive(self, kind: str) -> Response | None:
+        """Count a request's arrival; the 429 a rate-limited provider answers when it is one too many."""
+        now = time.monotonic()
+        with self._lock:
+            arrivals = self.arrivals[kind]
+            arrivals.append(now)
+            if self.rate_limit is None:
+                return None
+            recent = sum(1 for at in arrivals[-self.rate_limit - 1 :] if now - at < self.rate_window)
+            if recent <= self.rate_limit:
+                return None
+            self.over_limit += 1
+        return JSONResponse(
+            {
+                "error": {
+                    "message": "Rate limit reached for requests",
+                    "type": "requests",
+                    "code": "rate_limit_exceeded",
+                }
+            },
+            status_code=429,
+            headers={"retry-after": self.rate_retry_after},
+        )
 
     def fail_next_embeddings(self, count: int = 1, status: int = 500) -> None:
         with self._lock:
@@ -331,12 +383,12 @@ class FakeOpenAI:
         return [c for c in self.calls if c.operation == operation]
 
     # ----- protocol -----
-    def _take_failure(self, operation: str) -> int | None:
+    def _take_failure(self, operation: str) -> _Failure | None:
         with self._lock:
             for i, failure in enumerate(self._failures):
                 if failure.operation in (None, operation):
                     del self._failures[i]
-                    return failure.status
+                    return failure
         return None
 
     def _usage(self, messages: list[dict], text: str) -> tuple[int, int]:
@@ -350,10 +402,15 @@ class FakeOpenAI:
         operation = request.headers.get("x-lightrag-operation", "unknown")
         with self._lock:
             self.started.append(operation)
-        status = self._take_failure(operation)
-        if status is not None:
+        limited = self._arrive("chat")
+        if limited is not None:
+            return limited
+        failure = self._take_failure(operation)
+        if failure is not None:
             return JSONResponse(
-                {"error": {"message": f"injected {status}", "type": "server_error"}}, status_code=status
+                {"error": {"message": f"injected {failure.status}", "type": "server_error"}},
+                status_code=failure.status,
+                headers={"retry-after": failure.retry_after} if failure.retry_after is not None else None,
             )
         messages = body["messages"]
         refusal = self._refusal(body, messages)
@@ -504,6 +561,9 @@ class FakeOpenAI:
 
     async def embeddings(self, request: Request) -> Response:
         body = await request.json()
+        limited = self._arrive("embeddings")
+        if limited is not None:
+            return limited
         with self._lock:
             status = self._embedding_failures.pop(0) if self._embedding_failures else None
             if status is None and self.embeddings_down:

@@ -2,7 +2,7 @@
 
 Default scoring: the share of query words found in each document (deterministic). Tests can set
 `scores` (index → score) to force an order, `latency` to be slow, `fail_status` to answer errors,
-and read `hits` (requests received per path).
+and read `hits` (requests received per path) and `peak_in_flight` (most requests answered at once).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class FakeRerank:
     scores: dict[int, float] | None = None
     hits: Counter = field(default_factory=Counter)
     bodies: list[dict] = field(default_factory=list)
+    in_flight: int = 0
+    peak_in_flight: int = 0
     port: int = 0
     _server: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
@@ -51,13 +53,19 @@ class FakeRerank:
         self.scores = None
         self.hits.clear()
         self.bodies.clear()
+        self.peak_in_flight = 0
 
     async def rerank(self, request: Request) -> Response:
         self.hits[request.url.path] += 1
         body = await request.json()
         self.bodies.append(body)
-        if self.latency:
-            await asyncio.sleep(self.latency)
+        self.in_flight += 1  # one event loop serves every request: no lock needed
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+        finally:
+            self.in_flight -= 1
         if self.fail_status is not None:
             return JSONResponse({"message": "injected failure"}, status_code=self.fail_status)
         documents = body["documents"]
