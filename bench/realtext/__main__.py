@@ -2,7 +2,8 @@
 
     .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
                                        [--budgets default,tight] [--systems service,official]
-                                       [--set SETTING=VALUE] [--app-dir DIR] [--out result.json]
+                                       [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
+                                       [--out result.json]
 
 Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
 o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
@@ -92,13 +93,14 @@ async def _ask_all(name: str, system: Any, questions: list[data.Question], args:
 async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Question]) -> dict[str, Any]:
     from bench.realtext.provider import ProviderProcess
 
-    provider = ProviderProcess(args.cache_dir)
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings)
     result: dict[str, Any] = {"ingest_seconds": {}, "chunks": {}, "rows": []}
     try:
         if "service" in args.systems:
             from bench.realtext.service_side import service
 
-            settings = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
+            settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
+            settings |= {"embedding_timeout": 600, "llm_timeout": 600}  # a loaded machine's MiniLM is slow
             settings |= dict(item.split("=", 1) for item in args.set)
             async with service(provider.url, settings) as svc:
                 result["ingest_seconds"]["service"] = await svc.ingest(texts)
@@ -132,6 +134,12 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--budgets", default=",".join(BUDGETS))
     parser.add_argument("--systems", default="service,official")
+    parser.add_argument(
+        "--embeddings",
+        choices=("minilm", "hashed"),
+        default="minilm",
+        help="MiniLM (default), or the test fake's hashed bag of words (a quick run; retrieval by words only)",
+    )
     parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE", help="a service setting")
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)

@@ -5,6 +5,8 @@ service's o200k tokenizer passed in (tiktoken's own download is not reachable he
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -38,34 +40,42 @@ class Official:
         self._http = httpx.AsyncClient(base_url=provider_url, timeout=600)
         self.rag: Any = None
 
-    async def _complete(
-        self, prompt: str, system_prompt: str | None = None, history_messages: list | None = None, **_: Any
-    ) -> str:
-        messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-        messages += list(history_messages or []) + [{"role": "user", "content": prompt}]
-        response = await self._http.post("/chat/completions", json={"model": "fake-llm", "messages": messages})
-        response.raise_for_status()
-        return response.json()["choices"][0]["message"]["content"]
-
-    async def _embed(self, texts: list[str], **_: Any) -> np.ndarray:
-        response = await self._http.post("/embeddings", json={"model": "fake-embedding", "input": list(texts)})
-        response.raise_for_status()
-        return np.array([d["embedding"] for d in response.json()["data"]], dtype=np.float32)
-
     async def start(self) -> None:
         from lightrag import LightRAG
         from lightrag.utils import EmbeddingFunc, Tokenizer
 
         from bench.realtext.embed import DIM
 
+        logging.getLogger("lightrag").setLevel(logging.WARNING)  # one INFO line per chunk and cache write
+
+        http = self._http
+
+        # plain functions, not bound methods: LightRAG deep-copies its configuration, and a method would drag
+        # the HTTP client (and its locks) into the copy
+        async def complete(
+            prompt: str, system_prompt: str | None = None, history_messages: list | None = None, **_: Any
+        ) -> str:
+            messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+            messages += [*(history_messages or []), {"role": "user", "content": prompt}]
+            response = await http.post("/chat/completions", json={"model": "fake-llm", "messages": messages})
+            response.raise_for_status()
+            return response.json()["choices"][0]["message"]["content"]
+
+        async def embed(texts: list[str], **_: Any) -> np.ndarray:
+            response = await http.post("/embeddings", json={"model": "fake-embedding", "input": list(texts)})
+            response.raise_for_status()
+            return np.array([d["embedding"] for d in response.json()["data"]], dtype=np.float32)
+
         self.rag = LightRAG(
             working_dir=str(self.work_dir),
-            llm_model_func=self._complete,
+            llm_model_func=complete,
             llm_model_name="fake-llm",
-            embedding_func=EmbeddingFunc(embedding_dim=DIM, max_token_size=8192, func=self._embed),
+            embedding_func=EmbeddingFunc(embedding_dim=DIM, max_token_size=8192, func=embed),
             tokenizer=Tokenizer("o200k_base", _O200k()),
             chunk_token_size=self.chunk_size,
             chunk_overlap_token_size=self.chunk_overlap,
+            default_llm_timeout=600,
+            default_embedding_timeout=600,  # as the service's: a loaded machine's MiniLM is slow
         )
         await self.rag.initialize_storages()
 
@@ -101,7 +111,8 @@ class Official:
         }
 
     async def chunks(self) -> list[str]:
-        stored = await self.rag.text_chunks.get_all() if hasattr(self.rag.text_chunks, "get_all") else {}
+        """The stored chunk texts, read from its JSON key-value file (written once ingestion has finished)."""
+        stored = json.loads((self.work_dir / "kv_store_text_chunks.json").read_text())
         return [v["content"] for v in stored.values() if isinstance(v, dict) and "content" in v]
 
     async def stop(self) -> None:

@@ -6,11 +6,18 @@ does not, so its prompts are recognised by their content. Extraction answers dep
 (the last fenced block of the prompt), so the same chunk gets the same records from either system.
 Gleaning finds nothing new. Keyword answers come from the query's parse, summaries join the fragments.
 
-    python -m bench.realtext.provider CACHE_DIR     (prints its URL; stops when stdin closes)
+Before serving, it parses the corpus's chunks as both systems will cut them (the service's chunker, same
+size and overlap) in one batch, so ingestion does not wait on one parse per call; a chunk cut otherwise
+is parsed when asked. NLP and embeddings each run in a worker thread of their own, off the server's loop.
+Embeddings: MiniLM, or (`hashed`) the test fake's hashed bag of words, for quick runs on a loaded machine.
+
+    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed
+    (prints its URL; stops when stdin closes)
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextvars
 import json
@@ -18,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -67,11 +75,30 @@ class NlpModel:
         from bench.realtext.nlp import Parser
 
         self.parser = Parser(cache_dir)
+        self._thread = ThreadPoolExecutor(1, "nlp")  # spaCy one call at a time, never queued behind embeddings
 
-    def answer(self, messages: list[dict]) -> str:
+    def prepare(self, chunk_size: int, chunk_overlap: int) -> int:
+        """Parse, in one batch, the chunks the corpus is cut into; returns their number."""
+        from app.domain.chunking import chunk_text
+        from app.providers.tokenizer import get_tokenizer
+        from bench.realtext.data import corpus
+
+        tokenizer = get_tokenizer("o200k_base")
+        texts = [
+            c.content.strip()
+            for doc in corpus()
+            for c in chunk_text(tokenizer, doc, size=chunk_size, overlap=chunk_overlap)
+        ]
+        self.parser.parse_many(texts)
+        return len(texts)
+
+    async def answer_async(self, messages: list[dict]) -> str:
+        operation = _OPERATION.get() or classify(messages)
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self.answer, messages, operation)
+
+    def answer(self, messages: list[dict], operation: str) -> str:
         from tests.support.fakes.openai_server import chunk_text
 
-        operation = _OPERATION.get() or classify(messages)
         if operation in ("extract", "extract_retry"):
             entities, relations = records.extraction(self.parser.parse(chunk_text(messages).strip()))
             return records.format_records(entities, relations)
@@ -85,7 +112,7 @@ class NlpModel:
         return "The bench asks for context only."
 
 
-def _server(cache_dir: Path) -> Any:
+def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 
@@ -94,15 +121,19 @@ def _server(cache_dir: Path) -> Any:
 
     class RealTextFake(FakeOpenAI):
         embedder: Any = None
+        embed_thread = ThreadPoolExecutor(1, "embed")
 
         async def chat(self, request: Request) -> Response:
             _OPERATION.set(request.headers.get("x-lightrag-operation"))
             return await super().chat(request)
 
         async def embeddings(self, request: Request) -> Response:
+            if self.embedder is None:  # hashed bag of words
+                return await super().embeddings(request)
             body = await request.json()
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            vectors = self.embedder.embed([str(t) for t in inputs])
+            texts = [str(t) for t in inputs]
+            vectors = await asyncio.get_running_loop().run_in_executor(self.embed_thread, self.embedder.embed, texts)
             with self._lock:
                 self.embedding_requests += 1
             if body.get("encoding_format") == "base64":
@@ -120,19 +151,21 @@ def _server(cache_dir: Path) -> Any:
             )
 
     model = NlpModel(cache_dir)
+    print(f"provider: {model.prepare(chunk_size, chunk_overlap)} chunks parsed", file=sys.stderr, flush=True)
     fake = RealTextFake(dim=DIM)
-    fake.embedder = Embedder(cache_dir)
+    if embeddings == "minilm":
+        fake.embedder = Embedder(cache_dir)
     for operation in [*DEFAULT_HANDLERS, "extract_retry", "unknown"]:
-        fake.handlers[operation] = model.answer
+        fake.handlers[operation] = model.answer_async
     return fake
 
 
-def _serve(cache_dir: Path, commands: TextIO, replies: TextIO) -> None:
+def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
     def reply(value: Any) -> None:
         replies.write(json.dumps(value) + "\n")
         replies.flush()
 
-    fake = _server(cache_dir).start(loop="uvloop")
+    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3]).start(loop="uvloop")
     reply(fake.url)
     try:
         for line in commands:  # ends when the parent closes the pipe (or dies)
@@ -150,9 +183,17 @@ def _serve(cache_dir: Path, commands: TextIO, replies: TextIO) -> None:
 
 
 class ProviderProcess(FakeProcess):
-    def __init__(self, cache_dir: Path) -> None:  # noqa: D107 (FakeProcess's protocol, another child)
+    def __init__(self, cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str) -> None:  # noqa: D107
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.realtext.provider", str(cache_dir)],
+            [
+                sys.executable,
+                "-m",
+                "bench.realtext.provider",
+                str(cache_dir),
+                str(chunk_size),
+                str(chunk_overlap),
+                embeddings,
+            ],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -165,4 +206,4 @@ class ProviderProcess(FakeProcess):
 if __name__ == "__main__":
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    _serve(Path(sys.argv[1]), sys.stdin, replies)
+    _serve(sys.argv[1:], sys.stdin, replies)

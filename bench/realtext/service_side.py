@@ -29,7 +29,9 @@ class Service:
             if counts.get("processed", 0) + counts.get("failed", 0) >= len(texts):
                 break
             await asyncio.sleep(0.2)
-        assert counts.get("processed") == len(texts), counts
+        if counts.get("processed") != len(texts):
+            documents = (await self.client.get("/documents")).text
+            raise RuntimeError(f"service ingestion failed: {counts} {documents[:2000]}")
         return time.perf_counter() - started
 
     async def query(self, question: str, mode: str, limits: dict[str, int]) -> dict[str, Any]:
