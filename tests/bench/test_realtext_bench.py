@@ -76,13 +76,12 @@ def test_records_name_terms_in_lowercase_keep_named_entities_and_relate_neighbou
     ]
     assert [(a, b, k) for a, b, k, _ in relations] == [
         ("basal cell carcinoma", "common skin cancer", "related"),
-        ("basal cell carcinoma", "Australia", "related"),
         ("common skin cancer", "Australia", "related"),
         ("sun exposure", "basal cell carcinoma", "cause"),
     ]
     text = records.format_records(entities, relations)
     assert text.splitlines()[0] == "entity<|#|>basal cell carcinoma<|#|>Concept<|#|>" + entities[0][2]
-    assert text.endswith("\n<|COMPLETE|>") and text.count("relation<|#|>") == 4
+    assert text.endswith("\n<|COMPLETE|>") and text.count("relation<|#|>") == 3
 
 
 def test_records_keep_the_most_salient_entities_within_the_caps():
