@@ -11,7 +11,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 DAMPING = 0.5  # chance of following an edge rather than jumping back to a seed (HippoRAG uses 0.5)
-ITERATIONS = 20  # power-iteration steps; with damping 0.5 the error after 20 steps is below 1e-6
+ITERATIONS = 12  # power-iteration steps; with damping 0.5 the error after 12 steps is below 3e-4
 Edge = tuple[str, str, float]
 K = TypeVar("K", bound=Hashable)
 
@@ -33,19 +33,21 @@ def personalized_pagerank(
         w = max(weight, 1e-6)
         neighbours[a].append((b, w))
         neighbours[b].append((a, w))
-    strength = {node: sum(w for _, w in out) for node, out in neighbours.items()}
+    steps: dict[str, list[tuple[str, float]]] = {}  # each node's ways out, with their transition chances
+    for node, out in neighbours.items():
+        strength = sum(w for _, w in out)
+        steps[node] = [(other, damping * w / strength) for other, w in out]
     rank = dict(restart)
     for _ in range(iterations):
         nxt: dict[str, float] = defaultdict(float)
         stranded = 0.0
         for node, mass in rank.items():
-            out = neighbours.get(node)
+            out = steps.get(node)
             if not out:
                 stranded += mass
                 continue
-            share = damping * mass / strength[node]
-            for other, w in out:
-                nxt[other] += share * w
+            for other, chance in out:
+                nxt[other] += mass * chance
             stranded += (1 - damping) * mass
         for node, w in restart.items():
             nxt[node] += stranded * w

@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.graph_rank import Edge
 from app.repositories.retrieval import processed
 
-SEED_EDGES = 20  # heaviest edges followed out of each seed entity
-FRONTIER = 60  # entities one hop away whose own edges are followed (by the weight that reached them)
-FRONTIER_EDGES = 8  # heaviest edges followed out of each of those
+SEED_EDGES = 10  # heaviest edges followed out of each seed entity
+FRONTIER = 30  # entities one hop away whose own edges are followed (by the weight that reached them)
+FRONTIER_EDGES = 5  # heaviest edges followed out of each of those
 
 _EDGES_OF = """
 SELECT x.src_key, x.tgt_key, x.weight FROM (

@@ -22,10 +22,14 @@ VECTOR_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.5
 
 
+SEEDS = 12  # entities the walk restarts from: the side's leading ones, then its best searched ones
+
+
 def seed_weights(hits: GraphHits) -> dict[str, float]:
-    """The side's leading entities weigh 1; the others fall off with their rank."""
+    """The side's leading entities weigh 1; the others fall off with their rank. The walk's cost grows with
+    the seeds (each brings its edges and their other ends'), so only the first SEEDS entities seed it."""
     seeds: dict[str, float] = {}
-    for i, e in enumerate(hits.entities):
+    for i, e in enumerate(hits.entities[: max(SEEDS, min(hits.lead_entities, 2 * SEEDS))]):
         weight = 1.0 if i < hits.lead_entities else 1.0 / (2 + i - hits.lead_entities)
         seeds[e.key] = max(seeds.get(e.key, 0.0), weight)
     return seeds
