@@ -158,6 +158,9 @@ class Settings(BaseSettings):
     # reciprocal-rank fusion constant: higher flattens the rank differences. 20 kept the quality bench's recall
     # of 60 and 120 with 1-3% fewer context tokens at the tight budget.
     query_rrf_k: int = Field(20, ge=1)
+    # chunks ranked by personalised PageRank from the question's entities, fused with vector and full-text
+    # evidence; false: LightRAG's chunk picks per entity and relation (KG_CHUNK_PICK_METHOD)
+    query_graph_rank: bool = True
 
     # --- rerank ---
     rerank_binding: Literal["none", "cohere", "jina"] = "none"

@@ -53,3 +53,4 @@ class GraphHits:
     relations: list[RelationHit] = field(default_factory=list)
     lead_entities: int = 0
     lead_relations: int = 0
+    chunk_ids: list[str] = field(default_factory=list)  # the side's chunks, best first (QUERY_GRAPH_RANK)

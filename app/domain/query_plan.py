@@ -57,6 +57,8 @@ class RankingSettings(Protocol):
     def query_rrf_k(self) -> int: ...
     @property
     def kg_chunk_pick_method(self) -> str: ...
+    @property
+    def query_graph_rank(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,9 @@ class QueryPlan:
     lexical: bool  # full-text searches fused with the vector searches
     rrf_k: int  # reciprocal-rank fusion constant
     min_similarity: float  # vector searches drop what is less similar
+    # each side ranks its chunks by personalised PageRank fused with vector and full-text evidence, and the
+    # sides' (and mix's searched) chunk rankings are fused, instead of LightRAG's per-item chunk picks
+    graph_rank: bool = False
 
     @property
     def retrieves(self) -> bool:
@@ -110,11 +115,13 @@ class QueryPlan:
     def chunks_by_density(self) -> bool:
         return self.search.chunks_by_density
 
-    def sides(self, has_low_level: bool, has_high_level: bool) -> Sides:
+    def sides(self, has_low_level: bool, has_high_level: bool, guessed_low_level: bool = False) -> Sides:
+        """`guessed_low_level`: the low-level keywords are only the question and the high-level ones (the model
+        gave none): local then also searches the global side, as the high-level keywords are all it was told."""
         s = self.search
         return Sides(
             local=s.graph and has_low_level and (s.local or not has_high_level),
-            global_=s.graph and has_high_level and (s.global_ or not has_low_level),
+            global_=s.graph and has_high_level and (s.global_ or not has_low_level or guessed_low_level),
             chunk_search=s.chunk_search,
         )
 
@@ -122,7 +129,8 @@ class QueryPlan:
 def plan_query(
     mode: QueryMode, settings: RankingSettings, *, chunk_selection: ChunkSelection | None = None, rerank: bool = False
 ) -> QueryPlan:
-    """`chunk_selection` and `rerank` as the request asks (rerank only when a reranker is configured)."""
+    """`chunk_selection` and `rerank` as the request asks (rerank only when a reranker is configured). A request
+    asking for a chunk selection gets LightRAG's per-item picks, whatever QUERY_GRAPH_RANK says."""
     search = MODE_SEARCHES[mode]
     selection = chunk_selection or settings.kg_chunk_pick_method.lower()
     return QueryPlan(
@@ -133,4 +141,5 @@ def plan_query(
         lexical=settings.query_lexical,
         rrf_k=settings.query_rrf_k,
         min_similarity=settings.cosine_threshold,
+        graph_rank=settings.query_graph_rank and chunk_selection is None,
     )

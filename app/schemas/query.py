@@ -85,7 +85,9 @@ class QueryRequest(BaseModel):
     max_relation_tokens: PositiveCount = 8000
     max_total_tokens: PositiveCount = Field(30000, description="Upper bound of everything sent to the answer LLM.")
     chunk_selection: ChunkSelection | None = Field(
-        None, description="How chunks are picked from entities/relations; default KG_CHUNK_PICK_METHOD."
+        None,
+        description="How chunks are picked from entities/relations (LightRAG's picks per item); default: "
+        "ranked by graph, vector and full-text evidence when QUERY_GRAPH_RANK is on, else KG_CHUNK_PICK_METHOD.",
     )
     enable_rerank: bool = True
     only_need_context: bool = False

@@ -17,6 +17,7 @@ class FakeSettings:
     query_lexical: bool = True
     query_rrf_k: int = 20
     kg_chunk_pick_method: str = "VECTOR"
+    query_graph_rank: bool = True
 
 
 # mode, has_low_level, has_high_level -> local, global, chunk_search, query_vector, parallel
@@ -42,6 +43,20 @@ SIDES = [
     ("bypass", False, False, False, False, False, False, False),
     ("bypass", True, True, False, False, False, False, False),
 ]
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix"])
+def test_guessed_low_level_keywords_add_the_global_side_only_to_local(mode):
+    """The model gave no low-level keywords (they are the question and the high-level ones): local searches
+    the high-level keywords too, the other modes search as they would."""
+    plan = plan_query(mode, FakeSettings())
+    guessed, told = plan.sides(True, True, guessed_low_level=True), plan.sides(True, True)
+    assert guessed.global_
+    if mode == "local":
+        assert guessed.local and not told.global_
+    else:
+        assert guessed == told
+    assert plan_query(mode, FakeSettings()).sides(True, False, guessed_low_level=True) == plan.sides(True, False)
 
 
 @pytest.mark.parametrize("mode,low,high,local,global_,chunk_search,query_vector,parallel", SIDES)
@@ -104,3 +119,10 @@ def test_search_settings_carried(lexical):
     plan = plan_query("hybrid", FakeSettings(cosine_threshold=0.35, query_lexical=lexical, query_rrf_k=7))
     assert (plan.min_similarity, plan.lexical, plan.rrf_k) == (0.35, lexical, 7)
     assert plan_query("hybrid", FakeSettings()).rerank is False  # off unless asked
+
+
+@pytest.mark.parametrize("graph_rank", [True, False])
+def test_graph_rank_carried(graph_rank):
+    assert plan_query("mix", FakeSettings(query_graph_rank=graph_rank)).graph_rank is graph_rank
+    # a request asking for LightRAG's per-item picks gets them
+    assert plan_query("mix", FakeSettings(), chunk_selection="weight").graph_rank is False

@@ -26,6 +26,7 @@ from app.domain.query_plan import QueryPlan, Sides
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
+from app.services.query.graph_chunks import fused_chunk_order, ranked_chunk_ids
 from app.services.query.retrieval import Retriever, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
@@ -103,7 +104,8 @@ class ContextBuilder:
         self, req: QueryRequest, plan: QueryPlan, history: list[Message], keywords: Keywords
     ) -> PreparedContext:
         history, remaining = self._history_and_room(req, history)
-        sides = plan.sides(bool(keywords.low_level), bool(keywords.high_level))
+        guessed = set(keywords.low_level) <= {req.query.strip(), *keywords.high_level}
+        sides = plan.sides(bool(keywords.low_level), bool(keywords.high_level), guessed)
         search = _Search(req, plan, sides, keywords, await self._embed(req, sides, keywords), self._relation_limit(req))
         ctx = PreparedContext(kg=plan.graph)
         chunks = await self._retrieve(search, ctx, remaining)
@@ -154,16 +156,20 @@ class ContextBuilder:
                 await repo.prepare_vector_search(spare, ef)
                 beside = Retriever(spare, req.project_id, plan, self.c.common_words)
             local, glob, searched = await self._run_sides(search, r, beside)
-            entity_ids: list[str] = []
-            relation_ids: list[str] = []
+            limit = None if plan.rerank else req.chunk_top_k
+            kept = GraphHits()
             if search.sides.graph:
                 self._keep_graph(req, ctx, merge_graph_hits(local, glob), remaining)
                 kept = GraphHits(ctx.entities, ctx.relations)
                 await r.attach_sources(kept)
+            if plan.graph_rank and plan.graph:
+                return await r.load_chunks(searched, fused_chunk_order(local, glob, searched, plan.rrf_k), limit)
+            entity_ids: list[str] = []
+            relation_ids: list[str] = []
+            if search.sides.graph:
                 entity_ids, relation_ids = await r.graph_chunk_ids(
                     kept, self.settings.related_chunk_number, search.vectors.query
                 )
-            limit = None if plan.rerank else req.chunk_top_k
             return await r.merged_chunks(searched, entity_ids, relation_ids, limit)
 
     async def _run_sides(
@@ -186,14 +192,24 @@ class ContextBuilder:
         if low is None:
             return GraphHits()
         req = search.req
-        return await r.local(search.keywords.low_level, low, query or low, req.top_k, search.relation_limit)
+        hits = await r.local(search.keywords.low_level, low, query or low, req.top_k, search.relation_limit)
+        return await self._rank_chunks(search, r, hits)
+
+    async def _rank_chunks(self, search: _Search, r: Retriever, hits: GraphHits) -> GraphHits:
+        """With QUERY_GRAPH_RANK, the side's own chunk ranking (on the side's connection, so in parallel)."""
+        if search.plan.graph_rank and search.vectors.query is not None:
+            hits.chunk_ids = await ranked_chunk_ids(r, hits, search.req.query, search.vectors.query)
+        return hits
 
     async def _other_side(self, search: _Search, r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:
         """The global side and the chunk searches."""
         req, high, query = search.req, search.vectors.high_level, search.vectors.query
         glob = GraphHits()
         if high is not None:
-            glob = await r.global_(search.keywords.high_level, high, req.top_k, search.relation_limit)
+            glob = await r.global_(
+                search.keywords.high_level, high, req.top_k, search.relation_limit, query, search.keywords.low_level
+            )
+            glob = await self._rank_chunks(search, r, glob)
         if query is None or not search.sides.chunk_search:
             return glob, []
         return glob, await r.search_chunks(req.query, query, req.chunk_top_k)

@@ -5,8 +5,9 @@ see ContextBuilder).
 local  — entities named exactly by a low-level keyword (always found), then the vector and full-text
          entity searches fused by reciprocal rank; when several entities are named, the paths of length two
          between them; then the edges, those of the named entities first, the rest by closeness to the query;
-global — relations by the high-level keyword vector and by full-text (keyword-column matches, i.e. the asked
-         themes, first), fused by reciprocal rank with a mild weight factor; then the entities at their ends;
+global — relations by the high-level keyword vector, by the whole question's vector (QUERY_GRAPH_RANK) and by
+         full-text (keyword-column matches, i.e. the asked themes, first; the low-level keywords too when no
+         theme matched), fused by reciprocal rank with a mild weight factor; then the entities at their ends;
 hybrid — both, each side's leading items (see `GraphHits`) first, the rest round-robin; mix adds the chunk
          searches (vector and full-text, fused); naive is chunks only.
 """
@@ -37,7 +38,7 @@ class Retriever:
         self.plan = plan
         self.common_words = common_words
 
-    async def _searchable(self, table: str, texts: list[str]) -> list[str]:
+    async def searchable(self, table: str, texts: list[str]) -> list[str]:
         """The words of `texts` worth a full-text search of `table` (common ones left out)."""
         return await self.common_words.searchable(self.conn, self.project_id, table, search_terms(texts))
 
@@ -75,7 +76,7 @@ class Retriever:
         """The vector search and (when on) the full-text search, fused by reciprocal rank."""
         found = [await repo.search_entities(self.conn, self.project_id, ll_vec, top_k, self.plan.min_similarity)]
         if self.plan.lexical:
-            words = await self._searchable("entities", ll)
+            words = await self.searchable("entities", ll)
             found.append(await lexical.search_entities(self.conn, self.project_id, words, top_k))
         return [e for e, _ in fuse(found, key=lambda e: e.key, k=self.plan.rrf_k) if e.key not in exclude]
 
@@ -102,15 +103,32 @@ class Retriever:
         known.update({e.key: e for e in await lexical.entities_by_keys(self.conn, self.project_id, missing)})
         return [known[k] for k in keys if k in known]
 
-    async def global_(self, hl: list[str], hl_vec: list[float], top_k: int, relation_limit: int) -> GraphHits:
+    async def global_(  # noqa: PLR0913
+        self,
+        hl: list[str],
+        hl_vec: list[float],
+        top_k: int,
+        relation_limit: int,
+        query_vec: list[float] | None = None,
+        ll: list[str] | None = None,
+    ) -> GraphHits:
+        """Relations by the high-level keywords' vector, by the whole question's vector (generic keywords such as
+        "place of birth" say little, the question says more) and by full text; when no keyword phrase names
+        a relation's theme, the full-text search also takes the low-level keywords."""
         vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.plan.min_similarity)
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
+        if query_vec is not None and self.plan.graph_rank:
+            asked = await repo.search_relations(self.conn, self.project_id, query_vec, top_k, self.plan.min_similarity)
+            found.append([(relation, src, tgt) for relation, src, tgt in asked])
         themed: set[tuple[str, str]] = set()
         if self.plan.lexical:
-            words = await self._searchable("relations", hl)
+            words = await self.searchable("relations", hl)
             matches = await lexical.search_relations(self.conn, self.project_id, hl, words, relation_limit)
-            found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
             themed = {relation.pair for relation, _, _, theme in matches if theme}
+            if not themed and ll and self.plan.graph_rank:
+                named = await self.searchable("relations", ll)
+                matches += await lexical.search_relations(self.conn, self.project_id, [], named, relation_limit)
+            found.append([(relation, src, tgt) for relation, src, tgt, _ in matches])
         fused = [
             item
             for item, _ in fuse(
@@ -144,7 +162,7 @@ class Retriever:
         vector = await repo.search_chunks(self.conn, self.project_id, query_vec, limit, self.plan.min_similarity)
         if not self.plan.lexical:
             return vector
-        words = await self._searchable("chunks", [query])
+        words = await self.searchable("chunks", [query])
         found = await lexical.search_chunks(self.conn, self.project_id, words, limit, self.plan.chunks_by_density)
         return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.plan.rrf_k)][:limit]
 
@@ -174,17 +192,23 @@ class Retriever:
     async def merged_chunks(
         self, vector: list[ChunkHit], entity_ids: list[str], relation_ids: list[str], limit: int | None
     ) -> list[ChunkHit]:
-        """Round-robin merge (vector, entity, relation, as official LightRAG does); only the first `limit` chunks
-        (None = all, e.g. for rerank) are loaded, so unused chunk texts never leave the database."""
+        """Round-robin merge (vector, entity, relation, as official LightRAG does)."""
         tagged = round_robin(
             [(c.id, "vector") for c in vector],
             [(i, "entity") for i in entity_ids],
             [(i, "relation") for i in relation_ids],
             key=lambda item: item[0],
         )
+        return await self.load_chunks(vector, tagged, limit)
+
+    async def load_chunks(
+        self, searched: list[ChunkHit], tagged: list[tuple[str, str]], limit: int | None
+    ) -> list[ChunkHit]:
+        """The chunks of `tagged` (id, how it was found) in order; only the first `limit` (None = all, e.g. for
+        rerank) are loaded, so unused chunk texts never leave the database. `searched` are loaded already."""
         if limit is not None:
             tagged = tagged[:limit]
-        by_id = {c.id: c for c in vector}
+        by_id = {c.id: c for c in searched}
         stored = await repo.chunks_by_ids(
             self.conn, self.project_id, {i: source for i, source in tagged if i not in by_id}
         )

@@ -1,0 +1,92 @@
+"""SQL of graph expansion: the weighted edges within two hops of a query's entities (for personalised
+PageRank, `domain/graph_rank.py`) and the vector and full-text evidence of candidate chunks.
+
+Hubs are bounded per node (their heaviest edges), so an entity with thousands of edges never pulls them all:
+the walk only needs the strongest ways out of each node.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.graph_rank import Edge
+from app.repositories.retrieval import processed
+
+SEED_EDGES = 10  # heaviest edges followed out of each seed entity
+FRONTIER = 30  # entities one hop away whose own edges are followed (by the weight that reached them)
+FRONTIER_EDGES = 5  # heaviest edges followed out of each of those
+
+_EDGES_OF = """
+SELECT x.src_key, x.tgt_key, x.weight FROM (
+    SELECT r.src_key, r.tgt_key, r.weight FROM relations r
+    WHERE r.project_id = :project_id AND r.src_key = n.key
+    UNION ALL
+    SELECT r.src_key, r.tgt_key, r.weight FROM relations r
+    WHERE r.project_id = :project_id AND r.tgt_key = n.key
+) x ORDER BY x.weight DESC, x.src_key, x.tgt_key LIMIT {limit}
+"""
+
+_NEIGHBOURHOOD = text(f"""
+WITH seeds AS (SELECT DISTINCT unnest(CAST(:keys AS text[])) AS key),
+hop1 AS MATERIALIZED (
+    SELECT DISTINCT e.src_key, e.tgt_key, e.weight FROM seeds n
+    CROSS JOIN LATERAL ({_EDGES_OF.format(limit=":seed_edges")}) e
+),
+frontier AS (
+    SELECT f.key FROM (
+        SELECT CASE WHEN h.src_key IN (SELECT key FROM seeds) THEN h.tgt_key ELSE h.src_key END AS key, h.weight
+        FROM hop1 h
+    ) f
+    WHERE f.key NOT IN (SELECT key FROM seeds)
+    GROUP BY f.key ORDER BY sum(f.weight) DESC, f.key LIMIT :frontier
+),
+hop2 AS (
+    SELECT e.src_key, e.tgt_key, e.weight FROM frontier n
+    CROSS JOIN LATERAL ({_EDGES_OF.format(limit=":frontier_edges")}) e
+)
+SELECT src_key, tgt_key, weight FROM hop1
+UNION
+SELECT src_key, tgt_key, weight FROM hop2
+""")
+
+# The query vector's cosine distance and the full-text rank (normalised by 1 + log(length)) of each candidate.
+_CHUNK_EVIDENCE = text(f"""
+WITH q AS (
+    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
+    FROM unnest(CAST(:words AS text[])) AS w
+    WHERE numnode(plainto_tsquery('english', w)) > 0
+)
+SELECT c.id, c.embedding <=> :vec AS distance,
+       coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical
+FROM chunks c, q
+WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
+""").bindparams(bindparam("vec", type_=Vector()))
+
+
+async def neighbourhood_edges(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[Edge]:
+    """(source, target, weight) of the edges within two hops of `keys`, bounded per node."""
+    if not keys:
+        return []
+    params = {
+        "project_id": project_id,
+        "keys": keys,
+        "seed_edges": SEED_EDGES,
+        "frontier": FRONTIER,
+        "frontier_edges": FRONTIER_EDGES,
+    }
+    result = await conn.execute(_NEIGHBOURHOOD, params)
+    return [(row.src_key, row.tgt_key, float(row.weight)) for row in result]
+
+
+async def chunk_evidence(
+    conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float], words: list[str]
+) -> dict[str, tuple[float | None, float]]:
+    """chunk id → (cosine distance to `vec` or None without an embedding, full-text rank of `words`) for the
+    stored, processed chunks among `ids`."""
+    if not ids:
+        return {}
+    params = {"project_id": project_id, "ids": ids, "vec": vec, "words": words}
+    result = await conn.execute(_CHUNK_EVIDENCE, params)
+    return {row.id: (None if row.distance is None else float(row.distance), float(row.lexical)) for row in result}

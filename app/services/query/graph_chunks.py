@@ -1,0 +1,73 @@
+"""The chunks of one search side ranked by graph, vector and full-text evidence together (QUERY_GRAPH_RANK).
+
+The side's entities seed a personalised PageRank over the edges within two hops of them; every chunk citing
+a well-ranked entity, or one of the side's relations, scores that rank; the candidates are then fused by
+weighted reciprocal rank with their closeness to the question and their full-text rank (down-weighted: a
+question's words also match passages that merely share its vocabulary). A chunk reached only through an
+entity two hops away can so be chosen, which the per-entity picks of LightRAG never do.
+"""
+
+from __future__ import annotations
+
+from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
+from app.domain.hits import ChunkHit, GraphHits
+from app.repositories import neighbourhood
+from app.repositories import retrieval as repo
+from app.services.query.retrieval import Retriever
+
+RANKED_ENTITIES = 40  # entities (best PageRank first) whose chunks become candidates
+CANDIDATES = 60  # chunks (best graph score first) weighed against the question
+GRAPH_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+LEXICAL_WEIGHT = 0.5
+
+
+SEEDS = 12  # entities the walk restarts from: the side's leading ones, then its best searched ones
+
+
+def seed_weights(hits: GraphHits) -> dict[str, float]:
+    """The side's leading entities weigh 1; the others fall off with their rank. The walk's cost grows with
+    the seeds (each brings its edges and their other ends'), so only the first SEEDS entities seed it."""
+    seeds: dict[str, float] = {}
+    for i, e in enumerate(hits.entities[: max(SEEDS, min(hits.lead_entities, 2 * SEEDS))]):
+        weight = 1.0 if i < hits.lead_entities else 1.0 / (2 + i - hits.lead_entities)
+        seeds[e.key] = max(seeds.get(e.key, 0.0), weight)
+    return seeds
+
+
+async def ranked_chunk_ids(r: Retriever, hits: GraphHits, query: str, query_vec: list[float]) -> list[str]:
+    """The side's candidate chunks, best first (at most CANDIDATES)."""
+    seeds = seed_weights(hits)
+    if not seeds:
+        return []
+    edges = await neighbourhood.neighbourhood_edges(r.conn, r.project_id, list(seeds))
+    edges += [(rel.src_key, rel.tgt_key, rel.weight) for rel in hits.relations]
+    ranks = personalized_pagerank(edges, seeds)
+    entity_keys = ranked(ranks, list(seeds))[:RANKED_ENTITIES]
+    pairs = [rel.pair for rel in hits.relations]
+    by_entity, by_pair = await repo.source_chunk_ids(r.conn, r.project_id, entity_keys, pairs)
+    relation_ranks = {pair: (ranks.get(pair[0], 0.0) + ranks.get(pair[1], 0.0)) / 2 for pair in pairs}
+    scores = chunk_scores(ranks, by_entity)
+    for chunk_id, score in chunk_scores(relation_ranks, by_pair).items():
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + score
+    graph = ranked(scores)[:CANDIDATES]
+    words = await r.searchable("chunks", [query]) if r.plan.lexical else []
+    evidence = await neighbourhood.chunk_evidence(r.conn, r.project_id, graph, query_vec, words)
+    distances = {c: d for c, (d, _) in evidence.items() if d is not None}
+    vector = sorted((c for c in graph if c in distances), key=lambda c: distances[c])
+    lexical = sorted((c for c in graph if c in evidence and evidence[c][1] > 0), key=lambda c: -evidence[c][1])
+    fused = weighted_rrf([(graph, GRAPH_WEIGHT), (vector, VECTOR_WEIGHT), (lexical, LEXICAL_WEIGHT)], k=r.plan.rrf_k)
+    return [str(c) for c in fused if c in evidence]
+
+
+def fused_chunk_order(local: GraphHits, global_: GraphHits, searched: list[ChunkHit], k: int) -> list[tuple[str, str]]:
+    """Hybrid and mix: the sides' chunk rankings (and mix's searched chunks) fused with equal weights, so a chunk
+    two sides agree on leads and each side's best chunks come before any side's weaker ones. As (chunk id,
+    how it was found: "vector" searched, "entity" the local side, "relation" the global side)."""
+    sides = [([c.id for c in searched], "vector"), (local.chunk_ids, "entity"), (global_.chunk_ids, "relation")]
+    source: dict[str, str] = {}
+    for ids, name in sides:
+        for chunk_id in ids:
+            source.setdefault(chunk_id, name)
+    order = weighted_rrf([(ids, 1.0) for ids, _ in sides if ids], k=k)
+    return [(str(c), source[str(c)]) for c in order]

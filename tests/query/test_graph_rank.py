@@ -1,0 +1,59 @@
+"""Pure parts of graph expansion: personalised PageRank, chunk scores from ranks, weighted rank fusion."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
+
+
+def test_pagerank_is_a_distribution_that_favours_the_seed_and_its_neighbourhood():
+    edges = [("a", "b", 1.0), ("b", "c", 1.0), ("c", "d", 1.0), ("x", "y", 1.0)]
+    ranks = personalized_pagerank(edges, {"a": 1.0})
+    assert sum(ranks.values()) == pytest.approx(1.0)
+    assert ranks["a"] > ranks["b"] > ranks["c"] > ranks["d"] > 0
+    assert ranks.get("x", 0.0) == 0.0 and ranks.get("y", 0.0) == 0.0
+
+
+def test_pagerank_reaches_two_hops_and_rewards_nodes_several_seeds_share():
+    # s1 - m - s2: the shared middle outranks each seed's private neighbour
+    edges = [("s1", "m", 1.0), ("s2", "m", 1.0), ("s1", "p1", 1.0), ("s2", "p2", 1.0), ("m", "far", 1.0)]
+    ranks = personalized_pagerank(edges, {"s1": 1.0, "s2": 1.0})
+    assert ranks["m"] > ranks["p1"] == pytest.approx(ranks["p2"])
+    assert ranks["far"] > 0
+
+
+def test_pagerank_follows_heavier_edges_more():
+    ranks = personalized_pagerank([("a", "heavy", 9.0), ("a", "light", 1.0)], {"a": 1.0})
+    assert ranks["heavy"] > 5 * ranks["light"]
+
+
+def test_pagerank_returns_a_stranded_seed_its_mass_and_ignores_bad_seeds():
+    assert personalized_pagerank([], {"lonely": 2.0}) == {"lonely": pytest.approx(1.0)}
+    assert personalized_pagerank([("a", "b", 1.0)], {}) == {}
+    assert personalized_pagerank([("a", "b", 1.0)], {"a": 0.0, "b": -1.0}) == {}
+    ranks = personalized_pagerank([("a", "a", 5.0), ("a", "b", 1.0)], {"a": 1.0})  # self-loops are ignored
+    assert sum(ranks.values()) == pytest.approx(1.0) and ranks["b"] > 0
+
+
+def test_chunk_scores_spread_each_nodes_rank_over_its_chunks():
+    ranks = {"hub": 0.6, "rare": 0.3, "none": 0.0}
+    scores = chunk_scores(ranks, {"hub": ["c1", "c2", "c3"], "rare": ["c3"], "none": ["c9"]})
+    assert scores == {"c1": pytest.approx(0.2), "c2": pytest.approx(0.2), "c3": pytest.approx(0.5)}
+
+
+def test_chunk_scores_take_tuple_keys_and_count_a_repeated_chunk_once():
+    assert chunk_scores({("a", "b"): 0.4}, {("a", "b"): ["c", "c"]}) == {"c": pytest.approx(0.4)}
+
+
+def test_ranked_breaks_ties_by_the_given_order_then_by_key():
+    assert ranked({"b": 1.0, "a": 1.0, "c": 2.0, "z": 1.0}, tie_order=["z"]) == ["c", "z", "a", "b"]
+
+
+def test_weighted_rrf_favours_agreement_and_honours_weights():
+    assert weighted_rrf([(["a", "both"], 1.0), (["both", "b"], 1.0)], k=10)[0] == "both"
+    # the heavier list's first item wins over the lighter list's first item
+    assert weighted_rrf([(["light"], 0.5), (["heavy"], 1.0)], k=10) == ["heavy", "light"]
+    # equal scores: first appearance, lists taken in turn
+    assert weighted_rrf([(["a", "b"], 1.0), (["x", "y"], 1.0)], k=10) == ["a", "x", "b", "y"]
+    assert weighted_rrf([], k=10) == []
