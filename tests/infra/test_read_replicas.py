@@ -5,6 +5,7 @@ primary and shows in /health without making the service unready."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -174,3 +175,41 @@ async def test_a_stopped_replica_sends_reads_to_the_primary_and_leaves_the_servi
         assert replica["status"] == "down"
     finally:
         servers.standby.start()
+
+
+async def test_a_lagging_replica_is_skipped(make_app, servers):
+    app = await make_app(database_read_max_lag_ms=0)
+    standby = await servers.standby.admin(DATABASE)
+    try:
+        await standby.execute("SELECT pg_wal_replay_pause()")
+        async with app.container.db.transaction() as conn:  # WAL the paused replica receives but does not replay
+            await conn.execute(text("INSERT INTO projects (id, name) VALUES ('lag', 'lag')"))
+            written = await conn.scalar(text("SELECT pg_current_wal_insert_lsn()::text"))
+        await until_true(lambda: standby.fetchval("SELECT pg_last_wal_receive_lsn() >= $1::text::pg_lsn", written))
+        lagging = fallbacks("lagging")
+        listing = await app.http.get("/documents", headers=auth("b"))
+        assert listing.status_code == 200, listing.text
+        assert fallbacks("lagging") == lagging + 1
+        (replica,) = (await app.http.get("/health")).json()["read_replicas"]
+        assert replica["status"] == "lagging" and replica["lag_ms"] > 0
+    finally:
+        await standby.execute("SELECT pg_wal_replay_resume()")
+        await standby.close()
+
+
+async def test_a_replica_url_naming_a_primary_is_not_used(make_app, servers):
+    app = await make_app(database_read_url=[servers.primary_url])
+    refused = fallbacks("not_a_standby")
+    assert (await app.http.get("/documents", headers=auth("a"))).status_code == 200
+    assert fallbacks("not_a_standby") == refused + 1
+    (replica,) = (await app.http.get("/health")).json()["read_replicas"]
+    assert replica["status"] == "not_a_standby"
+
+
+async def until_true(check, attempts: int = 600) -> None:
+    """Poll `check` (a coroutine function) until it is true; a condition, not a duration, is awaited."""
+    for _ in range(attempts):
+        if await check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the condition never held")
