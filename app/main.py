@@ -28,6 +28,7 @@ from app.web.auth import ALWAYS_OPEN_PATHS, DOCS_PATHS, ApiKeyMiddleware, Projec
 from app.web.error_handlers import install_error_handlers
 from app.web.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from app.web.openapi import describe_api, operation_id
+from app.web.read_after import ReadYourWritesMiddleware
 from app.web.ui import install_ui
 from app.wiring import build_container, close_container
 from app.worker.queue import Worker
@@ -83,7 +84,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.state.api_keys = parse_api_keys(settings.api_keys)
     install_error_handlers(app)
     open_paths = ALWAYS_OPEN_PATHS | (DOCS_PATHS if settings.public_docs else frozenset())
-    # Added innermost first: request context, then authentication, then the body limit, then the app.
+    # Added innermost first (the app's side): read-your-writes (it needs the client's key), the body limit,
+    # authentication, the request context.
+    app.add_middleware(ReadYourWritesMiddleware)
     app.add_middleware(
         BodyLimitMiddleware, max_body_bytes=settings.max_request_bytes, max_json_values=settings.max_request_json_values
     )
@@ -95,7 +98,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             allow_origins=settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output"],
+            expose_headers=["X-Request-ID", "X-Token-Input", "X-Token-Output", "X-Read-After-LSN"],
         )
     app.add_middleware(OneLineStartupRefusal)  # lifespan only: a refusal to start is one line, not a traceback
     app.router.routes.extend(_included_routes(settings.lightrag_compat_prefix))

@@ -8,8 +8,9 @@ import logging
 from app.container import Container
 from app.core.config import Settings
 from app.core.startup import dimension_mismatch
-from app.db.engine import Database
+from app.db.engine import Database, async_url
 from app.db.migrate import resize_empty_vectors, stored_embedding_dim, upgrade_to_head
+from app.db.replicas import ReadRouter
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
@@ -22,9 +23,24 @@ from app.services.projects import DEFAULT_PROJECT, DEFAULT_PROJECT_NAME
 log = logging.getLogger(__name__)
 
 
+def read_router(settings: Settings) -> ReadRouter | None:
+    """The replicas of DATABASE_READ_URL, or None (every read on the primary)."""
+    if not settings.database_read_url:
+        return None
+    return ReadRouter.build(
+        [async_url(url) for url in settings.database_read_url],
+        pool_size=settings.db_pool_size,
+        max_wait_ms=settings.database_read_max_wait_ms,
+        max_lag_ms=settings.database_read_max_lag_ms,
+        retry_s=settings.database_read_retry_seconds,
+    )
+
+
 async def build_container(settings: Settings, database: Database | None = None) -> Container:
     """`database`, when given, stays its caller's: the container uses it and leaves it open when closed."""
-    db = database or Database.from_settings(settings.database_url, settings.data_dir, settings.db_pool_size)
+    db = database or Database.from_settings(
+        settings.database_url, settings.data_dir, settings.db_pool_size, read_router(settings)
+    )
     try:
         stored = await stored_embedding_dim(db)
         if stored is not None and stored != settings.embedding_dim:

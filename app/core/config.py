@@ -46,6 +46,14 @@ class Settings(BaseSettings):
     database_url: str | None = None
     data_dir: Path = Path(platformdirs.user_data_dir("lightrag-service"))
     db_pool_size: int = Field(10, ge=1)
+    # Streaming replicas of DATABASE_URL (comma separated) for query retrieval, listings, graph reads and exports
+    # (docs/SCALING.md). A read waits up to DATABASE_READ_MAX_WAIT_MS for a replica to replay what its client has
+    # seen (read-your-writes), else reads the primary; a replica down, not a standby or more than
+    # DATABASE_READ_MAX_LAG_MS behind is skipped for DATABASE_READ_RETRY_SECONDS.
+    database_read_url: CommaList = Field(default_factory=list)
+    database_read_max_wait_ms: int = Field(500, ge=0, le=60_000)
+    database_read_max_lag_ms: int = Field(5000, ge=0)
+    database_read_retry_seconds: float = Field(30.0, gt=0)
     log_level: str = "INFO"
     # text: one readable line per record; json: one JSON object per line (time, level, logger, message,
     # request_id / project / document_id when known)
@@ -237,7 +245,19 @@ class Settings(BaseSettings):
     graph_max_concurrent: int = Field(2, ge=1)
     graph_queue_timeout: float = Field(10.0, ge=0)
 
-    _split = field_validator("entity_types", "api_keys", "cors_origins", mode="before")(_split_commas)
+    _split = field_validator("entity_types", "api_keys", "cors_origins", "database_read_url", mode="before")(
+        _split_commas
+    )
+
+    @field_validator("database_read_url")
+    @classmethod
+    def _postgres_urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            if not url.startswith(("postgresql://", "postgres://", "postgresql+asyncpg://")):
+                raise ValueError(
+                    f"DATABASE_READ_URL entries must be postgresql:// URLs, got {url.split(':', 1)[0]}://…"
+                )
+        return urls
 
     @field_validator("entity_resolution", mode="before")
     @classmethod

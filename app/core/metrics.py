@@ -93,6 +93,15 @@ RERANK_BREAKER_STATE = Gauge(
     ["provider"],
     multiprocess_mode="max",
 )
+DB_READS = Counter("db_reads_total", "Reads a replica may serve, by the server that served them", ["target"])
+DB_READ_FALLBACKS = Counter(
+    "db_read_fallbacks_total",
+    "Replica-eligible reads served by the primary, by why (down, lagging, behind_client, not_a_standby)",
+    ["reason"],
+)
+DB_REPLICA_UP = Gauge(
+    "db_replica_up", "1 when the read replica last answered in time, else 0", ["replica"], multiprocess_mode="min"
+)
 
 
 # The fleet's provider budget (app/services/budget), per provider kind: chat, embeddings, rerank.

@@ -13,8 +13,10 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
+from app.core import metrics
 from app.core.config import EMBEDDED_MISSING
 from app.core.startup import StartupRefused
+from app.db.replicas import PRIMARY_POSITION, ReadRouter, note_primary_use, parse_lsn, read_session
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +113,17 @@ def _replace_if_closed(dbapi_connection: Any, entry: ConnectionPoolEntry, proxy:
 class Database:
     """Owns the engine. Services open transactions with `transaction()`; each is one atomic unit."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, embedded: EmbeddedPostgres | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        embedded: EmbeddedPostgres | None = None,
+        replicas: ReadRouter | None = None,
+    ) -> None:
         self.url = url
         self.embedded = embedded
+        self.replicas = replicas  # DATABASE_READ_URL: where `read()` goes first
         self.max_connections = 2 * pool_size  # the pool, then as many again as overflow
         self.engine: AsyncEngine = create_async_engine(
             url,
@@ -124,37 +134,77 @@ class Database:
         event.listen(self.engine.sync_engine.pool, "checkout", _replace_if_closed)
 
     @classmethod
-    def from_settings(cls, database_url: str | None, data_dir: Path, pool_size: int) -> Database:
+    def from_settings(
+        cls, database_url: str | None, data_dir: Path, pool_size: int, replicas: ReadRouter | None = None
+    ) -> Database:
         if database_url:
-            return cls(async_url(database_url), pool_size=pool_size)
+            return cls(async_url(database_url), pool_size=pool_size, replicas=replicas)
         embedded = EmbeddedPostgres(data_dir)
-        return cls(embedded.start(), pool_size=pool_size, embedded=embedded)
+        return cls(embedded.start(), pool_size=pool_size, embedded=embedded, replicas=replicas)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+    async def transaction(self, *, seen_by_client: bool = True) -> AsyncIterator[AsyncConnection]:
+        """One atomic unit on the primary. `seen_by_client=False`: nothing the client reads back through a
+        replica (the LLM cache), so its later replica reads need not wait for this commit."""
+        if seen_by_client:
+            note_primary_use()
         async with self.engine.begin() as conn:
             yield conn
 
     @asynccontextmanager
-    async def connect(self) -> AsyncIterator[AsyncConnection]:
-        """A connection for read-only work (autocommit-free, rolled back on exit)."""
+    async def connect(self, *, seen_by_client: bool = True) -> AsyncIterator[AsyncConnection]:
+        """A connection to the primary for read-only work (autocommit-free, rolled back on exit): reads that
+        decide a write, or must see one just made by another process (the queue, the LLM cache)."""
+        if seen_by_client:
+            note_primary_use()
         async with self.engine.connect() as conn:
             yield conn
 
     @asynccontextmanager
-    async def spare(self) -> AsyncIterator[AsyncConnection | None]:
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for reads a replica may serve (query retrieval, listings, graph reads, exports): a
+        replica that is up, not lagging and has replayed what this request's client has seen; else the
+        primary. Rolled back on exit; its first statement opens its transaction."""
+        if self.replicas is None:
+            async with self.connect() as conn:
+                yield conn
+            return
+        session = read_session.get()
+        if session is not None:
+            if session.used_primary:  # this request wrote or read the primary: its reads must see as much
+                session.used_primary = False
+                session.saw(await self.primary_position())
+            session.floor = max(session.floor, session.seen)
+        async with self.replicas.connection(session) as replica:
+            if replica is not None:
+                yield replica
+                return
+        metrics.DB_READS.labels(target="primary").inc()
+        async with self.connect() as conn:
+            yield conn
+
+    async def primary_position(self) -> int:
+        """The primary's current WAL position: everything committed so far is at or before it."""
+        async with self.engine.connect() as conn:
+            return parse_lsn(str(await conn.scalar(PRIMARY_POSITION)))
+
+    @asynccontextmanager
+    async def spare(self, beside: AsyncConnection | None = None) -> AsyncIterator[AsyncConnection | None]:
         """A second read connection for work that can run beside the caller's, or None when the pool has none
         to give at once: a caller waiting for a second connection while holding one could, with every other
         caller doing the same, hold the whole pool and wait forever. Checking the count and taking the
         connection happen with no await between them, so no other task of this loop can take it meanwhile."""
-        pool = self.engine.pool
+        engine = self.engine if beside is None else beside.engine  # beside a replica's read: the same replica
+        pool = engine.pool
         if isinstance(pool, QueuePool) and pool.checkedout() >= self.max_connections:
             yield None
             return
-        async with self.engine.connect() as conn:
+        async with engine.connect() as conn:
             yield conn
 
     async def close(self) -> None:
         await self.engine.dispose()
+        if self.replicas is not None:
+            await self.replicas.close()
         if self.embedded is not None:
             self.embedded.stop()

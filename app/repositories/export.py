@@ -35,7 +35,7 @@ async def counts(db: Database, project_id: str) -> dict[str, int]:
         count(relations).label("relations"),
         count(chunks).label("chunks"),
     )
-    async with db.connect() as conn:
+    async with db.read() as conn:
         return dict((await conn.execute(query)).mappings().one())
 
 
@@ -54,7 +54,7 @@ async def _keyset(
         page = query.order_by(*order).limit(batch_size)
         if last is not None:
             page = page.where(tuple_(*order) > tuple_(*last))
-        async with db.connect() as conn:
+        async with db.read() as conn:
             rows = list((await conn.execute(page)).mappings())
         if rows:
             yield rows

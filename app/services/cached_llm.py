@@ -68,7 +68,7 @@ class CacheBatch:
     async def reader(self) -> AsyncIterator[AsyncConnection]:
         """A connection for lookups: the caller's, if it gave one, else a short pooled one."""
         if self.conn is None:
-            async with self.db.connect() as conn:
+            async with self.db.connect(seen_by_client=False) as conn:
                 yield conn
             return
         async with self._conn_lock:
@@ -113,7 +113,7 @@ class CacheBatch:
             if conn is not None:
                 await repo.put_many(conn, self.project_id, rows)
             else:
-                async with self.db.transaction() as own:
+                async with self.db.transaction(seen_by_client=False) as own:
                     await repo.put_many(own, self.project_id, rows)
         finally:
             for row in rows:
@@ -226,7 +226,7 @@ class CachedLLM:
             return CachedResult(known, key, True)
         if skip_lookup or (batch is not None and key in batch.absent) or flight in self._in_flight:
             return None
-        async with batch.reader() if batch is not None else self.db.connect() as conn:
+        async with batch.reader() if batch is not None else self.db.connect(seen_by_client=False) as conn:
             row = await repo.get(conn, project_id, key)
         if row is None:
             return None
@@ -265,7 +265,7 @@ class CachedLLM:
                     batch.known[key] = result.text
                     self._unflushed[flight] = result.text
                 else:
-                    async with self.db.transaction() as conn:
+                    async with self.db.transaction(seen_by_client=False) as conn:
                         await repo.put_many(conn, project_id, [row])
         except BaseException as exc:
             future.set_exception(exc if isinstance(exc, Exception) else _LeaderGone())

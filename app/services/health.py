@@ -25,7 +25,7 @@ async def health_report(c: Container) -> tuple[bool, dict]:
     }
     head = head_revision()
     try:
-        async with c.db.connect() as conn:
+        async with c.db.connect(seen_by_client=False) as conn:
             await conn.execute(text("SELECT 1"))
             current = await current_revision(conn)
         report["database"] = "ok"
@@ -34,6 +34,8 @@ async def health_report(c: Container) -> tuple[bool, dict]:
         log.warning("health: database unreachable: %s", type(exc).__name__)
         report["database"] = "unreachable"
         report["migrations"] = {"current": None, "head": head, "ok": False}
+    if c.db.replicas is not None:  # informative only: a replica down sends its reads to the primary
+        report["read_replicas"] = await c.db.replicas.probe()
     healthy = report["database"] == "ok" and report["migrations"]["ok"]
     report["status"] = "ok" if healthy else "unavailable"
     return healthy, report
@@ -42,7 +44,7 @@ async def health_report(c: Container) -> tuple[bool, dict]:
 async def refresh_pipeline_gauges(c: Container) -> None:
     """Set the queue-depth gauges from the database just before a scrape."""
     try:
-        async with c.db.connect() as conn:
+        async with c.db.connect(seen_by_client=False) as conn:
             counts = await docs_repo.count_by_status(conn)
     except Exception as exc:
         log.warning("metrics: cannot read pipeline counts: %s", type(exc).__name__)

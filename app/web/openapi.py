@@ -69,6 +69,11 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
     },
     "X-Token-Input": {"description": "LLM prompt tokens this request spent", "schema": {"type": "integer"}},
     "X-Token-Output": {"description": "LLM completion tokens this request spent", "schema": {"type": "integer"}},
+    "X-Read-After-LSN": {
+        "description": "With read replicas (DATABASE_READ_URL): the database position this request saw; send it "
+        "back as `X-Read-After-LSN` so the next read, on any API process, sees at least as much",
+        "schema": {"type": "string", "example": "0/16B3748"},
+    },
 }
 
 HEALTH_REPORT_CONTENT: dict[str, Any] = {
@@ -82,6 +87,20 @@ HEALTH_REPORT_CONTENT: dict[str, Any] = {
                 "migrations": {"type": "object"},
                 "llm": {"type": "object"},
                 "embedding": {"type": "object"},
+                "read_replicas": {
+                    "type": "array",
+                    "description": "With DATABASE_READ_URL: each replica's state; one down leaves the service "
+                    "ready (its reads go to the primary)",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "status": {"type": "string", "enum": ["ok", "down", "lagging", "not_a_standby"]},
+                            "lag_ms": {"type": ["number", "null"]},
+                            "error": {"type": ["string", "null"]},
+                        },
+                    },
+                },
             },
         }
     }

@@ -34,8 +34,8 @@ def _count_spares(db: Database, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     original = Database.spare
 
     @contextlib.asynccontextmanager
-    async def spare(self: Database):
-        async with original(self) as conn:
+    async def spare(self: Database, beside=None):
+        async with original(self, beside) as conn:
             given.append(conn is not None)
             yield conn
 

@@ -44,7 +44,7 @@ class ExportService:
 
     async def download(self, project_id: str, options: ExportOptions) -> ExportDownload:
         """404 for an unknown project now (before any byte is sent); the body is produced while it is read."""
-        async with self.db.connect() as conn:
+        async with self.db.read() as conn:
             await require_project(conn, project_id)
         spec = FORMATS[options.format]
         return ExportDownload(

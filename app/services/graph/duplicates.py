@@ -45,7 +45,7 @@ class _Candidate:
 class DuplicateService(CurationBase):
     async def list_pairs(self, project_id: str, limit: int, offset: int, threshold: float | None) -> DuplicateList:
         floor = self.c.settings.entity_similarity_threshold if threshold is None else threshold
-        async with self.db.connect() as conn:
+        async with self.db.read() as conn:
             await require_project(conn, project_id)
             found: dict[Pair, _Candidate] = {}
             for s in await alias_repo.list_suggestions(conn, project_id, limit=CANDIDATE_CAP):

@@ -42,7 +42,7 @@ class CurationService(CurationBase):
     ) -> EntityList:
         needle = entity_key(sanitize(q)) if q and sanitize(q) else None
         type_filter = normalize_type(entity_type) if entity_type and entity_type.strip() else None
-        async with self.db.connect() as conn:
+        async with self.db.read() as conn:
             await require_project(conn, project_id)
             rows, total = await repo.list_entities(
                 conn, project_id, q=needle, entity_type=type_filter, limit=limit, offset=offset
@@ -54,7 +54,7 @@ class CurationService(CurationBase):
         self, project_id: str, name: str, relation_limit: int, *, by_alias: bool = True
     ) -> EntityDetail:
         """By its name or (unless not `by_alias`: a node of that name only) any of its aliases."""
-        async with self.db.connect() as conn:
+        async with self.db.read() as conn:
             await require_project(conn, project_id)
             key = await self._resolve(conn, project_id, name) if by_alias else self._key(name)
             row = await repo.get_entity(conn, project_id, key)

@@ -35,7 +35,7 @@ class PathService:
         self.c = c
 
     async def shortest(self, project_id: str, source: str, target: str, max_hops: int) -> GraphPath:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             start = await self._key(conn, project_id, source)
             end = await self._key(conn, project_id, target)

@@ -33,7 +33,7 @@ class RelationCurationService(CurationBase):
         return sorted_pair(a, b)
 
     async def list_relations(self, project_id: str, entity: str | None, limit: int, offset: int) -> RelationList:
-        async with self.db.connect() as conn:
+        async with self.db.read() as conn:
             await require_project(conn, project_id)
             if entity is None:
                 rows = await repo.list_relations(conn, project_id, limit=limit, offset=offset)

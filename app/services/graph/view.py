@@ -73,7 +73,7 @@ class GraphViewService:
         return GraphOut.model_validate(graph_fields(sub, raw_descriptions=raw_descriptions))
 
     async def rows(self, project_id: str, label: str, max_depth: int, max_nodes: int) -> Subgraph:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             if label.strip() == "*":
                 nodes = await repo.top_nodes(conn, project_id, max_nodes + 1)

@@ -295,14 +295,14 @@ class IngestionService:
 
     # ----- reads -----
     async def get(self, project_id: str, document_id: str) -> DocumentOut:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             row = await _require_document(conn, project_id, document_id)
             counts = await graph_repo.document_graph_counts(conn, project_id, [document_id])
         return _shown(DocumentOut, row, counts[document_id])
 
     async def list_documents(self, project_id: str, status: str | None, limit: int, offset: int) -> DocumentList:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             rows, total = await docs_repo.list_page(conn, project_id, status, limit, offset)
             counts = await graph_repo.document_graph_counts(conn, project_id, [r.id for r in rows])
@@ -311,7 +311,7 @@ class IngestionService:
         return DocumentList(documents=docs, total=total, counts=StatusCounts(**by_status))
 
     async def chunks(self, project_id: str, document_id: str) -> ChunkList:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             await _require_document(conn, project_id, document_id)
             rows = await chunks_repo.list_for_document(conn, project_id, document_id)

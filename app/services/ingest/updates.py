@@ -185,7 +185,7 @@ class DocumentUpdates:
         return targets
 
     async def versions(self, project_id: str, document_id: str) -> DocumentVersions:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             doc = await docs_repo.get(conn, project_id, document_id)
             if doc is None or doc.update_of is not None:

@@ -146,8 +146,8 @@ class ContextBuilder:
         searched ones merged with those of the kept entities and relations (all of them when reranking)."""
         req, plan = search.req, search.plan
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
-        second = self.c.db.spare() if search.sides.parallel else nullcontext(None)
-        async with self.c.db.transaction() as conn, second as spare:
+        db = self.c.db
+        async with db.read() as conn, db.spare(conn) if search.sides.parallel else nullcontext(None) as spare:
             await repo.read_one_snapshot(conn, spare)
             await repo.prepare_vector_search(conn, ef)
             r = Retriever(conn, req.project_id, plan, self.c.common_words)

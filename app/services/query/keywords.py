@@ -140,7 +140,7 @@ class KeywordExtractor:
         keywords.cached = result.hit
         if keywords.empty and self.cache_enabled and not result.hit:
             # Like the official cache, keep only useful answers: an empty one may be a transient model failure.
-            async with self.db.transaction() as conn:
+            async with self.db.transaction(seen_by_client=False) as conn:
                 await llm_cache_repo.delete_unreferenced(conn, project_id, [result.key])
         if keywords.empty:
             log.warning("no keywords extracted for the query; searching with the query text")

@@ -97,7 +97,7 @@ class QueryService:
     # ----- preparation shared by /query and /query/stream -----
     async def prepare(self, req: QueryRequest) -> Prepared:
         self._validate(req)
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             project = await retrieval_repo.project_for_query(conn, req.project_id)
         if project is None:
             raise project_not_found(req.project_id)

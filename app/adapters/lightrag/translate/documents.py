@@ -125,7 +125,7 @@ class LightragDocuments:
     async def paginated(
         self, project_id: str, status: str | None, page: int, page_size: int, sort_field: str, descending: bool
     ) -> LightragPaginatedDocs:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             rows, total = await compat_repo.page(
                 conn, project_id, status, sort_field, descending, page_size, (page - 1) * page_size
@@ -146,13 +146,13 @@ class LightragDocuments:
         )
 
     async def counts(self, project_id: str) -> LightragStatusCounts:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             by_status = await docs_repo.count_by_status(conn, project_id)
         return LightragStatusCounts(status_counts=status_counts(by_status))
 
     async def track_status(self, project_id: str, track_id: str) -> LightragTrackStatus:
-        async with self.c.db.connect() as conn:
+        async with self.c.db.read() as conn:
             await require_project(conn, project_id)
             rows = await compat_repo.by_track_id(conn, project_id, track_id)
         docs = [doc_status(r) for r in rows]
