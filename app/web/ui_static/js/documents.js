@@ -3,6 +3,7 @@
 
 import {api, availableOperations, currentProject, setCurrentProject} from './api.js';
 import {$, badge, clear, emptyState, errorState, errorText, formatBytes, formatDate, formatSize, h, pageLink, toast} from './dom.js';
+import {renderPipeline} from './pipeline_card.js';
 
 const BUSY = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
@@ -202,7 +203,7 @@ async function refresh() {
     const [list, pipeline] = await Promise.all([allDocuments(project), api('pipeline', {params: {project_id: project}})]);
     if (loading !== mine || project !== currentProject()) return;
     listing = {project, documents: list.documents, counts: list.counts, total: list.total, loaded: true};
-    renderPipeline(pipeline);
+    renderPipeline($('#pipeline', root), pipeline, listing.documents);
     render();
   } catch (err) {
     if (loading !== mine || project !== currentProject()) return;
@@ -236,35 +237,6 @@ function loadNext(project) {
   }
   const busy = listing.documents.some((d) => BUSY.has(d.status));
   timer = setTimeout(refresh, busy ? 1500 : 10_000);
-}
-
-function renderPipeline(p) {
-  const c = p.by_status;
-  const failed = c.failed + (c.cancelled || 0);
-  const total = c.pending + c.processing + c.processed + failed;
-  const done = c.processed + failed;
-  // Failures are never counted as success: "16 done, 3 failed" in the danger colour, and the bar with them.
-  const label = [`${c.processed} done`];
-  if (c.failed) label.push(`${c.failed} failed`);
-  if (c.cancelled) label.push(`${c.cancelled} cancelled`);
-  const queued = c.pending + c.processing;
-  clear($('#pipeline', root),
-    h('div', {class: 'stats'},
-      ...['pending', 'processing', 'processed', 'failed', 'cancelled'].filter((s) => s in c).map((s) => h('div', {class: 'stat'},
-        h('span', {class: 'stat-value'}, c[s]), badge(s)))),
-    h('label', {for: 'pipeline-progress', id: 'pipeline-label', class: failed ? 'error-text' : null},
-      `${label.join(', ')}${queued ? `, ${queued} to go` : ''} (of ${total})`),
-    h('progress', {id: 'pipeline-progress', class: failed ? 'with-failures' : null, max: total || 1, value: done}),
-    h('p', {class: 'muted'}, `Queue: ${p.queue_depth} in this project, ${p.global_queue_depth} in all.`),
-    p.in_flight.length ? h('p', {class: 'muted', id: 'pipeline-working'}, 'Working on: ',
-      p.in_flight.map((f, i) => [i ? ', ' : '', h('span', {title: f.id}, f.file_path || nameOf(f.id)),
-        f.stage ? h('span', {class: 'small'}, ` (${f.stage})`) : null])) : null);
-}
-
-/** A document's file name when the list has it, else its id. */
-function nameOf(id) {
-  const doc = listing.documents.find((d) => d.id === id);
-  return doc ? displayName(doc) : id;
 }
 
 function visibleDocuments() {
