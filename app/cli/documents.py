@@ -58,9 +58,17 @@ def status(ctx: typer.Context) -> None:
     add_row(queue, "documents", _counts(pipeline["by_status"]))
     out.print(queue)
     if pipeline["in_flight"]:
-        running = table("Document", "Worker", "Started", "Heartbeat", "Attempts", title="In flight")
+        running = table("File", "Stage", "Worker", "Started", "Heartbeat", "Attempts", title="In flight")
         for doc in pipeline["in_flight"]:
-            add_row(running, doc["id"], doc["claimed_by"], doc["started_at"], doc["heartbeat_at"], doc["attempts"])
+            add_row(
+                running,
+                doc.get("file_path") or doc["id"],
+                doc.get("stage") or "",
+                doc["claimed_by"],
+                doc["started_at"],
+                doc["heartbeat_at"],
+                doc["attempts"],
+            )
         out.print(running)
 
 
@@ -81,9 +89,9 @@ def list_documents(
         typer.echo(json.dumps(page, indent=2, ensure_ascii=False))
         return
     grid = table(
-        "Document",
-        "Status",
         "File",
+        "Status",
+        "Document",
         "Chunks",
         "Entities",
         "Relations",
@@ -94,9 +102,9 @@ def list_documents(
     for doc in page["documents"]:
         add_row(
             grid,
-            doc["id"],
+            doc["file_path"] or "(pasted text)",
             doc["status"],
-            doc["file_path"],
+            doc["id"],
             doc["chunks_count"],
             doc["entities_count"],
             doc["relations_count"],

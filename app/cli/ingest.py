@@ -76,15 +76,32 @@ def _follow(
         progress.update(
             task,
             completed=len(_tracked(files)) - len(remaining),
-            description=f"processing ({busy} running, {len(remaining) - busy} queued)",
+            description=progress_label(files, running=busy, queued=len(remaining) - busy),
         )
         if not remaining:
             break
         if deadline is not None and time.monotonic() >= deadline:
             return False
         time.sleep(poll_interval)
-    progress.update(task, description="done")
+    progress.update(task, description=progress_label(files))
     return True
+
+
+def progress_label(files: list[FileResult], running: int = 0, queued: int = 0) -> str:
+    """The bar's label as rich markup: "16 done, 3 failed" in red when anything failed, so a bar full of
+    failures never reads as success; while waiting, what is still running and queued."""
+    done = sum(1 for f in files if f.status == "processed")
+    failed = sum(1 for f in files if f.status in ("failed", "rejected"))
+    cancelled = sum(1 for f in files if f.status == "cancelled")
+    parts = [f"{done} done"]
+    if failed:
+        parts.append(f"{failed} failed")
+    if cancelled:
+        parts.append(f"{cancelled} cancelled")
+    if running or queued:
+        parts.append(f"{running} running, {queued} queued")
+    label = ", ".join(parts)
+    return f"[bold red]{label}[/]" if failed or cancelled else label
 
 
 def _tracked(files: list[FileResult]) -> set[str]:
@@ -152,7 +169,7 @@ def ingest(
         raise CliError("no supported file to ingest", EXIT_FAILED)
     client = service(ctx)
     with Progress(
-        TextColumn("{task.description:<34}"),
+        TextColumn("{task.description:<40}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

@@ -73,6 +73,7 @@ class InFlightDocument(_Row):
     """A processing document: who works on it and where it is."""
 
     id: str
+    file_path: str | None
     claimed_by: str | None
     heartbeat_at: datetime | None
     started_at: datetime | None

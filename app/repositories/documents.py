@@ -112,6 +112,7 @@ async def in_flight(conn: AsyncConnection, project_id: str) -> list[InFlightDocu
     rows = await conn.execute(
         select(
             documents.c.id,
+            documents.c.file_path,
             documents.c.claimed_by,
             documents.c.heartbeat_at,
             documents.c.started_at,

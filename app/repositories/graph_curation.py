@@ -279,6 +279,19 @@ async def relation_sources_of(conn: AsyncConnection, project_id: str, pairs: Seq
     return [RelationSource.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
+async def relation_source_chunks(conn: AsyncConnection, project_id: str, pair: Pair, limit: int) -> list[dict]:
+    """Provenance of one relation in insertion order, with each chunk's file path."""
+    rs = relation_sources
+    query = (
+        select(rs.c.chunk_id, rs.c.document_id, chunks.c.file_path)
+        .join(chunks, and_(chunks.c.project_id == rs.c.project_id, chunks.c.id == rs.c.chunk_id))
+        .where(rs.c.project_id == project_id, rs.c.src_key == pair[0], rs.c.tgt_key == pair[1])
+        .order_by(rs.c.seq)
+        .limit(limit)
+    )
+    return [dict(r) for r in (await conn.execute(query)).mappings()]
+
+
 async def insert_relation_sources(conn: AsyncConnection, project_id: str, rows: Sequence[RelationSource]) -> None:
     if rows:
         await conn.execute(

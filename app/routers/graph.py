@@ -21,6 +21,7 @@ from app.schemas.graph import (
     MergeRequest,
     RelationCreate,
     RelationDeleted,
+    RelationDetail,
     RelationList,
     RelationOut,
     RelationUpdate,
@@ -163,6 +164,14 @@ async def list_relations(
     offset: Offset = 0,
 ) -> RelationList:
     return await RelationCurationService(c).list_relations(project_id, entity, limit, offset)
+
+
+@router.get("/relations/detail", response_model=RelationDetail, responses=errors(_NO_RELATION))
+async def get_relation(
+    source: NameQuery, target: NameQuery, c: ContainerDep, project_id: ProjectQuery = "default"
+) -> RelationDetail:
+    """One relation, its ends named in either order, with the chunks (and their files) it was extracted from."""
+    return await RelationCurationService(c).get_relation(project_id, source, target)
 
 
 @router.post(

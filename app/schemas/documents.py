@@ -259,6 +259,7 @@ class ChunkList(BaseModel):
 
 class InFlight(BaseModel):
     id: str
+    file_path: str | None = Field(None, description="The document's file name, when it has one")
     claimed_by: str | None
     heartbeat_at: datetime | None
     started_at: datetime | None

@@ -85,6 +85,10 @@ class RelationOut(BaseModel):
     updated_at: datetime
 
 
+class RelationDetail(RelationOut):
+    source_chunks: list[SourceChunk] = Field(description="The chunks the relation was extracted from")
+
+
 class EntityDetail(EntityOut):
     source_ids: list[str]
     source_chunks: list[SourceChunk]

@@ -79,6 +79,8 @@ def test_documents_lists_the_project_documents(live_service: LiveService, ingest
     assert_ok(result)
     assert doc_id in result.stdout and "alice.txt" in result.stdout and "processed" in result.stdout
     assert "1 shown of 1" in result.stdout
+    header = next(line for line in result.stdout.splitlines() if "Status" in line)
+    assert header.index("File") < header.index("Status") < header.index("Document")  # the name comes first
 
     failed_only = live_service.run("documents", "--status", "failed", project=ingested)
     assert_ok(failed_only)

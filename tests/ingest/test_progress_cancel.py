@@ -277,3 +277,4 @@ async def test_a_claimed_document_is_at_the_first_stage_from_its_claim_on(start_
     assert doc["status"] == "processing" and doc["stage"] == STAGES[0]
     in_flight = (await app.http.get("/pipeline", params={"project_id": "p"})).json()
     assert [(d["id"], d["stage"]) for d in in_flight["in_flight"]] == [(doc_id, STAGES[0])]
+    assert in_flight["in_flight"][0]["file_path"] == doc["file_path"]  # people read names, not ids

@@ -91,7 +91,7 @@ def test_the_whole_job_in_a_browser(ui_server: LiveServer, browser, artifacts: P
     )
     expect(page.locator("#upload-result li")).to_have_count(2)
     expect(page.locator('#doc-table tr[data-status="processed"]')).to_have_count(2, timeout=TIMEOUT)
-    expect(page.locator("#pipeline")).to_contain_text("Done 2 of 2")
+    expect(page.locator("#pipeline-label")).to_have_text("2 done (of 2)")
     expect(page.locator("#doc-table")).to_contain_text("platform.md")
     _screenshot(page, artifacts / "documents.png")
 

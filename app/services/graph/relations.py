@@ -12,7 +12,15 @@ from app.core.errors import Conflict, InvalidInput
 from app.domain.names import sorted_pair
 from app.domain.rows import EntityRow, RelationRow
 from app.repositories import graph_curation as repo
-from app.schemas.graph import RelationCreate, RelationDeleted, RelationList, RelationOut, RelationUpdate
+from app.schemas.graph import (
+    RelationCreate,
+    RelationDeleted,
+    RelationDetail,
+    RelationList,
+    RelationOut,
+    RelationUpdate,
+    SourceChunk,
+)
 from app.services.graph.gate import CurationBase
 from app.services.graph.inputs import clean_description, join_keywords, pair_key
 from app.services.graph.lookups import not_found, relation_missing
@@ -21,6 +29,7 @@ from app.services.graph.vectors import PreparedVectors, write_with_vectors
 from app.services.projects import require_project
 
 Pair = tuple[str, str]
+MAX_RELATION_SOURCES = 200
 
 
 class RelationCurationService(CurationBase):
@@ -45,6 +54,17 @@ class RelationCurationService(CurationBase):
                 rows = await repo.relations_touching(conn, project_id, [key], limit=limit, offset=offset)
                 total = await repo.count_relations(conn, project_id, [key])
         return RelationList(relations=[relation_out(r) for r in rows], total=total, limit=limit, offset=offset)
+
+    async def get_relation(self, project_id: str, source: str, target: str) -> RelationDetail:
+        """One relation (its ends named in either order, or by alias) with the chunks it was read from."""
+        async with self.db.connect() as conn:
+            await require_project(conn, project_id)
+            pair = await self._pair(conn, project_id, source, target)
+            row = await repo.get_relation(conn, project_id, pair)
+            if row is None:
+                raise relation_missing(source, target)
+            sources = await repo.relation_source_chunks(conn, project_id, pair, MAX_RELATION_SOURCES)
+        return RelationDetail(**relation_out(row).model_dump(), source_chunks=[SourceChunk(**s) for s in sources])
 
     async def create_relation(self, body: RelationCreate) -> RelationOut:
         project_id = body.project_id

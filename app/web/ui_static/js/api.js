@@ -26,6 +26,19 @@ export function setApiKey(key) {
 
 let askForKey = async () => { throw new ApiError(401, 'An API key is required', 'missing_api_key'); };
 let pendingPrompt = null;
+let onProjectRefused = () => {};
+
+// What people read when a key is missing or refused, or the service cannot be reached (never the API's wording).
+export const MESSAGES = {
+  keyNeeded: 'This service needs an API key. Enter the key you were given by whoever runs it.',
+  keyRefused: 'This key was refused: the service does not know it. Check it, or ask for a new one.',
+  unreachable: 'Cannot reach the service. It may be stopped or restarting: check that it runs, then try again.',
+};
+
+/** Install what happens when the key may not use the chosen project: (project) → void. */
+export function onProjectForbidden(handler) {
+  onProjectRefused = handler;
+}
 
 /** Install the function that asks the user for a key: (reason) → Promise<key>, rejecting when cancelled. */
 export function onKeyNeeded(prompt) {
@@ -61,6 +74,17 @@ async function errorOf(response) {
   return new ApiError(response.status, detail, code);
 }
 
+/** The error of a non-2xx answer; a gateway's answer without the service's JSON means the service is down. */
+async function refusal(response) {
+  const err = await errorOf(response);
+  if ([502, 503, 504].includes(response.status) && !err.code) return new ApiError(response.status, MESSAGES.unreachable, 'unreachable');
+  if (response.status === 403 && err.code === 'project_forbidden') {
+    onProjectRefused(currentProject());
+    return new ApiError(403, `This key may not use the project "${currentProject()}".`, 'project_forbidden');
+  }
+  return err;
+}
+
 /**
  * api('documents', {params, method, json, body, raw, signal}) → parsed JSON (or the Response when raw).
  * Non-2xx answers throw ApiError with the service's {detail, code}.
@@ -76,13 +100,18 @@ export async function api(path, options = {}) {
       sent.set('Content-Type', 'application/json');
       payload = JSON.stringify(json);
     }
-    const response = await fetch(apiUrl(path, params), {method, headers: sent, body: payload, signal});
+    let response;
+    try {
+      response = await fetch(apiUrl(path, params), {method, headers: sent, body: payload, signal});
+    } catch (err) {
+      if (err.name === 'AbortError') throw err;
+      throw new ApiError(0, MESSAGES.unreachable, 'unreachable');
+    }
     if (response.status === 401) {
-      const refused = await errorOf(response);
-      setApiKey(await promptOnce(key ? `The service refused this key: ${refused.message}` : refused.message));
+      setApiKey(await promptOnce(key ? MESSAGES.keyRefused : MESSAGES.keyNeeded));
       continue;
     }
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) throw await refusal(response);
     if (raw) return response;
     return response.status === 204 ? null : response.json();
   }

@@ -3,10 +3,16 @@
 
 import {api, availableOperations, currentProject, setCurrentProject} from './api.js';
 import {$, badge, clear, emptyState, errorState, errorText, formatBytes, formatDate, formatSize, h, pageLink, toast} from './dom.js';
+import {renderPipeline} from './pipeline_card.js';
 
 const BUSY = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
 const BATCH = 100; // ids per batch-delete request
+const PAGE = 1000; // documents per list request (the service's largest page)
+const MAX_LISTED = 50_000; // listed in the table at most
+const ROWS = 100; // table rows per page
+// Columns left out at 800 px and below, so the name, status and actions fit without sideways scrolling.
+const NARROW_HIDDEN = new Set(['Size', 'Entities', 'Relations', 'Created']);
 const SORTS = {
   updated: (a, b) => b.updated_at.localeCompare(a.updated_at),
   created: (a, b) => b.created_at.localeCompare(a.created_at),
@@ -25,7 +31,7 @@ let loading = null; // the list request in flight: {project}
 let refreshAgain = false; // a refresh asked for while one of the same project was in flight
 let chunksShown = null; // the chunks request the panel waits for
 let ops = new Set();
-const view = {status: '', text: '', sort: 'updated'};
+const view = {status: '', text: '', sort: 'updated', page: 0};
 
 function displayName(doc) {
   return doc.file_path || doc.id;
@@ -162,12 +168,12 @@ function listControls() {
   return h('div', {class: 'toolbar'},
     h('label', {for: 'doc-filter'}, 'Filter'),
     h('input', {id: 'doc-filter', type: 'search', placeholder: 'name or id',
-      oninput: (e) => { view.text = e.target.value.toLowerCase(); render(); }}),
+      oninput: (e) => { view.text = e.target.value.toLowerCase(); view.page = 0; render(); }}),
     h('label', {for: 'doc-status'}, 'Status'),
-    h('select', {id: 'doc-status', onchange: (e) => { view.status = e.target.value; render(); }},
+    h('select', {id: 'doc-status', onchange: (e) => { view.status = e.target.value; view.page = 0; render(); }},
       ['', 'pending', 'processing', 'processed', 'failed', 'cancelled'].map((s) => h('option', {value: s}, s || 'all'))),
     h('label', {for: 'doc-sort'}, 'Sort by'),
-    h('select', {id: 'doc-sort', onchange: (e) => { view.sort = e.target.value; render(); }},
+    h('select', {id: 'doc-sort', onchange: (e) => { view.sort = e.target.value; view.page = 0; render(); }},
       Object.keys(SORTS).map((s) => h('option', {value: s}, s))),
     h('span', {class: 'spacer'}),
     h('button', {type: 'button', id: 'retry-failed', class: 'secondary', hidden: true, onclick: retryAllFailed}, 'Retry all failed'),
@@ -194,13 +200,10 @@ async function refresh() {
   const mine = {project};
   loading = mine;
   try {
-    const [list, pipeline] = await Promise.all([
-      api('documents', {params: {project_id: project, limit: 1000}}),
-      api('pipeline', {params: {project_id: project}}),
-    ]);
+    const [list, pipeline] = await Promise.all([allDocuments(project), api('pipeline', {params: {project_id: project}})]);
     if (loading !== mine || project !== currentProject()) return;
-    listing = {project, documents: list.documents, counts: list.counts, loaded: true};
-    renderPipeline(pipeline);
+    listing = {project, documents: list.documents, counts: list.counts, total: list.total, loaded: true};
+    renderPipeline($('#pipeline', root), pipeline, listing.documents);
     render();
   } catch (err) {
     if (loading !== mine || project !== currentProject()) return;
@@ -214,6 +217,18 @@ async function refresh() {
   }
 }
 
+/** Every document of the project: the service answers at most PAGE per request. */
+async function allDocuments(project) {
+  const first = await api('documents', {params: {project_id: project, limit: PAGE}});
+  const documents = [...first.documents];
+  while (documents.length < first.total && documents.length < MAX_LISTED) {
+    const next = await api('documents', {params: {project_id: project, limit: PAGE, offset: documents.length}});
+    if (!next.documents.length) break;
+    documents.push(...next.documents);
+  }
+  return {documents, counts: first.counts, total: first.total};
+}
+
 /** After a load: at once when asked meanwhile (or the project changed), else at the next poll. */
 function loadNext(project) {
   if (refreshAgain || project !== currentProject()) {
@@ -222,20 +237,6 @@ function loadNext(project) {
   }
   const busy = listing.documents.some((d) => BUSY.has(d.status));
   timer = setTimeout(refresh, busy ? 1500 : 10_000);
-}
-
-function renderPipeline(p) {
-  const c = p.by_status;
-  const total = c.pending + c.processing + c.processed + c.failed + (c.cancelled || 0);
-  const done = c.processed + c.failed + (c.cancelled || 0);
-  clear($('#pipeline', root),
-    h('div', {class: 'stats'},
-      ...['pending', 'processing', 'processed', 'failed', 'cancelled'].filter((s) => s in c).map((s) => h('div', {class: 'stat'},
-        h('span', {class: 'stat-value'}, c[s]), badge(s)))),
-    h('label', {for: 'pipeline-progress'}, `Done ${done} of ${total}`),
-    h('progress', {id: 'pipeline-progress', max: total || 1, value: done}),
-    h('p', {class: 'muted'}, `Queue: ${p.queue_depth} in this project, ${p.global_queue_depth} in all.`),
-    p.in_flight.length ? h('p', {class: 'muted'}, `Working on: ${p.in_flight.map((f) => f.id).join(', ')}`) : null);
 }
 
 function visibleDocuments() {
@@ -274,17 +275,31 @@ function render() {
     clear(table, emptyState(`No documents in ${project} yet. Drop files above or paste text to start.`));
     return;
   }
-  const rows = visibleDocuments();
-  selected = new Set([...selected].filter((id) => documents.some((d) => d.id === id)));
+  const matching = visibleDocuments();
+  const pages = Math.max(1, Math.ceil(matching.length / ROWS));
+  view.page = Math.min(view.page, pages - 1);
+  const first = view.page * ROWS;
+  const rows = matching.slice(first, first + ROWS);
+  const ids = new Set(documents.map((d) => d.id));
+  selected = new Set([...selected].filter((id) => ids.has(id)));
   const all = h('input', {type: 'checkbox', 'aria-label': 'Select all shown', checked: rows.length > 0 && rows.every((d) => selected.has(d.id)),
     onchange: (e) => { for (const d of rows) e.target.checked ? selected.add(d.id) : selected.delete(d.id); render(); }});
   clear(table,
-    h('p', {class: 'muted'}, `Project ${project}: ${rows.length} shown of ${documents.length}`,
+    h('p', {class: 'muted'}, `Project ${project}: ${matching.length} shown of ${listing.total ?? documents.length}`,
       ` · ${counts.processed || 0} processed, ${counts.failed || 0} failed`, selected.size ? ` · ${selected.size} selected` : ''),
     rows.length ? h('div', {class: 'table-wrap'}, h('table', {class: 'docs'},
       h('thead', {}, h('tr', {}, h('th', {}, all), ['Name', 'Status', 'Size', 'Chunks', 'Entities', 'Relations', 'Created',
-        'Updated', 'Actions'].map((t) => h('th', {scope: 'col', class: t === 'Created' ? 'wide-only' : null}, t)))),
-      h('tbody', {}, rows.map((doc) => row(doc, project))))) : emptyState('No document matches the filter.'));
+        'Updated', 'Actions'].map((t) => h('th', {scope: 'col', class: NARROW_HIDDEN.has(t) ? 'wide-only' : null}, t)))),
+      h('tbody', {}, rows.map((doc) => row(doc, project))))) : emptyState('No document matches the filter.'),
+    pages > 1 ? pager(first, rows.length, matching.length, pages) : null);
+}
+
+function pager(first, count, total, pages) {
+  const go = (page) => { view.page = page; render(); $('#doc-range', root)?.scrollIntoView({block: 'nearest'}); };
+  return h('div', {class: 'row pager'},
+    h('button', {type: 'button', class: 'secondary small', id: 'doc-prev', disabled: view.page === 0, onclick: () => go(view.page - 1)}, '‹ Previous'),
+    h('span', {id: 'doc-range'}, `${first + 1}–${first + count} of ${total.toLocaleString()} (page ${view.page + 1} of ${pages})`),
+    h('button', {type: 'button', class: 'secondary small', id: 'doc-next', disabled: view.page >= pages - 1, onclick: () => go(view.page + 1)}, 'Next ›'));
 }
 
 function row(doc, project) {
@@ -299,10 +314,10 @@ function row(doc, project) {
       doc.error ? h('div', {class: 'error-text small'}, doc.error) : null,
       doc.extraction_report?.warning ? h('div', {class: 'warn-text small'}, doc.extraction_report.warning) : null),
     h('td', {}, badge(doc.status), progressOf(doc), doc.attempts > 1 ? h('div', {class: 'muted small'}, `attempt ${doc.attempts}`) : null),
-    h('td', {}, formatSize(doc.content_length)),
+    h('td', {class: 'wide-only'}, formatSize(doc.content_length)),
     h('td', {class: 'num'}, doc.chunks_count),
-    h('td', {class: 'num'}, doc.entities_count),
-    h('td', {class: 'num'}, doc.relations_count),
+    h('td', {class: 'num wide-only'}, doc.entities_count),
+    h('td', {class: 'num wide-only'}, doc.relations_count),
     h('td', {class: 'wide-only'}, formatDate(doc.created_at)),
     h('td', {}, formatDate(doc.updated_at)),
     h('td', {class: 'row-actions'},

@@ -38,12 +38,19 @@ export function $(selector, root = document) {
   return root.querySelector(selector);
 }
 
-/** A short-lived notice in the live region (read out by screen readers). */
+/**
+ * A notice in the live region (read out by screen readers), with a button that dismisses it. The region sits
+ * in the page's flow under the top bar, so a notice never covers a button. Information goes by itself after
+ * a few seconds; warnings and errors stay until dismissed (or replaced by newer ones).
+ */
 export function toast(message, kind = 'info') {
   const box = $('#toasts');
-  const item = h('div', {class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : null}, message);
+  const item = h('div', {class: `toast toast-${kind}`, role: kind === 'info' ? 'status' : 'alert'},
+    h('span', {class: 'toast-text'}, message),
+    h('button', {type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => item.remove()}, '×'));
   box.append(item);
-  setTimeout(() => item.remove(), kind === 'error' ? 9000 : 4000);
+  while (box.children.length > 4) box.firstElementChild.remove();
+  if (kind === 'info') setTimeout(() => item.remove(), 5000);
 }
 
 export function emptyState(text, ...extra) {
@@ -56,9 +63,12 @@ export function errorState(err, retry) {
     retry ? h('button', {type: 'button', onclick: retry}, 'Try again') : null);
 }
 
+const PEOPLE_CODES = new Set(['unreachable', 'project_forbidden', 'missing_api_key', 'invalid_api_key']);
+
 export function errorText(err) {
   if (!err) return 'unknown error';
-  if (err.code) return `${err.message} (${err.code})`;
+  // The service's codes help whoever reads the API, not people: only unexpected ones are shown.
+  if (err.code && !PEOPLE_CODES.has(err.code)) return `${err.message} (${err.code})`;
   return err.message || String(err);
 }
 

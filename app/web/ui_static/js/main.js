@@ -1,7 +1,7 @@
 // Entry point: hash routing between the four pages, the project switcher and the API-key prompt.
 
-import {api, ApiError, apiKey, currentProject, onKeyNeeded, setApiKey, setCurrentProject} from './api.js';
-import {$, h, toast} from './dom.js';
+import {api, ApiError, apiKey, currentProject, MESSAGES, onKeyNeeded, onProjectForbidden, setApiKey, setCurrentProject} from './api.js';
+import {$, errorText, h, toast} from './dom.js';
 import {documentsPage} from './documents.js';
 import {graphPage} from './graph.js';
 import {projectsPage} from './projects.js';
@@ -46,7 +46,7 @@ function route() {
 function askForKey(reason) {
   const dialog = $('#key-dialog');
   const input = $('#key-input');
-  $('#key-reason').textContent = reason || 'This service needs an API key.';
+  $('#key-reason').textContent = reason || MESSAGES.keyNeeded;
   $('#key-reason').classList.toggle('error-text', Boolean(apiKey()));
   input.value = '';
   return new Promise((resolve, reject) => {
@@ -87,16 +87,27 @@ async function changeKey() {
 
 // ----- project switcher -----
 
+/**
+ * Fill the project switcher with the projects this key may use, and only those. When the chosen project is
+ * not one of them (a key scoped to other projects, or a deleted project), switch to one it may use.
+ */
 export async function loadProjects() {
   const select = $('#project-select');
   try {
     const {projects} = await api('projects');
     const current = currentProject();
     const ids = projects.map((p) => p.id);
-    if (!ids.includes(current)) ids.unshift(current);
+    if (ids.length && !ids.includes(current)) {
+      const allowed = ids.length > 5 ? `${ids.slice(0, 5).join(', ')}…` : ids.join(', ');
+      toast(`This key may not use the project "${current}": switched to "${ids[0]}" (it may use ${allowed}).`, 'warn');
+      select.replaceChildren(...ids.map((id) => h('option', {value: id, selected: id === ids[0]}, id)));
+      setCurrentProject(ids[0]);
+      return;
+    }
+    if (!ids.length) ids.push(current);
     select.replaceChildren(...ids.map((id) => h('option', {value: id, selected: id === current}, id)));
   } catch (err) {
-    if (err.status !== 401) toast(`Projects: ${err.message}`, 'error');
+    if (err.status !== 401) toast(`Could not list the projects: ${errorText(err)}`, 'error');
   }
 }
 
@@ -108,8 +119,16 @@ function forgetOtherProjectLink(project) {
   if (params.has('project') && params.get('project') !== project) history.replaceState(null, '', `#/${name}`);
 }
 
+let switching = false;
+
 function start() {
   onKeyNeeded(askForKey);
+  onProjectForbidden(() => {
+    // Several refused calls at once: one switch.
+    if (switching) return;
+    switching = true;
+    loadProjects().finally(() => { switching = false; });
+  });
   $('#key-button').addEventListener('click', changeKey);
   $('#project-select').addEventListener('change', (event) => setCurrentProject(event.target.value));
   window.addEventListener('project-changed', (event) => {

@@ -1,8 +1,10 @@
-// Projects and settings: the projects with their counts and settings, switching and creating, the export
-// downloads of the current project, the API key of this tab and the service's health.
+// Projects and settings: the projects with their counts and settings, switching, creating, editing a project's
+// settings and deleting it, the export downloads of the current project, the API key of this tab, the
+// service's health and the model check (project_admin.js).
 
-import {api, apiKey, currentProject, setApiKey, setCurrentProject} from './api.js';
+import {api, apiKey, currentProject, MESSAGES, setApiKey, setCurrentProject} from './api.js';
 import {$, clear, emptyState, errorState, errorText, h, saveBlob, toast} from './dom.js';
+import {deleteProject, editSettings, healthCard, modelCheck} from './project_admin.js';
 
 const FORMATS = [
   ['xlsx', 'Excel (xlsx)'], ['csv', 'CSV (zip)'], ['json', 'JSON'], ['md', 'Markdown'], ['txt', 'Text'],
@@ -20,10 +22,14 @@ export const projectsPage = {
         h('section', {class: 'card', 'aria-labelledby': 'h-export'}, h('h2', {id: 'h-export'}, 'Export'), exportPanel()),
         h('section', {class: 'card', 'aria-labelledby': 'h-create'}, h('h2', {id: 'h-create'}, 'New project'), createForm())),
       h('section', {class: 'card', 'aria-labelledby': 'h-project-list'},
-        h('h2', {id: 'h-project-list'}, 'Projects'), h('div', {id: 'project-list'}, 'Loading…')),
+        h('h2', {id: 'h-project-list'}, 'Projects'), h('div', {id: 'project-list'}, 'Loading…'),
+        h('div', {id: 'project-edit'})),
       h('div', {class: 'columns'},
         h('section', {class: 'card', 'aria-labelledby': 'h-key'}, h('h2', {id: 'h-key'}, 'API key'), h('div', {id: 'key-state'})),
-        h('section', {class: 'card', 'aria-labelledby': 'h-health'}, h('h2', {id: 'h-health'}, 'Service'), h('div', {id: 'health'}))));
+        h('section', {class: 'card', 'aria-labelledby': 'h-health'}, h('h2', {id: 'h-health'}, 'Service'), h('div', {id: 'health'}),
+          h('div', {class: 'row'}, h('button', {type: 'button', class: 'secondary', id: 'check-model',
+            onclick: (e) => modelCheck($('#model-check', root), e.currentTarget)}, 'Check the model')),
+          h('div', {id: 'model-check', 'aria-live': 'polite'}))));
   },
   show() {
     loadProjects();
@@ -100,8 +106,12 @@ async function loadProjects() {
         h('td', {class: 'num'}, p.counts.documents), h('td', {class: 'num'}, p.counts.chunks),
         h('td', {class: 'num'}, p.counts.entities), h('td', {class: 'num'}, p.counts.relations),
         h('td', {class: 'small'}, settingsText(p.effective_settings)),
-        h('td', {}, p.id === currentProject() ? h('span', {class: 'muted'}, 'current')
-          : h('button', {type: 'button', class: 'small', onclick: () => setCurrentProject(p.id)}, `Use ${p.id}`))))))));
+        h('td', {class: 'row-actions'}, p.id === currentProject() ? h('span', {class: 'muted'}, 'current ')
+          : h('button', {type: 'button', class: 'small', onclick: () => setCurrentProject(p.id)}, `Use ${p.id}`),
+        h('button', {type: 'button', class: 'small secondary', 'aria-label': `Settings of ${p.id}`,
+          onclick: () => editSettings($('#project-edit', root), p, loadProjects)}, 'Settings'),
+        h('button', {type: 'button', class: 'small danger', 'aria-label': `Delete ${p.id}`,
+          onclick: () => deleteProject(p, loadProjects)}, 'Delete'))))))));
   } catch (err) {
     clear(box, errorState(err, loadProjects));
   }
@@ -125,10 +135,8 @@ async function loadHealth() {
   const box = $('#health', root);
   try {
     const response = await fetch(new URL('../health', document.baseURI));
-    const report = await response.json();
-    clear(box, h('p', {}, response.ok ? 'Healthy' : 'Unhealthy', ` (HTTP ${response.status})`),
-      h('pre', {class: 'small'}, JSON.stringify(report, null, 2)));
-  } catch (err) {
-    clear(box, errorState(err, loadHealth));
+    clear(box, healthCard(await response.json()));
+  } catch {
+    clear(box, errorState(new Error(MESSAGES.unreachable), loadHealth));
   }
 }
