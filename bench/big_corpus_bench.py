@@ -1,7 +1,7 @@
 """A corpus 25x the usual: ingest scaling over worker processes, lock waits, query latency growth, bulk costs.
 
-    .venv/bin/python -m bench.big_corpus_bench --scale 1          # ~5 min on 2 shared cores
-    .venv/bin/python -m bench.big_corpus_bench --scale 5
+    .venv/bin/python -m bench.big_corpus_bench --scale 1          # ~25 min: three fleets at 4 s per LLM call
+    .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # ~10 min: the 1x and 5x graphs
     timeout 3600 .venv/bin/python -m bench.big_corpus_bench --scale 25 --skip-ingest   # the 25x graph
 
 Scale 1 = 40 documents x ~3,500 tokens (140k tokens), 4,000 entities, 6,000 relations; scale 25 = 1,000
@@ -21,7 +21,7 @@ into 100k+ chunks where a test wants that many chunk rows.
    `--queries` distinct questions about hub and leaf entities, twice (first pass, then warm): p50/p95 at
    1x and at `--scale`, growth, and the target p95 <= 100 ms at 25x.
 
-Figures on this 2-core machine shared with other work are noisy; the docstring of the README row says when.
+Figures on this 2-core machine shared with other work are noisy; the README says under what load they were taken.
 """
 
 from __future__ import annotations
@@ -271,8 +271,8 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 40 documents / 140k tokens; 25 = the issue's")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--latency", type=float, default=1.0, help="seconds per fake LLM call while ingesting")
-    parser.add_argument("--ingest-docs", type=int, default=48, help="documents ingested by each fleet")
+    parser.add_argument("--latency", type=float, default=4.0, help="seconds per fake LLM call while ingesting")
+    parser.add_argument("--ingest-docs", type=int, default=36, help="documents ingested by each fleet")
     parser.add_argument("--queries", type=int, default=40, help="distinct questions per mode")
     parser.add_argument("--dim", type=int, default=384, help="embedding dimension of the bulk-loaded graph")
     parser.add_argument("--chunk-tokens", type=int, default=1200)
