@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import os
 import random
+import signal
 import statistics
 import tempfile
 import time
@@ -280,15 +281,19 @@ async def main() -> None:
     parser.add_argument("--skip-query", action="store_true")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
     args = parser.parse_args()
+    task = asyncio.current_task()
+    assert task is not None
+    # `timeout` ends a long run with SIGTERM: cancel, so that the workers, the fake and PostgreSQL are stopped
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
     scratch = tempfile.TemporaryDirectory(prefix="big-corpus-bench-")
     logs = Path(scratch.name) / "logs"
     logs.mkdir()
+    fake = ingest.FakeProcess(dim=64)  # first: a failure here leaves no server behind
     server = EmbeddedPostgres(Path(scratch.name) / "db")
     socket_dir = server.start().split("host=")[1].split("&")[0]
     connect = {"host": socket_dir, "user": "postgres"}
     admin = await asyncpg.connect(**connect, database="postgres")
-    fake = ingest.FakeProcess(dim=64)
     ingests: list[dict] = []
     bulks: list[dict] = []
     count = get_tokenizer().count
