@@ -158,6 +158,9 @@ class Settings(BaseSettings):
     # reciprocal-rank fusion constant: higher flattens the rank differences. 20 kept the quality bench's recall
     # of 60 and 120 with 1-3% fewer context tokens at the tight budget.
     query_rrf_k: int = Field(20, ge=1)
+    # one cached LLM call per answer for the claims the lexical+embedding check leaves `partial`: the model
+    # may confirm them or downgrade them to `unsupported`, never raise a claim
+    citation_llm_check: bool = False
 
     # --- rerank ---
     rerank_binding: Literal["none", "cohere", "jina"] = "none"
