@@ -182,6 +182,7 @@ class MarkerStream:
         self.ctx = ctx
         self._held = ""
         self._done = ""  # the answer rewritten so far, as the model wrote it (to know what is code)
+        self._base = 0  # where in it the code may still reach into what comes next
 
     def feed(self, piece: str) -> str:
         self._held += piece
@@ -198,6 +199,13 @@ class MarkerStream:
     def _emit(self, ready: str) -> str:
         offset = len(self._done)
         self._done += ready
-        code = [(max(0, s - offset), e - offset) for s, e in code_spans(self._done) if e > offset]
+        base = self._base
+        spans = [(s + base, e + base) for s, e in code_spans(self._done[base:])]
+        code = [(max(0, s - offset), e - offset) for s, e in spans if e > offset]
         text, _ = rewrite_markers(ready, self.ctx, self._done[offset - 1 : offset], code)
+        # a blank line outside code is where the next scan may start: no code span crosses it
+        for blank in reversed(list(_BLANK_LINE.finditer(self._done, base))):
+            if not any(s < blank.end() and blank.start() < e for s, e in spans):
+                self._base = blank.end()
+                break
         return text
