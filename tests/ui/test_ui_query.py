@@ -40,7 +40,7 @@ Alice Chen leads the **Platform Team**. In short:
 | --- | --- |
 | Alice Chen | Berlin |
 
-Run `deploy --all` to ship.
+Use `deploy --all` to ship.
 
 <script>window.__injected = 'script'</script>
 <img src=x onerror="window.__injected = 'onerror'">
