@@ -1,10 +1,12 @@
-"""`query "question"`: the answer (streamed as it is written with --stream) and its references, or with
---context-only the retrieved entities, relations and chunks."""
+"""`query "question"`: the answer (streamed as it is written with --stream), the documents it cites and a note
+of its sentences the sources do not support; or with --context-only the retrieved entities, relations and
+chunks."""
 
 from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -62,13 +64,31 @@ def _print_context(out: Console, context: dict[str, Any]) -> None:
         out.print(grid)
 
 
-def _print_references(references: list[dict[str, Any]]) -> None:
-    if not references:
-        return
-    typer.echo("\nReferences:")
+def cited_references(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The references the answer cites (its claims' sources and the [n] markers of its text); all of them when
+    the answer has no claims (a context-only answer, or an answer not checked)."""
+    references = result.get("references") or []
+    claims = result.get("claims") or []
+    if not claims:
+        return references
+    cited = {c["document_id"] for claim in claims for c in claim.get("citations") or []}
+    marked = set(re.findall(r"\[(\d{1,4})\]", result.get("response") or ""))
+    return [r for r in references if r["document_id"] in cited or str(r["reference_id"]) in marked]
+
+
+def _print_references(result: dict[str, Any]) -> None:
+    references = cited_references(result)
+    if references:
+        typer.echo("\nReferences:")
     for ref in references:
         source = ref.get("file_path") or ref["document_id"]
         typer.echo(f"  [{ref['reference_id']}] {source} ({ref['document_id']})")
+    unsupported = [c["text"] for c in result.get("claims") or [] if c.get("support") == "unsupported"]
+    if unsupported:
+        count = f"{len(unsupported)} sentence{'s' if len(unsupported) > 1 else ''}"
+        typer.echo(f"\nNote: {count} not supported by the sources:")
+        for text in unsupported:
+            typer.echo(f"  - {_excerpt(text)}")
 
 
 def _streamed(ctx: typer.Context, body: dict[str, Any]) -> dict[str, Any]:
@@ -127,4 +147,4 @@ def query(
             typer.echo(result["response"])
     if context_only:
         _print_context(console(), result.get("context") or {})
-    _print_references(result.get("references") or [])
+    _print_references(result)

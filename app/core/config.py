@@ -169,6 +169,9 @@ class Settings(BaseSettings):
     # chunks ranked by personalised PageRank from the question's entities, fused with vector and full-text
     # evidence; false: LightRAG's chunk picks per entity and relation (KG_CHUNK_PICK_METHOD)
     query_graph_rank: bool = True
+    # one cached LLM call per answer for the claims the lexical+embedding check leaves `partial`: the model
+    # may confirm them or downgrade them to `unsupported`, never raise a claim
+    citation_llm_check: bool = False
 
     # --- rerank ---
     rerank_binding: Literal["none", "cohere", "jina"] = "none"

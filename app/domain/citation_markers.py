@@ -5,8 +5,9 @@ them in many forms — `[c3]`, `[C3]`, `[3]`, `[^3]`, `(c3)`, `【c3】`, `[c1, 
 so all of those are read. A `c` number names a chunk; a bare number names a document of the reference list
 (the style of the previous prompt, still common). Markers are rewritten as the document reference numbers
 (`[1][3]`) that the `references` list and the chat footnotes use; a marker naming nothing in the context is
-dropped. The same rewrite runs on a whole answer and, through `MarkerStream`, on an answer being streamed,
-with identical results.
+dropped. Code (fenced blocks, inline spans) is left as written: a `[c3]` there is code, not a citation. The
+same rewrite runs on a whole answer and, through `MarkerStream`, on an answer being streamed, with identical
+results.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ _ONE_AT_END = re.compile(rf"{_ONE}\s*\Z", re.IGNORECASE)
 _OPENERS = "[(【"
 _CLOSERS = "])】"
 _OPEN_WINDOW = 40  # an opener this close to the end of a streamed piece may start a marker: hold it back
+_CODE_WINDOW = 200  # an inline code span still open this close to the end: hold it back until it closes
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
+_TICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,47 @@ class Mark:
     documents: tuple[str, ...]
 
 
+def _fence_end(text: str, opener: re.Match[str]) -> int:
+    """The end of the fenced block `opener` starts: after its closing fence line, or the text's end."""
+    fence = opener.group(1)
+    closing = re.compile(rf"^[ \t]{{0,3}}{fence[0]}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+    line_end = text.find("\n", opener.end())
+    if line_end < 0:
+        return len(text)
+    found = closing.search(text, line_end + 1)
+    return len(text) if found is None else found.end()
+
+
+def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Inline code spans in text[start:end]: a run of backticks up to the next run of as many, within a paragraph."""
+    spans: list[tuple[int, int]] = []
+    at = start
+    while (run := _TICKS.search(text, at, end)) is not None:
+        at = run.end()
+        paragraph_end = _BLANK_LINE.search(text, at, end)
+        limit = paragraph_end.start() if paragraph_end else end
+        closing = next((m for m in _TICKS.finditer(text, at, limit) if len(m.group(0)) == len(run.group(0))), None)
+        if closing is not None:
+            spans.append((run.start(), closing.end()))
+            at = closing.end()
+    return spans
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the code in a Markdown text: fenced blocks (an unclosed one runs to the end) and inline
+    spans (an unclosed backtick is text)."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    while True:
+        opener = _FENCE.search(text, at)
+        stop = opener.start() if opener else len(text)
+        spans += _inline_spans(text, at, stop)
+        if opener is None:
+            return spans
+        at = _fence_end(text, opener)
+        spans.append((opener.start(), at))
+
+
 def _resolve(marker: str, ctx: MarkerContext) -> tuple[list[int], list[str], bool]:
     """(chunks, documents named, whether any part used the chunk form)."""
     chunks: list[int] = []
@@ -65,15 +111,21 @@ def _resolve(marker: str, ctx: MarkerContext) -> tuple[list[int], list[str], boo
     return chunks, list(dict.fromkeys(documents)), chunk_form
 
 
-def rewrite_markers(text: str, ctx: MarkerContext, before: str = "") -> tuple[str, list[Mark]]:
+def rewrite_markers(
+    text: str, ctx: MarkerContext, before: str = "", code: list[tuple[int, int]] | None = None
+) -> tuple[str, list[Mark]]:
     """`text` with its markers as `[n]` document references (unknown ones dropped), and the kept marks.
-    `before` is the character preceding `text` (when it is a piece of a longer answer)."""
+    `before` is the character preceding `text` (when it is a piece of a longer answer); `code` the spans of
+    `text` that are code (found in `text` when not given)."""
+    code = code_spans(text) if code is None else code
     out: list[str] = []
     marks: list[Mark] = []
     length = 0
     last = 0
     for match in _MARKERS.finditer(text):
         raw = match.group(0)
+        if any(start < match.end() and match.start() < end for start, end in code):
+            continue
         chunks, documents, chunk_form = _resolve(raw, ctx)
         previous = (text[match.start() - 1] if match.start() else before) if raw[:1] not in " \t\n" else " "
         following = text[match.end() : match.end() + 1]
@@ -93,10 +145,24 @@ def rewrite_markers(text: str, ctx: MarkerContext, before: str = "") -> tuple[st
     return "".join(out), marks
 
 
+def _open_code(text: str) -> int | None:
+    """Where an inline code span that may still close starts, near the end of a streamed text."""
+    start = max(0, len(text) - _CODE_WINDOW)
+    paragraph = list(_BLANK_LINE.finditer(text, start))
+    start = paragraph[-1].end() if paragraph else start
+    closed = _inline_spans(text, start, len(text))
+    at = closed[-1][1] if closed else start
+    run = _TICKS.search(text, at)
+    return None if run is None else run.start()
+
+
 def _safe_cut(text: str) -> int:
     """How much of a streamed answer can be rewritten now: not its trailing whitespace, not a marker it ends
-    with (another may follow), not an opener that may still become a marker."""
+    with (another may follow), not an opener that may still become a marker, nor an inline code span that
+    may still close."""
     end = len(text.rstrip())
+    if (code := _open_code(text[:end])) is not None:
+        end = code
     while True:
         window = text[max(0, end - _OPEN_WINDOW) : end]
         opener = max(window.rfind(o) for o in _OPENERS)
@@ -115,7 +181,8 @@ class MarkerStream:
     def __init__(self, ctx: MarkerContext) -> None:
         self.ctx = ctx
         self._held = ""
-        self._before = ""
+        self._done = ""  # the answer rewritten so far, as the model wrote it (to know what is code)
+        self._base = 0  # where in it the code may still reach into what comes next
 
     def feed(self, piece: str) -> str:
         self._held += piece
@@ -130,6 +197,15 @@ class MarkerStream:
         return self._emit(ready) if ready else ""
 
     def _emit(self, ready: str) -> str:
-        text, _ = rewrite_markers(ready, self.ctx, self._before)
-        self._before = ready[-1:]
+        offset = len(self._done)
+        self._done += ready
+        base = self._base
+        spans = [(s + base, e + base) for s, e in code_spans(self._done[base:])]
+        code = [(max(0, s - offset), e - offset) for s, e in spans if e > offset]
+        text, _ = rewrite_markers(ready, self.ctx, self._done[offset - 1 : offset], code)
+        # a blank line outside code is where the next scan may start: no code span crosses it
+        for blank in reversed(list(_BLANK_LINE.finditer(self._done, base))):
+            if not any(s < blank.end() and blank.start() < e for s, e in spans):
+                self._base = blank.end()
+                break
         return text

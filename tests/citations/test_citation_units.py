@@ -63,6 +63,36 @@ def test_streamed_rewrite_is_the_whole_rewrite_for_any_piece_size():
         assert "".join(pieces) + stream.flush() == whole
 
 
+CODE_ANSWER = (
+    "Run `grep [c3] log` to see it [c1].\n\n"
+    "```python\nrefs = data[c2]  # [c1]\n```\n"
+    "Then ``a ` [c3]`` and [c3].\n\n"
+    "~~~\n[c1]\n~~~~\nAfter the fence [c2]. An open ` tick [c3].\n\n"
+    "```\nunclosed [c1]"
+)
+
+
+def test_markers_in_code_stay_as_written():
+    text, marks = rewrite_markers(CODE_ANSWER, CTX)
+    assert text == (
+        "Run `grep [c3] log` to see it [1].\n\n"
+        "```python\nrefs = data[c2]  # [c1]\n```\n"
+        "Then ``a ` [c3]`` and [2].\n\n"
+        "~~~\n[c1]\n~~~~\nAfter the fence [1]. An open ` tick [2].\n\n"
+        "```\nunclosed [c1]"
+    )
+    assert [m.documents for m in marks] == [("1",), ("2",), ("1",), ("2",)]
+    assert all(text[m.start : m.end] == f"[{m.documents[0]}]" for m in marks)
+
+
+def test_markers_in_code_stay_as_written_when_streamed():
+    whole = rewrite_markers(CODE_ANSWER, CTX)[0]
+    for size in range(1, 15):
+        stream = MarkerStream(CTX)
+        pieces = [stream.feed(CODE_ANSWER[i : i + size]) for i in range(0, len(CODE_ANSWER), size)]
+        assert "".join(pieces) + stream.flush() == whole, size
+
+
 MARKDOWN = """# The bridge
 
 The bridge opened in 1998 [1]. It cost 5 million.[2]

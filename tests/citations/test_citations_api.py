@@ -138,3 +138,15 @@ async def test_empty_or_claimless_answers_have_no_or_unsupported_claims(qc, fake
     assert response.status_code == 200, response.text
     claims = response.json()["claims"]
     assert all(c["support"] == "unsupported" and c["citations"] == [] for c in claims)
+
+
+async def test_markers_in_code_stay_as_written_through_the_api(qc, fake_llm):
+    def answer(chunks: list[dict]) -> str:
+        charlie = chunk_with(chunks, "experiment")["id"]
+        return f"Charlie Gordon takes part in an experiment [{charlie}]. Read it with `notes[{charlie}]`.\n"
+
+    fake_llm.handlers["query"] = citing(answer)
+    body = (await qc.http.post("/query", json=LOCAL)).json()
+    events = sse_events((await qc.http.post("/query/stream", json={**LOCAL, "query": "Charlie?"})).text)
+    for text in (body["response"], events[-1]["response"]):
+        assert text.startswith("Charlie Gordon takes part in an experiment [1]. Read it with `notes[c")

@@ -1,8 +1,9 @@
 """The query page in Chromium as a reader uses it: a Markdown answer rendered and sanitised (nothing the model
 writes runs), one References list of the cited documents, claims whose sources light up on hover and focus, an
 unsupported claim marked, the cited passage opened at its chunk with the span marked, stop keeping the partial
-answer, retry asking again, and the newest turn in view. Claims come from a stream the browser is served by
-Playwright (page.route), so the page is tested whatever the service's citation check answers."""
+answer, retry asking again, and the newest turn in view. Most claims come from a stream the browser is served by
+Playwright (page.route), so the page is tested whatever the service's citation check answers; one test takes them
+from the service itself."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.fakes.cited_answers import chunk_with, citing
 from tests.support.fakes.openai_server import FakeOpenAI
 from tests.support.live_server import LiveServer
 from tests.ui.conftest import API_KEY
@@ -38,7 +40,7 @@ Alice Chen leads the **Platform Team**. In short:
 | --- | --- |
 | Alice Chen | Berlin |
 
-Run `deploy --all` to ship.
+Use `deploy --all` to ship.
 
 <script>window.__injected = 'script'</script>
 <img src=x onerror="window.__injected = 'onerror'">
@@ -278,6 +280,58 @@ def test_claims_light_up_their_sources_and_an_invented_fact_is_marked(
     claim[3].first.hover()
     page.evaluate("document.querySelector('#toasts').replaceChildren()")
     page.screenshot(path=str(artifacts / "query-claims.png"))
+
+
+def _cited_answer(chunks: list[dict]) -> str:
+    """A Markdown answer as a citing model writes it: chunk markers, one invented fact, its own references list."""
+    platform = chunk_with(chunks, "Platform Team")["id"]
+    return (
+        "## The team\n\n"
+        f"Alice Chen leads the **Platform Team** in Berlin [{platform}]. "
+        f"The team has 40 engineers in Lisbon [{platform}].\n\n"
+        "### What it does\n\n"
+        f"- The Platform Team builds the *deployment tools* [{platform}].\n"
+        f"- Alice Chen reports to Bob Ortiz ({platform})\n\n"
+        "### References\n\n- [1] platform.md\n"
+    )
+
+
+def test_the_service_claims_reach_the_page(documents, page, fake_llm: FakeOpenAI, artifacts: Path) -> None:  # noqa: ANN001
+    """No interception: the service rewrites the model's chunk markers as document numbers, checks the claims
+    and ends the stream with the answer they index; the page renders that answer with them."""
+    from playwright.sync_api import expect
+
+    fake_llm.handlers["query"] = citing(_cited_answer)
+    _ask(page, "Who leads the Platform Team and what does it do?")
+    answer = page.locator("#answer-0")
+    expect(answer.locator("h2")).to_have_text("The team")
+    expect(answer.locator("strong")).to_have_text("Platform Team")
+    expect(answer.locator("ul > li")).to_have_count(2)
+    assert "[c" not in answer.inner_text() and "(c" not in answer.inner_text()
+    # The turn keeps the final event's `response`, not the streamed text with the model's own references list.
+    kept = page.evaluate("JSON.parse(sessionStorage.getItem('lightrag.conversation.default'))[0].answer")
+    assert "[1]" in kept and "References" not in kept
+    # The model's own list is gone (the service left it out of `response`); the page's lists the cited file.
+    expect(page.get_by_role("heading", name="References")).to_have_count(1)
+    expect(page.locator(".references li")).to_have_count(1)
+    expect(page.locator(".references a.reference")).to_have_text("platform.md")
+    invented = answer.locator("span.claim-unsupported")
+    expect(invented).to_have_text(re.compile(r"^The team has 40 engineers in Lisbon \[1\]\.$"))
+    expect(invented).to_have_attribute("title", "Not supported by the sources")
+    supported = answer.locator("span.claim-supported").first
+    expect(supported).to_contain_text("Alice Chen leads the")
+    highlighted = page.locator(".references li.highlight")
+    expect(highlighted).to_have_count(0)
+    supported.hover()
+    expect(highlighted).to_have_text(re.compile("platform.md"))
+    # The service's [1] markers link to the reference of that number, opening the cited span.
+    expect(answer.locator("a.marker").first).to_have_text("[1]")
+    answer.locator("a.marker").first.click()
+    expect(page.locator("#source-viewer h2")).to_have_text("platform.md")
+    expect(page.locator("#source-viewer mark")).to_have_text("Alice Chen leads the Platform Team in Berlin.")
+    supported.hover()
+    page.evaluate("document.querySelector('#toasts').replaceChildren()")
+    page.screenshot(path=str(artifacts / "query-service-claims.png"))
     page.screenshot(path=str(Path(__file__).resolve().parents[2] / "docs" / "ui-query.png"))
 
 

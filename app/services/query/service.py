@@ -37,6 +37,7 @@ from app.schemas.query import (
 )
 from app.services.cached_llm import ChatRequest
 from app.services.citations.checker import CheckedAnswer, CitationChecker, marker_context
+from app.services.citations.llm_review import review_partial_claims
 from app.services.projects import effective_settings
 from app.services.query.context_builder import ContextBuilder, PreparedContext
 from app.services.query.keywords import KeywordExtractor
@@ -155,6 +156,14 @@ class QueryService:
             raw = "".join(p.raw_answer)
             try:
                 p.checked = await CitationChecker(self.c.embedder).check(raw, ctx.chunks, ctx.references)
+                if self.settings.citation_llm_check:
+                    p.checked = await review_partial_claims(
+                        self.c.llm_cache,
+                        p.request.project_id,
+                        p.checked,
+                        ctx.chunks,
+                        use_cache=self.settings.enable_llm_cache,
+                    )
             except Exception:  # a fault of the check must not cost the user the answer itself
                 log.exception("citation check failed")
                 p.checked = CheckedAnswer("".join(p.sent) or raw, (), ())

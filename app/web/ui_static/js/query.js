@@ -162,8 +162,12 @@ async function answer(turn, asked) {
     turn.headerUsage = {input: response.headers.get('X-Token-Input'), output: response.headers.get('X-Token-Output')};
     await readEvents(response, (event) => {
       if (event.type === 'chunk') { turn.answer += event.text; if (asked === conversation) repaint(turn); }
-      else if (event.type === 'done') turn.final = event;
-      else if (event.type === 'claims' && turn.final) turn.final.claims = event.claims;
+      else if (event.type === 'done') {
+        turn.final = event;
+        // The claims' offsets index the final `response` (the streamed text may still end with the model's own
+        // references list): it replaces what was streamed.
+        if (typeof event.response === 'string') turn.answer = event.response;
+      }
       else if (event.type === 'error') turn.error = `${event.detail} (${event.code})`;
     });
   } catch (err) {
