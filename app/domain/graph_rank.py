@@ -42,11 +42,11 @@ def personalized_pagerank(
         nxt: dict[str, float] = defaultdict(float)
         stranded = 0.0
         for node, mass in rank.items():
-            out = steps.get(node)
-            if not out:
+            ways = steps.get(node)
+            if not ways:
                 stranded += mass
                 continue
-            for other, chance in out:
+            for other, chance in ways:
                 nxt[other] += mass * chance
             stranded += (1 - damping) * mass
         for node, w in restart.items():
