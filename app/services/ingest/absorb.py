@@ -33,7 +33,13 @@ from app.services.graph.entity_merge import EntityMergeService
 
 log = logging.getLogger(__name__)
 
-_SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym", "root": "rule"}
+_SOURCE: dict[str, AliasSource] = {
+    "partial": "partial",
+    "acronym": "acronym",
+    "root": "rule",
+    "year": "rule",
+    "maker": "rule",
+}
 
 
 class Absorber:
