@@ -23,6 +23,7 @@ from app.domain.name_variants import (
     root_of,
     surname_of,
 )
+from app.domain.names import entity_key
 
 Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 # A place or an event alone is another entity than the things named after it: "Varga" the town is not
@@ -30,6 +31,7 @@ Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 _NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
 PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 _MIN_VARIANT = 4
+_WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 
 
@@ -91,10 +93,13 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
     maker before it), the name without its year or maker, its compound joined, hyphenated or split."""
     match = match_key(name, etype)
     words = match.split()
-    for key in {match, fold(name)}:
+    written = entity_key(name).split()
+    for key in {match, fold(name), " ".join(written)}:
         if len(key) >= _MIN_VARIANT:
             prefixes.add(key + " ")
             reversed_prefixes.add((" " + key)[::-1])
+    if len(written) >= 2:
+        exact.add(" ".join(written[:-1]))
     if len(words) >= 2:
         exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
         if specific_type(etype) in PRODUCT_TYPES:
@@ -257,9 +262,12 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
                 fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
             if not fits:
                 fits, rule = extension_candidates(name, etype, index, exclude=key)
-            what = {"partial": "person", "year": "name with a year", "maker": "product with its maker"}.get(
-                rule, "name"
-            )
+            what = {
+                "partial": "person",
+                "year": "name with a year",
+                "maker": "product with its maker",
+                "firm": "firm",
+            }.get(rule, "name")
             evidence = f"{name!r} alone, and {{target}} is the only {what} it fits"
         if len(fits) != 1:
             continue

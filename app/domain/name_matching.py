@@ -158,6 +158,7 @@ DIMINUTIVES = {
 }
 _ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
 _YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
+_HEAD_FIRST = frozenset({"river", "lake"})  # written before or after the name with one meaning
 _QUOTES = re.compile("['\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00b4]")
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 _DROP = re.compile(r"[.()\[\]{}]")
@@ -237,6 +238,8 @@ def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     if numbered and words[-1] in _ROMAN:
         words = [_ROMAN[words[-1]], *words[:-1]]
     words[0] = _ABBREVIATED_HEADS.get(words[0], words[0])
+    if len(words) == 2 and words[0] in _HEAD_FIRST:  # "River Nakuru" is the "Nakuru River"
+        words = [words[1], words[0]]
     if _YEAR.match(words[0]):
         words = [*words[1:], words[0]]
     if len(words) > 2 and words[-2] == "of" and _YEAR.match(words[-1]):
@@ -274,6 +277,8 @@ def initials_match(expansion: str, acronym: str) -> bool:
     words = [w for w in fold(expansion).split() if w]
     if words and words[0] == "the":
         words = words[1:]
+    if len(words) > 2 and _YEAR.match(words[-1]):  # "Clean Rivers Act 1991 (CRA)": an acronym leaves the year out
+        words = words[:-1]
     if len(words) < 2:
         return False
     return letters in (_initials(words, with_stopwords=False), _initials(words, with_stopwords=True))

@@ -187,11 +187,14 @@ def compact_key(match: str) -> str | None:
 
 def extension_rule(short: str, long: str, product: bool) -> str | None:
     """How the match key `long` extends `short` when a writer drops that part of it: a year at the end ("osogbo
-    summit" / "osogbo summit 2004") → "year"; for a product, the maker's name in front ("aquasense pro 5" /
-    "halvorsen aquasense pro 5", "aquasense" / "halvorsen aquasense pro 5") → "maker". Else None."""
+    summit" / "osogbo summit 2004") → "year"; partners' names without their firm's trade → "firm"; for a product,
+    the maker's name in front ("aquasense pro 5" / "halvorsen aquasense pro 5", "aquasense" / "halvorsen
+    aquasense pro 5") → "maker". Else None."""
     s, w = short.split(), long.split()
     if len(w) == len(s) + 1 and w[:-1] == s and _YEAR.match(w[-1]) and not any(_YEAR.match(x) for x in s):
         return "year" if len(s) >= 2 else None
+    if len(s) == 3 and s[1] == "and" and w[:-1] == s and len(w) == 4 and not _YEAR.match(w[-1]):
+        return "firm"  # partners' names without the firm's trade: "Lund & Baird" / "Lund and Baird Engineering"
     if product and len(w) > len(s) and w[1 : 1 + len(s)] == s:
         first = s[0]
         if len(first) >= _MIN_ROOT and first.isalpha() and first not in _GENERIC_ROOTS:

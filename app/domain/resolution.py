@@ -64,7 +64,9 @@ from app.domain.names import entity_key
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
-_OWN_RULES = frozenset({"spelling", "year", "maker"})  # named in the ledger as such (their alias source is "rule")
+_OWN_RULES = frozenset(
+    {"spelling", "year", "maker", "firm"}
+)  # named in the ledger as such (their alias source is "rule")
 
 
 def index_key(match: str) -> str:

@@ -146,3 +146,18 @@ def _readable(name: str, etype: str, nearby: dict[str, tuple[str, str]]) -> set[
 )
 def test_look_alikes_stay_apart(name, etype, nearby):
     assert target(name, etype, nearby) == name.casefold()
+
+
+def test_heads_partners_and_acronyms_with_a_year():
+    from app.domain.name_matching import initials_match
+
+    assert match_key("River Nakuru", "location") == match_key("Nakuru River", "location")
+    assert match_key("Lake Kivu", "location") == match_key("Kivu Lake", "location")
+    assert match_key("Mount Kenya", "location") != match_key("Kenya", "location")
+    assert initials_match("Clean Rivers Act 1991", "CRA")
+    assert extension_rule("lund and baird", "lund and baird engineering", product=False) == "firm"
+    nearby = {"lund & baird engineering": ("Lund & Baird Engineering", "organization")}
+    assert target("Lund & Baird", "organization", nearby) == "lund & baird engineering"
+    assert "lund & baird engineering" in _readable("Lund & Baird", "organization", nearby)
+    two = nearby | {"lund & baird architects": ("Lund & Baird Architects", "organization")}
+    assert target("Lund & Baird", "organization", two) == "lund & baird"  # two firms of the partners: apart
