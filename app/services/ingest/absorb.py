@@ -33,13 +33,7 @@ from app.services.graph.entity_merge import EntityMergeService
 
 log = logging.getLogger(__name__)
 
-_SOURCE: dict[str, AliasSource] = {
-    "partial": "partial",
-    "acronym": "acronym",
-    "root": "rule",
-    "year": "rule",
-    "maker": "rule",
-}
+_SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
 
 
 class Absorber:
@@ -91,7 +85,11 @@ class Absorber:
             async with self.db.transaction() as conn:
                 await graph_repo.lock_keys(conn, project_id, [a.key, a.target])
                 await alias_repo.add_aliases(
-                    conn, project_id, a.target, [AliasItem(a.key, a.name, _SOURCE[a.rule], document_id)], overwrite=True
+                    conn,
+                    project_id,
+                    a.target,
+                    [AliasItem(a.key, a.name, _SOURCE.get(a.rule, "rule"), document_id)],
+                    overwrite=True,
                 )
                 await ledger_repo.add(
                     conn,
