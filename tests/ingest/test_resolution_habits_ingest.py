@@ -66,3 +66,26 @@ async def test_look_alikes_stay_two_nodes(make_settings, start_app, fake_llm, ki
     keys, _ = await graph(app)
     assert {one.lower(), two.lower()} <= keys, kind
     assert await rows(app, select(entity_merge_ledger)) == []
+
+
+async def test_a_short_node_reached_by_a_later_document_is_absorbed_into_its_longer_name(
+    make_settings, start_app, fake_llm
+):
+    """"Terralink" alone, then "Terralink X7" (which absorbs it), then a document naming "Pellucid Terralink X7"
+    and "Terralink": one node, whatever the order the first two came in."""
+    from tests.ingest.test_pipeline import entity_line
+
+    lines = {
+        "doc a": [entity_line("Terralink", "artifact", "Terralink is sold in shops.")],
+        "doc b": [entity_line("Terralink X7", "artifact", "Terralink X7 is a router.")],
+        "doc c": [
+            entity_line("Pellucid Terralink X7", "artifact", "Pellucid Terralink X7 is made by Pellucid."),
+            entity_line("Terralink", "artifact", "Terralink is popular."),
+        ],
+    }
+    app = await start_app(make_settings())
+    install(fake_llm, lines)
+    for marker in ["doc a", "doc b", "doc c"]:
+        await ingest(app, [marker])
+    keys, _ = await graph(app)
+    assert keys == {"pellucid terralink x7"}

@@ -51,6 +51,11 @@ class Absorber:
             near = await ledger_repo.entities_near(conn, project_id, nearby_ranges(list(mine.values())))
             others = {k: v for k, v in near.items() if k not in mine}
             found = absorptions(mine, others, set()) + absorptions(others, mine, set())
+            # and between the document's own nodes: a short node of an earlier document this one's short form
+            # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
+            for key in sorted(mine):
+                rest = {k: v for k, v in mine.items() if k != key}
+                found += [a for a in absorptions(rest, {key: mine[key]}, set()) if a.rule not in ("partial", "acronym")]
             rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found])
             kept = []
             for a in found:
