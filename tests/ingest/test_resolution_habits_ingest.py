@@ -71,7 +71,7 @@ async def test_look_alikes_stay_two_nodes(make_settings, start_app, fake_llm, ki
 async def test_a_short_node_reached_by_a_later_document_is_absorbed_into_its_longer_name(
     make_settings, start_app, fake_llm
 ):
-    """"Terralink" alone, then "Terralink X7" (which absorbs it), then a document naming "Pellucid Terralink X7"
+    """ "Terralink" alone, then "Terralink X7" (which absorbs it), then a document naming "Pellucid Terralink X7"
     and "Terralink": one node, whatever the order the first two came in."""
     from tests.ingest.test_pipeline import entity_line
 
