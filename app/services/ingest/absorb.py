@@ -54,8 +54,12 @@ class Absorber:
             # and between the document's own nodes: a short node of an earlier document this one's short form
             # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
             for key in sorted(mine):
-                rest = {k: v for k, v in mine.items() if k != key}
-                found += [a for a in absorptions(rest, {key: mine[key]}, set()) if a.rule not in ("partial", "acronym")]
+                rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
+                found += [
+                    a
+                    for a in absorptions(rest, {key: mine[key]}, set())
+                    if a.target in mine and a.rule not in ("partial", "acronym")
+                ]
             rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found])
             kept = []
             for a in found:
