@@ -62,6 +62,9 @@ all seeds, share, nodes per aliased entity (neg:* rows: the negatives' own short
     all habits: 117/225 aliased entities split (52.0%); over-merged negative pairs 0 of 36 (an earlier
     draft naming product generations "Hearth Lite2" / "Hearth Lite3" merged them once in 3 seeds);
     shuffled orders giving the listed order's nodes: 0/3; ingest 21-68 s per world under load.
+
+After issue 33's habit rules (same run, seeds 1 2 3, 2 per habit): 28/225 split (12.4%; was 90/225 on b1b9ec9),
+0/36 over-merged, 0/3 shuffled orders the same nodes; what stays split is listed in the README's bench table.
 """
 
 from __future__ import annotations

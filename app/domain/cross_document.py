@@ -13,13 +13,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.name_matching import is_acronym, is_person, match_key, specific_type, tokens, types_compatible
-from app.domain.name_variants import confusable, lone_word, near_spelling, root_of, surname_of
+from app.domain.name_matching import fold, is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_variants import (
+    compact_key,
+    confusable,
+    extension_rule,
+    lone_word,
+    near_spelling,
+    root_of,
+    surname_of,
+)
+from app.domain.names import entity_key
 
 Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 # A place or an event alone is another entity than the things named after it: "Varga" the town is not
 # "Varga Airport", "Lisbon" is not the "Lisbon Treaty".
 _NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
+PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
+_MIN_VARIANT = 4
+_WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
+_COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 
 
 @dataclass(frozen=True)
@@ -37,7 +50,7 @@ class Absorption:
     name: str
     target: str
     target_name: str
-    rule: str  # partial | root | acronym
+    rule: str  # partial | root | acronym | year | maker
     evidence: str
 
 
@@ -70,7 +83,29 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             exact.add(surname)
         if (initials := initials_key(name, etype)) is not None:
             exact.add(initials)
+        if not _person_like(etype):
+            _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
+
+
+def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes: set[str], exact: set[str]) -> None:
+    """Where the other writings of a thing's name lie: longer names starting or ending with it (a year after it, a
+    maker before it), the name without its year or maker, its compound joined, hyphenated or split."""
+    match = match_key(name, etype)
+    words = match.split()
+    written = entity_key(name).split()
+    for key in {match, fold(name), " ".join(written)}:
+        if len(key) >= _MIN_VARIANT:
+            prefixes.add(key + " ")
+            reversed_prefixes.add((" " + key)[::-1])
+    if len(written) >= 2:
+        exact.add(" ".join(written[:-1]))
+    if len(words) >= 2:
+        exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
+        if specific_type(etype) in PRODUCT_TYPES:
+            exact.add(words[1])
+    elif len(words) == 1 and len(words[0]) >= 6 and words[0].isalpha():
+        prefixes.add(words[0][:_COMPACT_PREFIX])
 
 
 class NameIndex:
@@ -81,14 +116,18 @@ class NameIndex:
         self.names = names
         self.surnames: dict[str, set[str]] = {}
         self.roots: dict[str, set[str]] = {}
+        self.compact: dict[str, set[str]] = {}
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
             if is_person(etype):
                 if (surname := surname_of(name)) is not None:
                     self.surnames.setdefault(surname, set()).add(key)
-            elif (root := root_of(name, etype)) is not None:
-                self.roots.setdefault(root, set()).add(key)
+            else:
+                if (root := root_of(name, etype)) is not None:
+                    self.roots.setdefault(root, set()).add(key)
+                if (compact := compact_key(match_key(name, etype))) is not None:
+                    self.compact.setdefault(compact, set()).add(key)
 
 
 def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
@@ -145,6 +184,43 @@ def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -
     return found
 
 
+def spelling_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """Things of the same specific type written with the same letters but joined, hyphenated or split otherwise, or
+    with their last word in the other number (`compact_key`). No word differs otherwise, so the guard has
+    nothing to tell apart."""
+    kind = specific_type(etype)
+    if is_person(etype) or kind is None or is_acronym(name):
+        return set()
+    mine = match_key(name, etype)
+    compact = compact_key(mine)
+    if compact is None:
+        return set()
+    return {
+        key
+        for key in index.compact.get(compact, set()) - {exclude}
+        if specific_type(other_type := index.names[key][1]) == kind
+        and not is_acronym(other := index.names[key][0])
+        and match_key(other, other_type) != mine  # the same key is the exact rule's (it picks the canonical form)
+    }
+
+
+def extension_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
+    """Things of the same specific type whose name is this one with a year after it or (products) a maker before
+    it (`extension_rule`), and the rule. Several fits (two years of one event, two products of a line) are
+    ambiguous: the caller accepts exactly one."""
+    kind = specific_type(etype)
+    if is_person(etype) or kind is None or is_acronym(name):
+        return set(), ""
+    mine, product = match_key(name, etype), kind in PRODUCT_TYPES
+    found: dict[str, str] = {}
+    for key, (other, other_type) in index.names.items():
+        if key == exclude or specific_type(other_type) != kind or is_acronym(other):
+            continue
+        if (rule := extension_rule(mine, match_key(other, other_type), product)) is not None:
+            found[key] = rule
+    return set(found), ",".join(sorted(set(found.values())))
+
+
 def close_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Entities the rules cannot accept but the LLM judge may (app/domain/judge.py): a person of the same surname
     whose first name the guard does not set apart ("N. Okafor" / "Ngozi Okafor"), a thing of the same root whose
@@ -184,7 +260,15 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)
             if not fits:
                 fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
-            evidence = f"{name!r} alone, and {{target}} is the only {'person' if rule == 'partial' else 'name'} it fits"
+            if not fits:
+                fits, rule = extension_candidates(name, etype, index, exclude=key)
+            what = {
+                "partial": "person",
+                "year": "name with a year",
+                "maker": "product with its maker",
+                "firm": "firm",
+            }.get(rule, "name")
+            evidence = f"{name!r} alone, and {{target}} is the only {what} it fits"
         if len(fits) != 1:
             continue
         (target,) = fits

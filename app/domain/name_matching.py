@@ -97,7 +97,7 @@ _STROKED = str.maketrans(
     {"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ß": "ss"}
     | {"æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "TH"}
 )
-_POSSESSIVE = re.compile("['\u2019]s(?=\s|$)")
+_POSSESSIVE = re.compile(r"['\u2019]s(?=\s|$)")
 _ORDINALS = {
     "first": "1st",
     "second": "2nd",
@@ -110,8 +110,55 @@ _ORDINALS = {
     "ninth": "9th",
     "tenth": "10th",
 }
+# A numbered thing's Roman numeral after its name is its ordinal: "Basin Plan II" is the "Second Basin Plan", "World
+# War I" the "First World War". Not "X" ("Model X" is a name) and not for products, whose letters are model names.
+_ROMAN = {"i": "1st", "ii": "2nd", "iii": "3rd", "iv": "4th", "v": "5th", "vi": "6th", "vii": "7th", "viii": "8th"}
+_PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
+# Common English diminutives of given names (a writer's habit, not a world's): "Bill Hale" is "William Hale".
+# Only unambiguous ones: "Chris", "Sam", "Alex" and "Jo" may stand for several given names, so they are left out.
+DIMINUTIVES = {
+    "bill": "william",
+    "billy": "william",
+    "will": "william",
+    "bob": "robert",
+    "bobby": "robert",
+    "rob": "robert",
+    "liz": "elizabeth",
+    "lizzie": "elizabeth",
+    "beth": "elizabeth",
+    "betty": "elizabeth",
+    "kate": "katherine",
+    "katie": "katherine",
+    "peggy": "margaret",
+    "maggie": "margaret",
+    "meg": "margaret",
+    "jon": "jonathan",
+    "jim": "james",
+    "jimmy": "james",
+    "mike": "michael",
+    "dick": "richard",
+    "rick": "richard",
+    "tom": "thomas",
+    "tony": "anthony",
+    "dave": "david",
+    "dan": "daniel",
+    "ted": "edward",
+    "ned": "edward",
+    "harry": "henry",
+    "jack": "john",
+    "johnny": "john",
+    "steve": "stephen",
+    "ben": "benjamin",
+    "nick": "nicholas",
+    "pat": "patricia",
+    "sue": "susan",
+    "jenny": "jennifer",
+    "becky": "rebecca",
+    "nancy": "ann",
+}
 _ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
 _YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
+_HEAD_FIRST = frozenset({"river", "lake"})  # written before or after the name with one meaning
 _QUOTES = re.compile("['\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00b4]")
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 _DROP = re.compile(r"[.()\[\]{}]")
@@ -178,17 +225,21 @@ def tokens(name: str, entity_type: str) -> list[str]:
     else:
         while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
             words = words[:-1]
-        words = _ordered(words)
+        words = _ordered(words, numbered=entity_type.lower() not in _PRODUCT_TYPES)
     return words
 
 
-def _ordered(words: list[str]) -> list[str]:
+def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     """One writing of numbers and heads in a thing's name: "Fourth X" → "4th x", "St Ives" → "saint ives",
     a year first or after "of" written last ("2004 Guilin Conference", "Act of 1987" → "... 2004", "act 1987")."""
     if len(words) < 2:
         return words
     words = [_ORDINALS.get(w, w) for w in words]
+    if numbered and words[-1] in _ROMAN:
+        words = [_ROMAN[words[-1]], *words[:-1]]
     words[0] = _ABBREVIATED_HEADS.get(words[0], words[0])
+    if len(words) == 2 and words[0] in _HEAD_FIRST:  # "River Nakuru" is the "Nakuru River"
+        words = [words[1], words[0]]
     if _YEAR.match(words[0]):
         words = [*words[1:], words[0]]
     if len(words) > 2 and words[-2] == "of" and _YEAR.match(words[-1]):
@@ -197,8 +248,15 @@ def _ordered(words: list[str]) -> list[str]:
 
 
 def match_key(name: str, entity_type: str) -> str:
-    """What two surface forms of one entity share: "Acme Holdings Ltd." and "ACME HOLDINGS" → "acme holdings"."""
-    return " ".join(tokens(name, entity_type)) or entity_key(name)
+    """What two surface forms of one entity share: "Acme Holdings Ltd." and "ACME HOLDINGS" → "acme holdings".
+    A person's given name is read through its common diminutive ("Bob" → "robert") and a two-word name in
+    either order is one ("ZHOU Meilin", "Meilin Zhou", "Zhou, Meilin": family name first is a habit of writers)."""
+    words = tokens(name, entity_type)
+    if is_person(entity_type) and len(words) >= 2:
+        words = [DIMINUTIVES.get(words[0], words[0]), *words[1:]]
+        if len(words) == 2:
+            words = sorted(words)
+    return " ".join(words) or entity_key(name)
 
 
 def is_acronym(name: str) -> bool:
@@ -219,6 +277,8 @@ def initials_match(expansion: str, acronym: str) -> bool:
     words = [w for w in fold(expansion).split() if w]
     if words and words[0] == "the":
         words = words[1:]
+    if len(words) > 2 and _YEAR.match(words[-1]):  # "Clean Rivers Act 1991 (CRA)": an acronym leaves the year out
+        words = words[:-1]
     if len(words) < 2:
         return False
     return letters in (_initials(words, with_stopwords=False), _initials(words, with_stopwords=True))

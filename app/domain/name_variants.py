@@ -9,6 +9,8 @@ distinguishes them: two first names ("Naseem Khan" / "Imran Khan"), a different 
 
 from __future__ import annotations
 
+import re
+
 from app.domain.name_matching import is_acronym, is_person, tokens
 
 # First words that name a kind of thing, not one thing: never a root on their own.
@@ -60,6 +62,7 @@ _GENERIC_ROOTS = frozenset(
     }
 )
 _MIN_ROOT = 4  # "Ace" alone is too short to stand for "Ace Logistics"
+_YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
 FUZZY_THRESHOLD = 0.6  # trigram similarity of the whole match keys
 
 
@@ -160,3 +163,40 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
 def _grade_of_organisation(wa: list[str], wb: list[str]) -> bool:
     """ "holding" / "holdings", "energy" / "energies": a plural marks another company of the group."""
     return any(x != y and (x.rstrip("s") == y.rstrip("s") or x[:-1] == y[:-3]) for x, y in zip(wa, wb, strict=True))
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def compact_key(match: str) -> str | None:
+    """The letters of a thing's match key without spaces and with its last word in the singular: "Solar-Edge",
+    "SolarEdge" and "Solar Edge" are "solaredge", "Norwell Laboratories" and "Norwell Laboratory" are
+    "norwelllaboratory". Joining or hyphenating a compound and the number of the head word are writers' habits;
+    None when too short to say anything (under six letters)."""
+    words = match.split()
+    if not words:
+        return None
+    joined = "".join([*words[:-1], _singular(words[-1])])
+    return joined if len(joined) >= 6 and joined.isalnum() else None
+
+
+def extension_rule(short: str, long: str, product: bool) -> str | None:
+    """How the match key `long` extends `short` when a writer drops that part of it: a year at the end ("osogbo
+    summit" / "osogbo summit 2004") → "year"; partners' names without their firm's trade → "firm"; for a product,
+    the maker's name in front ("aquasense pro 5" / "halvorsen aquasense pro 5", "aquasense" / "halvorsen
+    aquasense pro 5") → "maker". Else None."""
+    s, w = short.split(), long.split()
+    if len(w) == len(s) + 1 and w[:-1] == s and _YEAR.match(w[-1]) and not any(_YEAR.match(x) for x in s):
+        return "year" if len(s) >= 2 else None
+    if len(s) == 3 and s[1] == "and" and w[:-1] == s and len(w) == 4 and not _YEAR.match(w[-1]):
+        return "firm"  # partners' names without the firm's trade: "Lund & Baird" / "Lund and Baird Engineering"
+    if product and len(w) > len(s) and w[1 : 1 + len(s)] == s:
+        first = s[0]
+        if len(first) >= _MIN_ROOT and first.isalpha() and first not in _GENERIC_ROOTS:
+            return "maker"
+    return None

@@ -22,6 +22,9 @@ _SPACE_CJK_ASCII = re.compile(rf"(?<=[{_CJK}])\s+(?=[A-Za-z0-9(\[])|(?<=[A-Za-z0
 _ASCII_QUOTE_TOUCHING_CJK = re.compile(rf"(?<=[{_CJK}])[\"']|[\"'](?=[{_CJK}])")
 _OUTER_QUOTES = [('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u300a", "\u300b"), ("`", "`")]
 _CURLY = re.compile("[\u201c\u201d\u2018\u2019]")
+# A curly apostrophe inside a word is an apostrophe, not a quote: "Okafor\u2019s" keeps it as "Okafor's" (so the
+# match key drops the possessive as it does for the straight one) and "O\u2019Brien" reads "O'Brien".
+_WORD_APOSTROPHE = re.compile(r"(?<=\w)\u2019(?=\w)")
 _FULLWIDTH_PUNCT = str.maketrans(
     {
         "\uff0d": "-",
@@ -92,7 +95,7 @@ def normalize_name_checked(raw: str, max_length: int = 500) -> tuple[str, bool]:
     text = _SPACE_BETWEEN_CJK.sub("", text)
     text = _SPACE_CJK_ASCII.sub("", text)
     text = _strip_outer_quotes(text.strip())
-    text = _CURLY.sub("", text)
+    text = _CURLY.sub("", _WORD_APOSTROPHE.sub("'", text))
     text = _ASCII_QUOTE_TOUCHING_CJK.sub("", text)
     text = " ".join(text.split())
     if not text:

@@ -40,9 +40,11 @@ from app.domain.cross_document import (
     Nearby,
     absorptions,
     close_candidates,
+    extension_candidates,
     initialled_candidates,
     lone_word_candidates,
     near_spellings,
+    spelling_candidates,
 )
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import (
@@ -62,6 +64,9 @@ from app.domain.names import entity_key
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
+_OWN_RULES = frozenset(
+    {"spelling", "year", "maker", "firm"}
+)  # named in the ledger as such (their alias source is "rule")
 
 
 def index_key(match: str) -> str:
@@ -232,6 +237,13 @@ class _Resolver:
         scoped = bool(found)
         if not found:
             found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
+        if not found:
+            found, rule = spelling_candidates(name, etype, self.index, exclude=key), "spelling"
+        if not found:
+            found, rule = extension_candidates(name, etype, self.index, exclude=key)
+            # a year left out fits one event now, another year may come later: decided again per document; a
+            # product without its maker is recorded, as the line alone cannot read the maker's name later
+            scoped = rule == "year"
         targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
         if not found:
             near = close_candidates(name, etype, self.index, exclude=key)
@@ -243,7 +255,7 @@ class _Resolver:
         source: AliasSource = "partial" if rule == "partial" else "similarity" if rule == "similarity" else "rule"
         shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
         evidence = f"{name!r} fits only {shown!r} ({rule})"
-        return Decision(target, source, evidence, scoped=scoped)
+        return Decision(target, source, evidence, scoped=scoped, rule=rule if rule in _OWN_RULES else None)
 
     def _expansion_key(self, expansion: str) -> str | None:
         """The document name or project entity an acronym's expansion names."""

@@ -160,3 +160,61 @@ async def test_vectors_are_kept_in_the_row_before_text_columns(app_client):
             ).all()
         )
     assert storage == {"entities": "m", "relations": "m", "chunks": "m"}
+
+
+async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
+    """0016: entities and aliases stored under the old match-key rules get index entries under today's keys;
+    an entry already holding a key keeps its entity."""
+    from alembic import command
+
+    from app.db.migrate import alembic_config
+    from app.domain.resolution import index_key
+
+    conn = await pg_cluster.admin()
+    await conn.execute('DROP DATABASE IF EXISTS "keys_mig"')
+    await conn.execute('CREATE DATABASE "keys_mig"')
+    await conn.close()
+    db = Database(async_url(pg_cluster.url("keys_mig")))
+
+    def upgrade_to(revision: str):
+        def run(sync):
+            config = alembic_config(64)
+            config.attributes["connection"] = sync
+            command.upgrade(config, revision)
+
+        return run
+
+    try:
+        async with db.transaction() as c:
+            await c.run_sync(upgrade_to("0015"))
+            await c.execute(
+                text(
+                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
+                    " ('default', 'zhou meilin', 'ZHOU Meilin', 'person'),"
+                    " ('default', 'tromsø', 'Tromsø', 'location'),"
+                    " ('default', 'pune peak', 'Pune Peak', 'location'),"
+                    " ('default', 'basin plan ii', 'Basin Plan II', 'concept'),"
+                    " ('default', 'second basin plan', 'Second Basin Plan', 'concept')"
+                )
+            )
+            await c.execute(
+                text(
+                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) VALUES"
+                    " ('default', 'mt. pune', 'pune peak', 'Mt. Pune', 'manual'),"
+                    " ('default', :held, 'second basin plan', 'Second Basin Plan', 'rule')"
+                ),
+                {"held": index_key("2nd basin plan")},
+            )
+            await c.run_sync(upgrade_to("head"))
+        async with db.connect() as c:
+            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
+        assert rows[index_key("meilin zhou")] == "zhou meilin"
+        assert rows[index_key("tromso")] == "tromsø"
+        assert rows[index_key("mount pune")] == "pune peak"
+        assert rows[index_key("2nd basin plan")] == "second basin plan"  # held already: kept
+        assert rows["mt. pune"] == "pune peak"
+    finally:
+        await db.close()
+        conn = await pg_cluster.admin()
+        await conn.execute('DROP DATABASE IF EXISTS "keys_mig" WITH (FORCE)')
+        await conn.close()

@@ -33,7 +33,7 @@ from app.services.graph.entity_merge import EntityMergeService
 
 log = logging.getLogger(__name__)
 
-_SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym", "root": "rule"}
+_SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
 
 
 class Absorber:
@@ -51,6 +51,15 @@ class Absorber:
             near = await ledger_repo.entities_near(conn, project_id, nearby_ranges(list(mine.values())))
             others = {k: v for k, v in near.items() if k not in mine}
             found = absorptions(mine, others, set()) + absorptions(others, mine, set())
+            # and between the document's own nodes: a short node of an earlier document this one's short form
+            # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
+            for key in sorted(mine):
+                rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
+                found += [
+                    a
+                    for a in absorptions(rest, {key: mine[key]}, set())
+                    if a.target in mine and a.rule not in ("partial", "acronym")
+                ]
             rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found])
             kept = []
             for a in found:
@@ -85,7 +94,11 @@ class Absorber:
             async with self.db.transaction() as conn:
                 await graph_repo.lock_keys(conn, project_id, [a.key, a.target])
                 await alias_repo.add_aliases(
-                    conn, project_id, a.target, [AliasItem(a.key, a.name, _SOURCE[a.rule], document_id)], overwrite=True
+                    conn,
+                    project_id,
+                    a.target,
+                    [AliasItem(a.key, a.name, _SOURCE.get(a.rule, "rule"), document_id)],
+                    overwrite=True,
                 )
                 await ledger_repo.add(
                     conn,
