@@ -17,7 +17,7 @@ _JOINERS = frozenset(
     {"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "von", "van", "da", "di", "del"}
     | {"bin", "ibn", "&"}
 )
-_NAME_WORD = re.compile(r"^[A-Z][\w'\u2019.&-]*$")
+_NAME_WORD = re.compile(r"^[A-Z][\w'\u2019.&-]*[\u00ae\u2122]?$")  # "Network®"
 # legal forms and organisation heads: "Siemens Healthineers AG", "Acme Holdings Inc."
 _COMPANY_SUFFIXES = frozenset(
     {"inc", "ltd", "llc", "llp", "plc", "corp", "co", "gmbh", "ag", "sa", "nv", "bv", "oy", "spa", "pty", "limited"}

@@ -136,5 +136,7 @@ def test_a_lower_case_definition_still_merges_and_guesses_need_capitalised_names
     doc = doc_of(("basal cell carcinoma", "concept"), ("BCC", "concept"))
     res = resolve(doc, Known(defined={"BCC"}), acronym_definitions([TEXT]), "auto")
     assert res.target("bcc") == "basal cell carcinoma" and res.decisions["bcc"].source == "acronym"
+    marked = doc_of(("National Comprehensive Cancer Network®", "organization"), ("NCCN", "organization"))
+    assert resolve(marked, Known(), {}, "auto").target("nccn") == "national comprehensive cancer network®"
     lower = doc_of(("fever loss", "concept"), ("FL", "concept"))
     assert resolve(lower, Known(), {}, "auto").target("fl") == "fl"
