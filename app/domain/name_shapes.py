@@ -17,7 +17,7 @@ _JOINERS = frozenset(
     {"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "von", "van", "da", "di", "del"}
     | {"bin", "ibn", "&"}
 )
-_NAME_WORD = re.compile(r"^[A-Z][\w'\u2019.&-]*[\u00ae\u2122]?$")  # "Network®"
+_NAME_WORD = re.compile(r"^(?:[A-Z][\w'\u2019.&-]*[\u00ae\u2122]?|\d[\w.]*)$")  # "Network®", "Lite 4"
 # legal forms and organisation heads: "Siemens Healthineers AG", "Acme Holdings Inc."
 _COMPANY_SUFFIXES = frozenset(
     {"inc", "ltd", "llc", "llp", "plc", "corp", "co", "gmbh", "ag", "sa", "nv", "bv", "oy", "spa", "pty", "limited"}
@@ -30,11 +30,12 @@ def _words(name: str) -> list[str]:
 
 
 def capitalised_name(name: str) -> bool:
-    """Every word but a joining one ("of", "de") starts with a capital letter, and it is no list fragment."""
+    """Every word but a joining one ("of", "de") starts with a capital letter or is a number ("Skyfold Lite 4"),
+    the first a capital letter, and it is no list fragment."""
     words = _words(name)
     if not words or _LIST_MARKS.search(name):
         return False
-    return all(_NAME_WORD.match(w) or w in _JOINERS for w in words) and _NAME_WORD.match(words[0]) is not None
+    return all(_NAME_WORD.match(w) or w in _JOINERS for w in words) and words[0][:1].isupper()
 
 
 def _company_suffixed(name: str) -> bool:

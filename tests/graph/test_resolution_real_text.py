@@ -50,6 +50,7 @@ def test_a_common_word_alone_is_not_the_compound_it_starts(short, full, etype):
         ("Lupron", "Lupron Depot", "organization"),
         ("Ashkenazi", "Ashkenazi Jewish", "organization"),
         ("Fiorano", "Fiorano Reactor", "unknown"),
+        ("Skyfold", "Skyfold Lite 4", "product"),
     ],
 )
 def test_a_proper_name_alone_still_reaches_its_full_name(short, full, etype):
