@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.name_matching import fold, is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_variants import (
     compact_key,
     confusable,
@@ -33,6 +34,8 @@ PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model",
 _MIN_VARIANT = 4
 _WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
+# Common nouns: in "liver cancer" or "test results" the first word names another thing than the whole.
+_CONCEPTS = frozenset({"concept", "category", "topic", "term", "idea", "condition", "disease", "procedure"})
 
 
 @dataclass(frozen=True)
@@ -136,13 +139,17 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
     word = lone_word(name, etype)
     if word is None:
         return set(), ""
-    people = index.surnames.get(word, set()) - {exclude} if _person_like(etype) else set()
+    people = set()
+    if _person_like(etype) and person_name(name):
+        people = {k for k in index.surnames.get(word, set()) - {exclude} if person_name(index.names[k][0])}
     things = set()
-    if not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT:
+    if not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT | _CONCEPTS:
         things = {
             key
             for key in index.roots.get(word, set()) - {exclude}
-            if specific_type(index.names[key][1]) not in _NOT_BY_ROOT and types_compatible(etype, index.names[key][1])
+            if specific_type(index.names[key][1]) not in _NOT_BY_ROOT | _CONCEPTS
+            and types_compatible(etype, index.names[key][1])
+            and proper_root(name, index.names[key][0])
         }
     return people | things, "partial" if people else "root"
 
@@ -254,7 +261,7 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             continue
         if is_acronym(name):
             fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == key}
-            fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
+            fits = {k for k in fits if types_compatible(etype, everyone[k][1]) and capitalised_name(everyone[k][0])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)

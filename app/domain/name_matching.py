@@ -169,6 +169,10 @@ _WORD = r"[A-Z][\w'\u2019&.-]*"
 _LONG_THEN_SHORT = re.compile(
     rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)"
 )
+# the same in lower case or one word: "follicular lymphoma (FL)", "gastrointestinal (GI)", "Ultrasound (US)"
+_ANY_THEN_SHORT = re.compile(
+    r"((?:[A-Za-z][\w'\u2019-]*\s+){0,9}[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Z][A-Z0-9&.]{1,9})\s*\)"
+)
 _SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
 
 
@@ -302,6 +306,33 @@ def _definition(long: str, short: str) -> tuple[str, str] | None:
     return None
 
 
+def _one_word_definition(word: str, short: str) -> bool:
+    """ "GI" for "gastrointestinal", "US" for "Ultrasound": the first letter, then the others in order."""
+    letters, folded = acronym_letters(short).lower(), fold(word)
+    if not letters.isalpha() or len(folded) < 2 * len(letters) or not folded.startswith(letters[0]):
+        return False
+    rest = iter(folded[1:])
+    return all(ch in rest for ch in letters[1:])
+
+
+def _lower_case_definitions(text: str) -> Iterable[tuple[str, str]]:
+    for long, short in _ANY_THEN_SHORT.findall(text):
+        if (pair := _definition(long, short)) is not None:
+            yield pair
+        elif _one_word_definition(last := long.split()[-1], short):
+            yield acronym_letters(short), last
+
+
+def defined_acronyms(texts: Iterable[str]) -> set[str]:
+    """Acronyms the texts define in any form (also two ways, or by one word): never to be guessed by initials."""
+    found: set[str] = set()
+    for text in texts:
+        found |= {short for short, _ in _lower_case_definitions(text or "")}
+        found |= {acronym_letters(short) for _, short in _LONG_THEN_SHORT.findall(text or "")}
+        found |= {acronym_letters(short) for short, long in _SHORT_THEN_LONG.findall(text or "")}
+    return found
+
+
 def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     """Acronym (upper-case letters) → the expansion the texts define for it, as written: "Kessara Research
     Institute (KRI)" or "KRI (Kessara Research Institute)". An acronym defined two ways is left out."""
@@ -310,6 +341,8 @@ def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
         for long, short in _LONG_THEN_SHORT.findall(text or ""):
             if (pair := _definition(long, short)) is not None:
                 found.setdefault(pair[0], set()).add(pair[1])
+        for acronym, expansion in _lower_case_definitions(text or ""):
+            found.setdefault(acronym, set()).add(expansion)
         for short, long in _SHORT_THEN_LONG.findall(text or ""):
             if initials_match(long, short):
                 found.setdefault(acronym_letters(short), set()).add(long.strip())

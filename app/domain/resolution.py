@@ -58,6 +58,7 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
+from app.domain.name_shapes import capitalised_name, person_name
 from app.domain.name_variants import confusable, inverted_forms
 from app.domain.names import entity_key
 
@@ -81,6 +82,7 @@ class Known:
     aliases: dict[str, str] = field(default_factory=dict)  # alias key or index_key(match) → entity key
     initials: dict[str, list[str]] = field(default_factory=dict)  # acronym → entity keys with those initials
     nearby: Nearby = field(default_factory=dict)  # entities sharing a root or surname with the document's names
+    defined: set[str] = field(default_factory=set)  # acronyms the document defines in any form (never by initials)
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,8 @@ class _Resolver:
         if canonical != key and all(types_compatible(etype, self.type_of(k)) for k in group):
             return self._follow(key, canonical, "rule", f"same name as {canonical!r} once normalised ({match!r})")
         if is_acronym(name):
+            if acronym_letters(name) in self.known.defined:  # the text says what it stands for: no guessing
+                return Decision(key)
             return self._initials(key, name, etype) or Decision(key)
         return self._inverted(key, name, etype, match) or self._across(key, name, etype) or Decision(key)
 
@@ -283,7 +287,7 @@ class _Resolver:
 
     def _partial_name(self, key: str, name: str, etype: str) -> Decision | None:
         words = tokens(name, etype if is_person(etype) else "person")
-        if len(words) != 1 or not (is_person(etype) or etype.lower() in ("", "unknown")):
+        if len(words) != 1 or not (is_person(etype) or etype.lower() in ("", "unknown")) or not person_name(name):
             return None
         word = words[0]
         fits = {
@@ -291,6 +295,7 @@ class _Resolver:
             for other, other_name in self.doc.names.items()
             if other != key
             and is_person(self.doc.types.get(other, ""))
+            and person_name(other_name)
             and len(full := tokens(other_name, "person")) >= 2
             and word in (full[0], full[-1])
         }
@@ -310,6 +315,7 @@ class _Resolver:
             for k, n in self.doc.names.items()
             if k != key
             and not is_acronym(n)
+            and capitalised_name(n)
             and initials_match(n, letters)
             and types_compatible(etype, self.type_of(k))
         }

@@ -17,7 +17,13 @@ from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
 from app.domain.cross_document import nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.judge import JudgePair, one_line
-from app.domain.name_matching import acronym_definitions, acronym_letters, initials_pattern, is_acronym
+from app.domain.name_matching import (
+    acronym_definitions,
+    acronym_letters,
+    defined_acronyms,
+    initials_pattern,
+    is_acronym,
+)
 from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.records import ChunkExtraction
@@ -48,6 +54,7 @@ class NameResolution:
     document_id: str
     doc: DocumentNames
     definitions: dict[str, str]
+    defined: set[str] = field(default_factory=set)  # acronyms the document defines in any form
     lock_keys: set[str] = field(default_factory=set)
     result: Resolution | None = None
     rejected: set[tuple[str, str]] = field(default_factory=set)  # rejected pairs touching the document's names
@@ -66,11 +73,13 @@ class NameResolution:
     ) -> NameResolution:
         doc = document_names(extractions)
         definitions: dict[str, str] = {}
+        defined: set[str] = set()
         if any(is_acronym(n) for n in doc.names.values()):
             texts = await aliases_repo.document_texts(conn, project_id, document_id)
             texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
             definitions = acronym_definitions(texts)
-        self = cls(mode, project_id, document_id, doc, definitions)
+            defined = defined_acronyms(texts)
+        self = cls(mode, project_id, document_id, doc, definitions, defined)
         for x in extractions:
             for e in x.entities:
                 if e.description and e.key not in self.descriptions:
@@ -96,14 +105,14 @@ class NameResolution:
         initials: dict[str, list[str]] = {}
         for name in self.doc.names.values():
             letters = acronym_letters(name)
-            if is_acronym(name) and letters not in self.definitions and letters not in initials:
+            if is_acronym(name) and letters not in self.defined | set(self.definitions) and letters not in initials:
                 pattern, first = initials_pattern(letters)
                 found = await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())
                 initials[letters] = [k for k, _ in found]
                 types.update(found)
         ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
         nearby = await ledger_repo.entities_near(conn, self.project_id, ranges)
-        return Known(types, aliases, initials, nearby)
+        return Known(types, aliases, initials, nearby, self.defined)
 
     async def open_pairs(self, conn: AsyncConnection) -> list[JudgePair]:
         """The pairs the rules leave open as the project stands now (no locks: the verdicts are applied under
