@@ -175,6 +175,7 @@ KINDS = (  # the resolution rule behind a merge, told by its ledger evidence (ap
     ("are the initials of", "acronym by initials (resolution._initials)"),
     ("once normalised", "same match key (name_matching.match_key)"),
     ("(similarity)", "near spelling (cross_document.near_spellings)"),
+    ("(spelling)", "spelling variant: joined, hyphenated, plural (cross_document)"),
 )
 
 
