@@ -35,7 +35,6 @@ import json
 import random
 import shutil
 import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,7 @@ def per_kind(world: AliasWorld, parts: list[frozenset[str]]) -> dict[str, dict[s
 async def ingest(world: AliasWorld, order: list[int], args: argparse.Namespace, server: Any, db: str) -> dict:
     from sqlalchemy import text
 
-    from bench.in_process import service_client
+    from bench.in_process import ingest_one_at_a_time, service_client
     from bench.quality_fake import WorldFakeProcess
 
     fake = WorldFakeProcess.for_alias_world(64, args.seed_now, args.style_now, tuple(args.kinds), args.per_kind)
@@ -88,19 +87,7 @@ async def ingest(world: AliasWorld, order: list[int], args: argparse.Namespace, 
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
         database_url = f"postgresql://postgres@/{db}?host={socket_dir}"
         async with service_client(database_url, fake.url, 64, poll=0.02, client_timeout=600, **extra) as (app, client):
-            started = time.perf_counter()
-            for done, index in enumerate(order, start=1):
-                d = world.world.documents[index]
-                body = {"documents": [{"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"}]}
-                response = await client.post("/documents", json=body)
-                assert response.status_code in (200, 202), response.text
-                while True:
-                    counts = (await client.get("/pipeline")).json()["by_status"]
-                    if counts.get("processed", 0) + counts.get("failed", 0) >= done:
-                        break
-                    await asyncio.sleep(0.02)
-                assert counts.get("processed") == done, counts
-            seconds = time.perf_counter() - started
+            seconds = await ingest_one_at_a_time(client, [world.world.documents[i] for i in order])
             async with app.state.container.db.transaction() as conn:
                 rows = (
                     await conn.execute(text("SELECT name, description FROM entities WHERE project_id = 'default'"))

@@ -3,7 +3,9 @@ network): how the quality, alias and update benches start it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -38,3 +40,20 @@ async def service_client(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=client_timeout) as client:
             yield app, client
+
+
+async def ingest_one_at_a_time(client: httpx.AsyncClient, documents: Sequence[Any]) -> float:
+    """Post each document (with `id` and `text`) alone and wait until the pipeline has processed it before the
+    next, so resolution sees them in this order; the seconds it all took."""
+    started = time.perf_counter()
+    for done, d in enumerate(documents, start=1):
+        body = {"documents": [{"text": d.text, "id": d.id, "file_path": f"{d.id}.txt"}]}
+        response = await client.post("/documents", json=body)
+        assert response.status_code in (200, 202), response.text
+        while True:
+            counts = (await client.get("/pipeline")).json()["by_status"]
+            if counts.get("processed", 0) + counts.get("failed", 0) >= done:
+                break
+            await asyncio.sleep(0.02)
+        assert counts.get("processed") == done, counts
+    return time.perf_counter() - started
