@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,8 @@ from app.cli.errors import EXIT_AUTH, EXIT_FAILED, EXIT_UNREACHABLE, CliError
 
 DEFAULT_URL = "http://127.0.0.1:9621"
 _CLIENT_KEY = "lightrag_service.client"
+READ_AFTER_HEADER = "X-Read-After-LSN"
+_LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,31 @@ def _transport_errors(conn: Connection) -> Iterator[None]:
         ) from None
 
 
+def _lsn_order(text: str) -> int | None:
+    match = _LSN.fullmatch(text.strip())
+    return None if match is None else (int(match[1], 16) << 32) | int(match[2], 16)
+
+
+class _ReadAfter:
+    """Read-your-writes behind read replicas: the service labels answers with the WAL position they saw; the
+    highest one is sent back with every later request, so a read served by any API process (and its replica)
+    waits until it sees what this command wrote or was told is processed."""
+
+    def __init__(self) -> None:
+        self.position: str | None = None
+        self._order = -1
+
+    def on_request(self, request: httpx.Request) -> None:
+        if self.position is not None:
+            request.headers[READ_AFTER_HEADER] = self.position
+
+    def on_response(self, response: httpx.Response) -> None:
+        seen = response.headers.get(READ_AFTER_HEADER)
+        order = _lsn_order(seen) if seen else None
+        if order is not None and order > self._order:
+            self.position, self._order = seen, order
+
+
 class ServiceClient:
     """Requests to the service; a non-2xx answer raises CliError unless its status is listed in `accept`."""
 
@@ -101,10 +129,12 @@ class ServiceClient:
         headers = {"User-Agent": "lightrag-service-cli"}
         if conn.api_key:
             headers["Authorization"] = f"Bearer {conn.api_key}"
+        self.read_after = _ReadAfter()
         self._http = httpx.Client(
             base_url=conn.url,
             headers=headers,
             transport=transport,
+            event_hooks={"request": [self.read_after.on_request], "response": [self.read_after.on_response]},
             timeout=httpx.Timeout(conn.timeout, connect=min(conn.timeout, 10.0)),
         )
 

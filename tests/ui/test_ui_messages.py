@@ -237,3 +237,22 @@ def test_projects_page_edits_settings_deletes_and_checks(server: LiveServer, bro
     with _http(server) as http:
         assert http.get("/projects/scratch").status_code == 404
     context.close()
+
+
+def test_the_highest_read_position_is_sent_back(server: LiveServer, browser) -> None:  # noqa: ANN001
+    """Behind read replicas the service labels answers with `X-Read-After-LSN`; the page sends the highest one back
+    with its later requests so they see what it was told (here the pipeline's answer carries the label)."""
+    context, page = _page(browser, API_KEY)
+    page.route(
+        "**/pipeline?*",
+        lambda route: route.fulfill(
+            status=200,
+            content_type="application/json",
+            headers={"X-Read-After-LSN": "2B/0000ABCD"},
+            body=json.dumps(PIPELINE),
+        ),
+    )
+    with page.expect_request(lambda request: request.headers.get("x-read-after-lsn") == "2B/0000ABCD") as later:
+        page.goto(server.url + "/ui/#/documents")
+    assert later.value.url.startswith(server.url)
+    context.close()

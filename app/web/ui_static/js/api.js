@@ -24,6 +24,22 @@ export function setApiKey(key) {
   else sessionStorage.removeItem(KEY_STORAGE);
 }
 
+// With read replicas the service labels each answer with the WAL position it saw. Sending the highest one back
+// makes later reads wait for it, whichever API process (and replica) serves them: read-your-writes.
+const READ_AFTER = 'X-Read-After-LSN';
+let readAfter = null;
+
+function lsnOrder(text) {
+  const match = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i.exec((text || '').trim());
+  return match ? (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`) : null;
+}
+
+function noteReadAfter(response) {
+  const seen = response.headers.get(READ_AFTER);
+  const order = lsnOrder(seen);
+  if (order !== null && (readAfter === null || order > lsnOrder(readAfter))) readAfter = seen.trim();
+}
+
 let askForKey = async () => { throw new ApiError(401, 'An API key is required', 'missing_api_key'); };
 let pendingPrompt = null;
 let onProjectRefused = () => {};
@@ -95,6 +111,7 @@ export async function api(path, options = {}) {
     const sent = new Headers(headers);
     const key = apiKey();
     if (key) sent.set('Authorization', `Bearer ${key}`);
+    if (readAfter) sent.set(READ_AFTER, readAfter);
     let payload = body;
     if (json !== undefined) {
       sent.set('Content-Type', 'application/json');
@@ -107,6 +124,7 @@ export async function api(path, options = {}) {
       if (err.name === 'AbortError') throw err;
       throw new ApiError(0, MESSAGES.unreachable, 'unreachable');
     }
+    noteReadAfter(response);
     if (response.status === 401) {
       setApiKey(await promptOnce(key ? MESSAGES.keyRefused : MESSAGES.keyNeeded));
       continue;
