@@ -149,13 +149,25 @@ async def ingest(  # noqa: PLR0913
         database_url = f"postgresql://postgres@/{db}?host={socket_dir}"
         async with service_client(database_url, fake.url, 64, poll=0.02, client_timeout=600, **extra) as (app, client):
             seconds = await ingest_one_at_a_time(client, [world.documents[i] for i in order])
+            usage = await reported_usage(client, [d.id for d in world.documents])
             async with app.state.container.db.transaction() as conn:
                 sql = "SELECT name, description FROM entities WHERE project_id = 'default'"
                 rows = (await conn.execute(text(sql))).all()
         llm = fake.stats()
     finally:
         fake.stop()
-    return {"seconds": seconds, "parts": partition(world, [(r[0], r[1]) for r in rows]), "llm": llm}
+    parts = partition(world, [(r[0], r[1]) for r in rows])
+    return {"seconds": seconds, "parts": parts, "llm": llm, "reported": usage}
+
+
+async def reported_usage(client: Any, ids: list[str]) -> dict[str, int]:
+    """LLM calls and tokens as the service reports them, summed over the documents (GET /documents/{id})."""
+    totals = {"llm_calls": 0, "llm_prompt_tokens": 0, "llm_completion_tokens": 0}
+    for document_id in ids:
+        body = (await client.get(f"/documents/{document_id}")).json()
+        for key in totals:
+            totals[key] += body[key]
+    return totals
 
 
 async def run(
@@ -173,7 +185,8 @@ async def run(
             listed = list(range(len(world.documents)))
             serial += 1
             first = await ingest(world, listed, args, server, f"blind{serial}", make_fake)
-            row = {"seed": seed, "documents": len(listed), "seconds": first["seconds"], "llm": first["llm"]}
+            row = {"seed": seed, "documents": len(listed), "seconds": first["seconds"]}
+            row |= {"llm": first["llm"], "reported": first["reported"]}
             row |= measure(world, first["parts"])
             row["orders"] = []
             for k in range(args.orders):
