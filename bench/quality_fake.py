@@ -6,6 +6,7 @@ rebuilds the world from the same parameters as the benchmark, so nothing large c
     python -m bench.quality_fake DIM SEED ENTITIES DOCS ALIASES(0|1)
     python -m bench.quality_fake DIM alias SEED STYLE KINDS(comma-separated) PER_KIND   (bench/alias_world.py)
     python -m bench.quality_fake DIM blind SEED PER_HABIT   (bench/alias_world_blind.py)
+    python -m bench.quality_fake DIM holdout SEED PER_KIND   (bench/alias_world_holdout.py)
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ class WorldFakeProcess(FakeProcess):
     def for_blind_world(cls, dim: int, seed: int, per_habit: int) -> FakeProcess:
         fake = cls.__new__(cls)
         fake._start(dim, ["blind", str(seed), str(per_habit)])
+        return fake
+
+    @classmethod
+    def for_holdout_world(cls, dim: int, seed: int, per_kind: int) -> FakeProcess:
+        fake = cls.__new__(cls)
+        fake._start(dim, ["holdout", str(seed), str(per_kind)])
         return fake
 
     def _start(self, dim: int, world_args: list[str]) -> None:
@@ -82,6 +89,10 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         from bench.alias_world_blind import build_blind_world
 
         world = build_blind_world(int(args[2]), int(args[3]))
+    elif args[1] == "holdout":
+        from bench.alias_world_holdout import build_holdout_world
+
+        world = build_holdout_world(int(args[2]), int(args[3]))
     else:
         world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
     dim = int(args[0])

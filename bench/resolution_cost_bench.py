@@ -1,0 +1,122 @@
+"""What entity resolution costs: ingest time with the rules alone against none, and LLM tokens with the judge
+against the rules alone (issue 33's budgets: +10% each).
+
+    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
+    .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
+                                                           [--world holdout|blind|quality]
+
+`time`: bench.quality_bench's world (seed 7, 300 entities, aliases on; queries skipped) ingested with
+ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
+setting the median and mean ingest wall time and service-process CPU, and auto's difference from off.
+`tokens`: a world ingested with ENTITY_RESOLUTION=auto and =llm: the holdout world (bench/alias_world_holdout.py)
+or the blind one, one document at a time, or the quality world in batches. The LLM tokens (o200k, counted by the
+fake over every call it answered, prompt + completion) per operation, and llm's difference from auto. The
+judge's call goes through the document's usage like an extraction (services/ingest/resolution_judge.py), so it
+also shows in each document's `llm_calls` and token fields (GET /documents/{id}, printed for the alias worlds)
+and in the token headers of the request that ran it; the fake's count is the one compared here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.fake_process import ROOT
+
+
+def _run(module: str, args: list[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="resolution-cost-") as tmp:
+        out = Path(tmp) / "out.json"
+        subprocess.run([sys.executable, "-m", module, *args, "--json", str(out)], cwd=ROOT, check=True)
+        return json.loads(out.read_text())
+
+
+def _time(args: argparse.Namespace) -> None:
+    runs: dict[str, list[dict[str, float]]] = {"off": [], "auto": []}
+    for k in range(args.rounds):
+        for mode in ("off", "auto") if k % 2 == 0 else ("auto", "off"):
+            result = _run("bench.quality_bench", ["--no-queries", "--docs", str(args.docs), "--resolution", mode])
+            ingest = result["ingest"]
+            runs[mode].append({"seconds": ingest["seconds"], "cpu": ingest["cpu_seconds"]})
+            tokens = sum(ingest["llm"]["prompt_tokens"].values()) + sum(ingest["llm"]["completion_tokens"].values())
+            wall, cpu = ingest["seconds"], ingest["cpu_seconds"]
+            print(f"round {k + 1} {mode:4}: {wall:.1f}s wall, {cpu:.1f}s CPU, {tokens} tokens", flush=True)
+    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} alternating rounds:")
+    figures = {}
+    for mode, rows in runs.items():
+        wall, cpu = [r["seconds"] for r in rows], [r["cpu"] for r in rows]
+        figures[mode] = statistics.median(wall)
+        print(
+            f"  {mode:4}  wall median {statistics.median(wall):.1f}s mean {statistics.mean(wall):.1f}s; "
+            f"CPU median {statistics.median(cpu):.1f}s mean {statistics.mean(cpu):.1f}s"
+        )
+    print(f"  auto against off (median wall): {100 * (figures['auto'] / figures['off'] - 1):+.1f}% (budget +10%)")
+
+
+def _quality_tokens() -> None:
+    totals = {}
+    for mode in ("auto", "llm"):
+        result = _run("bench.quality_bench", ["--no-queries", "--resolution", mode])
+        llm = result["ingest"]["llm"]
+        per_op = {op: llm["prompt_tokens"][op] + llm["completion_tokens"].get(op, 0) for op in llm["prompt_tokens"]}
+        totals[mode] = per_op
+        g = result["resolution"]
+        print(
+            f"{mode:4}: calls {llm['calls']}, tokens per operation {per_op}; split {g['aliased_split']}/{g['aliased']}"
+        )
+    auto, llm_total = sum(totals["auto"].values()), sum(totals["llm"].values())
+    judge = totals["llm"].get("judge", 0)
+    share = 100 * (llm_total / auto - 1)
+    print(f"\nquality world: LLM tokens auto {auto}, llm {llm_total} (judge {judge}): {share:+.1f}% (budget +10%)")
+
+
+def _tokens(args: argparse.Namespace) -> None:
+    if args.world == "quality":
+        _quality_tokens()
+        return
+    module = "bench.alias_holdout_bench" if args.world == "holdout" else "bench.alias_blind_bench"
+    size = ["--per-kind" if args.world == "holdout" else "--per-habit", str(args.per_kind)]
+    totals: dict[str, dict[str, int]] = {}
+    for mode in ("auto", "llm"):
+        result = _run(module, ["--seeds", *map(str, args.seeds), *size, "--orders", "0", "--resolution", mode])
+        per_op: dict[str, int] = {}
+        for r in result["results"]:
+            for key in ("prompt_tokens", "completion_tokens"):
+                for op, n in r["llm"][key].items():
+                    per_op[op] = per_op.get(op, 0) + n
+        totals[mode] = per_op
+        reported = {k: sum(r["reported"][k] for r in result["results"]) for k in result["results"][0]["reported"]}
+        print(f"{mode:4}: as the documents report it (GET /documents/{{id}}): {reported}")
+        split = sum(h["split"] for r in result["results"] for h in r["habits"].values())
+        aliased = sum(h["aliased"] for r in result["results"] for h in r["habits"].values())
+        over = sum(len(n["over"]) for r in result["results"] for n in r["negatives"].values())
+        print(f"{mode:4}: tokens per operation {per_op}; {split}/{aliased} aliased split, {over} over-merged")
+    auto, llm = sum(totals["auto"].values()), sum(totals["llm"].values())
+    print(
+        f"\n{args.world} world, seeds {args.seeds}: LLM tokens auto {auto}, llm {llm} "
+        f"(judge {totals['llm'].get('judge', 0)}): {100 * (llm / auto - 1):+.1f}% (budget +10%)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    time_ = sub.add_parser("time")
+    time_.add_argument("--rounds", type=int, default=3)
+    time_.add_argument("--docs", type=int, default=100)
+    tokens = sub.add_parser("tokens")
+    tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    tokens.add_argument("--per-kind", type=int, default=3)
+    tokens.add_argument("--world", choices=("holdout", "blind", "quality"), default="holdout")
+    args = parser.parse_args()
+    _time(args) if args.what == "time" else _tokens(args)
+
+
+if __name__ == "__main__":
+    main()
