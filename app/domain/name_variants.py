@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from app.domain.name_matching import is_acronym, is_person, tokens
+from app.domain.name_spellings import same_given_name, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
 _GENERIC_ROOTS = frozenset(
@@ -148,7 +149,7 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
         if len(wa) >= 2 and len(wb) >= 2:
             fa, fb = wa[0], wb[0]
             initial = (len(fa) == 1 and fb.startswith(fa)) or (len(fb) == 1 and fa.startswith(fb))
-            return fa != fb and not initial
+            return fa != fb and not initial and not same_given_name(fa, fb)  # "Yevgeny" / "Evgeny": one name
         return False
     if len(wa) < 2 or len(wb) < 2:
         return False
@@ -157,6 +158,8 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
     if len(wa) != len(wb):
         return True
     # same length, one word different: apart unless it is a near spelling of the other (not a new word)
+    if spelling_variant(a, a_type, b, b_type):  # "Nizhny Novgorod" / "Nizhni Novgorod": one name spelt otherwise
+        return False
     return not near_spelling(" ".join(wa), " ".join(wb)) or _grade_of_organisation(wa, wb)
 
 

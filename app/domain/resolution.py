@@ -12,7 +12,8 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
 5. an acronym whose initials fit exactly one entity of the document or the project;
 6. across documents (app/domain/cross_document.py): the name written the other way round ("Lisbon Treaty" /
    "Treaty of Lisbon"), a root or surname alone that fits exactly one entity of a compatible type ("Siemens",
-   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through.
+   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through, one
+   person's or place's name spelt otherwise ("Evgeny Kouznetsov", app/domain/name_spellings.py).
 
 Once decided, the document's full names may show earlier nodes of the project to be their aliases ("Okafor",
 ingested before "Ngozi Okafor" was): those are listed as `absorptions`, merged after the document.
@@ -59,15 +60,14 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name
+from app.domain.name_spellings import phonetic_index, phonetic_slots, spelt_candidates
 from app.domain.name_variants import confusable, inverted_forms
 from app.domain.names import entity_key
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
-_OWN_RULES = frozenset(
-    {"spelling", "year", "maker", "firm"}
-)  # named in the ledger as such (their alias source is "rule")
+_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration"})  # named so in the ledger
 
 
 def index_key(match: str) -> str:
@@ -129,9 +129,9 @@ def qualified_keys(doc: DocumentNames) -> dict[str, str]:
 
 
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
-    return {index_key(m) for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))} | {
-        index_key(match_key(e, "organization")) for e in definitions.values()
-    }
+    keys = {m for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))}
+    keys |= {s for k, n in doc.names.items() for s in phonetic_slots(n, doc.types.get(k, "unknown"))}
+    return {index_key(k) for k in keys | {match_key(e, "organization") for e in definitions.values()}}
 
 
 class _Resolver:
@@ -248,6 +248,8 @@ class _Resolver:
             # a year left out fits one event now, another year may come later: decided again per document; a
             # product without its maker is recorded, as the line alone cannot read the maker's name later
             scoped = rule == "year"
+        if not found:
+            found, rule = self._spelt(name, etype, exclude=key), "transliteration"
         targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
         if not found:
             near = close_candidates(name, etype, self.index, exclude=key)
@@ -260,6 +262,11 @@ class _Resolver:
         shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
         evidence = f"{name!r} fits only {shown!r} ({rule})"
         return Decision(target, source, evidence, scoped=scoped, rule=rule if rule in _OWN_RULES else None)
+
+    def _spelt(self, name: str, etype: str, exclude: str) -> set[str]:  # the document's, nearby, phonetic index
+        slots = (self.known.aliases.get(index_key(s)) for s in phonetic_slots(name, etype))
+        held = {k: (self.index.names.get(k, (k,))[0], self.type_of(k)) for k in slots if k in self.known.entity_types}
+        return spelt_candidates(name, etype, self.index.names | held, exclude)
 
     def _expansion_key(self, expansion: str) -> str | None:
         """The document name or project entity an acronym's expansion names."""
@@ -378,6 +385,8 @@ def resolve(
             continue
         if resolver.matches[key] != decision.target and ikey not in known.aliases:
             index.setdefault(ikey, decision.target)
+    stays = {k: (doc.names[k], resolver.type_of(k)) for k, d in decisions.items() if d.target == k and not d.apart}
+    index.update(phonetic_index(stays, known.aliases, MATCH_INDEX))
     full = {
         d.target: (doc.names[d.target], resolver.type_of(d.target))
         for d in decisions.values()
