@@ -11,9 +11,19 @@ accepts a candidate only when exactly one entity fits.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from app.domain.name_matching import fold, is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_matching import (
+    acronym_letters,
+    fold,
+    is_acronym,
+    is_person,
+    match_key,
+    specific_type,
+    tokens,
+    types_compatible,
+)
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_variants import (
     compact_key,
@@ -35,6 +45,7 @@ _MIN_VARIANT = 4
 _WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 # Common nouns: in "liver cancer" or "test results" the first word names another thing than the whole.
+_GLUED_INITIALS = re.compile(r"\b([A-Z])\.(?=[A-Z]\b)")  # "Y.S. Okonkwo" is "Y. S. Okonkwo"
 _CONCEPTS = frozenset({"concept", "category", "topic", "term", "idea", "condition", "disease", "procedure"})
 
 
@@ -76,19 +87,27 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
     exact: set[str] = set()
     for name, etype in names:
         if (word := lone_word(name, etype)) is not None:
-            prefixes.add(word + " ")
-            reversed_prefixes.add((" " + word)[::-1])
+            for form in _as_written(name, word):
+                prefixes.add(form + " ")
+                reversed_prefixes.add((" " + form)[::-1])
         if (root := root_of(name, etype)) is not None:
             prefixes.add(root + " ")
             exact.add(root)
         if is_person(etype) and (surname := surname_of(name)) is not None:
-            reversed_prefixes.add((" " + surname)[::-1])
-            exact.add(surname)
+            for form in _as_written(name, surname):
+                reversed_prefixes.add((" " + form)[::-1])
+                exact.add(form)
         if (initials := initials_key(name, etype)) is not None:
-            exact.add(initials)
+            exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
+
+
+def _as_written(name: str, word: str) -> set[str]:
+    """The folded last word, and as keys hold it when it has letters folding changes ("østergaard")."""
+    written = entity_key(name).split()[-1].strip(".,;:")
+    return {word, written} if written and fold(written) == word else {word}
 
 
 def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes: set[str], exact: set[str]) -> None:
@@ -157,7 +176,7 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """People an initialled name fits ("K. L. Ndungu" → "Kamau L. Ndungu"): the same surname, as many given
     names, each starting with its initial."""
-    words = tokens(name, "person")
+    words = tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person")
     if not _person_like(etype) or len(words) < 2 or any(len(w) != 1 for w in words[:-1]):
         return set()
     found = set()
@@ -166,9 +185,9 @@ def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str 
         other = tokens(other_name, "person")
         if (
             is_person(other_type)
-            and len(other) == len(words)
+            and 2 <= len(other) <= len(words)  # "Y. S. Okonkwo" may be "Yetunde Okonkwo", never "Yetunde A. Okonkwo"
             and other != words
-            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=True))
+            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=False))
         ):
             found.add(key)
     return found
@@ -260,7 +279,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
         if key in skip or key in full:
             continue
         if is_acronym(name):
-            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == key}
+            letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
+            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
             fits = {k for k in fits if types_compatible(etype, everyone[k][1]) and capitalised_name(everyone[k][0])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:

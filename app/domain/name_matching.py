@@ -233,6 +233,12 @@ def tokens(name: str, entity_type: str) -> list[str]:
     return words
 
 
+def titled(name: str) -> bool:
+    """Written with a title or honorific before it: "Prof. Rao", "Mrs. Ma"."""
+    words = fold(name).split()
+    return len(words) >= 2 and words[0] in _TITLES
+
+
 def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     """One writing of numbers and heads in a thing's name: "Fourth X" → "4th x", "St Ives" → "saint ives",
     a year first or after "of" written last ("2004 Guilin Conference", "Act of 1987" → "... 2004", "act 1987")."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from app.domain.name_matching import is_acronym, is_person, tokens
+from app.domain.name_matching import is_acronym, is_person, titled, tokens
 from app.domain.name_spellings import same_given_name, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
@@ -82,7 +82,8 @@ def lone_word(name: str, entity_type: str) -> str | None:
     if is_acronym(name):
         return None
     words = tokens(name, entity_type if is_person(entity_type) else "person")
-    if len(words) != 1 or len(words[0]) < _MIN_ROOT or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
+    shortest = 2 if titled(name) else _MIN_ROOT  # "Prof. Rao", "Mrs. Ma": a title says it is a surname
+    if len(words) != 1 or len(words[0]) < shortest or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
         return None
     return words[0]
 
@@ -101,7 +102,7 @@ def root_of(name: str, entity_type: str) -> str | None:
 def surname_of(name: str) -> str | None:
     """The last word of a person's full name ("okafor" for "Ngozi Okafor"), else None."""
     words = tokens(name, "person")
-    return words[-1] if len(words) >= 2 and len(words[-1]) >= _MIN_ROOT - 1 else None
+    return words[-1] if len(words) >= 2 and len(words[-1]) >= 2 else None  # "Zhiwei Ma"
 
 
 def _trigrams(word: str) -> set[str]:

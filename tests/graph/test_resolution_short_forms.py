@@ -1,0 +1,85 @@
+"""Short forms across documents (pure): a dotted acronym's node absorbed by its full name, initials written glued
+or beside a name without its middle initial, a short surname after a title, and the look-alikes that stay apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.cross_document import NameIndex, absorptions, initialled_candidates, nearby_ranges
+from app.domain.document_names import DocumentNames
+from app.domain.name_matching import titled
+from app.domain.name_variants import lone_word
+from app.domain.resolution import Known, resolve
+
+
+def doc_of(*names: tuple[str, str]) -> DocumentNames:
+    doc = DocumentNames()
+    for name, etype in names:
+        doc.add(name.casefold(), name, etype)
+    return doc
+
+
+def target(name: str, etype: str, nearby: dict[str, tuple[str, str]]) -> str:
+    types = {k: t for k, (_, t) in nearby.items()}
+    return resolve(doc_of((name, etype)), Known(entity_types=types, nearby=nearby), {}, "auto").target(name.casefold())
+
+
+def test_a_dotted_acronym_node_is_read_and_absorbed_by_the_one_full_name_it_abbreviates():
+    full = {"harbour safety authority": ("Harbour Safety Authority", "organization")}
+    assert "h.s.a." in nearby_ranges([("Harbour Safety Authority", "organization")]).exact
+    dotted = {"h.s.a.": ("H.S.A.", "organization")}
+    (absorbed,) = absorptions(full, dotted, set())
+    assert (absorbed.key, absorbed.target, absorbed.rule) == ("h.s.a.", "harbour safety authority", "acronym")
+    two = full | {"health standards agency": ("Health Standards Agency", "organization")}
+    assert absorptions(two, dotted, set()) == []  # two full names fit: ambiguous
+    other = {"h.s.b.": ("H.S.B.", "organization")}
+    assert absorptions(full, other, set()) == []
+
+
+@pytest.mark.parametrize(
+    ("short", "full"),
+    [
+        ("Y.S. Okonkwo", "Yetunde Okonkwo"),  # glued initials, the full name without the middle one
+        ("F. R. Østergaard", "Friederike R. Østergaard"),
+        ("K.L. Ndungu", "Kamau L. Ndungu"),
+    ],
+)
+def test_initials_fit_the_one_person_of_that_surname_whose_given_names_they_start(short, full):
+    assert target(short, "person", {full.casefold(): (full, "person")}) == full.casefold()
+
+
+@pytest.mark.parametrize(
+    ("short", "full"),
+    [
+        ("Y.S. Okonkwo", "Tunde Okonkwo"),  # another first initial
+        ("Y. Okonkwo", "Yetunde S. Okonkwo"),  # the full name has a middle name the short form does not say
+        ("Y.S. Okonkwo", "Yetunde A. Okonkwo"),  # another middle initial
+    ],
+)
+def test_initials_that_contradict_a_name_stay_apart(short, full):
+    index = NameIndex({full.casefold(): (full, "person")})
+    assert initialled_candidates(short, "person", index) == set()
+
+
+def test_two_people_the_initials_fit_are_ambiguous():
+    nearby = {
+        "yetunde okonkwo": ("Yetunde Okonkwo", "person"),
+        "yusuf okonkwo": ("Yusuf Okonkwo", "person"),
+    }
+    assert target("Y.S. Okonkwo", "person", nearby) == "y.s. okonkwo"
+
+
+def test_a_surname_with_letters_folding_changes_is_read_as_the_keys_hold_it():
+    ranges = nearby_ranges([("F. R. Østergaard", "person")])
+    assert " østergaard"[::-1] in ranges.reversed_prefixes and " ostergaard"[::-1] in ranges.reversed_prefixes
+
+
+def test_a_title_lets_a_short_surname_stand_alone():
+    assert titled("Prof. Rao") and titled("Mrs. Ma") and not titled("Rao") and not titled("Doctor")
+    assert lone_word("Prof. Rao", "person") == "rao" and lone_word("Mrs. Ma", "person") == "ma"
+    assert lone_word("Rao", "person") is None  # three letters without a title say too little
+    assert target("Mrs. Ma", "person", {"zhiwei ma": ("Zhiwei Ma", "person")}) == "zhiwei ma"
+    assert target("Prof. Rao", "person", {"arjun rao": ("Arjun Rao", "person")}) == "arjun rao"
+    two = {"zhiwei ma": ("Zhiwei Ma", "person"), "lin ma": ("Lin Ma", "person")}
+    assert target("Mrs. Ma", "person", two) == "mrs. ma"  # two people of that surname
+    assert target("Mrs. Ma", "person", {"ma (place)": ("Ma", "location")}) == "mrs. ma"
