@@ -186,7 +186,7 @@ def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str 
         if (
             is_person(other_type)
             and 2 <= len(other) <= len(words)  # "Y. S. Okonkwo" may be "Yetunde Okonkwo", never "Yetunde A. Okonkwo"
-            and other != words
+            and len(other[0]) > 1  # a full given name, not initials again
             and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=False))
         ):
             found.add(key)

@@ -113,6 +113,9 @@ _ORDINALS = {
 # A numbered thing's Roman numeral after its name is its ordinal: "Basin Plan II" is the "Second Basin Plan", "World
 # War I" the "First World War". Not "X" ("Model X" is a name) and not for products, whose letters are model names.
 _ROMAN = {"i": "1st", "ii": "2nd", "iii": "3rd", "iv": "4th", "v": "5th", "vi": "6th", "vii": "7th", "viii": "8th"}
+_NUMBERS = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8"}
+_NUMBERED_KINDS = frozenset({"type", "class", "phase", "stage", "grade", "category", "schedule", "tier"})
+_E_PREFIX = re.compile(r"\b[eE]-(?=[a-zA-Z]{3})")  # "e-health record" is an "electronic health record"
 _PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 # Common English diminutives of given names (a writer's habit, not a world's): "Bill Hale" is "William Hale".
 # Only unambiguous ones: "Chris", "Sam", "Alex" and "Jo" may stand for several given names, so they are left out.
@@ -218,7 +221,8 @@ def without_defined_acronym(name: str) -> tuple[str, str | None]:
 
 def tokens(name: str, entity_type: str) -> list[str]:
     """The folded words that identify the entity (see the module docstring for what is dropped)."""
-    words = fold(without_defined_acronym(name)[0]).split()
+    name = without_defined_acronym(name)[0]
+    words = fold(name if is_person(entity_type) else _E_PREFIX.sub("electronic ", name)).split()
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
     if is_person(entity_type):
@@ -245,6 +249,8 @@ def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     if len(words) < 2:
         return words
     words = [_ORDINALS.get(w, w) for w in words]
+    # "type II diabetes" is "type 2 diabetes", "Phase III trial" a "phase 3 trial": a numbered kind, not an ordinal
+    words = [_NUMBERS.get(w, w) if i and words[i - 1] in _NUMBERED_KINDS else w for i, w in enumerate(words)]
     if numbered and words[-1] in _ROMAN:
         words = [_ROMAN[words[-1]], *words[:-1]]
     words[0] = _ABBREVIATED_HEADS.get(words[0], words[0])
@@ -298,8 +304,8 @@ def initials_pattern(acronym: str) -> tuple[str, str]:
     """(POSIX regex over entity keys, first letter) finding the names whose initials are the acronym."""
     letters = acronym_letters(acronym).lower()
     stop = "(?:(?:of|for|the|and|de|du|des|la|le|der|on|in|at|to|&) )*"
-    parts = [re.escape(ch) + r"[^ ]*" for ch in letters]
-    return "^(?:the )?" + (" " + stop).join(parts) + "$", letters[0]
+    parts = [re.escape(ch) + r"[^ ]*" for ch in letters]  # a hyphen may join words or part them: "XRC", "x-ray ..."
+    return "^(?:the )?" + ("[ -]" + stop).join(parts) + "$", letters[0]
 
 
 def _definition(long: str, short: str) -> tuple[str, str] | None:

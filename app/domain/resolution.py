@@ -236,9 +236,11 @@ class _Resolver:
     def _across(self, key: str, name: str, etype: str) -> Decision | None:
         """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
         found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
+        if found and rule == "root" and (maker := extension_candidates(name, etype, self.index, key))[1] == "maker":
+            found, rule = maker  # a product line alone beside one product with its maker ("Skyfold"): that product
         if not found:
             found, rule = initialled_candidates(name, etype, self.index, exclude=key), "partial"
-        scoped = bool(found)
+        scoped = bool(found) and rule != "maker"
         if not found:
             found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
         if not found:
@@ -250,10 +252,8 @@ class _Resolver:
             scoped = rule == "year"
         if not found:
             found, rule = self._spelt(name, etype, exclude=key), "transliteration"
-        targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
-        if not found:
-            near = close_candidates(name, etype, self.index, exclude=key)
-            targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
+        near = found or close_candidates(name, etype, self.index, exclude=key)
+        targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
         if len(targets) != 1 or not found or key in targets:
             self.open.setdefault(key, set()).update(targets - {key})
             return None
@@ -392,7 +392,7 @@ def resolve(
         for d in decisions.values()
         if d.target in doc.names and not d.apart
     }
-    absorbed = absorptions(full, known.nearby, set(doc.names) | {d.target for d in decisions.values()})
+    absorbed = absorptions(full, known.nearby, set(doc.names))  # an earlier node this document merged into too
     if mode == "suggest":
         suggestions += [(a.key, a.target, 1.0, a.evidence) for a in absorbed]
         absorbed = []

@@ -1,13 +1,16 @@
 """Short forms across documents (pure): a dotted acronym's node absorbed by its full name, initials written glued
-or beside a name without its middle initial, a short surname after a title, and the look-alikes that stay apart."""
+or beside a name without its middle initial, a short surname after a title, a product line alone, numbered kinds
+and e- prefixes, hyphenated words under an acronym; and the look-alikes that stay apart."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from app.domain.cross_document import NameIndex, absorptions, initialled_candidates, nearby_ranges
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import titled
+from app.domain.name_matching import initials_pattern, match_key, titled
 from app.domain.name_variants import lone_word
 from app.domain.resolution import Known, resolve
 
@@ -83,3 +86,62 @@ def test_a_title_lets_a_short_surname_stand_alone():
     two = {"zhiwei ma": ("Zhiwei Ma", "person"), "lin ma": ("Lin Ma", "person")}
     assert target("Mrs. Ma", "person", two) == "mrs. ma"  # two people of that surname
     assert target("Mrs. Ma", "person", {"ma (place)": ("Ma", "location")}) == "mrs. ma"
+
+
+def test_a_product_line_alone_goes_to_the_one_product_with_its_maker_and_the_alias_holds_project_wide():
+    doc = doc_of(("Halvorsen Brightline Pro 5", "artifact"), ("Brightline", "artifact"))
+    nearby = {"brightline pro 5": ("Brightline Pro 5", "artifact")}  # the model without its maker, an earlier node
+    result = resolve(doc, Known(entity_types={"brightline pro 5": "artifact"}, nearby=nearby), {}, "auto")
+    decision = result.decisions["brightline"]
+    assert decision.target == "halvorsen brightline pro 5" and decision.rule == "maker" and not decision.scoped
+    # the earlier node is absorbed by the full name although this document's line name could have joined it
+    assert [(a.key, a.target) for a in result.absorptions] == [("brightline pro 5", "halvorsen brightline pro 5")]
+
+
+def test_a_product_line_beside_two_generations_stays_apart():
+    nearby = {
+        "halvorsen brightline 2": ("Halvorsen Brightline 2", "artifact"),
+        "halvorsen brightline 3": ("Halvorsen Brightline 3", "artifact"),
+    }
+    assert target("Brightline", "artifact", nearby) == "brightline"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("type II diabetes", "type 2 diabetes", "concept"),
+        ("Phase III trial", "phase 3 trial", "concept"),
+        ("e-health record", "electronic health record", "concept"),
+        ("X-ray crystallography", "x-ray crystallography", "concept"),
+    ],
+)
+def test_numbered_kinds_and_e_prefixes_share_a_match_key(a, b, etype):
+    assert match_key(a, etype) == match_key(b, etype)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "etype"),
+    [
+        ("type II diabetes", "type I diabetes", "concept"),
+        ("Henry VIII", "Henry 8", "person"),  # only a numbered kind reads a Roman numeral as its number
+        ("e-health record", "health record", "concept"),
+        ("Jean-Luc E-Valois", "Jean-Luc Electronic Valois", "person"),
+    ],
+)
+def test_numbers_and_prefixes_still_tell_terms_apart(a, b, etype):
+    assert match_key(a, etype) != match_key(b, etype)
+
+
+@pytest.mark.parametrize(
+    ("acronym", "key", "fits"),
+    [
+        ("XRC", "x-ray crystallography", True),  # a hyphen parts two words
+        ("APC", "anglo-dutch petroleum company", True),  # or joins them
+        ("ADPC", "anglo-dutch petroleum company", True),
+        ("T2D", "type 2 diabetes", True),
+        ("XRC", "x-ray diffraction", False),
+    ],
+)
+def test_the_initials_pattern_reads_hyphenated_words_both_ways(acronym, key, fits):
+    pattern, first = initials_pattern(acronym)
+    assert bool(re.match(pattern, key)) is fits and key.startswith(first.lower())
