@@ -25,7 +25,9 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
+from app.domain.name_spellings import SLOTS, phonetic_slots
 from app.domain.name_variants import (
+    abbreviated_tail,
     compact_key,
     confusable,
     extension_rule,
@@ -80,6 +82,32 @@ def initials_key(name: str, entity_type: str) -> str | None:
     return "".join(w[0] for w in capitals).lower() if len(capitals) >= 3 else None
 
 
+def variant_rows(name: str, entity_type: str) -> list[str]:
+    """The index rows (without their prefix) an entity of this name is recorded under for names no key range
+    reaches: its phonetic key's slots (a person or place, app/domain/name_spellings.py) and its compact key's
+    ("e-health record" for "electronic health records": no prefix of one is the other's)."""
+    rows = phonetic_slots(name, entity_type)
+    if (
+        not _person_like(entity_type)
+        and not is_acronym(name)
+        and (compact := compact_key(match_key(name, entity_type)))
+    ):
+        rows += [f"\x1dcompact {compact}#{i}" for i in range(SLOTS)]
+    return rows
+
+
+def term_initials(name: str, entity_type: str) -> set[str]:
+    """The keys an undefined acronym of a term of three words or more would have, capitalised or not ("mri" for
+    "magnetic resonance imaging", "t2d" for "type II diabetes"), with and without its small words."""
+    if is_person(entity_type) or is_acronym(name):
+        return set()
+    words = match_key(name, entity_type).split()
+    if len(words) < 3:
+        return set()
+    found = {"".join(w[0] for w in words), "".join(w[0] for w in words if w not in ("of", "for", "the", "and"))}
+    return {f for f in found if len(f) >= 3}
+
+
 def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
     """What to read for the (name, type) pairs of a document."""
     prefixes: set[str] = set()
@@ -99,6 +127,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
                 exact.add(form)
         if (initials := initials_key(name, etype)) is not None:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
+        exact |= term_initials(name, etype)
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -122,6 +151,11 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
             reversed_prefixes.add((" " + key)[::-1])
     if len(written) >= 2:
         exact.add(" ".join(written[:-1]))
+        if is_acronym(name.split()[-1]):  # "High-Voltage DC": the names going on with the same words
+            prefixes |= {" ".join(written[:-1]) + " ", fold(" ".join(name.split()[:-1])) + " "}
+        for k in (2, 3):  # and the other way: "high-voltage direct current" → "high-voltage dc"
+            if len(written) > k:
+                exact.add(" ".join([*written[:-k], "".join(w[0] for w in written[-k:])]))
     if len(words) >= 2:
         exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
         if specific_type(etype) in PRODUCT_TYPES:
@@ -212,21 +246,24 @@ def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -
 
 def spelling_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Things of the same specific type written with the same letters but joined, hyphenated or split otherwise, or
-    with their last word in the other number (`compact_key`). No word differs otherwise, so the guard has
-    nothing to tell apart."""
+    with their last word in the other number (`compact_key`), or with their last words as their acronym
+    (`abbreviated_tail`). No word differs otherwise, so the guard has nothing to tell apart."""
     kind = specific_type(etype)
     if is_person(etype) or kind is None or is_acronym(name):
         return set()
     mine = match_key(name, etype)
     compact = compact_key(mine)
-    if compact is None:
-        return set()
-    return {
+    found = {
         key
-        for key in index.compact.get(compact, set()) - {exclude}
+        for key in (index.compact.get(compact, set()) if compact else set()) - {exclude}
         if specific_type(other_type := index.names[key][1]) == kind
         and not is_acronym(other := index.names[key][0])
         and match_key(other, other_type) != mine  # the same key is the exact rule's (it picks the canonical form)
+    }
+    return found | {
+        key
+        for key, (other, other_type) in index.names.items()
+        if key != exclude and specific_type(other_type) == kind and abbreviated_tail(name, other)
     }
 
 
@@ -280,8 +317,10 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             continue
         if is_acronym(name):
             letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
+            terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
             fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
-            fits = {k for k in fits if types_compatible(etype, everyone[k][1]) and capitalised_name(everyone[k][0])}
+            fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
+            fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)

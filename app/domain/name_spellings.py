@@ -16,7 +16,7 @@ of a few free slots, so a later name reads every entity sharing its key and acce
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 import jellyfish
@@ -128,17 +128,23 @@ def spelt_candidates(name: str, entity_type: str, pool: Mapping[str, tuple[str, 
     }
 
 
-def phonetic_index(names: Mapping[str, tuple[str, str]], stored: Mapping[str, str], prefix: str) -> dict[str, str]:
+def phonetic_index(
+    names: Mapping[str, tuple[str, str]],
+    stored: Mapping[str, str],
+    prefix: str,
+    rows: Callable[[str, str], list[str]] = phonetic_slots,
+) -> dict[str, str]:
     """Index row → entity key for the entities among `names` (key → (name, type)) no slot holds yet, each in the
-    first free slot of its phonetic key; `stored`: the rows read (prefix + slot → entity key)."""
-    taken = {s: t for n, ty in names.values() for s in phonetic_slots(n, ty) if (t := stored.get(prefix + s))}
+    first free slot of each of its keys; `stored`: the rows read (prefix + slot → entity key); `rows`: a name's
+    slots, in groups of `SLOTS`."""
+    taken = {s: t for n, ty in names.values() for s in rows(n, ty) if (t := stored.get(prefix + s))}
     out: dict[str, str] = {}
     for key, (name, entity_type) in sorted(names.items()):
-        slots = phonetic_slots(name, entity_type)
-        if not slots or key in {taken.get(s) for s in slots}:
-            continue
-        free = next((s for s in slots if s not in taken), None)
-        if free is not None:
-            taken[free] = key
-            out[prefix + free] = key
+        slots = rows(name, entity_type)
+        for group in (slots[i : i + SLOTS] for i in range(0, len(slots), SLOTS)):
+            if key in {taken.get(s) for s in group}:
+                continue
+            if (free := next((s for s in group if s not in taken), None)) is not None:
+                taken[free] = key
+                out[prefix + free] = key
     return out

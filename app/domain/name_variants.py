@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from app.domain.name_matching import is_acronym, is_person, titled, tokens
+from app.domain.name_matching import acronym_letters, fold, is_acronym, is_person, titled, tokens
 from app.domain.name_spellings import same_given_name, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
@@ -204,3 +204,21 @@ def extension_rule(short: str, long: str, product: bool) -> str | None:
         if len(first) >= _MIN_ROOT and first.isalpha() and first not in _GENERIC_ROOTS:
             return "maker"
     return None
+
+
+def abbreviated_tail(a: str, b: str) -> bool:
+    """One name's last words written as their acronym in the other: "High-Voltage DC" / "high-voltage direct
+    current" (the same words before it, two or more words after it whose initials the acronym is)."""
+    for short, long in ((a, b), (b, a)):
+        written = short.split()
+        if len(written) < 2 or not is_acronym(written[-1]):
+            continue
+        head, words, letters = fold(" ".join(written[:-1])).split(), fold(long).split(), acronym_letters(written[-1])
+        rest = words[len(head) :]
+        if (
+            words[: len(head)] == head
+            and len(rest) == len(letters) >= 2
+            and "".join(w[0] for w in rest) == letters.lower()
+        ):
+            return True
+    return False

@@ -46,6 +46,7 @@ from app.domain.cross_document import (
     lone_word_candidates,
     near_spellings,
     spelling_candidates,
+    variant_rows,
 )
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import (
@@ -60,12 +61,13 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name
-from app.domain.name_spellings import phonetic_index, phonetic_slots, spelt_candidates
+from app.domain.name_spellings import phonetic_index, spelt_candidates
 from app.domain.name_variants import confusable, inverted_forms
 from app.domain.names import entity_key
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
+VARIANT_ROW = MATCH_INDEX + "\x1d"  # those by phonetic or compact key (cross_document.py::variant_rows)
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
 _OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration"})  # named so in the ledger
 
@@ -130,7 +132,7 @@ def qualified_keys(doc: DocumentNames) -> dict[str, str]:
 
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     keys = {m for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))}
-    keys |= {s for k, n in doc.names.items() for s in phonetic_slots(n, doc.types.get(k, "unknown"))}
+    keys |= {s for k, n in doc.names.items() for s in variant_rows(n, doc.types.get(k, "unknown"))}
     return {index_key(k) for k in keys | {match_key(e, "organization") for e in definitions.values()}}
 
 
@@ -145,7 +147,8 @@ class _Resolver:
         self.visiting: set[str] = set()
         self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
         self.open: dict[str, set[str]] = {}  # key → entities it may name that the rules could not settle
-        self.index = NameIndex(known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
+        held = {t: (t, self.type_of(t)) for a, t in known.aliases.items() if a.startswith(VARIANT_ROW)}
+        self.index = NameIndex(held | known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
@@ -251,7 +254,7 @@ class _Resolver:
             # product without its maker is recorded, as the line alone cannot read the maker's name later
             scoped = rule == "year"
         if not found:
-            found, rule = self._spelt(name, etype, exclude=key), "transliteration"
+            found, rule = spelt_candidates(name, etype, self.index.names, exclude=key), "transliteration"
         near = found or close_candidates(name, etype, self.index, exclude=key)
         targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
         if len(targets) != 1 or not found or key in targets:
@@ -262,11 +265,6 @@ class _Resolver:
         shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
         evidence = f"{name!r} fits only {shown!r} ({rule})"
         return Decision(target, source, evidence, scoped=scoped, rule=rule if rule in _OWN_RULES else None)
-
-    def _spelt(self, name: str, etype: str, exclude: str) -> set[str]:  # the document's, nearby, phonetic index
-        slots = (self.known.aliases.get(index_key(s)) for s in phonetic_slots(name, etype))
-        held = {k: (self.index.names.get(k, (k,))[0], self.type_of(k)) for k in slots if k in self.known.entity_types}
-        return spelt_candidates(name, etype, self.index.names | held, exclude)
 
     def _expansion_key(self, expansion: str) -> str | None:
         """The document name or project entity an acronym's expansion names."""
@@ -386,7 +384,7 @@ def resolve(
         if resolver.matches[key] != decision.target and ikey not in known.aliases:
             index.setdefault(ikey, decision.target)
     stays = {k: (doc.names[k], resolver.type_of(k)) for k, d in decisions.items() if d.target == k and not d.apart}
-    index.update(phonetic_index(stays, known.aliases, MATCH_INDEX))
+    index.update(phonetic_index(stays, known.aliases, MATCH_INDEX, variant_rows))
     full = {
         d.target: (doc.names[d.target], resolver.type_of(d.target))
         for d in decisions.values()

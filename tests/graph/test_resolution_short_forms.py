@@ -11,8 +11,8 @@ import pytest
 from app.domain.cross_document import NameIndex, absorptions, initialled_candidates, nearby_ranges
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import initials_pattern, match_key, titled
-from app.domain.name_variants import lone_word
-from app.domain.resolution import Known, resolve
+from app.domain.name_variants import abbreviated_tail, lone_word
+from app.domain.resolution import Known, index_lookups, resolve
 
 
 def doc_of(*names: tuple[str, str]) -> DocumentNames:
@@ -145,3 +145,41 @@ def test_numbers_and_prefixes_still_tell_terms_apart(a, b, etype):
 def test_the_initials_pattern_reads_hyphenated_words_both_ways(acronym, key, fits):
     pattern, first = initials_pattern(acronym)
     assert bool(re.match(pattern, key)) is fits and key.startswith(first.lower())
+
+
+def test_an_undefined_acronym_node_is_absorbed_by_the_one_term_of_any_case_it_abbreviates():
+    term = {"type ii diabetes": ("type II diabetes", "concept")}
+    assert "t2d" in nearby_ranges([("type II diabetes", "concept")]).exact  # the node an earlier document left
+    (absorbed,) = absorptions(term, {"t2d": ("T2D", "concept")}, set())
+    assert absorbed.target == "type ii diabetes" and absorbed.rule == "acronym"
+    two = term | {"type 2 dermatitis": ("type 2 dermatitis", "concept")}
+    assert absorptions(two, {"t2d": ("T2D", "concept")}, set()) == []  # two terms fit
+    assert absorptions(term, {"t2d": ("T2D", "organization")}, set()) == []  # another kind of thing
+    assert absorptions({"hiv care": ("HIV care", "concept")}, {"hc": ("HC", "concept")}, set()) == []  # too short
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("High-Voltage DC", "high-voltage direct current", True),
+        ("high voltage direct current", "High Voltage DC", True),
+        ("Low-Voltage DC", "high-voltage direct current", False),  # other words before the acronym
+        ("High-Voltage DC", "high-voltage distribution cable network", False),  # more words than letters
+        ("High-Voltage dc", "high-voltage direct current", False),  # not written as an acronym
+    ],
+)
+def test_last_words_written_as_their_acronym(a, b, same):
+    assert abbreviated_tail(a, b) is same
+    assert bool(target(a, "concept", {b.casefold(): (b, "concept")}) == b.casefold()) is same
+
+
+def test_a_later_plural_reaches_an_entity_no_key_range_finds_through_its_compact_row():
+    first = resolve(doc_of(("e-health record", "concept")), Known(), {}, "auto")
+    rows = {k: v for k, v in first.index.items() if "compact" in k}
+    assert set(rows.values()) == {"e-health record"}
+    later = doc_of(("electronic health records", "concept"))
+    assert set(rows) <= index_lookups(later, {})
+    known = Known(entity_types={"e-health record": "concept"}, aliases=rows)
+    assert resolve(later, known, {}, "auto").target("electronic health records") == "e-health record"
+    other = Known(entity_types={"e-health record": "organization"}, aliases=rows)  # another kind: apart
+    assert resolve(later, other, {}, "auto").target("electronic health records") == "electronic health records"
