@@ -54,6 +54,11 @@ def test_look_alikes_are_not_spelling_variants(a, b, etype):
     assert not spelling_variant(a, etype, b, etype)
 
 
+@pytest.mark.parametrize(("a", "b"), [("Maria Rossi", "Mario Rossi"), ("Naseem Khan", "Imran Khan")])
+def test_the_guard_still_keeps_people_of_other_given_names_apart(a, b):
+    assert confusable(a, "person", b, "person")
+
+
 def test_the_same_spelling_and_another_kind_are_no_variant():
     assert not spelling_variant("Odesa", "location", "Odesa", "location")  # the exact rules' case
     assert not spelling_variant("Odesa", "location", "Odessa", "person")
