@@ -172,9 +172,10 @@ _WORD = r"[A-Z][\w'\u2019&.-]*"
 _LONG_THEN_SHORT = re.compile(
     rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)"
 )
-# the same in lower case or one word: "follicular lymphoma (FL)", "gastrointestinal (GI)", "Ultrasound (US)"
+# the same in lower case or one word: "follicular lymphoma (FL)", "gastrointestinal (GI)", "Ultrasound (US)"; a
+# number may be one of the words: "type 2 diabetes (T2D)"
 _ANY_THEN_SHORT = re.compile(
-    r"((?:[A-Za-z][\w'\u2019-]*\s+){0,9}[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Z][A-Z0-9&.]{1,9})\s*\)"
+    r"((?:[A-Za-z0-9][\w'\u2019-]*\s+){0,9}[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Z][A-Z0-9&.]{1,9})\s*\)"
 )
 _SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
 

@@ -10,7 +10,7 @@ import pytest
 
 from app.domain.cross_document import NameIndex, absorptions, initialled_candidates, nearby_ranges
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import initials_pattern, match_key, titled
+from app.domain.name_matching import acronym_definitions, defined_acronyms, initials_pattern, match_key, titled
 from app.domain.name_variants import abbreviated_tail, lone_word
 from app.domain.resolution import Known, index_lookups, resolve
 
@@ -183,3 +183,9 @@ def test_a_later_plural_reaches_an_entity_no_key_range_finds_through_its_compact
     assert resolve(later, known, {}, "auto").target("electronic health records") == "e-health record"
     other = Known(entity_types={"e-health record": "organization"}, aliases=rows)  # another kind: apart
     assert resolve(later, other, {}, "auto").target("electronic health records") == "electronic health records"
+
+
+def test_a_definition_may_have_a_number_among_its_words():
+    text = "Clinics now report the type 2 diabetes (T2D) routinely. In 2019 the World Health Organization (WHO) met."
+    assert acronym_definitions([text]) == {"T2D": "type 2 diabetes", "WHO": "World Health Organization"}
+    assert "T2D" in defined_acronyms([text])
