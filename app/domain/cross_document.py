@@ -25,7 +25,7 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
-from app.domain.name_spellings import SLOTS, phonetic_slots
+from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
 from app.domain.name_variants import (
     abbreviated_tail,
     compact_key,
@@ -168,14 +168,25 @@ class NameIndex:
     """Names by surname (people) and by root (other things), built once per document: each rule then looks up
     one word instead of reading every name."""
 
+    def sounding(self, name: str, entity_type: str) -> Nearby:
+        """The names of the same phonetic key as this one."""
+        sound = phonetic_key(name, entity_type)
+        return {k: self.names[k] for k in self.sounds.get(sound, ())} if sound else {}
+
     def __init__(self, names: Nearby) -> None:
         self.names = names
         self.surnames: dict[str, set[str]] = {}
         self.roots: dict[str, set[str]] = {}
         self.compact: dict[str, set[str]] = {}
+        self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
+        self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
+            if (sound := phonetic_key(name, etype)) is not None:
+                self.sounds.setdefault(sound, set()).add(key)
+            if len(written := name.split()) >= 2 and is_acronym(written[-1]):
+                self.tailed.add(key)
             if is_person(etype):
                 if (surname := surname_of(name)) is not None:
                     self.surnames.setdefault(surname, set()).add(key)
@@ -260,10 +271,11 @@ def spelling_candidates(name: str, etype: str, index: NameIndex, exclude: str = 
         and not is_acronym(other := index.names[key][0])
         and match_key(other, other_type) != mine  # the same key is the exact rule's (it picks the canonical form)
     }
+    tailed = set(index.names) if len(name.split()) >= 2 and is_acronym(name.split()[-1]) else index.tailed
     return found | {
         key
-        for key, (other, other_type) in index.names.items()
-        if key != exclude and specific_type(other_type) == kind and abbreviated_tail(name, other)
+        for key in tailed
+        if key != exclude and specific_type(index.names[key][1]) == kind and abbreviated_tail(name, index.names[key][0])
     }
 
 

@@ -254,7 +254,7 @@ class _Resolver:
             # product without its maker is recorded, as the line alone cannot read the maker's name later
             scoped = rule == "year"
         if not found:
-            found, rule = spelt_candidates(name, etype, self.index.names, exclude=key), "transliteration"
+            found, rule = spelt_candidates(name, etype, self.index.sounding(name, etype), key), "transliteration"
         near = found or close_candidates(name, etype, self.index, exclude=key)
         targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
         if len(targets) != 1 or not found or key in targets:
