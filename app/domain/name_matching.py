@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from app.domain.names import entity_key
 
@@ -264,6 +265,7 @@ def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=65536)  # the rules ask for the keys of the same neighbourhood's names over and over
 def match_key(name: str, entity_type: str) -> str:
     """What two surface forms of one entity share: "Acme Holdings Ltd." and "ACME HOLDINGS" → "acme holdings".
     A person's given name is read through its common diminutive ("Bob" → "robert") and a two-word name in
