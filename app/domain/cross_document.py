@@ -11,11 +11,23 @@ accepts a candidate only when exactly one entity fits.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from app.domain.name_matching import fold, is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_matching import (
+    acronym_letters,
+    fold,
+    is_acronym,
+    is_person,
+    match_key,
+    specific_type,
+    tokens,
+    types_compatible,
+)
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
+from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
 from app.domain.name_variants import (
+    abbreviated_tail,
     compact_key,
     confusable,
     extension_rule,
@@ -35,6 +47,7 @@ _MIN_VARIANT = 4
 _WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 # Common nouns: in "liver cancer" or "test results" the first word names another thing than the whole.
+_GLUED_INITIALS = re.compile(r"\b([A-Z])\.(?=[A-Z]\b)")  # "Y.S. Okonkwo" is "Y. S. Okonkwo"
 _CONCEPTS = frozenset({"concept", "category", "topic", "term", "idea", "condition", "disease", "procedure"})
 
 
@@ -69,6 +82,32 @@ def initials_key(name: str, entity_type: str) -> str | None:
     return "".join(w[0] for w in capitals).lower() if len(capitals) >= 3 else None
 
 
+def variant_rows(name: str, entity_type: str) -> list[str]:
+    """The index rows (without their prefix) an entity of this name is recorded under for names no key range
+    reaches: its phonetic key's slots (a person or place, app/domain/name_spellings.py) and its compact key's
+    ("e-health record" for "electronic health records": no prefix of one is the other's)."""
+    rows = phonetic_slots(name, entity_type)
+    if (
+        not _person_like(entity_type)
+        and not is_acronym(name)
+        and (compact := compact_key(match_key(name, entity_type)))
+    ):
+        rows += [f"\x1dcompact {compact}#{i}" for i in range(SLOTS)]
+    return rows
+
+
+def term_initials(name: str, entity_type: str) -> set[str]:
+    """The keys an undefined acronym of a term of three words or more would have, capitalised or not ("mri" for
+    "magnetic resonance imaging", "t2d" for "type II diabetes"), with and without its small words."""
+    if is_person(entity_type) or is_acronym(name):
+        return set()
+    words = match_key(name, entity_type).split()
+    if len(words) < 3:
+        return set()
+    found = {"".join(w[0] for w in words), "".join(w[0] for w in words if w not in ("of", "for", "the", "and"))}
+    return {f for f in found if len(f) >= 3}
+
+
 def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
     """What to read for the (name, type) pairs of a document."""
     prefixes: set[str] = set()
@@ -76,19 +115,28 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
     exact: set[str] = set()
     for name, etype in names:
         if (word := lone_word(name, etype)) is not None:
-            prefixes.add(word + " ")
-            reversed_prefixes.add((" " + word)[::-1])
+            for form in _as_written(name, word):
+                prefixes.add(form + " ")
+                reversed_prefixes.add((" " + form)[::-1])
         if (root := root_of(name, etype)) is not None:
             prefixes.add(root + " ")
             exact.add(root)
         if is_person(etype) and (surname := surname_of(name)) is not None:
-            reversed_prefixes.add((" " + surname)[::-1])
-            exact.add(surname)
+            for form in _as_written(name, surname):
+                reversed_prefixes.add((" " + form)[::-1])
+                exact.add(form)
         if (initials := initials_key(name, etype)) is not None:
-            exact.add(initials)
+            exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
+        exact |= term_initials(name, etype)
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
+
+
+def _as_written(name: str, word: str) -> set[str]:
+    """The folded last word, and as keys hold it when it has letters folding changes ("østergaard")."""
+    written = entity_key(name).split()[-1].strip(".,;:")
+    return {word, written} if written and fold(written) == word else {word}
 
 
 def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes: set[str], exact: set[str]) -> None:
@@ -103,6 +151,11 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
             reversed_prefixes.add((" " + key)[::-1])
     if len(written) >= 2:
         exact.add(" ".join(written[:-1]))
+        if is_acronym(name.split()[-1]):  # "High-Voltage DC": the names going on with the same words
+            prefixes |= {" ".join(written[:-1]) + " ", fold(" ".join(name.split()[:-1])) + " "}
+        for k in (2, 3):  # and the other way: "high-voltage direct current" → "high-voltage dc"
+            if len(written) > k:
+                exact.add(" ".join([*written[:-k], "".join(w[0] for w in written[-k:])]))
     if len(words) >= 2:
         exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
         if specific_type(etype) in PRODUCT_TYPES:
@@ -115,14 +168,25 @@ class NameIndex:
     """Names by surname (people) and by root (other things), built once per document: each rule then looks up
     one word instead of reading every name."""
 
+    def sounding(self, name: str, entity_type: str) -> Nearby:
+        """The names of the same phonetic key as this one."""
+        sound = phonetic_key(name, entity_type)
+        return {k: self.names[k] for k in self.sounds.get(sound, ())} if sound else {}
+
     def __init__(self, names: Nearby) -> None:
         self.names = names
         self.surnames: dict[str, set[str]] = {}
         self.roots: dict[str, set[str]] = {}
         self.compact: dict[str, set[str]] = {}
+        self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
+        self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
+            if (sound := phonetic_key(name, etype)) is not None:
+                self.sounds.setdefault(sound, set()).add(key)
+            if len(written := name.split()) >= 2 and is_acronym(written[-1]):
+                self.tailed.add(key)
             if is_person(etype):
                 if (surname := surname_of(name)) is not None:
                     self.surnames.setdefault(surname, set()).add(key)
@@ -157,7 +221,7 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """People an initialled name fits ("K. L. Ndungu" → "Kamau L. Ndungu"): the same surname, as many given
     names, each starting with its initial."""
-    words = tokens(name, "person")
+    words = tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person")
     if not _person_like(etype) or len(words) < 2 or any(len(w) != 1 for w in words[:-1]):
         return set()
     found = set()
@@ -166,9 +230,9 @@ def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str 
         other = tokens(other_name, "person")
         if (
             is_person(other_type)
-            and len(other) == len(words)
-            and other != words
-            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=True))
+            and 2 <= len(other) <= len(words)  # "Y. S. Okonkwo" may be "Yetunde Okonkwo", never "Yetunde A. Okonkwo"
+            and len(other[0]) > 1  # a full given name, not initials again
+            and all(o.startswith(w) for w, o in zip(words[:-1], other[:-1], strict=False))
         ):
             found.add(key)
     return found
@@ -193,21 +257,25 @@ def near_spellings(name: str, etype: str, index: NameIndex, exclude: str = "") -
 
 def spelling_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """Things of the same specific type written with the same letters but joined, hyphenated or split otherwise, or
-    with their last word in the other number (`compact_key`). No word differs otherwise, so the guard has
-    nothing to tell apart."""
+    with their last word in the other number (`compact_key`), or with their last words as their acronym
+    (`abbreviated_tail`). No word differs otherwise, so the guard has nothing to tell apart."""
     kind = specific_type(etype)
     if is_person(etype) or kind is None or is_acronym(name):
         return set()
     mine = match_key(name, etype)
     compact = compact_key(mine)
-    if compact is None:
-        return set()
-    return {
+    found = {
         key
-        for key in index.compact.get(compact, set()) - {exclude}
+        for key in (index.compact.get(compact, set()) if compact else set()) - {exclude}
         if specific_type(other_type := index.names[key][1]) == kind
         and not is_acronym(other := index.names[key][0])
         and match_key(other, other_type) != mine  # the same key is the exact rule's (it picks the canonical form)
+    }
+    tailed = set(index.names) if len(name.split()) >= 2 and is_acronym(name.split()[-1]) else index.tailed
+    return found | {
+        key
+        for key in tailed
+        if key != exclude and specific_type(index.names[key][1]) == kind and abbreviated_tail(name, index.names[key][0])
     }
 
 
@@ -260,8 +328,11 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
         if key in skip or key in full:
             continue
         if is_acronym(name):
-            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == key}
-            fits = {k for k in fits if types_compatible(etype, everyone[k][1]) and capitalised_name(everyone[k][0])}
+            letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
+            terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
+            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
+            fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
+            fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
             fits, rule = lone_word_candidates(name, etype, index, exclude=key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from app.domain.names import entity_key
 
@@ -113,6 +114,9 @@ _ORDINALS = {
 # A numbered thing's Roman numeral after its name is its ordinal: "Basin Plan II" is the "Second Basin Plan", "World
 # War I" the "First World War". Not "X" ("Model X" is a name) and not for products, whose letters are model names.
 _ROMAN = {"i": "1st", "ii": "2nd", "iii": "3rd", "iv": "4th", "v": "5th", "vi": "6th", "vii": "7th", "viii": "8th"}
+_NUMBERS = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8"}
+_NUMBERED_KINDS = frozenset({"type", "class", "phase", "stage", "grade", "category", "schedule", "tier"})
+_E_PREFIX = re.compile(r"\b[eE]-(?=[a-zA-Z]{3})")  # "e-health record" is an "electronic health record"
 _PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 # Common English diminutives of given names (a writer's habit, not a world's): "Bill Hale" is "William Hale".
 # Only unambiguous ones: "Chris", "Sam", "Alex" and "Jo" may stand for several given names, so they are left out.
@@ -169,9 +173,10 @@ _WORD = r"[A-Z][\w'\u2019&.-]*"
 _LONG_THEN_SHORT = re.compile(
     rf"((?:{_WORD}\s+(?:(?:of|for|the|and|de|on|in|&)\s+)*){{1,9}}{_WORD})\s*\(\s*([A-Z][A-Z0-9&.]{{1,9}})\s*\)"
 )
-# the same in lower case or one word: "follicular lymphoma (FL)", "gastrointestinal (GI)", "Ultrasound (US)"
+# the same in lower case or one word: "follicular lymphoma (FL)", "gastrointestinal (GI)", "Ultrasound (US)"; a
+# number may be one of the words: "type 2 diabetes (T2D)"
 _ANY_THEN_SHORT = re.compile(
-    r"((?:[A-Za-z][\w'\u2019-]*\s+){0,9}[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Z][A-Z0-9&.]{1,9})\s*\)"
+    r"((?:[A-Za-z0-9][\w'\u2019-]*\s+){0,9}[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Z][A-Z0-9&.]{1,9})\s*\)"
 )
 _SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
 
@@ -218,7 +223,8 @@ def without_defined_acronym(name: str) -> tuple[str, str | None]:
 
 def tokens(name: str, entity_type: str) -> list[str]:
     """The folded words that identify the entity (see the module docstring for what is dropped)."""
-    words = fold(without_defined_acronym(name)[0]).split()
+    name = without_defined_acronym(name)[0]
+    words = fold(name if is_person(entity_type) else _E_PREFIX.sub("electronic ", name)).split()
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
     if is_person(entity_type):
@@ -233,12 +239,20 @@ def tokens(name: str, entity_type: str) -> list[str]:
     return words
 
 
+def titled(name: str) -> bool:
+    """Written with a title or honorific before it: "Prof. Rao", "Mrs. Ma"."""
+    words = fold(name).split()
+    return len(words) >= 2 and words[0] in _TITLES
+
+
 def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     """One writing of numbers and heads in a thing's name: "Fourth X" → "4th x", "St Ives" → "saint ives",
     a year first or after "of" written last ("2004 Guilin Conference", "Act of 1987" → "... 2004", "act 1987")."""
     if len(words) < 2:
         return words
     words = [_ORDINALS.get(w, w) for w in words]
+    # "type II diabetes" is "type 2 diabetes", "Phase III trial" a "phase 3 trial": a numbered kind, not an ordinal
+    words = [_NUMBERS.get(w, w) if i and words[i - 1] in _NUMBERED_KINDS else w for i, w in enumerate(words)]
     if numbered and words[-1] in _ROMAN:
         words = [_ROMAN[words[-1]], *words[:-1]]
     words[0] = _ABBREVIATED_HEADS.get(words[0], words[0])
@@ -251,6 +265,7 @@ def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=65536)  # the rules ask for the keys of the same neighbourhood's names over and over
 def match_key(name: str, entity_type: str) -> str:
     """What two surface forms of one entity share: "Acme Holdings Ltd." and "ACME HOLDINGS" → "acme holdings".
     A person's given name is read through its common diminutive ("Bob" → "robert") and a two-word name in
@@ -292,8 +307,8 @@ def initials_pattern(acronym: str) -> tuple[str, str]:
     """(POSIX regex over entity keys, first letter) finding the names whose initials are the acronym."""
     letters = acronym_letters(acronym).lower()
     stop = "(?:(?:of|for|the|and|de|du|des|la|le|der|on|in|at|to|&) )*"
-    parts = [re.escape(ch) + r"[^ ]*" for ch in letters]
-    return "^(?:the )?" + (" " + stop).join(parts) + "$", letters[0]
+    parts = [re.escape(ch) + r"[^ ]*" for ch in letters]  # a hyphen may join words or part them: "XRC", "x-ray ..."
+    return "^(?:the )?" + ("[ -]" + stop).join(parts) + "$", letters[0]
 
 
 def _definition(long: str, short: str) -> tuple[str, str] | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from app.domain.name_matching import is_acronym, is_person, tokens
+from app.domain.name_matching import acronym_letters, fold, is_acronym, is_person, titled, tokens
+from app.domain.name_spellings import same_given_name, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
 _GENERIC_ROOTS = frozenset(
@@ -81,7 +82,8 @@ def lone_word(name: str, entity_type: str) -> str | None:
     if is_acronym(name):
         return None
     words = tokens(name, entity_type if is_person(entity_type) else "person")
-    if len(words) != 1 or len(words[0]) < _MIN_ROOT or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
+    shortest = 2 if titled(name) else _MIN_ROOT  # "Prof. Rao", "Mrs. Ma": a title says it is a surname
+    if len(words) != 1 or len(words[0]) < shortest or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
         return None
     return words[0]
 
@@ -100,7 +102,7 @@ def root_of(name: str, entity_type: str) -> str | None:
 def surname_of(name: str) -> str | None:
     """The last word of a person's full name ("okafor" for "Ngozi Okafor"), else None."""
     words = tokens(name, "person")
-    return words[-1] if len(words) >= 2 and len(words[-1]) >= _MIN_ROOT - 1 else None
+    return words[-1] if len(words) >= 2 and len(words[-1]) >= 2 else None  # "Zhiwei Ma"
 
 
 def _trigrams(word: str) -> set[str]:
@@ -148,7 +150,7 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
         if len(wa) >= 2 and len(wb) >= 2:
             fa, fb = wa[0], wb[0]
             initial = (len(fa) == 1 and fb.startswith(fa)) or (len(fb) == 1 and fa.startswith(fb))
-            return fa != fb and not initial
+            return fa != fb and not initial and not same_given_name(fa, fb)  # "Yevgeny" / "Evgeny": one name
         return False
     if len(wa) < 2 or len(wb) < 2:
         return False
@@ -157,6 +159,8 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
     if len(wa) != len(wb):
         return True
     # same length, one word different: apart unless it is a near spelling of the other (not a new word)
+    if spelling_variant(a, a_type, b, b_type):  # "Nizhny Novgorod" / "Nizhni Novgorod": one name spelt otherwise
+        return False
     return not near_spelling(" ".join(wa), " ".join(wb)) or _grade_of_organisation(wa, wb)
 
 
@@ -200,3 +204,21 @@ def extension_rule(short: str, long: str, product: bool) -> str | None:
         if len(first) >= _MIN_ROOT and first.isalpha() and first not in _GENERIC_ROOTS:
             return "maker"
     return None
+
+
+def abbreviated_tail(a: str, b: str) -> bool:
+    """One name's last words written as their acronym in the other: "High-Voltage DC" / "high-voltage direct
+    current" (the same words before it, two or more words after it whose initials the acronym is)."""
+    for short, long in ((a, b), (b, a)):
+        written = short.split()
+        if len(written) < 2 or not is_acronym(written[-1]):
+            continue
+        head, words, letters = fold(" ".join(written[:-1])).split(), fold(long).split(), acronym_letters(written[-1])
+        rest = words[len(head) :]
+        if (
+            words[: len(head)] == head
+            and len(rest) == len(letters) >= 2
+            and "".join(w[0] for w in rest) == letters.lower()
+        ):
+            return True
+    return False

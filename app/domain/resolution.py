@@ -12,7 +12,8 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
 5. an acronym whose initials fit exactly one entity of the document or the project;
 6. across documents (app/domain/cross_document.py): the name written the other way round ("Lisbon Treaty" /
    "Treaty of Lisbon"), a root or surname alone that fits exactly one entity of a compatible type ("Siemens",
-   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through.
+   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through, one
+   person's or place's name spelt otherwise ("Evgeny Kouznetsov", app/domain/name_spellings.py).
 
 Once decided, the document's full names may show earlier nodes of the project to be their aliases ("Okafor",
 ingested before "Ngozi Okafor" was): those are listed as `absorptions`, merged after the document.
@@ -45,6 +46,7 @@ from app.domain.cross_document import (
     lone_word_candidates,
     near_spellings,
     spelling_candidates,
+    variant_rows,
 )
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import (
@@ -59,15 +61,15 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name
+from app.domain.name_spellings import phonetic_index, spelt_candidates
 from app.domain.name_variants import confusable, inverted_forms
 from app.domain.names import entity_key
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
+VARIANT_ROW = MATCH_INDEX + "\x1d"  # those by phonetic or compact key (cross_document.py::variant_rows)
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
-_OWN_RULES = frozenset(
-    {"spelling", "year", "maker", "firm"}
-)  # named in the ledger as such (their alias source is "rule")
+_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration"})  # named so in the ledger
 
 
 def index_key(match: str) -> str:
@@ -129,9 +131,9 @@ def qualified_keys(doc: DocumentNames) -> dict[str, str]:
 
 
 def index_lookups(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
-    return {index_key(m) for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))} | {
-        index_key(match_key(e, "organization")) for e in definitions.values()
-    }
+    keys = {m for k in doc.names for m in (doc.match(k), *inverted_forms(doc.match(k)))}
+    keys |= {s for k, n in doc.names.items() for s in variant_rows(n, doc.types.get(k, "unknown"))}
+    return {index_key(k) for k in keys | {match_key(e, "organization") for e in definitions.values()}}
 
 
 class _Resolver:
@@ -145,7 +147,8 @@ class _Resolver:
         self.visiting: set[str] = set()
         self.apart: dict[str, str] = {}  # key kept apart → display name of its qualified entity
         self.open: dict[str, set[str]] = {}  # key → entities it may name that the rules could not settle
-        self.index = NameIndex(known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
+        held = {t: (t, self.type_of(t)) for a, t in known.aliases.items() if a.startswith(VARIANT_ROW)}
+        self.index = NameIndex(held | known.nearby | {k: (n, self.type_of(k)) for k, n in doc.names.items()})
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
@@ -236,9 +239,11 @@ class _Resolver:
     def _across(self, key: str, name: str, etype: str) -> Decision | None:
         """A root or surname alone, or a near spelling, fitting exactly one entity (cross_document.py)."""
         found, rule = lone_word_candidates(name, etype, self.index, exclude=key)
+        if found and rule == "root" and (maker := extension_candidates(name, etype, self.index, key))[1] == "maker":
+            found, rule = maker  # a product line alone beside one product with its maker ("Skyfold"): that product
         if not found:
             found, rule = initialled_candidates(name, etype, self.index, exclude=key), "partial"
-        scoped = bool(found)
+        scoped = bool(found) and rule != "maker"
         if not found:
             found, rule = near_spellings(name, etype, self.index, exclude=key), "similarity"
         if not found:
@@ -248,10 +253,10 @@ class _Resolver:
             # a year left out fits one event now, another year may come later: decided again per document; a
             # product without its maker is recorded, as the line alone cannot read the maker's name later
             scoped = rule == "year"
-        targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
         if not found:
-            near = close_candidates(name, etype, self.index, exclude=key)
-            targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
+            found, rule = spelt_candidates(name, etype, self.index.sounding(name, etype), key), "transliteration"
+        near = found or close_candidates(name, etype, self.index, exclude=key)
+        targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
         if len(targets) != 1 or not found or key in targets:
             self.open.setdefault(key, set()).update(targets - {key})
             return None
@@ -378,12 +383,14 @@ def resolve(
             continue
         if resolver.matches[key] != decision.target and ikey not in known.aliases:
             index.setdefault(ikey, decision.target)
+    stays = {k: (doc.names[k], resolver.type_of(k)) for k, d in decisions.items() if d.target == k and not d.apart}
+    index.update(phonetic_index(stays, known.aliases, MATCH_INDEX, variant_rows))
     full = {
         d.target: (doc.names[d.target], resolver.type_of(d.target))
         for d in decisions.values()
         if d.target in doc.names and not d.apart
     }
-    absorbed = absorptions(full, known.nearby, set(doc.names) | {d.target for d in decisions.values()})
+    absorbed = absorptions(full, known.nearby, set(doc.names))  # an earlier node this document merged into too
     if mode == "suggest":
         suggestions += [(a.key, a.target, 1.0, a.evidence) for a in absorbed]
         absorbed = []
