@@ -46,6 +46,7 @@ from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.schemas.query import QueryRequest
+from app.services.budget.fleet import FleetBudget
 from app.services.cached_llm import CachedLLM
 from app.services.query.service import QueryService
 from bench import big_corpus_ingest as ingest
@@ -138,6 +139,7 @@ async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> d
         TopicEmbedder(vectors),  # type: ignore[arg-type]
         llm_cache=CachedLLM(db, llm),
         reranker=RerankService(settings),
+        budget=FleetBudget(settings, db),
     )
     service = QueryService(container)
     asked = questions(world, n + 3)
@@ -270,7 +272,9 @@ def table(ingests: list[dict], bulks: list[dict], doc_tokens: float) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=float, default=1.0, help="1 = 40 documents / 140k tokens; 25 = the issue's")
+    parser.add_argument(
+        "--scale", type=float, nargs="+", default=[1.0], help="1 = 40 documents / 140k tokens; 25 = the issue's"
+    )
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--latency", type=float, default=4.0, help="seconds per fake LLM call while ingesting")
     parser.add_argument("--ingest-docs", type=int, default=36, help="documents ingested by each fleet")
@@ -280,6 +284,9 @@ async def main() -> None:
     parser.add_argument("--skip-ingest", action="store_true")
     parser.add_argument("--skip-query", action="store_true")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
+    parser.add_argument(
+        "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
+    )
     args = parser.parse_args()
     task = asyncio.current_task()
     assert task is not None
@@ -290,7 +297,7 @@ async def main() -> None:
     logs = Path(scratch.name) / "logs"
     logs.mkdir()
     fake = ingest.FakeProcess(dim=64)  # first: a failure here leaves no server behind
-    server = EmbeddedPostgres(Path(scratch.name) / "db")
+    server = EmbeddedPostgres(args.keep_data or Path(scratch.name) / "db")
     socket_dir = server.start().split("host=")[1].split("&")[0]
     connect = {"host": socket_dir, "user": "postgres"}
     admin = await asyncpg.connect(**connect, database="postgres")
@@ -314,7 +321,7 @@ async def main() -> None:
                 ingest.show(ingests[-1], doc_tokens)
             elif not args.no_budget:
                 print("  (no fleet provider budget on this branch: the run under LLM_RPM is skipped)")
-        for scale in dict.fromkeys([1.0, args.scale]):
+        for scale in dict.fromkeys([1.0, *args.scale]):
             bulks.append(await bulk(admin, connect, scale, args))
         table(ingests, bulks, doc_tokens)
     finally:
