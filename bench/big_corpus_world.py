@@ -81,8 +81,10 @@ def _word(n: int) -> str:
 
 
 def entity_name(i: int) -> str:
-    """Unique, capitalised (the fake LLM extracts capitalised names), two words."""
-    return f"{_word(i)} {_word((i * 7919 + 13) % len(SYLLABLES) ** 3)}"
+    """Unique, capitalised (the fake LLM extracts capitalised names), two words. Past the 27,000 first words
+    (scale 6.75) the first word repeats, so the second shifts by the round: names below stay as they were."""
+    words = len(SYLLABLES) ** 3
+    return f"{_word(i)} {_word((i * 7919 + 13 + 101 * (i // words)) % words)}"
 
 
 @dataclass
