@@ -148,13 +148,9 @@ class ContextBuilder:
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         db = self.c.db
         async with db.read() as conn, db.spare(conn) if search.sides.parallel else nullcontext(None) as spare:
-            await repo.read_one_snapshot(conn, spare)
-            await repo.prepare_vector_search(conn, ef)
+            await repo.open_query_reads(conn, spare, ef)
             r = Retriever(conn, req.project_id, plan, self.c.common_words)
-            beside = None
-            if spare is not None:
-                await repo.prepare_vector_search(spare, ef)
-                beside = Retriever(spare, req.project_id, plan, self.c.common_words)
+            beside = None if spare is None else Retriever(spare, req.project_id, plan, self.c.common_words)
             local, glob, searched = await self._run_sides(search, r, beside)
             limit = None if plan.rerank else req.chunk_top_k
             kept = GraphHits()
