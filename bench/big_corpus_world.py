@@ -248,6 +248,8 @@ async def load(conn: asyncpg.Connection, world: World, project: str, vectors: Ve
     indexes = await _secondary_indexes(conn)
     for name, _ in indexes:
         await conn.execute(f'DROP INDEX "{name}"')
+    for table in BULK_TABLES:  # autovacuum would vacuum the new rows during the index builds: VACUUM timed alone
+        await conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
     await conn.execute("INSERT INTO projects (id, name) VALUES ($1, $1) ON CONFLICT DO NOTHING", project)
     await conn.execute("SET session_replication_role = replica")  # no FK checks or degree triggers per row
     started = time.perf_counter()
@@ -395,6 +397,8 @@ async def load(conn: asyncpg.Connection, world: World, project: str, vectors: Ve
     t0 = time.perf_counter()
     await conn.execute("VACUUM")
     out["vacuum_seconds"] = time.perf_counter() - t0
+    for table in BULK_TABLES:
+        await conn.execute(f"ALTER TABLE {table} RESET (autovacuum_enabled)")
     out["database_bytes"] = await conn.fetchval("SELECT pg_database_size(current_database())")
     out["table_bytes"] = {t: await conn.fetchval("SELECT pg_total_relation_size($1::regclass)", t) for t in BULK_TABLES}
     return out

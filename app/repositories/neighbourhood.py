@@ -57,8 +57,10 @@ SELECT src_key, tgt_key, weight FROM hop2
 """)
 
 # The query vector's cosine distance and the full-text rank (normalised by 1 + log(length)) of each candidate.
+# `q` is materialized: inlined, the planner put it inside the loop over the candidates and parsed every word
+# again for each chunk.
 _CHUNK_EVIDENCE = text(f"""
-WITH q AS (
+WITH q AS MATERIALIZED (
     SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
     FROM unnest(CAST(:words AS text[])) AS w
     WHERE numnode(plainto_tsquery('english', w)) > 0
