@@ -1,8 +1,9 @@
 """A corpus 25x the usual: ingest scaling over worker processes, lock waits, query latency growth, bulk costs.
 
     .venv/bin/python -m bench.big_corpus_bench --scale 1          # ~25 min: three fleets at 4 s per LLM call
-    .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # ~10 min: the 1x and 5x graphs
-    timeout 3600 .venv/bin/python -m bench.big_corpus_bench --scale 25 --skip-ingest   # the 25x graph
+    .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # a few minutes: the 1x and 5x graphs
+    .venv/bin/python -m bench.big_corpus_bench --scale 5 25 --skip-ingest   # 1x, 5x, 25x: ~20 min on 2 busy cores
+    ... --keep-data DIR   # the server's data stays in DIR (databases bulk_1_0, bulk_25_0, ...) for EXPLAIN
 
 Scale 1 = 40 documents x ~3,500 tokens (140k tokens), 4,000 entities, 6,000 relations; scale 25 = 1,000
 documents, 3.5M tokens, 100k entities, 150k relations (bench/big_corpus_world.py). At the service's
@@ -15,7 +16,7 @@ into 100k+ chunks where a test wants that many chunk rows.
    lock seconds, database size per 1M ingested tokens, VACUUM after the run. With the fleet budget
    (LLM_RPM, when this branch has it) a last run holds the largest fleet to half of what it sent, with the
    fake refusing anything over that per minute: requests over the budget must be 0.
-2. Bulk: the graph of scale 1 and of `--scale` loaded by COPY into their own databases (no LLM), each
+2. Bulk: the graph of scale 1 and of each `--scale` loaded by COPY into their own databases (no LLM), each
    secondary index rebuilt and timed, ANALYZE and VACUUM timed, database size per 1M tokens.
 3. Query: `only_need_context` per mode with the keywords given (no LLM call) and a local query embedder,
    `--queries` distinct questions about hub and leaf entities, twice (first pass, then warm): p50/p95 at
