@@ -1,8 +1,9 @@
 """A corpus 25x the usual: ingest scaling over worker processes, lock waits, query latency growth, bulk costs.
 
     .venv/bin/python -m bench.big_corpus_bench --scale 1          # ~25 min: three fleets at 4 s per LLM call
-    .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # ~10 min: the 1x and 5x graphs
-    timeout 3600 .venv/bin/python -m bench.big_corpus_bench --scale 25 --skip-ingest   # the 25x graph
+    .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # a few minutes: the 1x and 5x graphs
+    .venv/bin/python -m bench.big_corpus_bench --scale 5 25 --skip-ingest   # 1x, 5x, 25x: ~20 min on 2 busy cores
+    ... --keep-data DIR   # the server's data stays in DIR (databases bulk_1_0, bulk_25_0, ...) for EXPLAIN
 
 Scale 1 = 40 documents x ~3,500 tokens (140k tokens), 4,000 entities, 6,000 relations; scale 25 = 1,000
 documents, 3.5M tokens, 100k entities, 150k relations (bench/big_corpus_world.py). At the service's
@@ -15,7 +16,7 @@ into 100k+ chunks where a test wants that many chunk rows.
    lock seconds, database size per 1M ingested tokens, VACUUM after the run. With the fleet budget
    (LLM_RPM, when this branch has it) a last run holds the largest fleet to half of what it sent, with the
    fake refusing anything over that per minute: requests over the budget must be 0.
-2. Bulk: the graph of scale 1 and of `--scale` loaded by COPY into their own databases (no LLM), each
+2. Bulk: the graph of scale 1 and of each `--scale` loaded by COPY into their own databases (no LLM), each
    secondary index rebuilt and timed, ANALYZE and VACUUM timed, database size per 1M tokens.
 3. Query: `only_need_context` per mode with the keywords given (no LLM call) and a local query embedder,
    `--queries` distinct questions about hub and leaf entities, twice (first pass, then warm): p50/p95 at
@@ -46,6 +47,7 @@ from app.providers.llm import LLMClient
 from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.schemas.query import QueryRequest
+from app.services.budget.fleet import FleetBudget
 from app.services.cached_llm import CachedLLM
 from app.services.query.service import QueryService
 from bench import big_corpus_ingest as ingest
@@ -138,6 +140,7 @@ async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> d
         TopicEmbedder(vectors),  # type: ignore[arg-type]
         llm_cache=CachedLLM(db, llm),
         reranker=RerankService(settings),
+        budget=FleetBudget(settings, db),
     )
     service = QueryService(container)
     asked = questions(world, n + 3)
@@ -270,7 +273,9 @@ def table(ingests: list[dict], bulks: list[dict], doc_tokens: float) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=float, default=1.0, help="1 = 40 documents / 140k tokens; 25 = the issue's")
+    parser.add_argument(
+        "--scale", type=float, nargs="+", default=[1.0], help="1 = 40 documents / 140k tokens; 25 = the issue's"
+    )
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--latency", type=float, default=4.0, help="seconds per fake LLM call while ingesting")
     parser.add_argument("--ingest-docs", type=int, default=36, help="documents ingested by each fleet")
@@ -280,6 +285,9 @@ async def main() -> None:
     parser.add_argument("--skip-ingest", action="store_true")
     parser.add_argument("--skip-query", action="store_true")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
+    parser.add_argument(
+        "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
+    )
     args = parser.parse_args()
     task = asyncio.current_task()
     assert task is not None
@@ -290,7 +298,7 @@ async def main() -> None:
     logs = Path(scratch.name) / "logs"
     logs.mkdir()
     fake = ingest.FakeProcess(dim=64)  # first: a failure here leaves no server behind
-    server = EmbeddedPostgres(Path(scratch.name) / "db")
+    server = EmbeddedPostgres(args.keep_data or Path(scratch.name) / "db")
     socket_dir = server.start().split("host=")[1].split("&")[0]
     connect = {"host": socket_dir, "user": "postgres"}
     admin = await asyncpg.connect(**connect, database="postgres")
@@ -314,7 +322,7 @@ async def main() -> None:
                 ingest.show(ingests[-1], doc_tokens)
             elif not args.no_budget:
                 print("  (no fleet provider budget on this branch: the run under LLM_RPM is skipped)")
-        for scale in dict.fromkeys([1.0, args.scale]):
+        for scale in dict.fromkeys([1.0, *args.scale]):
             bulks.append(await bulk(admin, connect, scale, args))
         table(ingests, bulks, doc_tokens)
     finally:

@@ -37,31 +37,43 @@ def processed(alias: str) -> str:
     )
 
 
+def _processed_join(alias: str) -> str:
+    """The same condition as `processed`, as a join (the document's primary key makes it at most one row)."""
+    return (
+        f"JOIN documents {alias}_doc ON {alias}_doc.project_id = {alias}.project_id"
+        f" AND {alias}_doc.id = {alias}.document_id AND {alias}_doc.status = 'processed'"
+    )
+
+
 _SNAPSHOT_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)+")
 
 
-async def read_one_snapshot(conn: AsyncConnection, beside: AsyncConnection | None = None) -> None:
-    """Every read of the query's transaction (and of `beside`, its second connection) sees one committed
-    state: a document update or deletion committing meanwhile is seen whole or not at all, never a chunk of
-    each version. Must be the first statement of both transactions; read-only, so it never has to retry."""
-    await conn.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+_VECTOR_SETTINGS = "set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', :ef, true)"
+
+
+async def open_query_reads(conn: AsyncConnection, beside: AsyncConnection | None, ef_search: int) -> None:
+    """Opens the query's read transaction on `conn` (and on `beside`, its second connection) for the vector
+    searches, all reads seeing one committed state: a document update or deletion committing meanwhile is
+    seen whole or not at all, never a chunk of each version. Must come before any statement on either
+    connection; read-only, so it never has to retry. REPEATABLE READ rides on the BEGIN the driver sends and
+    the settings on the snapshot export: two round trips on `conn`, three on `beside` (each one waits for
+    the server, which costs a query more than the statements' own work on a busy machine)."""
+    ef = {"ef": str(max(1, min(ef_search, 1000)))}
+    await conn.execution_options(isolation_level="REPEATABLE READ")
     if beside is None:
+        await conn.execute(text(f"SELECT {_VECTOR_SETTINGS}"), ef)
         return
-    snapshot = str(await conn.scalar(text("SELECT pg_export_snapshot()")))
+    snapshot = str(await conn.scalar(text(f"SELECT pg_export_snapshot(), {_VECTOR_SETTINGS}"), ef))
     if not _SNAPSHOT_ID.fullmatch(snapshot):
         raise RuntimeError(f"unexpected snapshot id {snapshot[:40]!r}")
-    await beside.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+    await beside.execution_options(isolation_level="REPEATABLE READ")
     await beside.execute(text(f"SET TRANSACTION SNAPSHOT '{snapshot}'"))  # SET takes no bound parameter
+    await beside.execute(text(f"SELECT {_VECTOR_SETTINGS}"), ef)
 
 
 async def prepare_vector_search(conn: AsyncConnection, ef_search: int) -> None:
     """Must run inside the transaction of the searches (the settings are transaction-local)."""
-    await conn.execute(
-        text(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', :ef, true)"
-        ),
-        {"ef": str(max(1, min(ef_search, 1000)))},
-    )
+    await conn.execute(text(f"SELECT {_VECTOR_SETTINGS}"), {"ef": str(max(1, min(ef_search, 1000)))})
 
 
 _ENTITY_SEARCH = text("""
@@ -240,7 +252,9 @@ async def relations_of_entities(
 # Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
 # An entity's kept chunk ids are unnested once and looked up by primary key: testing `chunk_id =
 # ANY(source_ids)` on each of a hub's provenance rows read its TOASTed array once per row (a 25x corpus:
-# thousands of rows per hub, most of a global query's time).
+# thousands of rows per hub, most of a global query's time). The processed check is a join here, not
+# `processed()`'s per-row subquery: with a few hundred documents (a few heap pages, their text is TOASTed)
+# the planner ran that subquery as a sequential scan of every document for each of the thousands of rows.
 _SOURCES = text(f"""
 WITH picked AS MATERIALIZED (
     SELECT e.key, e.source_ids FROM entities e
@@ -252,18 +266,20 @@ kept AS MATERIALIZED (
 SELECT 'e' AS kind, es.entity_key AS src_key, '' AS tgt_key, es.chunk_id, es.seq
 FROM picked p
 JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = p.key
-WHERE cardinality(p.source_ids) = 0 AND {processed("es")}
+{_processed_join("es")}
+WHERE cardinality(p.source_ids) = 0
 UNION ALL
 SELECT 'e', es.entity_key, '', es.chunk_id, es.seq
 FROM kept k
 JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = k.key AND es.chunk_id = k.chunk_id
-WHERE {processed("es")}
+{_processed_join("es")}
 UNION ALL
 SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
 FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
 JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
 JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
-WHERE (cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)) AND {processed("rs")}
+{_processed_join("rs")}
+WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
 ORDER BY 1, 2, 3, 5, 4
 """)
 

@@ -58,3 +58,7 @@ async def test_load_copies_the_graph_and_rebuilds_every_index(world, database_ur
         assert figures["database_bytes"] > 0 and figures["vacuum_seconds"] >= 0
     finally:
         await conn.close()
+
+
+def test_entity_names_stay_distinct_up_to_the_25x_world():
+    assert len({entity_key(entity_name(i)) for i in range(100_000)}) == 100_000

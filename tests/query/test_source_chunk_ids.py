@@ -36,6 +36,17 @@ async def _graph(url: str) -> None:
             "INSERT INTO entity_sources (project_id, entity_key, chunk_id, document_id) VALUES ('p', $1, $2, $3)",
             rows,
         )
+        relations = [("hub", "open", []), ("fresh", "hub", ["c3", "c2"])]  # the second one's list is capped
+        await conn.executemany(
+            "INSERT INTO relations (project_id, src_key, tgt_key, source_ids) VALUES ('p', $1, $2, $3)", relations
+        )
+        told = [("hub", "open", "c6", "d3"), ("hub", "open", "c5", "d2"), ("hub", "open", "c1", "d1")]
+        told += [("fresh", "hub", "c2", "d1"), ("fresh", "hub", "c4", "d1"), ("fresh", "hub", "c3", "d1")]
+        await conn.executemany(
+            "INSERT INTO relation_sources (project_id, src_key, tgt_key, chunk_id, document_id)"
+            " VALUES ('p', $1, $2, $3, $4)",
+            told,
+        )
     finally:
         await conn.close()
 
@@ -50,3 +61,17 @@ async def test_kept_source_ids_select_the_chunks_in_insertion_order(database_url
         await db.close()
     assert by_entity == {"hub": ["c1", "c5", "c3"], "open": ["c2", "c1"], "fresh": [], "missing": []}
     assert by_pair == {}
+
+
+async def test_relation_provenance_keeps_its_capped_list_and_processed_documents_only(database_url: str) -> None:
+    await _graph(database_url)
+    db = Database(async_url(database_url), pool_size=1)
+    try:
+        async with db.connect() as conn:
+            pairs = [("hub", "open"), ("fresh", "hub"), ("a", "b")]
+            by_entity, by_pair = await source_chunk_ids(conn, "p", [], pairs)
+    finally:
+        await db.close()
+    assert by_entity == {}
+    # c6's document is still processing; c4 is not in the capped list; insertion order otherwise
+    assert by_pair == {("hub", "open"): ["c5", "c1"], ("fresh", "hub"): ["c2", "c3"], ("a", "b"): []}

@@ -27,6 +27,7 @@ from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
 from app.services.query.graph_chunks import fused_chunk_order, ranked_chunk_ids
+from app.services.query.provenance import QueryProvenance
 from app.services.query.retrieval import Retriever, merge_graph_hits
 
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
@@ -148,13 +149,10 @@ class ContextBuilder:
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         db = self.c.db
         async with db.read() as conn, db.spare(conn) if search.sides.parallel else nullcontext(None) as spare:
-            await repo.read_one_snapshot(conn, spare)
-            await repo.prepare_vector_search(conn, ef)
-            r = Retriever(conn, req.project_id, plan, self.c.common_words)
-            beside = None
-            if spare is not None:
-                await repo.prepare_vector_search(spare, ef)
-                beside = Retriever(spare, req.project_id, plan, self.c.common_words)
+            await repo.open_query_reads(conn, spare, ef)
+            provenance = QueryProvenance(req.project_id)
+            r = Retriever(conn, req.project_id, plan, self.c.common_words, provenance)
+            beside = None if spare is None else Retriever(spare, req.project_id, plan, self.c.common_words, provenance)
             local, glob, searched = await self._run_sides(search, r, beside)
             limit = None if plan.rerank else req.chunk_top_k
             kept = GraphHits()

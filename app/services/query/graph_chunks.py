@@ -12,7 +12,6 @@ from __future__ import annotations
 from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
 from app.domain.hits import ChunkHit, GraphHits
 from app.repositories import neighbourhood
-from app.repositories import retrieval as repo
 from app.services.query.retrieval import Retriever
 
 RANKED_ENTITIES = 40  # entities (best PageRank first) whose chunks become candidates
@@ -45,7 +44,7 @@ async def ranked_chunk_ids(r: Retriever, hits: GraphHits, query: str, query_vec:
     ranks = personalized_pagerank(edges, seeds)
     entity_keys = ranked(ranks, list(seeds))[:RANKED_ENTITIES]
     pairs = [rel.pair for rel in hits.relations]
-    by_entity, by_pair = await repo.source_chunk_ids(r.conn, r.project_id, entity_keys, pairs)
+    by_entity, by_pair = await r.sources(entity_keys, pairs)
     relation_ranks = {pair: (ranks.get(pair[0], 0.0) + ranks.get(pair[1], 0.0)) / 2 for pair in pairs}
     scores = chunk_scores(ranks, by_entity)
     for chunk_id, score in chunk_scores(relation_ranks, by_pair).items():

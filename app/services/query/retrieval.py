@@ -25,6 +25,7 @@ from app.domain.search_terms import search_terms
 from app.repositories import lexical
 from app.repositories import retrieval as repo
 from app.repositories.common_words import CommonWords
+from app.services.query.provenance import QueryProvenance
 
 MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
 
@@ -32,11 +33,19 @@ MAX_PATHS = 50  # connecting paths between named entities considered per query (
 class Retriever:
     """Stateless helpers bound to one connection (inside a transaction), one project and one query's plan."""
 
-    def __init__(self, conn: AsyncConnection, project_id: str, plan: QueryPlan, common_words: CommonWords) -> None:
+    def __init__(
+        self,
+        conn: AsyncConnection,
+        project_id: str,
+        plan: QueryPlan,
+        common_words: CommonWords,
+        provenance: QueryProvenance | None = None,
+    ) -> None:
         self.conn = conn
         self.project_id = project_id
         self.plan = plan
         self.common_words = common_words
+        self.provenance = provenance or QueryProvenance(project_id)  # shared by the query's two connections
 
     async def searchable(self, table: str, texts: list[str]) -> list[str]:
         """The words of `texts` worth a full-text search of `table` (common ones left out)."""
@@ -166,10 +175,14 @@ class Retriever:
         found = await lexical.search_chunks(self.conn, self.project_id, words, limit, self.plan.chunks_by_density)
         return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.plan.rrf_k)][:limit]
 
+    async def sources(
+        self, keys: list[str], pairs: list[tuple[str, str]]
+    ) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
+        """Chunk ids (insertion order) of each entity key and relation pair, each read once per query."""
+        return await self.provenance.read(self.conn, keys, pairs)
+
     async def attach_sources(self, hits: GraphHits) -> None:
-        by_entity, by_pair = await repo.source_chunk_ids(
-            self.conn, self.project_id, [e.key for e in hits.entities], [r.pair for r in hits.relations]
-        )
+        by_entity, by_pair = await self.sources([e.key for e in hits.entities], [r.pair for r in hits.relations])
         for e in hits.entities:
             e.chunk_ids = by_entity.get(e.key, [])
         for r in hits.relations:
