@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.name_matching import fold, is_acronym, is_person, match_key, specific_type, tokens, types_compatible
+from app.domain.name_matching import (
+    acronym_letters,
+    fold,
+    is_acronym,
+    is_person,
+    match_key,
+    specific_type,
+    tokens,
+    types_compatible,
+)
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_variants import (
     compact_key,
@@ -85,7 +94,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             reversed_prefixes.add((" " + surname)[::-1])
             exact.add(surname)
         if (initials := initials_key(name, etype)) is not None:
-            exact.add(initials)
+            exact.update({initials, "".join(f"{c}." for c in initials)})  # "bis" and "b.i.s."
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -260,7 +269,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
         if key in skip or key in full:
             continue
         if is_acronym(name):
-            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == key}
+            letters = acronym_letters(name).lower()  # "R.F.S.B." is read as "RFSB"
+            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
             fits = {k for k in fits if types_compatible(etype, everyone[k][1]) and capitalised_name(everyone[k][0])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
         else:
