@@ -110,8 +110,8 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
         if len(key) >= _MIN_VARIANT:
             prefixes.add(key + " ")
             reversed_prefixes.add((" " + key)[::-1])
-    if len(written) >= 2:
-        exact.add(" ".join(written[:-1]))
+    if len(written) >= 2:  # as written too: the match key folds accents the stored keys keep ("Lodève")
+        exact.update({" ".join(written[:-1]), " ".join(written[1:])})
     if len(words) >= 2:
         exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
         if specific_type(etype) in PRODUCT_TYPES:

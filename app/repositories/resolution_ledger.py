@@ -160,3 +160,35 @@ async def acronym_definitions(
     for key, entity in (await conn.execute(_DEFINITIONS, {"project_id": project_id, "keys": sorted(here)})).all():
         everywhere.setdefault(key, set()).add(entity)
     return here, everywhere
+
+
+@dataclass(frozen=True)
+class ShortFormMerge:
+    """A standing automatic merge of a surname or root written alone into an entity."""
+
+    id: int
+    entity_key: str
+    merged_key: str
+    merged_name: str
+    rule: str
+    evidence: str
+    retroactive: bool
+
+
+# A scan of the project's ledger rows of these two rules (short forms are a small share of the merges).
+_SHORT_FORMS = text("""
+SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
+  FROM entity_merge_ledger l
+ WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
+   AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
+ ORDER BY l.id
+""")
+
+
+async def short_form_merges(conn: AsyncConnection, project_id: str, words: Sequence[str]) -> list[ShortFormMerge]:
+    """The standing merges of a short form that is one of `words` or ends with one ("dr. okafor" for "okafor")."""
+    if not words:
+        return []
+    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
+    params = {"project_id": project_id, "words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+    return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]

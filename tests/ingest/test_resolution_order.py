@@ -112,3 +112,40 @@ async def test_two_workers_ingesting_at_once_end_with_the_same_nodes(make_settin
     assert all(r[0]["status"] == "processed" for r in results)
     keys, _ = await graph(app)
     assert keys - CLERKS == {"magnetic resonance imaging"}
+
+
+EVENT = {  # an event without its year, then written with the year first and last ("Lodève": keys keep accents)
+    "first doc": _doc("Lodève Conference", "event", "first doc"),
+    "second doc": _doc("1996 Lodève Conference", "event", "second doc"),
+    "third doc": _doc("Lodève Conference 1996", "event", "third doc"),
+}
+
+
+@pytest.mark.parametrize("order", [("first doc", "second doc", "third doc"), ("third doc", "first doc", "second doc")])
+async def test_an_event_without_its_year_joins_it_in_either_order(make_settings, start_app, fake_llm, order):
+    app = await start_app(make_settings())
+    keys = await _ingest_in(app, fake_llm, EVENT, order)
+    assert len(keys) == 1 and next(iter(keys)).startswith(("1996 lodève", "lodève conference 1996")), keys
+
+
+SURNAMES = {  # "Dr. Okafor" alone, and two people of that surname in other documents
+    "first doc": _doc("Ngozi Okafor", "person", "first doc"),
+    "second doc": _doc("Dr. Okafor", "person", "second doc"),
+    "third doc": _doc("Chidi Okafor", "person", "third doc"),
+}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["first doc", "second doc", "third doc"])))
+async def test_a_surname_alone_stays_apart_once_two_people_bear_it(make_settings, start_app, fake_llm, order):
+    app = await start_app(make_settings())
+    """Joined while one Okafor was known, "Dr. Okafor" is detached again (unmerge, ledger entry undone) when the
+    second arrives: the nodes are those of the orders where both were known first."""
+    assert await _ingest_in(app, fake_llm, SURNAMES, order) == {"ngozi okafor", "chidi okafor", "dr. okafor"}
+    _, pairs = await graph(app)
+    assert {p for p in pairs if "dr. okafor" in p} == {("clerk second doc", "dr. okafor")}
+    assert {p for p in pairs if "ngozi okafor" in p} == {("clerk first doc", "ngozi okafor")}
+    found = [r for r in await rows(app, select(entity_merge_ledger)) if r["merged_name"] == "Dr. Okafor"]
+    if order[-1] == "second doc":  # both were known when it came: never joined
+        assert found == []
+    else:
+        assert [r["outcome"] for r in found] == ["undone"]

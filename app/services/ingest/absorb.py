@@ -23,13 +23,21 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.container import Container
 from app.core.errors import AppError
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import Absorption, Nearby, absorptions, nearby_ranges
-from app.domain.name_matching import initials_pattern, types_compatible
+from app.domain.cross_document import (
+    Absorption,
+    NameIndex,
+    Nearby,
+    absorptions,
+    lone_word_candidates,
+    nearby_ranges,
+)
+from app.domain.name_matching import initials_pattern, is_person, types_compatible
+from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
-from app.repositories.resolution_ledger import LedgerItem, NearAlias
+from app.repositories.resolution_ledger import LedgerItem, NearAlias, ShortFormMerge
 from app.schemas.graph import MergeRequest
 from app.services.graph.entity_merge import EntityMergeService
 
@@ -52,6 +60,23 @@ def through_aliases(mine: Nearby, others: Nearby, aliases: dict[str, NearAlias])
 
 
 _SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
+
+
+def ambiguous_now(mine: Nearby, merges: list[ShortFormMerge], targets: Nearby) -> list[ShortFormMerge]:
+    """The merges (of a short form across documents, into one of `targets`) whose short form now fits another
+    entity among `mine` as well. A short form joined by evidence inside its own document ("Okafor" in a text
+    naming "Ngozi Okafor") stays: the ledger tells those apart by their evidence (app/domain/resolution.py)."""
+    out = []
+    for m in merges:
+        if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
+            continue
+        target_type = targets[m.entity_key][1]
+        fits, _ = lone_word_candidates(
+            m.merged_name, target_type, NameIndex(mine | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
+        )
+        if m.entity_key in fits and len(fits) >= 2:
+            out.append(m)
+    return out
 
 
 class Absorber:
@@ -113,6 +138,25 @@ class Absorber:
             evidence = f"the document defines {node.name} as {target_name!r}, its only definition in the project"
             out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
         return out
+
+    async def now_ambiguous(self, project_id: str, document_id: str) -> list[ShortFormMerge]:
+        """Standing merges of a short form across documents that this document's names make ambiguous: "Dr.
+        Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor". Had
+        the documents come in another order, the short form would have been kept apart: the caller undoes them."""
+        async with self.db.connect() as conn:
+            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
+            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            words = {
+                w
+                for name, etype in mine.values()
+                if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
+            }
+            merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
+            targets = await graph_repo.fetch_entities(
+                conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
+            )
+        return ambiguous_now(mine, merges, {k: (r.name, r.entity_type) for k, r in targets.items()})
 
     async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:
         """Merge each earlier node into its full name; returns the merges made (a node gone meanwhile, or
