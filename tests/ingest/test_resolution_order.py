@@ -93,25 +93,43 @@ async def test_a_product_line_alone_joins_the_full_name_in_every_order(make_sett
     assert "Terralink X7" in merged
 
 
-async def test_two_workers_ingesting_at_once_end_with_the_same_nodes(make_settings, start_app, fake_llm):
-    """Both extractions are held until both were asked for, so each document resolves before the other commits;
-    the final pass of the one committing last joins the acronym to its definition."""
-    app = await start_app(make_settings(max_parallel_insert=4, max_gleaning=0))
-    arrived = {"count": 0, "both": asyncio.Event()}
+def _held(fake_llm, records: dict[str, list[str]], together: int) -> None:
+    """Extractions answer only once `together` of them were asked for, so those documents each resolve before
+    any of them commits."""
+    arrived = {"count": 0, "all": asyncio.Event()}
 
     async def extract(messages) -> str:
         arrived["count"] += 1
-        if arrived["count"] >= 2:
-            arrived["both"].set()
-        await asyncio.wait_for(arrived["both"].wait(), 30)
+        if arrived["count"] >= together:
+            arrived["all"].set()
+        await asyncio.wait_for(arrived["all"].wait(), 30)
         text = chunk_text(messages)
-        return "\n".join(next(v for k, v in DEFINED_LATER.items() if k in text) + [COMPLETE])
+        return "\n".join(next(v for k, v in records.items() if k in text) + [COMPLETE])
 
     fake_llm.handlers["extract"] = extract
+
+
+async def test_two_workers_ingesting_at_once_end_with_the_same_nodes(make_settings, start_app, fake_llm):
+    """The final pass of the document committing last joins the acronym to its definition."""
+    app = await start_app(make_settings(max_parallel_insert=4, max_gleaning=0))
+    _held(fake_llm, DEFINED_LATER, 2)
     results = await asyncio.gather(ingest(app, ["first doc"]), ingest(app, ["second doc"]))
     assert all(r[0]["status"] == "processed" for r in results)
     keys, _ = await graph(app)
     assert keys - CLERKS == {"magnetic resonance imaging"}
+
+
+async def test_a_surname_alone_and_a_second_bearer_ingested_at_once_stay_apart(make_settings, start_app, fake_llm):
+    """ "Dr. Okafor" resolves while only Ngozi Okafor is committed, at the same time as Chidi Okafor's document:
+    whichever commits last detaches it."""
+    app = await start_app(make_settings(max_parallel_insert=4, max_gleaning=0))
+    install(fake_llm, SURNAMES)
+    await ingest(app, ["first doc"])
+    _held(fake_llm, SURNAMES, 2)
+    results = await asyncio.gather(ingest(app, ["second doc"]), ingest(app, ["third doc"]))
+    assert all(r[0]["status"] == "processed" for r in results)
+    keys, _ = await graph(app)
+    assert keys - CLERKS == {"ngozi okafor", "chidi okafor", "dr. okafor"}
 
 
 EVENT = {  # an event without its year, then written with the year first and last ("Lodève": keys keep accents)

@@ -62,17 +62,18 @@ def through_aliases(mine: Nearby, others: Nearby, aliases: dict[str, NearAlias])
 _SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
 
 
-def ambiguous_now(mine: Nearby, merges: list[ShortFormMerge], targets: Nearby) -> list[ShortFormMerge]:
+def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) -> list[ShortFormMerge]:
     """The merges (of a short form across documents, into one of `targets`) whose short form now fits another
-    entity among `mine` as well. A short form joined by evidence inside its own document ("Okafor" in a text
-    naming "Ngozi Okafor") stays: the ledger tells those apart by their evidence (app/domain/resolution.py)."""
+    entity among `names` (this document's and the project's near it) as well. A short form joined by evidence
+    inside its own document ("Okafor" in a text naming "Ngozi Okafor") stays: the ledger tells those apart by
+    their evidence (app/domain/resolution.py)."""
     out = []
     for m in merges:
         if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
             continue
         target_type = targets[m.entity_key][1]
         fits, _ = lone_word_candidates(
-            m.merged_name, target_type, NameIndex(mine | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
+            m.merged_name, target_type, NameIndex(names | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
         )
         if m.entity_key in fits and len(fits) >= 2:
             out.append(m)
@@ -153,10 +154,19 @@ class Absorber:
                 if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
             }
             merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
-            targets = await graph_repo.fetch_entities(
+            if not merges:
+                return []
+            stored = await graph_repo.fetch_entities(
                 conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
             )
-        return ambiguous_now(mine, merges, {k: (r.name, r.entity_type) for k, r in targets.items()})
+            targets: Nearby = {k: (r.name, r.entity_type) for k, r in stored.items()}
+            # every entity of the project the short forms fit, not only this document's: a document resolving at
+            # the same time as the second full name's may commit after that one's pass
+            ranges = nearby_ranges(
+                [(m.merged_name, targets[m.entity_key][1]) for m in merges if m.entity_key in targets]
+            )
+            near = await ledger_repo.entities_near(conn, project_id, ranges)
+        return ambiguous_now(near | mine, merges, targets)
 
     async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:
         """Merge each earlier node into its full name; returns the merges made (a node gone meanwhile, or
