@@ -150,7 +150,7 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
             prefixes.add(key + " ")
             reversed_prefixes.add((" " + key)[::-1])
     if len(written) >= 2:
-        exact.add(" ".join(written[:-1]))
+        exact.update({" ".join(written[:-1]), " ".join(written[1:])})  # as written: keys keep accents ("Lodève")
         if is_acronym(name.split()[-1]):  # "High-Voltage DC": the names going on with the same words
             prefixes |= {" ".join(written[:-1]) + " ", fold(" ".join(name.split()[:-1])) + " "}
         for k in (2, 3):  # and the other way: "high-voltage direct current" → "high-voltage dc"

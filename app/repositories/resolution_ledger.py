@@ -93,3 +93,102 @@ async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None
         query = query.where(t.entity_key == entity_key)
     rows = await conn.execute(query.order_by(t.id))
     return [LedgerItem(*row) for row in rows.all()]
+
+
+# Project-wide aliases (not scoped, not the match-key index) whose entity still exists, by exact key or key prefix:
+# an earlier short node may fit a name that is now only an alias ("Terralink X7", absorbed into "Pellucid
+# Terralink X7").
+_ALIASES_NEAR = text(f"""
+SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
+  FROM (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
+         WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
+        UNION
+        SELECT y.alias_key, y.alias_name, y.entity_key
+          FROM unnest(CAST(:lo AS text[]), CAST(:hi AS text[])) AS r(lo, hi),
+               LATERAL (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
+                         WHERE a.project_id = :project_id AND a.alias_key >= r.lo AND a.alias_key < r.hi
+                         LIMIT {_PER_RANGE}) y) x
+  JOIN entities e ON e.project_id = :project_id AND e.key = x.entity_key
+ WHERE strpos(x.alias_key, chr(31)) = 0 AND strpos(x.alias_key, chr(30)) = 0
+""")
+
+
+@dataclass(frozen=True)
+class NearAlias:
+    name: str  # the alias as written
+    entity_key: str
+    entity_name: str
+    entity_type: str
+
+
+async def aliases_near(conn: AsyncConnection, project_id: str, ranges: Ranges) -> dict[str, NearAlias]:
+    """alias key → the alias and its entity, for the project-wide aliases in `ranges` (exact keys and prefixes)."""
+    if not (ranges.prefixes or ranges.exact):
+        return {}
+    prefixes = sorted(ranges.prefixes)
+    rows = await conn.execute(
+        _ALIASES_NEAR,
+        {"project_id": project_id, "exact": sorted(ranges.exact), "lo": prefixes, "hi": [_upper(p) for p in prefixes]},
+    )
+    return {k: NearAlias(n, e, en, t) for k, n, e, en, t in rows.all()}
+
+
+_DEFINED_HERE = text("""
+SELECT split_part(a.alias_key, chr(31), 1), a.entity_key FROM entity_aliases a
+ WHERE a.project_id = :project_id AND a.entity_key = ANY(CAST(:keys AS text[]))
+   AND a.document_id = :document_id AND a.source = 'acronym'
+""")
+# the acronym's own key and its scoped keys (key, separator, document id): two index ranges per acronym
+_DEFINITIONS = text("""
+SELECT k.key, a.entity_key
+  FROM unnest(CAST(:keys AS text[])) AS k(key)
+  JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
+   AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
+""")
+
+
+async def acronym_definitions(
+    conn: AsyncConnection, project_id: str, document_id: str, keys: Sequence[str]
+) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """The acronyms the document resolved by its own definition to one of `keys` (acronym key → entity key) and,
+    for those acronyms, every entity any document of the project defines them as (acronym key → entity keys)."""
+    params = {"project_id": project_id, "document_id": document_id, "keys": sorted(keys)}
+    here: dict[str, str] = {k: e for k, e in (await conn.execute(_DEFINED_HERE, params)).all()}
+    if not here:
+        return {}, {}
+    everywhere: dict[str, set[str]] = {}
+    for key, entity in (await conn.execute(_DEFINITIONS, {"project_id": project_id, "keys": sorted(here)})).all():
+        everywhere.setdefault(key, set()).add(entity)
+    return here, everywhere
+
+
+@dataclass(frozen=True)
+class ShortFormMerge:
+    """A standing automatic merge of a surname or root written alone into an entity."""
+
+    id: int
+    entity_key: str
+    merged_key: str
+    merged_name: str
+    rule: str
+    evidence: str
+    retroactive: bool
+
+
+# A scan of the project's ledger rows of these two rules (short forms are a small share of the merges).
+_SHORT_FORMS = text("""
+SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
+  FROM entity_merge_ledger l
+ WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
+   AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
+ ORDER BY l.id
+""")
+
+
+async def short_form_merges(conn: AsyncConnection, project_id: str, words: Sequence[str]) -> list[ShortFormMerge]:
+    """The standing merges of a short form that is one of `words` or ends with one ("dr. okafor" for "okafor")."""
+    if not words:
+        return []
+    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
+    params = {"project_id": project_id, "words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+    return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]

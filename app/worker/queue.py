@@ -23,12 +23,16 @@ import uuid
 from app.container import Container
 from app.core import metrics
 from app.core.config import Settings
+from app.core.errors import AppError
 from app.core.logging_setup import document_var, project_var
 from app.db.errors import is_connection_error
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import workers as workers_repo
+from app.repositories.resolution_ledger import ShortFormMerge
+from app.schemas.merges import UnmergeRequest
 from app.services.ingest.pipeline import DocumentPipeline
+from app.services.merges.unmerge import UnmergeService
 from app.services.update.runner import UpdateRunner
 from app.wiring import build_container, close_container
 from app.worker.liveness import LivenessBeat
@@ -43,6 +47,7 @@ class Worker:
         self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.pipeline = DocumentPipeline(container)
         self.pipeline.run_update = UpdateRunner(self.pipeline).run
+        self.pipeline.undo_merge = self._undo_merge
         self.processed = 0
         self._tasks: dict[tuple[str, str], asyncio.Task] = {}
         # merged documents only summarise and embed: they leave their extraction slot to the next document
@@ -62,6 +67,16 @@ class Worker:
     def request_cancel(self, project_id: str, document_id: str) -> None:
         """The document's cancellation was recorded: if this worker runs it, stop it now."""
         self.pipeline.request_cancel(project_id, document_id)
+
+    async def _undo_merge(self, project_id: str, merge: ShortFormMerge) -> None:
+        """Undo an automatic merge of a short form a later document made ambiguous (app/services/ingest/absorb.py):
+        restored from the cached extractions, the ledger entry marked undone, the pair not rejected (it is kept
+        apart by the ambiguity itself)."""
+        request = UnmergeRequest(project_id=project_id, entry_id=merge.id, keep_apart=False)
+        try:
+            await UnmergeService(self.c).unmerge(merge.entity_key, request)
+        except AppError as exc:  # changed meanwhile: the next document naming either tries again
+            log.info("could not undo the merge of %r into %r: %s", merge.merged_name, merge.entity_key, exc)
 
     async def wait_for_change(self, seconds: float) -> None:
         """Return when a document handled by this worker finished, or after `seconds`."""

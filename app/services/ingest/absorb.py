@@ -18,22 +18,66 @@ from __future__ import annotations
 
 import logging
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app.container import Container
 from app.core.errors import AppError
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import Absorption, Nearby, absorptions, nearby_ranges
-from app.domain.name_matching import initials_pattern
+from app.domain.cross_document import (
+    Absorption,
+    NameIndex,
+    Nearby,
+    absorptions,
+    lone_word_candidates,
+    nearby_ranges,
+)
+from app.domain.name_matching import initials_pattern, is_person, types_compatible
+from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
-from app.repositories.resolution_ledger import LedgerItem
+from app.repositories.resolution_ledger import LedgerItem, NearAlias, ShortFormMerge
 from app.schemas.graph import MergeRequest
 from app.services.graph.entity_merge import EntityMergeService
 
 log = logging.getLogger(__name__)
 
+
+def through_aliases(mine: Nearby, others: Nearby, aliases: dict[str, NearAlias]) -> list[Absorption]:
+    """The document's short nodes that fit a name which is now only an alias of an entity: "Terralink" alone
+    fits "Terralink X7", absorbed earlier into "Pellucid Terralink X7", so it joins that entity (in the other
+    order it would have joined "Terralink X7" before that was absorbed)."""
+    names: Nearby = {k: (a.name, a.entity_type) for k, a in aliases.items() if k not in mine and k not in others}
+    out: list[Absorption] = []
+    for a in absorptions(others | names, mine, set()) if names else []:
+        alias = aliases.get(a.target)
+        if a.target not in names or alias is None or alias.entity_key == a.key:
+            continue
+        evidence = f"{a.evidence}, an alias of {alias.entity_name!r}"
+        out.append(Absorption(a.key, a.name, alias.entity_key, alias.entity_name, a.rule, evidence))
+    return out
+
+
 _SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
+
+
+def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) -> list[ShortFormMerge]:
+    """The merges (of a short form across documents, into one of `targets`) whose short form now fits another
+    entity among `names` (this document's and the project's near it) as well. A short form joined by evidence
+    inside its own document ("Okafor" in a text naming "Ngozi Okafor") stays: the ledger tells those apart by
+    their evidence (app/domain/resolution.py)."""
+    out = []
+    for m in merges:
+        if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
+            continue
+        target_type = targets[m.entity_key][1]
+        fits, _ = lone_word_candidates(
+            m.merged_name, target_type, NameIndex(names | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
+        )
+        if m.entity_key in fits and len(fits) >= 2:
+            out.append(m)
+    return out
 
 
 class Absorber:
@@ -48,7 +92,8 @@ class Absorber:
             keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
             rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
             mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
-            near = await ledger_repo.entities_near(conn, project_id, nearby_ranges(list(mine.values())))
+            ranges = nearby_ranges(list(mine.values()))
+            near = await ledger_repo.entities_near(conn, project_id, ranges)
             others = {k: v for k, v in near.items() if k not in mine}
             found = absorptions(mine, others, set()) + absorptions(others, mine, set())
             # and between the document's own nodes: a short node of an earlier document this one's short form
@@ -60,8 +105,10 @@ class Absorber:
                     for a in absorptions(rest, {key: mine[key]}, set())
                     if a.target in mine and a.rule not in ("partial", "acronym")
                 ]
-            rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found])
-            kept = []
+            found += through_aliases(mine, others, await ledger_repo.aliases_near(conn, project_id, ranges))
+            defined = await self._defined_here(conn, project_id, document_id, mine)
+            rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
+            kept = [a for a in defined if sorted_pair(a.key, a.target) not in rejected]
             for a in found:
                 if sorted_pair(a.key, a.target) in rejected:
                     continue
@@ -72,6 +119,54 @@ class Absorber:
                         continue
                 kept.append(a)
         return kept
+
+    async def _defined_here(
+        self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
+    ) -> list[Absorption]:
+        """Earlier nodes of an acronym this document defines ("MRI", before a document wrote "magnetic resonance
+        imaging (MRI)"), when no document of the project defines it otherwise: the order the other way round
+        records the definition as the acronym's alias, and later uses follow it."""
+        here, everywhere = await ledger_repo.acronym_definitions(conn, project_id, document_id, list(mine))
+        nodes = await graph_repo.fetch_entities(conn, project_id, sorted(here), with_sources=False)
+        out = []
+        for key, node in sorted(nodes.items()):
+            target = here[key]
+            if everywhere.get(key) != {target} or target not in mine or key == target:
+                continue
+            if not types_compatible(node.entity_type, mine[target][1]):
+                continue
+            target_name = mine[target][0]
+            evidence = f"the document defines {node.name} as {target_name!r}, its only definition in the project"
+            out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
+        return out
+
+    async def now_ambiguous(self, project_id: str, document_id: str) -> list[ShortFormMerge]:
+        """Standing merges of a short form across documents that this document's names make ambiguous: "Dr.
+        Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor". Had
+        the documents come in another order, the short form would have been kept apart: the caller undoes them."""
+        async with self.db.connect() as conn:
+            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
+            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
+            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            words = {
+                w
+                for name, etype in mine.values()
+                if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
+            }
+            merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
+            if not merges:
+                return []
+            stored = await graph_repo.fetch_entities(
+                conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
+            )
+            targets: Nearby = {k: (r.name, r.entity_type) for k, r in stored.items()}
+            # every entity of the project the short forms fit, not only this document's: a document resolving at
+            # the same time as the second full name's may commit after that one's pass
+            ranges = nearby_ranges(
+                [(m.merged_name, targets[m.entity_key][1]) for m in merges if m.entity_key in targets]
+            )
+            near = await ledger_repo.entities_near(conn, project_id, ranges)
+        return ambiguous_now(near | mine, merges, targets)
 
     async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:
         """Merge each earlier node into its full name; returns the merges made (a node gone meanwhile, or

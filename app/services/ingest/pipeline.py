@@ -27,6 +27,7 @@ from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
+from app.repositories.resolution_ledger import ShortFormMerge
 from app.schemas.projects import EffectiveSettings
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.absorb import Absorber
@@ -42,6 +43,7 @@ from app.services.projects import ProjectService
 log = logging.getLogger(__name__)
 
 UpdateRun = Callable[[DocumentRow, str, Progress, Callable[[], None] | None], Awaitable[None]]
+UndoMerge = Callable[[str, ShortFormMerge], Awaitable[None]]  # (project id, the ledger entry to undo)
 
 _EVENT_OF_STATUS = {"processed": "finished", "failed": "failed", "cancelled": "cancelled"}
 
@@ -61,6 +63,9 @@ class DocumentPipeline:
         # runs a queued update of a document (a row with `update_of`); set by the worker, which builds
         # app/services/update/runner.py (that package uses this one, so this one cannot import it)
         self.run_update: UpdateRun | None = None
+        # undoes an automatic merge a later document made ambiguous; set by the worker (app/services/merges
+        # uses this package)
+        self.undo_merge: UndoMerge | None = None
 
     def request_cancel(self, project_id: str, document_id: str) -> None:
         """The document's cancellation was asked (and recorded): stop it at once if it runs here."""
@@ -175,6 +180,9 @@ class DocumentPipeline:
                 await self.absorber.absorb(
                     project_id, document_id, await self.absorber.final_pass(project_id, document_id)
                 )
+                if self.undo_merge is not None:
+                    for merge in await self.absorber.now_ambiguous(project_id, document_id):
+                        await self.undo_merge(project_id, merge)
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
