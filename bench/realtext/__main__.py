@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
                                        [--budgets default,tight] [--systems service,official]
                                        [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
-                                       [--out result.json]
+                                       [--out result.json] [--reuse-official earlier.json]
 
 Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
 o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
@@ -13,6 +13,8 @@ only in each mode at the default budget and a tight one (top_k 10, chunk_top_k 5
 tokens). Scored without a judge (bench/realtext/scoring.py): answer coverage, the share of questions with
 coverage >= 0.8, context tokens (o200k), latency p50 / p95. NLP parses and embeddings are cached in
 .bench-cache/ (git-ignored) so reruns skip them. Needs the `bench` extra (`make bench-real`).
+Official's figures do not depend on the service's code: `--reuse-official FILE` takes its rows from an earlier
+run's `--out` file (same questions, modes and budgets, checked) and runs the service alone.
 """
 
 from __future__ import annotations
@@ -126,6 +128,28 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
     return result
 
 
+def reused_official(saved: dict[str, Any], questions: list[data.Question], args: argparse.Namespace) -> dict:
+    """Official's rows, chunks and ingestion time from an earlier `--out` file, for exactly this run's questions,
+    modes and budgets; ValueError when the file lacks any of them or used other embeddings."""
+    if saved["args"].get("embeddings") != args.embeddings:
+        raise ValueError(f"the saved run used {saved['args'].get('embeddings')} embeddings, not {args.embeddings}")
+    ids = {q.id for q in questions}
+    rows = [
+        r
+        for r in saved["rows"]
+        if r["system"] == "official" and r["id"] in ids and r["mode"] in args.modes and r["budget"] in args.budgets
+    ]
+    wanted = {(b, m, i) for b in args.budgets for m in args.modes for i in ids}
+    missing = wanted - {(r["budget"], r["mode"], r["id"]) for r in rows}
+    if missing:
+        raise ValueError(f"the saved run lacks {len(missing)} official answers, e.g. {sorted(missing)[0]}")
+    return {
+        "rows": rows,
+        "chunks": saved.get("official_chunks"),
+        "ingest_seconds": saved.get("ingest_seconds", {}).get("official"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sample", type=int, default=60, help="questions per type (stratified, fixed seed)")
@@ -144,9 +168,14 @@ def main() -> None:
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
+    parser.add_argument(
+        "--reuse-official", type=Path, default=None, metavar="FILE", help="official's rows from an earlier --out"
+    )
     args = parser.parse_args()
     args.modes, args.budgets = args.modes.split(","), args.budgets.split(",")
     args.systems = args.systems.split(",")
+    if args.reuse_official:
+        args.systems = [s for s in args.systems if s != "official"]
     from bench.quality_bench import use_app_from
 
     use_app_from(args.app_dir)
@@ -154,7 +183,16 @@ def main() -> None:
     texts = data.corpus()
     questions = data.stratified(data.questions(), None if args.all else args.sample, args.seed)
     print(f"corpus: {len(texts)} document(s), {sum(map(len, texts))} characters; questions: {len(questions)}")
+    reused = (
+        reused_official(json.loads(args.reuse_official.read_text()), questions, args) if args.reuse_official else None
+    )
     result = asyncio.run(run(args, texts, questions))
+    if reused:
+        result["rows"] += reused["rows"]
+        if reused["chunks"] is not None:
+            result["chunks"]["official"] = reused["chunks"]
+        if reused["ingest_seconds"] is not None:
+            result["ingest_seconds"]["official"] = reused["ingest_seconds"]
     _show(result, args)
 
 
@@ -175,6 +213,7 @@ def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
             "ingest_seconds": seconds,
             "graph": result.get("graph"),
             "chunk_counts": {k: len(v) for k, v in chunks.items()},
+            "official_chunks": chunks.get("official"),
             "summary": summary,
             "rows": result["rows"],
         }

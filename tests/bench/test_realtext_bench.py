@@ -126,3 +126,26 @@ def test_the_report_summarises_rows_per_budget_mode_and_system():
     summary = summarise(rows)["tight"]["local"]
     assert summary["service"]["coverage"] == 0.75 and summary["service"]["covered_0_8"] == 0.5
     assert summary["official"]["by_type"]["Fact Retrieval"] == 0.5
+
+
+def test_a_saved_official_run_is_reused_only_when_it_holds_every_asked_answer():
+    import argparse
+
+    from bench.realtext.__main__ import reused_official
+
+    questions = data.stratified(data.questions(), 1, seed=7)
+    rows = [
+        {"system": system, "budget": "tight", "mode": mode, "id": q.id, "coverage": 1.0}
+        for system in ("service", "official")
+        for mode in ("local", "mix")
+        for q in questions
+    ]
+    saved = {"args": {"embeddings": "minilm"}, "rows": rows, "ingest_seconds": {"official": 9.0}}
+    args = argparse.Namespace(embeddings="minilm", modes=["local"], budgets=["tight"])
+    reused = reused_official(saved, questions, args)
+    assert {(r["system"], r["mode"]) for r in reused["rows"]} == {("official", "local")}
+    assert len(reused["rows"]) == len(questions) and reused["ingest_seconds"] == 9.0
+    with pytest.raises(ValueError, match="lacks 4 official answers"):
+        reused_official(saved, questions, argparse.Namespace(embeddings="minilm", modes=["naive"], budgets=["tight"]))
+    with pytest.raises(ValueError, match="hashed"):
+        reused_official(saved, questions, argparse.Namespace(embeddings="hashed", modes=["local"], budgets=["tight"]))

@@ -98,3 +98,26 @@ async def test_local_without_low_level_keywords_of_its_own_searches_the_themes(s
     fake_llm.handlers["keywords"] = lambda messages: '{"high_level_keywords": ["origin"], "low_level_keywords": []}'
     ctx = await context(app, query="Which relationships involve origin?", mode="local")
     assert [{r["source"], r["target"]} for r in ctx["relations"]] == [{"Dara Wynn", "Port Elsby"}]
+
+
+def hub_graph(pages: int) -> GraphFactory:
+    """One town cited by many pages; only the last page says who kept its lighthouse (and its id sorts late)."""
+    g = GraphFactory("default")
+    texts = [f"Filler page {i} about the weather and the tides near Harbour Town." for i in range(pages - 1)]
+    texts.append("Mira Sol kept the lighthouse of Harbour Town for forty years.")
+    c = g.document("doc-town", "town.txt", texts)
+    g.entity("Harbour Town", "location", "A town by the sea.", c)
+    return g
+
+
+async def test_local_weighs_every_chunk_of_a_well_cited_entity_against_the_question(start_app, make_settings):
+    from app.services.query.graph_chunks import CANDIDATES
+
+    pages = CANDIDATES + 20
+    app = await started(start_app, make_settings, hub_graph(pages))
+    body = {"query": "Who kept the lighthouse of Harbour Town?", "ll_keywords": ["Harbour Town"], "chunk_top_k": pages}
+    ctx = await context(app, mode="local", **body)
+    # every page holds the same share of the town's rank: a cut by graph score alone (key order among equals)
+    # would drop the last page before the question's words and vector were weighed
+    assert "Mira Sol kept the lighthouse of Harbour Town for forty years." in chunk_texts(ctx)
+    assert len(chunk_texts(ctx)) == pages

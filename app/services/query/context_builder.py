@@ -26,7 +26,7 @@ from app.domain.query_plan import QueryPlan, Sides
 from app.prompts.answer import PROMPT_QUERY_SEPARATOR, system_head
 from app.repositories import retrieval as repo
 from app.schemas.query import Keywords, QueryRequest
-from app.services.query.graph_chunks import fused_chunk_order, ranked_chunk_ids
+from app.services.query.graph_chunks import CANDIDATES, LOCAL_CANDIDATES, fused_chunk_order, ranked_chunk_ids
 from app.services.query.provenance import QueryProvenance
 from app.services.query.retrieval import Retriever, merge_graph_hits
 
@@ -191,12 +191,14 @@ class ContextBuilder:
             return GraphHits()
         req = search.req
         hits = await r.local(search.keywords.low_level, low, query or low, req.top_k, search.relation_limit)
-        return await self._rank_chunks(search, r, hits)
+        return await self._rank_chunks(search, r, hits, LOCAL_CANDIDATES)
 
-    async def _rank_chunks(self, search: _Search, r: Retriever, hits: GraphHits) -> GraphHits:
+    async def _rank_chunks(
+        self, search: _Search, r: Retriever, hits: GraphHits, candidates: int = CANDIDATES
+    ) -> GraphHits:
         """With QUERY_GRAPH_RANK, the side's own chunk ranking (on the side's connection, so in parallel)."""
         if search.plan.graph_rank and search.vectors.query is not None:
-            hits.chunk_ids = await ranked_chunk_ids(r, hits, search.req.query, search.vectors.query)
+            hits.chunk_ids = await ranked_chunk_ids(r, hits, search.req.query, search.vectors.query, candidates)
         return hits
 
     async def _other_side(self, search: _Search, r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:

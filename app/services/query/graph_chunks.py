@@ -16,6 +16,11 @@ from app.services.query.retrieval import Retriever
 
 RANKED_ENTITIES = 40  # entities (best PageRank first) whose chunks become candidates
 CANDIDATES = 60  # chunks (best graph score first) weighed against the question
+# The local side weighs every chunk its ranked entities cite, as LightRAG weighs every chunk of its context's
+# entities: a cut by graph score first hid the chunks of well-connected entities (each holds a small share of
+# the entity's rank) from the vector and full-text evidence, and those are the ones a question about a broad
+# topic needs. Bounded only so a hub-heavy graph keeps the evidence query small.
+LOCAL_CANDIDATES = 200
 GRAPH_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.5
@@ -34,8 +39,10 @@ def seed_weights(hits: GraphHits) -> dict[str, float]:
     return seeds
 
 
-async def ranked_chunk_ids(r: Retriever, hits: GraphHits, query: str, query_vec: list[float]) -> list[str]:
-    """The side's candidate chunks, best first (at most CANDIDATES)."""
+async def ranked_chunk_ids(
+    r: Retriever, hits: GraphHits, query: str, query_vec: list[float], candidates: int = CANDIDATES
+) -> list[str]:
+    """The side's candidate chunks (the `candidates` best by graph score), best first by all evidence."""
     seeds = seed_weights(hits)
     if not seeds:
         return []
@@ -49,7 +56,7 @@ async def ranked_chunk_ids(r: Retriever, hits: GraphHits, query: str, query_vec:
     scores = chunk_scores(ranks, by_entity)
     for chunk_id, score in chunk_scores(relation_ranks, by_pair).items():
         scores[chunk_id] = scores.get(chunk_id, 0.0) + score
-    graph = ranked(scores)[:CANDIDATES]
+    graph = ranked(scores)[:candidates]
     words = await r.searchable("chunks", [query]) if r.plan.lexical else []
     evidence = await neighbourhood.chunk_evidence(r.conn, r.project_id, graph, query_vec, words)
     distances = {c: d for c, (d, _) in evidence.items() if d is not None}
