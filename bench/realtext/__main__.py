@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
                                        [--budgets default,tight] [--systems service,official]
                                        [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
-                                       [--out result.json]
+                                       [--out result.json] [--reuse-official saved.json]
 
 Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
 o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
@@ -13,6 +13,9 @@ only in each mode at the default budget and a tight one (top_k 10, chunk_top_k 5
 tokens). Scored without a judge (bench/realtext/scoring.py): answer coverage, the share of questions with
 coverage >= 0.8, context tokens (o200k), latency p50 / p95. NLP parses and embeddings are cached in
 .bench-cache/ (git-ignored) so reruns skip them. Needs the `bench` extra (`make bench-real`).
+
+Official's results do not depend on the service's code: `--reuse-official FILE` takes its rows from an earlier
+`--out` file (checked to hold the same questions, modes and budgets) instead of running it again.
 """
 
 from __future__ import annotations
@@ -126,6 +129,20 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
     return result
 
 
+def reuse_official(result: dict[str, Any], saved_path: Path, questions: list[data.Question], args: Any) -> None:
+    """Official's rows and ingest time from an earlier run, when it asked the same questions the same
+    ways (a saved run with other questions or settings would compare unlike things)."""
+    saved = json.loads(saved_path.read_text())
+    rows = [r for r in saved["rows"] if r["system"] == "official"]
+    wanted = {(b, m, q.id) for b in args.budgets for m in args.modes for q in questions}
+    have = {(r["budget"], r["mode"], r["id"]) for r in rows}
+    if missing := wanted - have:
+        raise SystemExit(f"{saved_path} lacks {len(missing)} official answers of this run (e.g. {min(missing)})")
+    result["rows"] += [r for r in rows if (r["budget"], r["mode"], r["id"]) in wanted]
+    if "official" in saved.get("ingest_seconds", {}):
+        result["ingest_seconds"]["official"] = saved["ingest_seconds"]["official"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sample", type=int, default=60, help="questions per type (stratified, fixed seed)")
@@ -144,6 +161,9 @@ def main() -> None:
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
+    parser.add_argument(
+        "--reuse-official", type=Path, default=None, help="official's rows from this earlier --out file"
+    )
     args = parser.parse_args()
     args.modes, args.budgets = args.modes.split(","), args.budgets.split(",")
     args.systems = args.systems.split(",")
@@ -154,7 +174,11 @@ def main() -> None:
     texts = data.corpus()
     questions = data.stratified(data.questions(), None if args.all else args.sample, args.seed)
     print(f"corpus: {len(texts)} document(s), {sum(map(len, texts))} characters; questions: {len(questions)}")
+    if args.reuse_official:
+        args.systems = [s for s in args.systems if s != "official"]
     result = asyncio.run(run(args, texts, questions))
+    if args.reuse_official:
+        reuse_official(result, args.reuse_official, questions, args)
     _show(result, args)
 
 
