@@ -126,3 +126,21 @@ def test_the_report_summarises_rows_per_budget_mode_and_system():
     summary = summarise(rows)["tight"]["local"]
     assert summary["service"]["coverage"] == 0.75 and summary["service"]["covered_0_8"] == 0.5
     assert summary["official"]["by_type"]["Fact Retrieval"] == 0.5
+
+
+def test_a_saved_official_run_is_reused_only_when_it_holds_every_question_asked(tmp_path):
+    from argparse import Namespace
+
+    from bench.realtext.__main__ import reuse_official
+
+    asked = [data.Question("q1", "?", "a", "Fact Retrieval"), data.Question("q2", "?", "b", "Fact Retrieval")]
+    row = {"system": "official", "budget": "tight", "mode": "mix", "type": "Fact Retrieval", "coverage": 1.0}
+    rows = [{**row, "id": "q1"}, {**row, "id": "q2"}, {**row, "id": "q3"}, {**row, "system": "service", "id": "q1"}]
+    saved = tmp_path / "official.json"
+    saved.write_text(json.dumps({"ingest_seconds": {"official": 12.5}, "rows": rows}))
+    result: dict = {"ingest_seconds": {}, "chunks": {}, "rows": []}
+    reuse_official(result, saved, asked, Namespace(budgets=["tight"], modes=["mix"]))
+    assert [(r["system"], r["id"]) for r in result["rows"]] == [("official", "q1"), ("official", "q2")]
+    assert result["ingest_seconds"] == {"official": 12.5}
+    with pytest.raises(SystemExit, match="lacks 2 official answers"):
+        reuse_official(result, saved, asked, Namespace(budgets=["tight"], modes=["mix", "naive"]))
