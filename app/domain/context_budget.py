@@ -210,16 +210,37 @@ def render_context(
     return segments, references
 
 
+def chunk_cost(c: ChunkHit, ledger: TokenLedger) -> int:
+    """What a chunk costs `fit_chunks`: its line and a possible reference-list line."""
+    return ledger.count(ledger.chunk_segment("1", "c1", c)) + 12
+
+
 def fit_chunks(chunks: Sequence[ChunkHit], budget: int, ledger: TokenLedger) -> list[ChunkHit]:
     """Longest prefix of chunks whose lines (and a reference-list line each) fit `budget` tokens."""
     kept: list[ChunkHit] = []
     total = 0
     for c in chunks:
-        total += ledger.count(ledger.chunk_segment("1", "c1", c)) + 12  # + a possible reference-list line
+        total += chunk_cost(c, ledger)
         if total > budget:
             break
         kept.append(c)
     return kept
+
+
+def yield_to_chunks(
+    entities: list[EntityHit], relations: list[RelationHit], shortfall: int, ledger: TokenLedger
+) -> tuple[list[EntityHit], list[RelationHit]]:
+    """The entities and relations left once the lowest-ranked relations, then entities, have given up at least
+    `shortfall` tokens (all of them when they hold fewer). A chunk is the source text the graph's lines were
+    drawn from: under a tight total budget, the chunks asked for are worth more than the graph's weakest lines,
+    while the graph's best lines (its leads, named entities' edges, asked themes) come first and stay."""
+    freed = 0
+    relations, entities = list(relations), list(entities)
+    while freed < shortfall and relations:
+        freed += ledger.count(ledger.line(relation_line, relations.pop()))
+    while freed < shortfall and entities:
+        freed += ledger.count(ledger.line(entity_line, entities.pop()))
+    return entities, relations
 
 
 def trim_history(history: list[Message], turns: int | None) -> list[Message]:

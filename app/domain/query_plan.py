@@ -34,13 +34,19 @@ class ModeSearch:
     # mix: the graph already states the facts of its entities, so a searched chunk should add much per token
     # (full-text rank per word of the chunk); naive has only chunks, so one covering more is better
     chunks_by_density: bool = False
+    # hybrid and mix: the graph lines of two sides fill their token budgets, leaving a tight total little room
+    # for the chunks they were drawn from; so the graph's lowest-ranked relations, then entities, give way to
+    # the chunks asked for (measured on real text: coverage up at both budgets, see README)
+    chunks_before_weak_graph: bool = False
 
 
 MODE_SEARCHES: Mapping[QueryMode, ModeSearch] = {
     "local": ModeSearch(local=True),
     "global": ModeSearch(global_=True),
-    "hybrid": ModeSearch(local=True, global_=True),
-    "mix": ModeSearch(local=True, global_=True, chunk_search=True, chunks_by_density=True),
+    "hybrid": ModeSearch(local=True, global_=True, chunks_before_weak_graph=True),
+    "mix": ModeSearch(
+        local=True, global_=True, chunk_search=True, chunks_by_density=True, chunks_before_weak_graph=True
+    ),
     "naive": ModeSearch(graph=False, chunk_search=True),
     "bypass": ModeSearch(retrieves=False, graph=False),
 }
@@ -114,6 +120,10 @@ class QueryPlan:
     @property
     def chunks_by_density(self) -> bool:
         return self.search.chunks_by_density
+
+    @property
+    def chunks_before_weak_graph(self) -> bool:
+        return self.search.chunks_before_weak_graph
 
     def sides(self, has_low_level: bool, has_high_level: bool, guessed_low_level: bool = False) -> Sides:
         """`guessed_low_level`: the low-level keywords are only the question and the high-level ones (the model

@@ -122,3 +122,29 @@ async def test_budget_too_small_for_instructions_is_422(wc):
     )
     assert response.status_code == 422
     assert response.json()["code"] == "token_budget_too_small"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "mix"])
+async def test_modes_combining_sides_give_the_chunks_asked_for_room_before_weak_graph_lines(wc, mode):
+    body = {
+        "query": "How are the widgets assembled?",
+        "mode": mode,
+        "ll_keywords": ["widget"],
+        "hl_keywords": ["widget linkage"],
+        "chunk_top_k": 3,
+        "max_entity_tokens": 1200,
+        "max_relation_tokens": 1000,
+        "only_need_context": True,
+    }
+    roomy = (await wc.http.post("/query", json=body)).json()["context"]
+    tight = (await wc.http.post("/query", json={**body, "max_total_tokens": 3200})).json()["context"]
+    assert len(roomy["chunks"]) == 3
+    assert [c["id"] for c in tight["chunks"]] == [c["id"] for c in roomy["chunks"]]
+    # the graph lines kept are its best ones (a prefix of each ranked section), relations going first
+    assert tight["relations"] == roomy["relations"][: len(tight["relations"])]
+    assert tight["entities"] == roomy["entities"][: len(tight["entities"])]
+    assert len(tight["relations"]) < len(roomy["relations"])
+    assert tight["entities"], "dropping relations made room enough: the entities stay"
+    # local alone keeps LightRAG's order of precedence: its graph lines first, the chunks in the room left
+    local = (await wc.http.post("/query", json={**body, "mode": "local", "max_total_tokens": 3200})).json()
+    assert len(local["context"]["chunks"]) < 3

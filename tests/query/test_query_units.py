@@ -9,11 +9,13 @@ from app.domain.context_budget import (
     TokenLedger,
     build_references,
     entity_line,
+    relation_line,
     render_context,
     trim_history,
     truncate_by_tokens,
+    yield_to_chunks,
 )
-from app.domain.hits import ChunkHit, EntityHit
+from app.domain.hits import ChunkHit, EntityHit, RelationHit
 from app.prompts.keywords import keyword_messages
 from app.providers.tokenizer import get_tokenizer
 from app.services.query.keywords import ExtractedKeywords, parse_keywords, with_fallbacks
@@ -103,6 +105,22 @@ def test_truncation_keeps_whole_items_within_budget():
         assert tok.count("\n".join(entity_line(e) for e in kept)) <= budget
         assert len(kept) == 0 or kept == items[: len(kept)]
     assert len(truncate_by_tokens(items, entity_line, 1000, TokenLedger(tok))) == 4
+
+
+def test_graph_yields_its_lowest_ranked_relations_then_entities_to_chunks():
+    ledger = TokenLedger(get_tokenizer())
+    entities = [EntityHit(f"k{i}", f"Entity {i}", "thing", "word " * 50, 1, []) for i in range(3)]
+    relations = [RelationHit(f"k{i}", f"k{i + 1}", "a", "b", "", "link " * 50, 1.0, []) for i in range(3)]
+    relation_cost = ledger.count(ledger.line(relation_line, relations[-1]))
+    entity_cost = ledger.count(ledger.line(entity_line, entities[-1]))
+
+    assert yield_to_chunks(entities, relations, 0, ledger) == (entities, relations)
+    kept_entities, kept_relations = yield_to_chunks(entities, relations, relation_cost + 1, ledger)
+    assert kept_entities == entities and kept_relations == relations[:1]  # the two weakest relations went
+    kept_entities, kept_relations = yield_to_chunks(entities, relations, 3 * relation_cost + entity_cost, ledger)
+    assert kept_entities == entities[:2] and kept_relations == []  # then the weakest entity
+    assert yield_to_chunks(entities, relations, 10**6, ledger) == ([], [])
+    assert len(entities) == 3 and len(relations) == 3  # the caller's lists are left as they were
 
 
 def test_references_by_citation_count_then_first_appearance_and_readable_descriptions():

@@ -14,12 +14,14 @@ from app.domain.context_budget import (
     CHUNK_MARGIN,
     ReferenceEntry,
     TokenLedger,
+    chunk_cost,
     entity_line,
     fit_chunks,
     fit_history,
     relation_line,
     render_context,
     truncate_by_tokens,
+    yield_to_chunks,
 )
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
 from app.domain.query_plan import QueryPlan, Sides
@@ -111,7 +113,7 @@ class ContextBuilder:
         ctx = PreparedContext(kg=plan.graph)
         chunks = await self._retrieve(search, ctx, remaining)
         chunks = (await self._rerank(req, plan, chunks))[: req.chunk_top_k]
-        ctx.chunks = self._fit_chunks(req, ctx, history, chunks)
+        ctx.chunks = self._fit_chunks(req, plan, ctx, history, chunks)
         self._finalise(req, ctx, history)
         return ctx
 
@@ -244,11 +246,20 @@ class ContextBuilder:
         return self.ledger.messages(ctx.messages, system_segments)
 
     def _fit_chunks(
-        self, req: QueryRequest, ctx: PreparedContext, history: list[Message], chunks: list[ChunkHit]
+        self, req: QueryRequest, plan: QueryPlan, ctx: PreparedContext, history: list[Message], chunks: list[ChunkHit]
     ) -> list[ChunkHit]:
-        without_chunks = self._render(req, ctx, history)
-        budget = req.max_total_tokens - without_chunks - CHUNK_MARGIN
-        return fit_chunks(chunks, budget, self.ledger) if budget > 0 else []
+        """The leading chunks that fit the room the rest of the context leaves. When the plan says so and the
+        chunks asked for would not all fit, the graph's lowest-ranked lines give way first."""
+        room = self._chunk_room(req, ctx, history)
+        if plan.chunks_before_weak_graph and ctx.kg:
+            wanted = sum(chunk_cost(c, self.ledger) for c in chunks)
+            if wanted > room:
+                ctx.entities, ctx.relations = yield_to_chunks(ctx.entities, ctx.relations, wanted - room, self.ledger)
+                room = self._chunk_room(req, ctx, history)
+        return fit_chunks(chunks, room, self.ledger) if room > 0 else []
+
+    def _chunk_room(self, req: QueryRequest, ctx: PreparedContext, history: list[Message]) -> int:
+        return req.max_total_tokens - self._render(req, ctx, history) - CHUNK_MARGIN
 
     def _finalise(self, req: QueryRequest, ctx: PreparedContext, history: list[Message]) -> None:
         """Render the final messages; should they exceed the budget (reference-list lines are estimated while
