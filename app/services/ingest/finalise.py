@@ -249,9 +249,19 @@ class Finaliser:
         ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values(), refused)
         if not ent_done and not rel_done:
             return
-        ent_done.sort(key=lambda u: u.key)
-        rel_done.sort(key=lambda u: u.pair)
-        keys = [u.key for u in ent_done] + [k for u in rel_done for k in u.pair]
-        async with locked_keys(self.c.db, project_id, keys, gate=False, step="embed") as conn:
-            await graph_repo.set_entity_embeddings(conn, project_id, ent_done)
-            await graph_repo.set_relation_embeddings(conn, project_id, rel_done)
+        # Compare-and-set writes need no key locks: the rows no one holds are locked without waiting and
+        # written at once; a row a merge holds (a hub entity, merged by every document) is written on its
+        # own once that merge commits, each in a transaction holding nothing else. So embeddings never queue
+        # behind merges on the key locks, and never wait while holding a row lock (no deadlock).
+        async with self.c.db.transaction() as conn:
+            free_keys, free_pairs = await graph_repo.lock_rows_free_now(
+                conn, project_id, [u.key for u in ent_done], [u.pair for u in rel_done]
+            )
+            await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_done if u.key in free_keys])
+            await graph_repo.set_relation_embeddings(conn, project_id, [u for u in rel_done if u.pair in free_pairs])
+        for ent in sorted((u for u in ent_done if u.key not in free_keys), key=lambda u: u.key):
+            async with self.c.db.transaction() as conn:
+                await graph_repo.set_entity_embeddings(conn, project_id, [ent])
+        for rel in sorted((u for u in rel_done if u.pair not in free_pairs), key=lambda u: u.pair):
+            async with self.c.db.transaction() as conn:
+                await graph_repo.set_relation_embeddings(conn, project_id, [rel])

@@ -151,7 +151,13 @@ class GraphMerger:
         # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
         keys = resolution.lock_keys if resolution is not None else _keys_of(extractions)
         try:
-            async with locked_keys(self.db, project_id, keys, gate=False, first=claimed, step="merge") as conn:
+            # The claim's row is locked once the keys are held, not before: a merge waits its turn on hub
+            # entities for seconds, and its document's row locked meanwhile held up the worker's heartbeat,
+            # and behind it the progress and final writes of the worker's other documents. No writer waits
+            # for key locks while holding the row of a processing document (deletion refuses those), so
+            # taking the row last cannot close a cycle.
+            async with locked_keys(self.db, project_id, keys, gate=False, step="merge") as conn:
+                await claimed(conn)
                 if resolution is not None:
                     await resolution.resolve_locked(conn)
                     extractions = resolution.apply(extractions)
