@@ -1,8 +1,9 @@
 """The last stages of ingestion, after the merge: summarise a document's over-threshold entities and
 relations, then embed the ones whose text changed.
 
-Summaries and embeddings are written compare-and-set under the key locks, so a concurrent document's
-newer merge is never overwritten (that document finalises it).
+Summaries are folded in under the key locks and embeddings written compare-and-set on the description
+(without key locks), so a concurrent document's newer merge is never overwritten (that document finalises
+it). No lock is held during an LLM or embedding call.
 """
 
 from __future__ import annotations
