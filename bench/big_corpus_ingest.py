@@ -125,7 +125,8 @@ async def run(
     url = await migrated_database(admin, connect, name, fake.dim)
     ports = [_free_port() for _ in range(workers)]
     paths = [logs / f"{name}-{i}.log" for i in range(workers)]
-    extra = {"LLM_RPM": str(budget_rpm)} if budget_rpm else {}
+    # the fake limits chat and embeddings apart at the same figure, so the fleet budgets both
+    extra = {"LLM_RPM": str(budget_rpm), "EMBEDDING_RPM": str(budget_rpm)} if budget_rpm else {}
     fleet = [spawn_worker(url, fake, port, path, extra) for port, path in zip(ports, paths, strict=True)]
     conn = await asyncpg.connect(**connect, database=name)
     watcher = await asyncpg.connect(**connect, database=name)

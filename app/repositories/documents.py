@@ -192,13 +192,12 @@ async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[
     Returns the claimed documents whose cancellation was asked."""
     if not keys:
         return []
+    # rows another transaction holds (a merge) wait for the next beat: waiting here would hold up the others
+    c, claim = documents.c, tuple_(documents.c.project_id, documents.c.id)
+    free = select(c.project_id, c.id).where(c.claimed_by == worker_id, c.status == "processing", claim.in_(list(keys)))
     rows = await conn.execute(
         update(documents)
-        .where(
-            documents.c.claimed_by == worker_id,
-            documents.c.status == "processing",
-            tuple_(documents.c.project_id, documents.c.id).in_(list(keys)),
-        )
+        .where(claim.in_(free.with_for_update(key_share=True, skip_locked=True)))
         .values(heartbeat_at=func.now())
         .returning(documents.c.project_id, documents.c.id, documents.c.cancel_requested)
     )

@@ -232,6 +232,34 @@ async def set_relation_descriptions(
     return result.rowcount or 0
 
 
+async def lock_rows_free_now(
+    conn: AsyncConnection, project_id: str, keys: Sequence[str], pairs: Sequence[Pair]
+) -> tuple[set[str], set[Pair]]:
+    """Inside a transaction: row-lock the entities and relations no other transaction holds, never waiting
+    (`FOR NO KEY UPDATE SKIP LOCKED`); the keys and pairs locked. Missing rows are not returned."""
+    free_keys: set[str] = set()
+    free_pairs: set[Pair] = set()
+    if keys:
+        rows = await conn.execute(
+            select(entities.c.key)
+            .where(entities.c.project_id == project_id, entities.c.key == any_of(set(keys)))
+            .order_by(entities.c.key)
+            .with_for_update(key_share=True, skip_locked=True)
+        )
+        free_keys = {r[0] for r in rows}
+    if pairs:
+        wanted = pair_rows(pairs)
+        rows = await conn.execute(
+            select(relations.c.src_key, relations.c.tgt_key)
+            .join(wanted, and_(relations.c.src_key == wanted.c.s, relations.c.tgt_key == wanted.c.t))
+            .where(relations.c.project_id == project_id)
+            .order_by(relations.c.src_key, relations.c.tgt_key)
+            .with_for_update(of=relations, key_share=True, skip_locked=True)
+        )
+        free_pairs = {(r[0], r[1]) for r in rows}
+    return free_keys, free_pairs
+
+
 async def set_entity_embeddings(conn: AsyncConnection, project_id: str, rows: Sequence[EntityEmbeddingUpdate]) -> None:
     """Each vector is stored only if the entity's description is still the one it was computed from."""
     if not rows:

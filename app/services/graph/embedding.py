@@ -2,7 +2,7 @@
 
 Texts come from app/domain/texts.py; an item whose stored `embedded_hash` equals the hash of its current
 text is left out, so unchanged items cost nothing. Callers write the vectors their own way (the pipeline
-compare-and-set under key locks, curation inside its edit transaction, deletion into its plan).
+compare-and-set, curation inside its edit transaction, deletion into its plan).
 """
 
 from __future__ import annotations

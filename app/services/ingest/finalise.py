@@ -1,8 +1,9 @@
 """The last stages of ingestion, after the merge: summarise a document's over-threshold entities and
 relations, then embed the ones whose text changed.
 
-Summaries and embeddings are written compare-and-set under the key locks, so a concurrent document's
-newer merge is never overwritten (that document finalises it).
+Summaries are folded in under the key locks and embeddings written compare-and-set on the description
+(without key locks), so a concurrent document's newer merge is never overwritten (that document finalises
+it). No lock is held during an LLM or embedding call.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from app.container import Container
 from app.core.errors import first_failure
@@ -26,6 +28,11 @@ from app.services.ingest.reporting import error_text, stage
 
 log = logging.getLogger(__name__)
 
+# An item whose description holds this many times FORCE_LLM_SUMMARY_ON_MERGE fragments is summarised by any
+# document touching it: the document that took it over the threshold has evidently not folded its summary.
+_STRANDED = 2
+_ROUNDS = 2  # a summary, then once more if fragments merged meanwhile took the item over the threshold again
+
 
 def fold_summary(current: str, summarised: str, summary: str) -> str | None:
     """The description after writing `summary` of `summarised`, or None when there is nothing to write.
@@ -39,6 +46,24 @@ def fold_summary(current: str, summarised: str, summary: str) -> str | None:
         return None
     folded = join_fragments([summary, *now[len(done) :]])
     return folded if folded != current else None
+
+
+def summary_owner(s: Summarizer, prior: dict[str | Pair, str] | None, item: str | Pair, description: str) -> bool:
+    """Whether this document summarises the item: its description is over the threshold and this
+    document's merge took it there (or it is unknown who did: a retry).
+
+    Documents merging while an item's summary is in flight (in any worker process) only append fragments;
+    the summarising document folds its summary in front of them and summarises once more if they took the
+    item over the threshold again. Without this rule each of them summarised the item too, and all but the
+    first fold were thrown away. A description left far over the threshold (its summarising document
+    failed for good) is taken up by the next document that touches it.
+    """
+    if not s.needs_llm(fragments(description)):
+        return False
+    if prior is None:
+        return True
+    before = fragments(prior.get(item, ""))
+    return not s.needs_llm(before) or len(before) >= _STRANDED * s.settings.force_llm_summary_on_merge
 
 
 class Finaliser:
@@ -125,8 +150,9 @@ class Finaliser:
                 await asyncio.gather(*(event.wait() for event in busy))
                 touched.replace(await self.read_touched(project_id, document_id))
                 continue
-            ents = {k: e for k, e in touched.entities.items() if s.needs_llm(fragments(e.description))}
-            rels = {p: r for p, r in touched.relations.items() if s.needs_llm(fragments(r.description))}
+            owns = partial(summary_owner, s, touched.prior)
+            ents = {k: e for k, e in touched.entities.items() if owns(k, e.description)}
+            rels = {p: r for p, r in touched.relations.items() if owns(p, r.description)}
             for ident in item_idents(project_id, ents, rels):
                 self._summarising[ident] = asyncio.Event()
             return ents, rels
@@ -145,11 +171,29 @@ class Finaliser:
         language: str,
         touched: Touched,
     ) -> None:
-        """Summarise the given (claimed, over-threshold) items, fold the summaries in, and update `touched`."""
+        """Summarise the given (claimed, over-threshold) items, fold the summaries in, and update `touched`;
+        once more for those that other documents' fragments, merged during the call, took over the
+        threshold again (nobody else summarises them: see summary_owner)."""
+        for _ in range(_ROUNDS):
+            if not ents and not rels:
+                return
+            found_e, found_r = await self._summarise_round(project_id, ents, rels, language, touched)
+            needs = self.summarizer.needs_llm
+            ents = {k: touched.entities[k] for k in found_e if needs(fragments(touched.entities[k].description))}
+            rels = {p: touched.relations[p] for p in found_r if needs(fragments(touched.relations[p].description))}
+
+    async def _summarise_round(
+        self,
+        project_id: str,
+        ents: dict[str, EntityText],
+        rels: dict[Pair, RelationText],
+        language: str,
+        touched: Touched,
+    ) -> tuple[set[str], set[Pair]]:
+        """One summary per item, folded in under the key locks; the items still stored (with their current
+        text in `touched`)."""
         s = self.summarizer
         ent_todo, rel_todo = list(ents.values()), list(rels.values())
-        if not ent_todo and not rel_todo:
-            return
         jobs: list[tuple[Kind, str, list[str]]] = [("entity", e.name, fragments(e.description)) for e in ent_todo]
         jobs += [("relation", f"({r.src_name}, {r.tgt_name})", fragments(r.description)) for r in rel_todo]
         batch = self.c.llm_cache.batch(project_id)
@@ -194,6 +238,7 @@ class Finaliser:
             touched.entities[key] = replace(touched.entities[key], description=text)
         for src, tgt, _, text in rel_rows:
             touched.relations[(src, tgt)] = replace(touched.relations[(src, tgt)], description=text)
+        return set(current_e), set(current_r)
 
     async def _embed_graph(
         self,
@@ -205,9 +250,19 @@ class Finaliser:
         ent_done, rel_done = await embed_changed(self.c.embedder, ents.values(), rels.values(), refused)
         if not ent_done and not rel_done:
             return
-        ent_done.sort(key=lambda u: u.key)
-        rel_done.sort(key=lambda u: u.pair)
-        keys = [u.key for u in ent_done] + [k for u in rel_done for k in u.pair]
-        async with locked_keys(self.c.db, project_id, keys, gate=False, step="embed") as conn:
-            await graph_repo.set_entity_embeddings(conn, project_id, ent_done)
-            await graph_repo.set_relation_embeddings(conn, project_id, rel_done)
+        # Compare-and-set writes need no key locks: the rows no one holds are locked without waiting and
+        # written at once; a row a merge holds (a hub entity, merged by every document) is written on its
+        # own once that merge commits, each in a transaction holding nothing else. So embeddings never queue
+        # behind merges on the key locks, and never wait while holding a row lock (no deadlock).
+        async with self.c.db.transaction() as conn:
+            free_keys, free_pairs = await graph_repo.lock_rows_free_now(
+                conn, project_id, [u.key for u in ent_done], [u.pair for u in rel_done]
+            )
+            await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_done if u.key in free_keys])
+            await graph_repo.set_relation_embeddings(conn, project_id, [u for u in rel_done if u.pair in free_pairs])
+        for ent in sorted((u for u in ent_done if u.key not in free_keys), key=lambda u: u.key):
+            async with self.c.db.transaction() as conn:
+                await graph_repo.set_entity_embeddings(conn, project_id, [ent])
+        for rel in sorted((u for u in rel_done if u.pair not in free_pairs), key=lambda u: u.pair):
+            async with self.c.db.transaction() as conn:
+                await graph_repo.set_relation_embeddings(conn, project_id, [rel])

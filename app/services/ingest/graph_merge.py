@@ -58,10 +58,15 @@ def item_idents(project_id: str, keys: Iterable[str], pairs: Iterable[Pair]) -> 
 @dataclass(eq=False)  # compared by identity: it also names its document as a writer in LastWriters
 class Touched:
     """A document's entities (by key) and relations (by pair) as it last saw them: name(s), description,
-    keywords and embedded_hash, enough to decide summaries and embeddings without reading them back."""
+    keywords and embedded_hash, enough to decide summaries and embeddings without reading them back.
+
+    `prior` holds each item's description just before this document's merge ("" for a new one): the
+    document whose merge took an item over the summary threshold is the one that summarises it (see
+    finalise.py::summary_owner). None when unknown (a retry read back from the database)."""
 
     entities: dict[str, EntityText]
     relations: dict[Pair, RelationText]
+    prior: dict[str | Pair, str] | None = None
 
     def replace(self, other: Touched) -> None:
         self.entities, self.relations = other.entities, other.relations
@@ -96,7 +101,9 @@ def _touched(
             m.description,
             existing_rel[pair].embedded_hash if pair in existing_rel else None,
         )
-    return Touched(ents, rels)
+    prior: dict[str | Pair, str] = {k: existing[k].description if k in existing else "" for k in ents}
+    prior.update({p: existing_rel[p].description if p in existing_rel else "" for p in rels})
+    return Touched(ents, rels, prior)
 
 
 class GraphMerger:
@@ -144,7 +151,13 @@ class GraphMerger:
         # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
         keys = resolution.lock_keys if resolution is not None else _keys_of(extractions)
         try:
-            async with locked_keys(self.db, project_id, keys, gate=False, first=claimed, step="merge") as conn:
+            # The claim's row is locked once the keys are held, not before: a merge waits its turn on hub
+            # entities for seconds, and its document's row locked meanwhile held up the worker's heartbeat,
+            # and behind it the progress and final writes of the worker's other documents. No writer waits
+            # for key locks while holding the row of a processing document (deletion refuses those), so
+            # taking the row last cannot close a cycle.
+            async with locked_keys(self.db, project_id, keys, gate=False, step="merge") as conn:
+                await claimed(conn)
                 if resolution is not None:
                     await resolution.resolve_locked(conn)
                     extractions = resolution.apply(extractions)
