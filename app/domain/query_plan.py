@@ -34,14 +34,15 @@ class ModeSearch:
     # mix: the graph already states the facts of its entities, so a searched chunk should add much per token
     # (full-text rank per word of the chunk); naive has only chunks, so one covering more is better
     chunks_by_density: bool = False
-    # hybrid and mix: the graph lines of two sides fill their token budgets, leaving a tight total little room
-    # for the chunks they were drawn from; so the graph's lowest-ranked relations, then entities, give way to
-    # the chunks asked for (measured on real text: coverage up at both budgets, see README)
+    # local, hybrid and mix: the graph lines fill their token budgets, leaving a tight total little room for the
+    # chunks they were drawn from; so the graph's lowest-ranked relations, then entities, give way to the chunks
+    # asked for (measured on real text: coverage up at both budgets, see README). Global keeps LightRAG's
+    # precedence: its relations are the themes asked for, and giving way cost it fact questions there.
     chunks_before_weak_graph: bool = False
 
 
 MODE_SEARCHES: Mapping[QueryMode, ModeSearch] = {
-    "local": ModeSearch(local=True),
+    "local": ModeSearch(local=True, chunks_before_weak_graph=True),
     "global": ModeSearch(global_=True),
     "hybrid": ModeSearch(local=True, global_=True, chunks_before_weak_graph=True),
     "mix": ModeSearch(

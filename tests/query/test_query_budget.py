@@ -124,8 +124,8 @@ async def test_budget_too_small_for_instructions_is_422(wc):
     assert response.json()["code"] == "token_budget_too_small"
 
 
-@pytest.mark.parametrize("mode", ["hybrid", "mix"])
-async def test_modes_combining_sides_give_the_chunks_asked_for_room_before_weak_graph_lines(wc, mode):
+@pytest.mark.parametrize("mode", ["local", "hybrid", "mix"])
+async def test_modes_with_entities_give_the_chunks_asked_for_room_before_weak_graph_lines(wc, mode):
     body = {
         "query": "How are the widgets assembled?",
         "mode": mode,
@@ -145,6 +145,6 @@ async def test_modes_combining_sides_give_the_chunks_asked_for_room_before_weak_
     assert tight["entities"] == roomy["entities"][: len(tight["entities"])]
     assert len(tight["relations"]) < len(roomy["relations"])
     assert tight["entities"], "dropping relations made room enough: the entities stay"
-    # local alone keeps LightRAG's order of precedence: its graph lines first, the chunks in the room left
-    local = (await wc.http.post("/query", json={**body, "mode": "local", "max_total_tokens": 3200})).json()
-    assert len(local["context"]["chunks"]) < 3
+    # global keeps LightRAG's order of precedence: its graph lines first, the chunks in the room left
+    glob = (await wc.http.post("/query", json={**body, "mode": "global", "max_total_tokens": 2400})).json()
+    assert len(glob["context"]["chunks"]) < 3 and glob["context"]["relations"]
