@@ -15,7 +15,12 @@ from app.web.openapi import errors
 
 router = APIRouter(tags=["export"], route_class=ProjectScopedRoute)
 
-_DOWNLOADS = {spec.media_type: {"schema": {"type": "string", "format": "binary"}} for spec in FORMATS.values()}
+_FILE = {"type": "string", "format": "binary"}
+# the json export is one JSON object (counts, entities, relations, ...); the other formats are files
+_DOWNLOADS = {
+    spec.media_type: {"schema": {"type": "object"} if spec.media_type == "application/json" else _FILE}
+    for spec in FORMATS.values()
+}
 
 
 @router.get(
