@@ -201,6 +201,7 @@ def qualified_name(name: str, entity_type: str) -> str:
     return f"{name} ({entity_type.lower()})"
 
 
+@lru_cache(maxsize=65536)  # names are folded again by every rule and every index built over them
 def fold(text: str) -> str:
     """Case-folded, diacritics removed (letters with a stroke too: "Tromsø" → "tromso"), a possessive "'s"
     dropped, quotes dropped, punctuation to spaces, whitespace collapsed."""
@@ -223,6 +224,11 @@ def without_defined_acronym(name: str) -> tuple[str, str | None]:
 
 def tokens(name: str, entity_type: str) -> list[str]:
     """The folded words that identify the entity (see the module docstring for what is dropped)."""
+    return list(_tokens(name, entity_type))  # a new list each time: callers may change theirs
+
+
+@lru_cache(maxsize=65536)
+def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
     name = without_defined_acronym(name)[0]
     words = fold(name if is_person(entity_type) else _E_PREFIX.sub("electronic ", name)).split()
     if len(words) > 1 and words[0] == "the":
@@ -236,7 +242,7 @@ def tokens(name: str, entity_type: str) -> list[str]:
         while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
             words = words[:-1]
         words = _ordered(words, numbered=entity_type.lower() not in _PRODUCT_TYPES)
-    return words
+    return tuple(words)
 
 
 def titled(name: str) -> bool:

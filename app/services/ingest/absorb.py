@@ -95,14 +95,15 @@ class Absorber:
             ranges = nearby_ranges(list(mine.values()))
             near = await ledger_repo.entities_near(conn, project_id, ranges)
             others = {k: v for k, v in near.items() if k not in mine}
-            found = absorptions(mine, others, set()) + absorptions(others, mine, set())
+            index = NameIndex(others | mine)  # every call below reads the same names: indexed once
+            found = absorptions(mine, others, set(), index) + absorptions(others, mine, set(), index)
             # and between the document's own nodes: a short node of an earlier document this one's short form
             # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
             for key in sorted(mine):
                 rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
                 found += [
                     a
-                    for a in absorptions(rest, {key: mine[key]}, set())
+                    for a in absorptions(rest, {key: mine[key]}, set(), index)
                     if a.target in mine and a.rule not in ("partial", "acronym")
                 ]
             found += through_aliases(mine, others, await ledger_repo.aliases_near(conn, project_id, ranges))
