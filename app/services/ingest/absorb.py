@@ -85,13 +85,18 @@ class Absorber:
         self.db = c.db
         self.merges = EntityMergeService(c)
 
-    async def final_pass(self, project_id: str, document_id: str) -> list[Absorption]:
-        """The absorptions the committed graph shows for the document's nodes, in either direction, without
-        pairs a user rejected and acronyms whose initials fit another entity of the project."""
+    async def nodes(self, project_id: str, document_id: str) -> Nearby:
+        """The document's entities as committed now: key → (name, type)."""
         async with self.db.connect() as conn:
-            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
-            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            return await ledger_repo.document_nodes(conn, project_id, document_id)
+
+    async def final_pass(self, project_id: str, document_id: str, mine: Nearby | None = None) -> list[Absorption]:
+        """The absorptions the committed graph shows for the document's nodes (`mine`: as `nodes` read them, else
+        read here), in either direction, without pairs a user rejected and acronyms whose initials fit another
+        entity of the project."""
+        async with self.db.connect() as conn:
+            if mine is None:
+                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
             ranges = nearby_ranges(list(mine.values()))
             near = await ledger_repo.entities_near(conn, project_id, ranges)
             others = {k: v for k, v in near.items() if k not in mine}
@@ -141,14 +146,16 @@ class Absorber:
             out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
         return out
 
-    async def now_ambiguous(self, project_id: str, document_id: str) -> list[ShortFormMerge]:
+    async def now_ambiguous(
+        self, project_id: str, document_id: str, mine: Nearby | None = None
+    ) -> list[ShortFormMerge]:
         """Standing merges of a short form across documents that this document's names make ambiguous: "Dr.
         Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor". Had
-        the documents come in another order, the short form would have been kept apart: the caller undoes them."""
+        the documents come in another order, the short form would have been kept apart: the caller undoes them.
+        `mine`: the document's nodes when the caller read them since its last merge, else read here."""
         async with self.db.connect() as conn:
-            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
-            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            if mine is None:
+                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
             words = {
                 w
                 for name, etype in mine.values()
