@@ -183,9 +183,11 @@ class NameIndex:
         self.compact: dict[str, set[str]] = {}
         self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
         self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
+        self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
+            self.kinds.setdefault(specific_type(etype), []).append(key)
             if (sound := phonetic_key(name, etype)) is not None:
                 self.sounds.setdefault(sound, set()).add(key)
             if len(written := name.split()) >= 2 and is_acronym(written[-1]):
@@ -291,9 +293,10 @@ def extension_candidates(name: str, etype: str, index: NameIndex, exclude: str =
         return set(), ""
     mine, product = match_key(name, etype), kind in PRODUCT_TYPES
     found: dict[str, str] = {}
-    for key, (other, other_type) in index.names.items():
-        if key == exclude or specific_type(other_type) != kind or is_acronym(other):
+    for key in index.kinds.get(kind, ()):
+        if key == exclude:
             continue
+        other, other_type = index.names[key]
         if (rule := extension_rule(mine, match_key(other, other_type), product)) is not None:
             found[key] = rule
     return set(found), ",".join(sorted(set(found.values())))

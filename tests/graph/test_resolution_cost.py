@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.domain.cross_document import NameIndex, absorptions, term_initials
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import fold, tokens
+from app.domain.name_matching import acronym_definitions, defined_acronyms, fold, tokens
 from app.domain.resolution import Known, resolve
 
 Nearby = dict[str, tuple[str, str]]
@@ -74,3 +74,15 @@ def test_a_final_pass_index_shared_by_its_calls_finds_what_one_index_per_call_fi
     for key in sorted(mine):
         rest = {k: v for k, v in mine.items() if k != key} | others
         assert absorptions(rest, {key: mine[key]}, set(), index) == absorptions(rest, {key: mine[key]}, set())
+
+
+def test_acronym_definitions_read_once_per_text_are_what_the_texts_say():
+    texts = [
+        "The Kessara Research Institute (KRI) opened.",
+        "No parenthesis here, KRI alone.",
+        "KRI (Kessara Research Institute)",
+    ]
+    for _ in range(2):  # the second read comes from the cache
+        assert acronym_definitions(texts) == {"KRI": "Kessara Research Institute"}
+        assert defined_acronyms(texts) == {"KRI"}
+    assert acronym_definitions(["Magnetic resonance imaging, MRI, without brackets"]) == {}
