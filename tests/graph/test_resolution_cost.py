@@ -8,6 +8,8 @@ from app.domain.cross_document import NameIndex, absorptions, term_initials
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import acronym_definitions, defined_acronyms, fold, tokens
 from app.domain.resolution import Known, resolve
+from app.repositories.resolution_ledger import ShortFormMerge
+from app.services.ingest.absorb import ambiguous_now
 
 Nearby = dict[str, tuple[str, str]]
 
@@ -86,3 +88,21 @@ def test_acronym_definitions_read_once_per_text_are_what_the_texts_say():
         assert acronym_definitions(texts) == {"KRI": "Kessara Research Institute"}
         assert defined_acronyms(texts) == {"KRI"}
     assert acronym_definitions(["Magnetic resonance imaging, MRI, without brackets"]) == {}
+
+
+def test_the_ambiguity_check_indexes_each_entity_once_and_still_finds_each_short_form():
+    names: Nearby = {
+        "ngozi okafor": ("Ngozi Okafor", "person"),
+        "chidi okafor": ("Chidi Okafor", "person"),
+        "lena marsh": ("Lena Marsh", "person"),
+    }
+    merges = [
+        ShortFormMerge(
+            1, "ngozi okafor", "okafor", "Okafor", "partial", "'Okafor' fits only 'Ngozi Okafor' (partial)", False
+        ),
+        ShortFormMerge(2, "ngozi okafor", "dr. okafor", "Dr. Okafor", "partial", "", True),
+        ShortFormMerge(3, "lena marsh", "marsh", "Marsh", "partial", "", True),  # one Marsh: stays
+        ShortFormMerge(4, "ngozi okafor", "prof. okafor", "Prof. Okafor", "partial", "alone in a document", False),
+    ]
+    found = ambiguous_now(names, merges, names)
+    assert [m.id for m in found] == [1, 2]  # 4 was joined by its own document's evidence

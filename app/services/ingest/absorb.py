@@ -68,13 +68,14 @@ def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) 
     inside its own document ("Okafor" in a text naming "Ngozi Okafor") stays: the ledger tells those apart by
     their evidence (app/domain/resolution.py)."""
     out = []
+    indexes: dict[str, NameIndex] = {}  # one per entity, not per merge: an entity may have many short forms
     for m in merges:
         if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
             continue
         target_type = targets[m.entity_key][1]
-        fits, _ = lone_word_candidates(
-            m.merged_name, target_type, NameIndex(names | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
-        )
+        if (index := indexes.get(m.entity_key)) is None:
+            index = indexes[m.entity_key] = NameIndex(names | {m.entity_key: targets[m.entity_key]})
+        fits, _ = lone_word_candidates(m.merged_name, target_type, index, exclude=m.merged_key)
         if m.entity_key in fits and len(fits) >= 2:
             out.append(m)
     return out
