@@ -301,6 +301,13 @@ entity_merge_ledger = Table(
     CheckConstraint("outcome IN ('confirmed', 'undone', 'rejected')", name="outcome"),
     Index("ix_entity_merge_ledger_project_id_entity_key", "project_id", "entity_key"),
     Index("ix_entity_merge_ledger_project_id_id", "project_id", "id"),
+    # the standing merges of a short form, read after each document (migration 0018)
+    Index(
+        "ix_entity_merge_ledger_short_forms",
+        "project_id",
+        "merged_key",
+        postgresql_where=text("rule IN ('partial', 'root') AND outcome IS NULL"),
+    ),
 )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.domain.name_matching import (
     acronym_letters,
@@ -74,6 +75,7 @@ def _person_like(entity_type: str) -> bool:
     return is_person(entity_type) or specific_type(entity_type) is None
 
 
+@lru_cache(maxsize=65536)  # asked of every name near each acronym node
 def initials_key(name: str, entity_type: str) -> str | None:
     """The key an undefined acronym of a name would have ("bis" for "Bank for International Settlements")."""
     if is_person(entity_type):
@@ -96,16 +98,17 @@ def variant_rows(name: str, entity_type: str) -> list[str]:
     return rows
 
 
-def term_initials(name: str, entity_type: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def term_initials(name: str, entity_type: str) -> frozenset[str]:
     """The keys an undefined acronym of a term of three words or more would have, capitalised or not ("mri" for
     "magnetic resonance imaging", "t2d" for "type II diabetes"), with and without its small words."""
     if is_person(entity_type) or is_acronym(name):
-        return set()
+        return frozenset()
     words = match_key(name, entity_type).split()
     if len(words) < 3:
-        return set()
+        return frozenset()
     found = {"".join(w[0] for w in words), "".join(w[0] for w in words if w not in ("of", "for", "the", "and"))}
-    return {f for f in found if len(f) >= 3}
+    return frozenset(f for f in found if len(f) >= 3)
 
 
 def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
@@ -180,9 +183,11 @@ class NameIndex:
         self.compact: dict[str, set[str]] = {}
         self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
         self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
+        self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
+            self.kinds.setdefault(specific_type(etype), []).append(key)
             if (sound := phonetic_key(name, etype)) is not None:
                 self.sounds.setdefault(sound, set()).add(key)
             if len(written := name.split()) >= 2 and is_acronym(written[-1]):
@@ -288,9 +293,10 @@ def extension_candidates(name: str, etype: str, index: NameIndex, exclude: str =
         return set(), ""
     mine, product = match_key(name, etype), kind in PRODUCT_TYPES
     found: dict[str, str] = {}
-    for key, (other, other_type) in index.names.items():
-        if key == exclude or specific_type(other_type) != kind or is_acronym(other):
+    for key in index.kinds.get(kind, ()):
+        if key == exclude:
             continue
+        other, other_type = index.names[key]
         if (rule := extension_rule(mine, match_key(other, other_type), product)) is not None:
             found[key] = rule
     return set(found), ",".join(sorted(set(found.values())))
@@ -318,11 +324,12 @@ def close_candidates(name: str, etype: str, index: NameIndex, exclude: str = "")
     return found
 
 
-def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption]:
+def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex | None = None) -> list[Absorption]:
     """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
-    of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved."""
+    of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved. `index`:
+    a NameIndex of exactly `{**nearby, **full}` when the caller has one (a final pass asks several times)."""
     everyone = {**nearby, **full}
-    index = NameIndex(everyone)
+    index = index if index is not None else NameIndex(everyone)
     out: list[Absorption] = []
     for key, (name, etype) in sorted(nearby.items()):
         if key in skip or key in full:

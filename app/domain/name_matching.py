@@ -190,6 +190,7 @@ def types_compatible(a: str, b: str) -> bool:
     return a == b or a in UNKNOWN_TYPES or b in UNKNOWN_TYPES
 
 
+@lru_cache(maxsize=4096)  # asked of every name of every index
 def specific_type(entity_type: str) -> str | None:
     """The type in lower case when it says what the entity is, None for an empty or generic one."""
     first = entity_type.split(",")[0].strip().lower()
@@ -201,6 +202,7 @@ def qualified_name(name: str, entity_type: str) -> str:
     return f"{name} ({entity_type.lower()})"
 
 
+@lru_cache(maxsize=65536)  # names are folded again by every rule and every index built over them
 def fold(text: str) -> str:
     """Case-folded, diacritics removed (letters with a stroke too: "Tromsø" → "tromso"), a possessive "'s"
     dropped, quotes dropped, punctuation to spaces, whitespace collapsed."""
@@ -223,6 +225,11 @@ def without_defined_acronym(name: str) -> tuple[str, str | None]:
 
 def tokens(name: str, entity_type: str) -> list[str]:
     """The folded words that identify the entity (see the module docstring for what is dropped)."""
+    return list(_tokens(name, entity_type))  # a new list each time: callers may change theirs
+
+
+@lru_cache(maxsize=65536)
+def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
     name = without_defined_acronym(name)[0]
     words = fold(name if is_person(entity_type) else _E_PREFIX.sub("electronic ", name)).split()
     if len(words) > 1 and words[0] == "the":
@@ -236,7 +243,7 @@ def tokens(name: str, entity_type: str) -> list[str]:
         while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
             words = words[:-1]
         words = _ordered(words, numbered=entity_type.lower() not in _PRODUCT_TYPES)
-    return words
+    return tuple(words)
 
 
 def titled(name: str) -> bool:
@@ -330,8 +337,14 @@ def _one_word_definition(word: str, short: str) -> bool:
     return all(ch in rest for ch in letters[1:])
 
 
+@lru_cache(maxsize=1024)  # both readers below go over one document's texts in turn
+def _found(pattern: re.Pattern[str], text: str) -> tuple[tuple[str, str], ...]:
+    """pattern.findall(text) for the patterns above, each of which needs a parenthesis."""
+    return tuple(pattern.findall(text)) if "(" in text else ()
+
+
 def _lower_case_definitions(text: str) -> Iterable[tuple[str, str]]:
-    for long, short in _ANY_THEN_SHORT.findall(text):
+    for long, short in _found(_ANY_THEN_SHORT, text):
         if (pair := _definition(long, short)) is not None:
             yield pair
         elif _one_word_definition(last := long.split()[-1], short):
@@ -343,8 +356,8 @@ def defined_acronyms(texts: Iterable[str]) -> set[str]:
     found: set[str] = set()
     for text in texts:
         found |= {short for short, _ in _lower_case_definitions(text or "")}
-        found |= {acronym_letters(short) for _, short in _LONG_THEN_SHORT.findall(text or "")}
-        found |= {acronym_letters(short) for short, long in _SHORT_THEN_LONG.findall(text or "")}
+        found |= {acronym_letters(short) for _, short in _found(_LONG_THEN_SHORT, text or "")}
+        found |= {acronym_letters(short) for short, long in _found(_SHORT_THEN_LONG, text or "")}
     return found
 
 
@@ -353,12 +366,12 @@ def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     Institute (KRI)" or "KRI (Kessara Research Institute)". An acronym defined two ways is left out."""
     found: dict[str, set[str]] = {}
     for text in texts:
-        for long, short in _LONG_THEN_SHORT.findall(text or ""):
+        for long, short in _found(_LONG_THEN_SHORT, text or ""):
             if (pair := _definition(long, short)) is not None:
                 found.setdefault(pair[0], set()).add(pair[1])
         for acronym, expansion in _lower_case_definitions(text or ""):
             found.setdefault(acronym, set()).add(expansion)
-        for short, long in _SHORT_THEN_LONG.findall(text or ""):
+        for short, long in _found(_SHORT_THEN_LONG, text or ""):
             if initials_match(long, short):
                 found.setdefault(acronym_letters(short), set()).add(long.strip())
     out = {}

@@ -58,6 +58,20 @@ async def entities_near(conn: AsyncConnection, project_id: str, ranges: Ranges) 
     return {k: (n, t) for k, n, t in rows.all()}
 
 
+_DOCUMENT_NODES = text("""
+SELECT e.key, e.name, e.entity_type FROM entities e
+ WHERE e.project_id = :project_id
+   AND e.key IN (SELECT s.entity_key FROM entity_sources s
+                  WHERE s.project_id = :project_id AND s.document_id = :document_id)
+""")
+
+
+async def document_nodes(conn: AsyncConnection, project_id: str, document_id: str) -> Nearby:
+    """key → (name, type) of the entities with provenance in the document, in one statement."""
+    rows = await conn.execute(_DOCUMENT_NODES, {"project_id": project_id, "document_id": document_id})
+    return {k: (n, t) for k, n, t in rows.all()}
+
+
 @dataclass(frozen=True)
 class LedgerItem:
     entity_key: str

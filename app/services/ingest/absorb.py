@@ -68,13 +68,14 @@ def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) 
     inside its own document ("Okafor" in a text naming "Ngozi Okafor") stays: the ledger tells those apart by
     their evidence (app/domain/resolution.py)."""
     out = []
+    indexes: dict[str, NameIndex] = {}  # one per entity, not per merge: an entity may have many short forms
     for m in merges:
         if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
             continue
         target_type = targets[m.entity_key][1]
-        fits, _ = lone_word_candidates(
-            m.merged_name, target_type, NameIndex(names | {m.entity_key: targets[m.entity_key]}), exclude=m.merged_key
-        )
+        if (index := indexes.get(m.entity_key)) is None:
+            index = indexes[m.entity_key] = NameIndex(names | {m.entity_key: targets[m.entity_key]})
+        fits, _ = lone_word_candidates(m.merged_name, target_type, index, exclude=m.merged_key)
         if m.entity_key in fits and len(fits) >= 2:
             out.append(m)
     return out
@@ -85,24 +86,30 @@ class Absorber:
         self.db = c.db
         self.merges = EntityMergeService(c)
 
-    async def final_pass(self, project_id: str, document_id: str) -> list[Absorption]:
-        """The absorptions the committed graph shows for the document's nodes, in either direction, without
-        pairs a user rejected and acronyms whose initials fit another entity of the project."""
+    async def nodes(self, project_id: str, document_id: str) -> Nearby:
+        """The document's entities as committed now: key → (name, type)."""
         async with self.db.connect() as conn:
-            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
-            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            return await ledger_repo.document_nodes(conn, project_id, document_id)
+
+    async def final_pass(self, project_id: str, document_id: str, mine: Nearby | None = None) -> list[Absorption]:
+        """The absorptions the committed graph shows for the document's nodes (`mine`: as `nodes` read them, else
+        read here), in either direction, without pairs a user rejected and acronyms whose initials fit another
+        entity of the project."""
+        async with self.db.connect() as conn:
+            if mine is None:
+                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
             ranges = nearby_ranges(list(mine.values()))
             near = await ledger_repo.entities_near(conn, project_id, ranges)
             others = {k: v for k, v in near.items() if k not in mine}
-            found = absorptions(mine, others, set()) + absorptions(others, mine, set())
+            index = NameIndex(others | mine)  # every call below reads the same names: indexed once
+            found = absorptions(mine, others, set(), index) + absorptions(others, mine, set(), index)
             # and between the document's own nodes: a short node of an earlier document this one's short form
             # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
             for key in sorted(mine):
                 rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
                 found += [
                     a
-                    for a in absorptions(rest, {key: mine[key]}, set())
+                    for a in absorptions(rest, {key: mine[key]}, set(), index)
                     if a.target in mine and a.rule not in ("partial", "acronym")
                 ]
             found += through_aliases(mine, others, await ledger_repo.aliases_near(conn, project_id, ranges))
@@ -140,14 +147,16 @@ class Absorber:
             out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
         return out
 
-    async def now_ambiguous(self, project_id: str, document_id: str) -> list[ShortFormMerge]:
+    async def now_ambiguous(
+        self, project_id: str, document_id: str, mine: Nearby | None = None
+    ) -> list[ShortFormMerge]:
         """Standing merges of a short form across documents that this document's names make ambiguous: "Dr.
         Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor". Had
-        the documents come in another order, the short form would have been kept apart: the caller undoes them."""
+        the documents come in another order, the short form would have been kept apart: the caller undoes them.
+        `mine`: the document's nodes when the caller read them since its last merge, else read here."""
         async with self.db.connect() as conn:
-            keys, _ = await graph_repo.keys_of_document(conn, project_id, document_id)
-            rows = await graph_repo.fetch_entities(conn, project_id, keys, with_sources=False)
-            mine: Nearby = {k: (r.name, r.entity_type) for k, r in rows.items()}
+            if mine is None:
+                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
             words = {
                 w
                 for name, etype in mine.values()

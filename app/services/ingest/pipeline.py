@@ -177,11 +177,11 @@ class DocumentPipeline:
             self.last_writers.release(touched)
         if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.absorb(
-                    project_id, document_id, await self.absorber.final_pass(project_id, document_id)
-                )
-                if self.undo_merge is not None:
-                    for merge in await self.absorber.now_ambiguous(project_id, document_id):
+                nodes = await self.absorber.nodes(project_id, document_id)
+                found = await self.absorber.final_pass(project_id, document_id, nodes)
+                merged = await self.absorber.absorb(project_id, document_id, found)
+                if self.undo_merge is not None:  # the nodes read again only when the pass merged some away
+                    for merge in await self.absorber.now_ambiguous(project_id, document_id, None if merged else nodes):
                         await self.undo_merge(project_id, merge)
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:

@@ -1,0 +1,108 @@
+"""What makes resolution cheaper must not change what it decides (pure): the name caches hold only what a name
+alone determines, so nothing of one project reaches another's decisions, and a final pass's shared name index
+finds what an index per call found."""
+
+from __future__ import annotations
+
+from app.domain.cross_document import NameIndex, absorptions, term_initials
+from app.domain.document_names import DocumentNames
+from app.domain.name_matching import acronym_definitions, defined_acronyms, fold, tokens
+from app.domain.resolution import Known, resolve
+from app.repositories.resolution_ledger import ShortFormMerge
+from app.services.ingest.absorb import ambiguous_now
+
+Nearby = dict[str, tuple[str, str]]
+
+
+def _doc(name: str, etype: str) -> DocumentNames:
+    doc = DocumentNames()
+    doc.add(name.casefold(), name, etype)
+    return doc
+
+
+def _target(name: str, etype: str, nearby: Nearby) -> str:
+    types = {k: t for k, (_, t) in nearby.items()}
+    return resolve(_doc(name, etype), Known(entity_types=types, nearby=nearby), {}, "auto").target(name.casefold())
+
+
+def test_a_cached_token_list_handed_out_is_the_callers_own():
+    words = tokens("Dr. Amara Velasquez-Obi", "person")
+    words.append("changed")
+    words[0] = "x"
+    assert tokens("Dr. Amara Velasquez-Obi", "person") == ["amara", "velasquez", "obi"]
+    assert fold("Ærøskøbing Ferry Co.") == fold("Ærøskøbing Ferry Co.") == "aeroskobing ferry co"
+    assert isinstance(term_initials("Magnetic Resonance Imaging", "technology"), frozenset)
+
+
+def test_what_one_project_holds_never_reaches_another_projects_decision():
+    one: Nearby = {"teodora vasquez": ("Teodora Vasquez", "person")}
+    two: Nearby = one | {"ramon vasquez": ("Ramon Vasquez", "person")}
+    # the same short form, asked in turn of a project with one bearer and of one with two: each answer is the one
+    # a fresh process gives (the caches are warm with the other project's names by the second ask)
+    assert _target("Dr. Vasquez", "person", one) == "teodora vasquez"
+    assert _target("Dr. Vasquez", "person", two) == "dr. vasquez"
+    assert _target("Dr. Vasquez", "person", one) == "teodora vasquez"
+    assert _target("Dr. Vasquez", "person", {}) == "dr. vasquez"
+
+
+def _mixed() -> tuple[Nearby, Nearby]:
+    mine: Nearby = {
+        "kellerman dredging works": ("Kellerman Dredging Works", "organization"),
+        "north atlantic salvage board": ("North Atlantic Salvage Board", "organization"),
+        "ilse brandauer": ("Ilse Brandauer", "person"),
+        "nasb": ("NASB", "organization"),
+        "tarvik 3": ("Tarvik 3", "product"),
+    }
+    others: Nearby = {
+        "kellerman": ("Kellerman", "organization"),
+        "brandauer": ("Brandauer", "person"),
+        "n.a.s.b.": ("N.A.S.B.", "organization"),
+        "oskar brandauer": ("Oskar Brandauer", "person"),
+        "halden tarvik 3": ("Halden Tarvik 3", "product"),
+        "quorra systems": ("Quorra Systems", "organization"),
+    }
+    return mine, others
+
+
+def test_a_final_pass_index_shared_by_its_calls_finds_what_one_index_per_call_finds():
+    mine, others = _mixed()
+    index = NameIndex(others | mine)
+    assert absorptions(mine, others, set(), index) == absorptions(mine, others, set())
+    assert absorptions(others, mine, set(), index) == absorptions(others, mine, set())
+    found = absorptions(mine, others, set())
+    assert {(a.key, a.rule) for a in found} == {("kellerman", "root"), ("n.a.s.b.", "acronym")}
+    assert [(a.key, a.rule) for a in absorptions(others, mine, set(), index)] == [("tarvik 3", "maker")]
+    assert "brandauer" not in {a.key for a in found}  # two Brandauers: ambiguous either way
+    for key in sorted(mine):
+        rest = {k: v for k, v in mine.items() if k != key} | others
+        assert absorptions(rest, {key: mine[key]}, set(), index) == absorptions(rest, {key: mine[key]}, set())
+
+
+def test_acronym_definitions_read_once_per_text_are_what_the_texts_say():
+    texts = [
+        "The Kessara Research Institute (KRI) opened.",
+        "No parenthesis here, KRI alone.",
+        "KRI (Kessara Research Institute)",
+    ]
+    for _ in range(2):  # the second read comes from the cache
+        assert acronym_definitions(texts) == {"KRI": "Kessara Research Institute"}
+        assert defined_acronyms(texts) == {"KRI"}
+    assert acronym_definitions(["Magnetic resonance imaging, MRI, without brackets"]) == {}
+
+
+def test_the_ambiguity_check_indexes_each_entity_once_and_still_finds_each_short_form():
+    names: Nearby = {
+        "ngozi okafor": ("Ngozi Okafor", "person"),
+        "chidi okafor": ("Chidi Okafor", "person"),
+        "lena marsh": ("Lena Marsh", "person"),
+    }
+    merges = [
+        ShortFormMerge(
+            1, "ngozi okafor", "okafor", "Okafor", "partial", "'Okafor' fits only 'Ngozi Okafor' (partial)", False
+        ),
+        ShortFormMerge(2, "ngozi okafor", "dr. okafor", "Dr. Okafor", "partial", "", True),
+        ShortFormMerge(3, "lena marsh", "marsh", "Marsh", "partial", "", True),  # one Marsh: stays
+        ShortFormMerge(4, "ngozi okafor", "prof. okafor", "Prof. Okafor", "partial", "alone in a document", False),
+    ]
+    found = ambiguous_now(names, merges, names)
+    assert [m.id for m in found] == [1, 2]  # 4 was joined by its own document's evidence
