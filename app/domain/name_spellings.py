@@ -5,7 +5,11 @@ Two names are spelling variants when they have as many words (a person's given n
 joined: "al-Rashid" is "Alrashid"; a place's words joined) and every pair of words that differ (each of at least
 four letters) has the same phonetic key (Metaphone, from `jellyfish`, after folding the letters transliteration
 systems swap: q/k, kh/k, gh/g, w/v, ou/u, y/i, an initial y before a vowel) and stays close letter by letter
-(Jaro-Winkler ≥ 0.8). A given name ending in "a" beside one that does not ("Maria" / "Mario") names another person.
+(Jaro-Winkler ≥ 0.8). A given name ending in "a" beside one that does not ("Maria" / "Mario") names another person,
+and so does a given name one written vowel away ("Frances" / "Francis", "Marian" / "Marion", "Karin" / "Karen",
+"Ernest" / "Ernst"): Latin-script given names are a stock of names that often differ by one vowel, while a
+transliteration of one name differs in more places or in the letters systems swap ("Muhammad" / "Mohammed",
+"Qassim" / "Kassem", "Yuri" / "Iouri"). One-vowel transliterations ("Ahmad" / "Ahmed") are left to the LLM judge.
 Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge.
 
 Only people and places: a product's or an organisation's spelling is its own. Across documents the candidates
@@ -33,6 +37,7 @@ _SWAPS += [("ae", "a"), ("oe", "o"), ("ue", "u")]
 _INITIAL_Y = re.compile(r"^y(?=[aeiou])")  # "Yevgeny" / "Evgeny", "Yuri" / "Iouri": a glide before the vowel
 _INNER_Y = re.compile(r"(?<=.)y")  # "Dostoyevsky" / "Dostoevsky", "Nizhny" / "Nizhni": a vowel inside a word
 _LETTERS = re.compile(r"[^a-z]")
+_VOWELS = frozenset("aeiou")
 
 
 def _kind(entity_type: str) -> str | None:
@@ -79,12 +84,26 @@ def phonetic_key(name: str, entity_type: str) -> str | None:
     return f"{kind} " + " ".join(_code(w) if len(w) >= _MIN_LETTERS else w for w in words)
 
 
+def _one_vowel_apart(a: str, b: str) -> bool:
+    """One written vowel swapped, added or dropped: "frances" / "francis", "ernest" / "ernst"."""
+    if len(a) == len(b):
+        diffs = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        return len(diffs) == 1 and diffs[0][0] in _VOWELS and diffs[0][1] in _VOWELS
+    short, long = sorted((a, b), key=len)
+    if len(long) != len(short) + 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return long[i] in _VOWELS and long[:i] + long[i + 1 :] == short
+
+
 def _same_word(a: str, b: str, *, given_name: bool) -> bool:
     if a == b:
         return True
     if min(len(a), len(b)) < _MIN_LETTERS or _code(a) != _code(b):
         return False
     if given_name and (a[-1] == "a") != (b[-1] == "a"):  # "Maria" / "Mario": another person
+        return False
+    if given_name and _one_vowel_apart(a, b):  # "Frances" / "Francis": another given name
         return False
     return jellyfish.jaro_winkler_similarity(_plain(a), _plain(b)) >= _CLOSE
 
