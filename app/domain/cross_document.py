@@ -24,6 +24,7 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
+from app.domain.name_designations import designated_core
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
 from app.domain.name_variants import (
@@ -128,6 +129,8 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
         if (initials := initials_key(name, etype)) is not None:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)
+        if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
+            exact.add(core)
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -180,6 +183,7 @@ class NameIndex:
         self.compact: dict[str, set[str]] = {}
         self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
         self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
+        self.cores: dict[str, set[str]] = {}  # "malta" → "republic of malta" (app/domain/name_designations.py)
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
@@ -195,11 +199,16 @@ class NameIndex:
                     self.roots.setdefault(root, set()).add(key)
                 if (compact := compact_key(match_key(name, etype))) is not None:
                     self.compact.setdefault(compact, set()).add(key)
+                if (core := designated_core(name, etype)) is not None:
+                    self.cores.setdefault(core, set()).add(key)
 
 
 def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
     """Entities a root or surname written alone may stand for: people whose surname it is (a person's or an
-    untyped name), things of a compatible type whose first word it is. (keys, rule)."""
+    untyped name), things of a compatible type whose first word it is, the designated place a place's short name
+    is ("Malta" → "Republic of Malta"). (keys, rule)."""
+    if designated := designated_candidates(name, etype, index, exclude):
+        return designated, "designation"
     word = lone_word(name, etype)
     if word is None:
         return set(), ""
@@ -216,6 +225,14 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
             and proper_root(name, index.names[key][0])
         }
     return people | things, "partial" if people else "root"
+
+
+def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """The designated places a place's short name may stand for ("Malta" → "Republic of Malta")."""
+    if designated_core(name, etype) is not None or not capitalised_name(name):
+        return set()
+    cores = index.cores.get(match_key(name, etype), set()) - {exclude}
+    return {k for k in cores if types_compatible(etype, index.names[k][1])}
 
 
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:

@@ -10,6 +10,10 @@ and so does a given name one written vowel away ("Frances" / "Francis", "Marian"
 "Ernest" / "Ernst"): Latin-script given names are a stock of names that often differ by one vowel, while a
 transliteration of one name differs in more places or in the letters systems swap ("Muhammad" / "Mohammed",
 "Qassim" / "Kassem", "Yuri" / "Iouri"). One-vowel transliterations ("Ahmad" / "Ahmed") are left to the LLM judge.
+A given name spelt otherwise beside the rest of the name spelt the same ("Catherine Garrity" / "Katherine Garrity")
+is not taken for a transliteration either (two people of one family may bear two spellings of one given name),
+unless the given names differ by a mark of romanisation English spelling does not make: an initial "Y" before a
+vowel ("Yevgeny" / "Evgeny"), "iou", "kh", "q", a final "iy" ("Dmitriy" / "Dmitri").
 Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge.
 
 Only people and places: a product's or an organisation's spelling is its own. Across documents the candidates
@@ -38,6 +42,7 @@ _INITIAL_Y = re.compile(r"^y(?=[aeiou])")  # "Yevgeny" / "Evgeny", "Yuri" / "Iou
 _INNER_Y = re.compile(r"(?<=.)y")  # "Dostoyevsky" / "Dostoevsky", "Nizhny" / "Nizhni": a vowel inside a word
 _LETTERS = re.compile(r"[^a-z]")
 _VOWELS = frozenset("aeiou")
+_ROMANISED = (re.compile(r"^y[aeiou]"), re.compile("iou"), re.compile("kh"), re.compile("q"), re.compile("iy$"))
 
 
 def _kind(entity_type: str) -> str | None:
@@ -116,9 +121,22 @@ def spelling_variant(a: str, a_type: str, b: str, b_type: str) -> bool:
     wa, wb = _words(a, kind), _words(b, kind)
     if not wa or not wb or len(wa) != len(wb) or wa == wb:
         return False
+    if kind == "person" and wa[0] != wb[0] and family_spelt_alike(a, b) and not romanised_apart(wa[0], wb[0]):
+        return False  # two relatives, maybe
     return all(
         _same_word(x, y, given_name=kind == "person" and i == 0) for i, (x, y) in enumerate(zip(wa, wb, strict=True))
     )
+
+
+def family_spelt_alike(a: str, b: str) -> bool:
+    """The words after a person's given name are written the same way ("al-Rashid" is not "Alrashid")."""
+    return tokens(a, "person")[1:] == tokens(b, "person")[1:]
+
+
+def romanised_apart(a: str, b: str) -> bool:
+    """The two given names differ by a mark of romanisation (module docstring): "Yuriy" / "Yuri", "Qasim" / "Kasim"."""
+    a, b = fold(a), fold(b)
+    return any(bool(mark.search(a)) != bool(mark.search(b)) for mark in _ROMANISED)
 
 
 def same_given_name(a: str, b: str) -> bool:

@@ -13,14 +13,16 @@ from app.domain.resolution import MATCH_INDEX, Known, index_lookups, resolve
 # Not the blind alias world's names: common romanisations of well-known names and places.
 SAME = [
     ("Pyotr Tchaikovsky", "Pyotr Chaikovsky", "person"),
-    ("Yelena Ostrovskaya", "Elena Ostrovskaya", "person"),
+    ("Yelena Ostrovskaya", "Elena Ostrovskaia", "person"),
+    ("Yevdokia Ostrovskaya", "Evdokia Ostrovskaya", "person"),  # the surname alike, but "Y" before a vowel: romanised
+    ("Arkhip Tarawneh", "Arkip Tarawneh", "person"),
     ("Fyodor Dostoyevsky", "Fyodor Dostoevsky", "person"),
     ("Mikhail Gorbachev", "Mikhail Gorbachov", "person"),
     ("Muammar Gaddafi", "Muammar Qaddafi", "person"),
     ("Lev Tolstoy", "Lev Tolstoi", "person"),
     ("Mohammed El-Baradei", "Mohamed Elbaradei", "person"),
-    ("Muhammad Tarawneh", "Mohammed Tarawneh", "person"),  # vowels in two places: a transliteration
-    ("Qassim Tarawneh", "Kassem Tarawneh", "person"),  # one vowel and a swapped consonant
+    ("Muhammad Tarawneh", "Mohammed Tarawna", "person"),  # vowels in two places: a transliteration
+    ("Qassim Tarawneh", "Kassem Tarawna", "person"),  # one vowel and a swapped consonant
     ("Odessa", "Odesa", "location"),
     ("Düsseldorf", "Duesseldorf", "location"),
     ("Köln", "Koeln", "location"),
@@ -34,7 +36,10 @@ APART = [
     ("Karin Lindqvist", "Karen Lindqvist", "person"),  # one written vowel apart: another given name
     ("Tamsin Rourke", "Tamsen Rourke", "person"),
     ("Ernst Vollmer", "Ernest Vollmer", "person"),  # a vowel added
-    ("Hussein Tarawneh", "Hussain Tarawneh", "person"),  # the cost: one-vowel transliterations go to the judge
+    ("Hussein Tarawneh", "Hussain Tarawna", "person"),  # the cost: one-vowel transliterations go to the judge
+    ("Caitrin Oyelaran", "Caitryn Oyelaran", "person"),  # the surname spelt alike: maybe two relatives
+    ("Cathlin Oyelaran", "Kathlin Oyelaran", "person"),
+    ("Dmitry Tarawneh", "Dmitri Tarawneh", "person"),  # the cost: no mark of romanisation tells them from English
     ("Wang Li", "Wang Lei", "person"),  # too short to tell a spelling from another name
     ("Iran", "Iraq", "location"),
     ("Austria", "Australia", "location"),
@@ -98,8 +103,8 @@ def test_two_entities_of_one_phonetic_key_fill_two_slots_and_a_third_name_picks_
     assert sorted(rows.values()) == ["maria rossi", "mario rossi"] and len(set(rows)) == 2
     assert phonetic_index({"maria rossi": maria}, rows, MATCH_INDEX) == {}  # held already: nothing new
     known = Known(entity_types={"maria rossi": "person", "mario rossi": "person"}, aliases=rows)
-    decisions = resolve(doc_of(("Mariya Rossi", "person")), known, {}, "auto").decisions
-    assert decisions["mariya rossi"].target == "maria rossi"
+    decisions = resolve(doc_of(("Mariya Rossie", "person")), known, {}, "auto").decisions
+    assert decisions["mariya rossie"].target == "maria rossi"
 
 
 def test_two_fitting_entities_are_ambiguous_and_nothing_merges():

@@ -1,0 +1,87 @@
+"""A country's short name and its designation (pure): "<form of government> of X" / "X", and the look-alikes that
+stay apart. Invented states (Ruritania, Freedonia, ...): none is in the holdout world's data."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.cross_document import absorptions, nearby_ranges
+from app.domain.document_names import DocumentNames
+from app.domain.name_designations import designated_core
+from app.domain.resolution import Known, resolve
+
+PLACE = "location"
+
+
+@pytest.mark.parametrize(
+    ("name", "core"),
+    [
+        ("Republic of Ruritania", "ruritania"),
+        ("Grand Duchy of Freedonia", "freedonia"),
+        ("Federal Democratic Republic of Latveria", "latveria"),
+        ("Kingdom of the Lower Marches", "lower marches"),
+        ("Republic of the Union of Elbonia", "elbonia"),  # a designation inside a designation
+        ("Principality of Genovia", "genovia"),
+    ],
+)
+def test_a_place_written_with_its_form_of_government_has_a_core(name, core):
+    assert designated_core(name, PLACE) == core
+
+
+@pytest.mark.parametrize(
+    ("name", "etype"),
+    [
+        ("City of Ruritania", PLACE),  # a city, a port, an island group: another place than the one after "of"
+        ("Port of Freedonia", PLACE),
+        ("Islands of the Latveria Sea", PLACE),
+        ("University of Ruritania", PLACE),
+        ("Republic of Ruritania", "organization"),  # only places
+        ("Ruritania", PLACE),
+        ("republic of ruritania", PLACE),  # a common-noun phrase, not a name
+        ("Republic of Bo", PLACE),  # too short to be a state's name
+    ],
+)
+def test_other_names_with_of_have_no_core(name, etype):
+    assert designated_core(name, etype) is None
+
+
+def doc_of(*names: tuple[str, str]) -> DocumentNames:
+    doc = DocumentNames()
+    for name, etype in names:
+        doc.add(name.casefold(), name, etype)
+    return doc
+
+
+def target(name: str, nearby: dict[str, tuple[str, str]]) -> str:
+    known = Known(entity_types={k: t for k, (_, t) in nearby.items()}, nearby=nearby)
+    return resolve(doc_of((name, PLACE)), known, {}, "auto").target(name.casefold())
+
+
+def test_the_short_name_reaches_the_one_designated_place():
+    assert "ruritania" in nearby_ranges([("Republic of Ruritania", PLACE)]).exact  # the other order reads it
+    held = {"republic of ruritania": ("Republic of Ruritania", PLACE)}
+    assert target("Ruritania", held) == "republic of ruritania"
+    held["grand duchy of the west marches"] = ("Grand Duchy of the West Marches", PLACE)
+    assert target("West Marches", held) == "grand duchy of the west marches"
+
+
+def test_look_alikes_stay_apart():
+    held = {
+        "republic of the elbonia": ("Republic of the Elbonia", PLACE),
+        "democratic republic of the elbonia": ("Democratic Republic of the Elbonia", PLACE),
+        "republic of lower freedonia": ("Republic of Lower Freedonia", PLACE),
+        "kingdom of freedonian": ("Kingdom of Freedonian", PLACE),
+    }
+    assert target("Elbonia", held) == "elbonia"  # two states of that core: ambiguous
+    assert target("Freedonia", held) == "freedonia"  # "Lower Freedonia", "Freedonian": other names
+    assert target("Democratic Republic of the Elbonia", {k: held[k] for k in list(held)[:1]}) == (
+        "democratic republic of the elbonia"  # two designations of one core are two states
+    )
+
+
+def test_an_earlier_short_node_is_absorbed_by_the_designated_place():
+    full = {"republic of ruritania": ("Republic of Ruritania", PLACE)}
+    (absorbed,) = absorptions(full, {"ruritania": ("Ruritania", PLACE)}, set())
+    assert (absorbed.key, absorbed.target, absorbed.rule) == ("ruritania", "republic of ruritania", "designation")
+    two = {**full, "democratic republic of ruritania": ("Democratic Republic of Ruritania", PLACE)}
+    assert absorptions(two, {"ruritania": ("Ruritania", PLACE)}, set()) == []
