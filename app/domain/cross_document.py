@@ -24,7 +24,13 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
-from app.domain.name_designations import designated_core
+from app.domain.name_designations import (
+    designated_core,
+    dotted_initials,
+    truncated_letters,
+    truncates,
+    truncations,
+)
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
 from app.domain.name_variants import (
@@ -131,6 +137,11 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
         exact |= term_initials(name, etype)
         if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
             exact.add(core)
+        if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
+            prefixes.add(letters)
+        exact.update(truncations(name, etype))  # and the other way: "Colorado" reads "colo."
+        if (dotted := dotted_initials(name, etype)) is not None:  # "North Carolina" reads "n.c."
+            exact.add(dotted)
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -228,7 +239,14 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
 
 
 def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
-    """The designated places a place's short name may stand for ("Malta" → "Republic of Malta")."""
+    """The designated places a place's short name may stand for ("Malta" → "Republic of Malta"), or the places
+    a name cut short may ("Colo." → "Colorado")."""
+    if truncated_letters(name, etype) is not None:
+        return {
+            k
+            for k, (other, other_type) in index.names.items()
+            if k != exclude and types_compatible(etype, other_type) and truncates(name, other, other_type)
+        }
     if designated_core(name, etype) is not None or not capitalised_name(name):
         return set()
     cores = index.cores.get(match_key(name, etype), set()) - {exclude}
@@ -348,6 +366,7 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
             letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
             terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
             fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
+            fits |= {k for k, (n, t) in everyone.items() if k != key and dotted_initials(n, t) == key}  # "n.c."
             fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
             fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
@@ -367,8 +386,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str]) -> list[Absorption
         if len(fits) != 1:
             continue
         (target,) = fits
-        if target not in full or len(tokens(full[target][0], full[target][1])) < 2:
-            continue
+        if target not in full or (len(tokens(full[target][0], full[target][1])) < 2 and rule != "designation"):
+            continue  # a one-word name is no full name, unless the short node is it cut short ("Colo.")
         target_name = full[target][0]
         out.append(Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name))))
     return out

@@ -85,3 +85,28 @@ def test_an_earlier_short_node_is_absorbed_by_the_designated_place():
     assert (absorbed.key, absorbed.target, absorbed.rule) == ("ruritania", "republic of ruritania", "designation")
     two = {**full, "democratic republic of ruritania": ("Democratic Republic of Ruritania", PLACE)}
     assert absorptions(two, {"ruritania": ("Ruritania", PLACE)}, set()) == []
+
+
+def test_a_place_cut_short_reaches_the_one_place_it_starts():
+    ranges = nearby_ranges([("Ruritania", PLACE)])
+    assert "rurit." in ranges.exact and "ruri" in nearby_ranges([("Ruri.", PLACE)]).prefixes
+    held = {"ruritania": ("Ruritania", PLACE), "freedonia": ("Freedonia", PLACE)}
+    assert target("Rurit.", held) == "ruritania"
+    (absorbed,) = absorptions({"freedonia": held["freedonia"]}, {"freed.": ("Freed.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("freed.", "freedonia")
+
+
+def test_a_cut_short_name_fitting_two_places_or_too_short_stays_apart():
+    held = {"ruritania": ("Ruritania", PLACE), "rurik": ("Rurik", PLACE), "mtorva": ("Mtorva", PLACE)}
+    assert target("Rur.", held) == "rur."  # Ruritania or Rurik
+    assert target("Mt.", held) == "mt."  # "Mt." is a word of its own (Mount)
+    assert target("Rurit.", {"ruritania": ("Ruritania", "organization")}) == "rurit."  # only places
+
+
+def test_a_dotted_initials_node_is_absorbed_by_the_one_place_of_those_initials():
+    assert "w.m." in nearby_ranges([("West Marches", PLACE)]).exact
+    full = {"west marches": ("West Marches", PLACE)}
+    (absorbed,) = absorptions(full, {"w.m.": ("W.M.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("w.m.", "west marches")
+    assert absorptions(full, {"w.m.": ("W.M.", PLACE), "wide moor": ("Wide Moor", PLACE)}, set()) == []
+    assert absorptions(full, {"wm": ("WM", PLACE)}, set()) == []  # two letters without periods: a word of its own
