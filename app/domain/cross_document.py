@@ -14,6 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.domain.name_designations import (
+    designated_core,
+    dotted_initials,
+    truncated_letters,
+    truncates,
+    truncations,
+)
 from app.domain.name_matching import (
     acronym_letters,
     fold,
@@ -23,13 +30,6 @@ from app.domain.name_matching import (
     specific_type,
     tokens,
     types_compatible,
-)
-from app.domain.name_designations import (
-    designated_core,
-    dotted_initials,
-    truncated_letters,
-    truncates,
-    truncations,
 )
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
 from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
