@@ -9,7 +9,8 @@ designations of one core ("Republic of the Congo" / "Democratic Republic of the 
 resolver accepts it only when exactly one designated place of the project has that core.
 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
-project whose one-word name starts with those letters (three or more: "Mt.", "St." are words of their own).
+project whose one-word name starts with those letters (three to five, and three letters cut at least: "Mt.",
+"St." are words of their own, "Niger." is no cut of "Nigeria").
 Its initials written with periods ("N.C." / "North Carolina") are one too, even for two words: the periods say
 each letter is a word cut short, unlike "US" or "EU", which are words of their own.
 """
@@ -27,7 +28,7 @@ _FORMS = frozenset(
     {"republic", "kingdom", "state", "commonwealth", "federation", "principality", "sultanate", "emirate", "duchy"}
     | {"confederation", "union", "dominion", "realm"}
 )
-_TRUNCATED = re.compile(r"^([A-Z][a-z]{2,})\.$")  # "Colo.", "Calif."
+_TRUNCATED = re.compile(r"^([A-Z][a-z]{2,4})\.$")  # "Colo.", "Calif.": as the extraction parser keeps them
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
 
 
@@ -62,7 +63,7 @@ def truncations(name: str, entity_type: str) -> list[str]:
     words = match_key(name, entity_type).split()
     if specific_type(entity_type) not in PLACE_TYPES or len(words) != 1 or not words[0].isalpha():
         return []
-    return [words[0][:i] + "." for i in range(3, len(words[0]))]
+    return [words[0][:i] + "." for i in range(3, len(words[0]) - 2)]  # three letters cut at least: not "Niger."
 
 
 def truncates(short: str, full: str, full_type: str) -> bool:

@@ -14,7 +14,9 @@ A given name spelt otherwise beside the rest of the name spelt the same ("Cather
 is not taken for a transliteration either (two people of one family may bear two spellings of one given name),
 unless the given names differ by a mark of romanisation English spelling does not make: an initial "Y" before a
 vowel ("Yevgeny" / "Evgeny"), "iou", "kh", "q", a final "iy" ("Dmitriy" / "Dmitri").
-Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge.
+Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge, and nor is
+a word that goes on from the other by two letters or more ("Niger" / "Nigeria", "Georg" / "Georgia"): a name
+derived from it, not a spelling of it.
 
 Only people and places: a product's or an organisation's spelling is its own. Across documents the candidates
 come from phonetic index rows (`phonetic_slots`): each new entity is recorded under its phonetic key in the first
@@ -109,6 +111,8 @@ def _same_word(a: str, b: str, *, given_name: bool) -> bool:
     if given_name and (a[-1] == "a") != (b[-1] == "a"):  # "Maria" / "Mario": another person
         return False
     if given_name and _one_vowel_apart(a, b):  # "Frances" / "Francis": another given name
+        return False
+    if (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) >= 2:  # "Niger" / "Nigeria": a derived name
         return False
     return jellyfish.jaro_winkler_similarity(_plain(a), _plain(b)) >= _CLOSE
 

@@ -97,8 +97,9 @@ def test_a_place_cut_short_reaches_the_one_place_it_starts():
 
 
 def test_a_cut_short_name_fitting_two_places_or_too_short_stays_apart():
-    held = {"ruritania": ("Ruritania", PLACE), "rurik": ("Rurik", PLACE), "mtorva": ("Mtorva", PLACE)}
-    assert target("Rur.", held) == "rur."  # Ruritania or Rurik
+    held = {"ruritania": ("Ruritania", PLACE), "rurovia": ("Rurovia", PLACE), "mtorva": ("Mtorva", PLACE)}
+    assert target("Rur.", held) == "rur."  # Ruritania or Rurovia
+    assert target("Rurov.", held) == "rurov."  # two letters cut: another name ("Niger" / "Nigeria")
     assert target("Mt.", held) == "mt."  # "Mt." is a word of its own (Mount)
     assert target("Rurit.", {"ruritania": ("Ruritania", "organization")}) == "rurit."  # only places
 

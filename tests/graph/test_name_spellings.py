@@ -42,6 +42,8 @@ APART = [
     ("Dmitry Tarawneh", "Dmitri Tarawneh", "person"),  # the cost: no mark of romanisation tells them from English
     ("Wang Li", "Wang Lei", "person"),  # too short to tell a spelling from another name
     ("Iran", "Iraq", "location"),
+    ("Elbon", "Elbonia", "location"),  # a name derived from the other ("Niger" / "Nigeria"), not a spelling
+    ("Freedon", "Freedonian", "location"),
     ("Austria", "Australia", "location"),
     ("Slovakia", "Slovenia", "location"),
     ("Gambia", "Zambia", "location"),
