@@ -6,7 +6,9 @@ and its core ("netherlands") is the name the same state goes by alone. The forms
 state (republic, kingdom, state, principality, ...): "City of London", "Port of Varga" or "University of Malta"
 name something else than the place after "of". Only the short name joins the designated one, never two
 designations of one core ("Republic of the Congo" / "Democratic Republic of the Congo" are two states), and the
-resolver accepts it only when exactly one designated place of the project has that core.
+resolver accepts it only when exactly one designated place of the project has that core. A designation that
+says "Democratic" or "People's" is left out: those words mark one of two states sharing a name ("Democratic
+People's Republic of Korea" beside the "Republic of Korea", the two Congos), so the name alone may be the other.
 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
 project whose one-word name starts with those letters (three to five, and three letters cut at least: "Mt.",
@@ -29,6 +31,7 @@ _FORMS = frozenset(
     | {"confederation", "union", "dominion", "realm"}
 )
 _TRUNCATED = re.compile(r"^([A-Z][a-z]{2,4})\.$")  # "Colo.", "Calif.": as the extraction parser keeps them
+_DIVIDED = frozenset({"democratic", "people", "peoples"})  # one of two states of a name
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
 
 
@@ -40,7 +43,7 @@ def designated_core(name: str, entity_type: str) -> str | None:
     words = match_key(name, entity_type).split()
     while "of" in words[1:]:
         at = words.index("of", 1)
-        if words[at - 1] not in _FORMS:
+        if words[at - 1] not in _FORMS or _DIVIDED & set(words[:at]):
             return None
         words = words[at + 1 :]
         if words[:1] == ["the"]:

@@ -41,7 +41,11 @@ async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, star
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Republic of the Elbonia", "Democratic Republic of the Elbonia"), ("Freedonia", "Lower Freedonia")],
+    [
+        ("Republic of the Elbonia", "Democratic Republic of the Elbonia"),
+        ("Elbonia", "Democratic Republic of Elbonia"),
+        ("Freedonia", "Lower Freedonia"),
+    ],
 )
 async def test_look_alike_places_stay_two(make_settings, start_app, fake_llm, a, b):
     app = await start_app(make_settings())
