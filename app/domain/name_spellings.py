@@ -13,7 +13,7 @@ transliteration of one name differs in more places or in the letters systems swa
 A given name spelt otherwise beside the rest of the name spelt the same ("Catherine Garrity" / "Katherine Garrity")
 is not taken for a transliteration either (two people of one family may bear two spellings of one given name),
 unless the given names differ by a mark of romanisation English spelling does not make: an initial "Y" before a
-vowel ("Yevgeny" / "Evgeny"), "iou", "kh", "q", a final "iy" ("Dmitriy" / "Dmitri").
+vowel ("Yevgeny" / "Evgeny"), "iou", "kh", "q", a final "iy" ("Dmitriy" / "Dmitri"), "ks" for "x".
 Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge, and nor is
 a word that goes on from the other by two letters or more ("Niger" / "Nigeria", "Georg" / "Georgia"): a name
 derived from it, not a spelling of it.
@@ -44,7 +44,7 @@ _INITIAL_Y = re.compile(r"^y(?=[aeiou])")  # "Yevgeny" / "Evgeny", "Yuri" / "Iou
 _INNER_Y = re.compile(r"(?<=.)y")  # "Dostoyevsky" / "Dostoevsky", "Nizhny" / "Nizhni": a vowel inside a word
 _LETTERS = re.compile(r"[^a-z]")
 _VOWELS = frozenset("aeiou")
-_ROMANISED = (re.compile(r"^y[aeiou]"), re.compile("iou"), re.compile("kh"), re.compile("q"), re.compile("iy$"))
+_ROMANISED = tuple(re.compile(p) for p in (r"^y[aeiou]", "iou", "kh", "q", "iy$", "ks"))
 
 
 def _kind(entity_type: str) -> str | None:
@@ -110,8 +110,8 @@ def _same_word(a: str, b: str, *, given_name: bool) -> bool:
         return False
     if given_name and (a[-1] == "a") != (b[-1] == "a"):  # "Maria" / "Mario": another person
         return False
-    if given_name and _one_vowel_apart(a, b):  # "Frances" / "Francis": another given name
-        return False
+    if given_name and any(_one_vowel_apart(x, y) for x, y in ((a, b), (a.replace("x", "ks"), b.replace("x", "ks")))):
+        return False  # "Frances" / "Francis", "Aleksandr" / "Alexander": another given name
     if (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) >= 2:  # "Niger" / "Nigeria": a derived name
         return False
     return jellyfish.jaro_winkler_similarity(_plain(a), _plain(b)) >= _CLOSE

@@ -16,6 +16,7 @@ SAME = [
     ("Yelena Ostrovskaya", "Elena Ostrovskaia", "person"),
     ("Yevdokia Ostrovskaya", "Evdokia Ostrovskaya", "person"),  # the surname alike, but "Y" before a vowel: romanised
     ("Arkhip Tarawneh", "Arkip Tarawneh", "person"),
+    ("Aleksei Tarawneh", "Alexei Tarawneh", "person"),  # "ks" for "x"
     ("Fyodor Dostoyevsky", "Fyodor Dostoevsky", "person"),
     ("Mikhail Gorbachev", "Mikhail Gorbachov", "person"),
     ("Muammar Gaddafi", "Muammar Qaddafi", "person"),
@@ -36,6 +37,7 @@ APART = [
     ("Karin Lindqvist", "Karen Lindqvist", "person"),  # one written vowel apart: another given name
     ("Tamsin Rourke", "Tamsen Rourke", "person"),
     ("Ernst Vollmer", "Ernest Vollmer", "person"),  # a vowel added
+    ("Oleksandr Tarawneh", "Olexander Tarawneh", "person"),  # a vowel added, once "x" is read "ks"
     ("Hussein Tarawneh", "Hussain Tarawna", "person"),  # the cost: one-vowel transliterations go to the judge
     ("Caitrin Oyelaran", "Caitryn Oyelaran", "person"),  # the surname spelt alike: maybe two relatives
     ("Cathlin Oyelaran", "Kathlin Oyelaran", "person"),
