@@ -50,3 +50,15 @@ async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, star
 async def test_look_alike_places_stay_two(make_settings, start_app, fake_llm, a, b):
     app = await start_app(make_settings())
     assert await _keys(app, fake_llm, a, b, 1) == {a.casefold(), b.casefold()}
+
+
+async def test_a_dotted_node_named_again_beside_its_place_joins_it(make_settings, start_app, fake_llm):
+    app = await start_app(make_settings())
+    records = {"first doc": _doc("W.M.", "first doc"), "second doc": [*_doc("West Marches", "second doc")]}
+    records["second doc"].append(entity_line("W.M.", "location", "W.M. is named again in the second doc."))
+    install(fake_llm, records)
+    for marker in ("first doc", "second doc"):
+        [doc] = await ingest(app, [marker])
+        assert doc["status"] == "processed"
+    keys, _ = await graph(app)
+    assert {k for k in keys if not k.startswith("clerk ")} == {"west marches"}
