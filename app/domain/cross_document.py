@@ -15,6 +15,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from app.domain.name_designations import (
+    designated_core,
+    dotted_initials,
+    truncated_letters,
+    truncates,
+    truncations,
+)
 from app.domain.name_matching import (
     acronym_letters,
     fold,
@@ -131,6 +138,13 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
         if (initials := initials_key(name, etype)) is not None:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)
+        if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
+            exact.add(core)
+        if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
+            prefixes.add(letters)
+        exact.update(truncations(name, etype))  # and the other way: "Colorado" reads "colo."
+        if (dotted := dotted_initials(name, etype)) is not None:  # "North Carolina" reads "n.c."
+            exact.add(dotted)
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -184,6 +198,7 @@ class NameIndex:
         self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
         self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
         self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
+        self.cores: dict[str, set[str]] = {}  # "malta" → "republic of malta" (app/domain/name_designations.py)
         for key, (name, etype) in names.items():
             if is_acronym(name):
                 continue
@@ -200,11 +215,16 @@ class NameIndex:
                     self.roots.setdefault(root, set()).add(key)
                 if (compact := compact_key(match_key(name, etype))) is not None:
                     self.compact.setdefault(compact, set()).add(key)
+                if (core := designated_core(name, etype)) is not None:
+                    self.cores.setdefault(core, set()).add(key)
 
 
 def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
     """Entities a root or surname written alone may stand for: people whose surname it is (a person's or an
-    untyped name), things of a compatible type whose first word it is. (keys, rule)."""
+    untyped name), things of a compatible type whose first word it is, the designated place a place's short name
+    is ("Malta" → "Republic of Malta"). (keys, rule)."""
+    if designated := designated_candidates(name, etype, index, exclude):
+        return designated, "designation"
     word = lone_word(name, etype)
     if word is None:
         return set(), ""
@@ -221,6 +241,21 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
             and proper_root(name, index.names[key][0])
         }
     return people | things, "partial" if people else "root"
+
+
+def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
+    """The designated places a place's short name may stand for ("Malta" → "Republic of Malta"), or the places
+    a name cut short may ("Colo." → "Colorado")."""
+    if truncated_letters(name, etype) is not None:
+        return {
+            k
+            for k, (other, other_type) in index.names.items()
+            if k != exclude and types_compatible(etype, other_type) and truncates(name, other, other_type)
+        }
+    if designated_core(name, etype) is not None or not capitalised_name(name):
+        return set()
+    cores = index.cores.get(match_key(name, etype), set()) - {exclude}
+    return {k for k in cores if types_compatible(etype, index.names[k][1])}
 
 
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
@@ -338,6 +373,7 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex |
             letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
             terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
             fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
+            fits |= {k for k, (n, t) in everyone.items() if k != key and dotted_initials(n, t) == key}  # "n.c."
             fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
             fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
             rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
@@ -357,8 +393,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex |
         if len(fits) != 1:
             continue
         (target,) = fits
-        if target not in full or len(tokens(full[target][0], full[target][1])) < 2:
-            continue
+        if target not in full or (len(tokens(full[target][0], full[target][1])) < 2 and rule != "designation"):
+            continue  # a one-word name is no full name, unless the short node is it cut short ("Colo.")
         target_name = full[target][0]
         out.append(Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name))))
     return out

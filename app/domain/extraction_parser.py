@@ -48,6 +48,7 @@ _MARKERS = re.compile(r"<\|?COMPLETE\|?>|<\|+>|" + re.escape(D), re.IGNORECASE)
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
 _NAME_TRAIL = ",;:!?"
+_CUT_SHORT = re.compile(r"^[A-Z][a-z]{2,4}\.$")  # one word of five letters at most: "Colo.", "Calif."
 _WRAPPERS = ("**", "__", "*", "_", "[[", "]]")
 
 
@@ -181,8 +182,8 @@ def _clean_name(raw: str) -> str:
             closing = {"[[": "]]"}.get(wrapper, wrapper)
             if len(text) > 2 * len(wrapper) and text.startswith(wrapper) and text.endswith(closing):
                 text = text[len(wrapper) : -len(closing)].strip()
-        if text.endswith(".") and text.count(".") == 1 and len(text.split()[-1]) > 4:
-            text = text[:-1]  # "Alpine Orchid." but not "Acme Inc." or "U.S."
+        if text.endswith(".") and text.count(".") == 1 and len(text.split()[-1]) > 4 and not _CUT_SHORT.match(text):
+            text = text[:-1]  # "Alpine Orchid." but not "Acme Inc.", "U.S." or a word cut short ("Calif.")
     return text
 
 

@@ -328,6 +328,24 @@ def _definition(long: str, short: str) -> tuple[str, str] | None:
     return None
 
 
+def _code_definition(long: str, short: str) -> tuple[str, str] | None:
+    """A code of three letters or more made of a name's letters in order, the first starting the name, when the
+    code is not its initials ("Panama (PAN)", "Gibraltar Pound (GIP)"; Schwartz & Hearst's rule), from the shortest
+    tail of capitalised words; "Spain (ESP)" or "Uganda Shilling (UGX)" take letters the name lacks: undefined."""
+    letters = acronym_letters(short).lower()
+    words = long.split()
+    if len(letters) < 3 or not letters.isalpha():
+        return None
+    for start in range(len(words) - 1, max(len(words) - len(letters), 0) - 1, -1):
+        if not words[start][:1].isupper():
+            return None
+        joined = fold("".join(words[start:])).replace(" ", "")
+        rest = iter(joined[1:])
+        if joined[:1] == letters[0] and all(ch in rest for ch in letters[1:]):
+            return acronym_letters(short), " ".join(words[start:])
+    return None
+
+
 def _one_word_definition(word: str, short: str) -> bool:
     """ "GI" for "gastrointestinal", "US" for "Ultrasound": the first letter, then the others in order."""
     letters, folded = acronym_letters(short).lower(), fold(word)
@@ -367,7 +385,7 @@ def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     found: dict[str, set[str]] = {}
     for text in texts:
         for long, short in _found(_LONG_THEN_SHORT, text or ""):
-            if (pair := _definition(long, short)) is not None:
+            if (pair := _definition(long, short) or _code_definition(long, short)) is not None:
                 found.setdefault(pair[0], set()).add(pair[1])
         for acronym, expansion in _lower_case_definitions(text or ""):
             found.setdefault(acronym, set()).add(expansion)

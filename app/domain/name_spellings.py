@@ -5,8 +5,18 @@ Two names are spelling variants when they have as many words (a person's given n
 joined: "al-Rashid" is "Alrashid"; a place's words joined) and every pair of words that differ (each of at least
 four letters) has the same phonetic key (Metaphone, from `jellyfish`, after folding the letters transliteration
 systems swap: q/k, kh/k, gh/g, w/v, ou/u, y/i, an initial y before a vowel) and stays close letter by letter
-(Jaro-Winkler ≥ 0.8). A given name ending in "a" beside one that does not ("Maria" / "Mario") names another person.
-Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge.
+(Jaro-Winkler ≥ 0.8). A given name ending in "a" beside one that does not ("Maria" / "Mario") names another person,
+and so does a given name one written vowel away ("Frances" / "Francis", "Marian" / "Marion", "Karin" / "Karen",
+"Ernest" / "Ernst"): Latin-script given names are a stock of names that often differ by one vowel, while a
+transliteration of one name differs in more places or in the letters systems swap ("Muhammad" / "Mohammed",
+"Qassim" / "Kassem", "Yuri" / "Iouri"). One-vowel transliterations ("Ahmad" / "Ahmed") are left to the LLM judge.
+A given name spelt otherwise beside the rest of the name spelt the same ("Catherine Garrity" / "Katherine Garrity")
+is not taken for a transliteration either (two people of one family may bear two spellings of one given name),
+unless the given names differ by a mark of romanisation English spelling does not make: an initial "Y" before a
+vowel ("Yevgeny" / "Evgeny"), "iou", "kh", "q", a final "iy" ("Dmitriy" / "Dmitri"), "ks" for "x".
+Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not spellings: they stay for the LLM judge, and nor is
+a word that goes on from the other by two letters or more ("Niger" / "Nigeria", "Georg" / "Georgia"): a name
+derived from it, not a spelling of it.
 
 Only people and places: a product's or an organisation's spelling is its own. Across documents the candidates
 come from phonetic index rows (`phonetic_slots`): each new entity is recorded under its phonetic key in the first
@@ -33,6 +43,8 @@ _SWAPS += [("ae", "a"), ("oe", "o"), ("ue", "u")]
 _INITIAL_Y = re.compile(r"^y(?=[aeiou])")  # "Yevgeny" / "Evgeny", "Yuri" / "Iouri": a glide before the vowel
 _INNER_Y = re.compile(r"(?<=.)y")  # "Dostoyevsky" / "Dostoevsky", "Nizhny" / "Nizhni": a vowel inside a word
 _LETTERS = re.compile(r"[^a-z]")
+_VOWELS = frozenset("aeiou")
+_ROMANISED = tuple(re.compile(p) for p in (r"^y[aeiou]", "iou", "kh", "q", "iy$", "ks"))
 
 
 def _kind(entity_type: str) -> str | None:
@@ -79,12 +91,28 @@ def phonetic_key(name: str, entity_type: str) -> str | None:
     return f"{kind} " + " ".join(_code(w) if len(w) >= _MIN_LETTERS else w for w in words)
 
 
+def _one_vowel_apart(a: str, b: str) -> bool:
+    """One written vowel swapped, added or dropped: "frances" / "francis", "ernest" / "ernst"."""
+    if len(a) == len(b):
+        diffs = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        return len(diffs) == 1 and diffs[0][0] in _VOWELS and diffs[0][1] in _VOWELS
+    short, long = sorted((a, b), key=len)
+    if len(long) != len(short) + 1:
+        return False
+    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return long[i] in _VOWELS and long[:i] + long[i + 1 :] == short
+
+
 def _same_word(a: str, b: str, *, given_name: bool) -> bool:
     if a == b:
         return True
     if min(len(a), len(b)) < _MIN_LETTERS or _code(a) != _code(b):
         return False
     if given_name and (a[-1] == "a") != (b[-1] == "a"):  # "Maria" / "Mario": another person
+        return False
+    if given_name and any(_one_vowel_apart(x, y) for x, y in ((a, b), (a.replace("x", "ks"), b.replace("x", "ks")))):
+        return False  # "Frances" / "Francis", "Aleksandr" / "Alexander": another given name
+    if (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) >= 2:  # "Niger" / "Nigeria": a derived name
         return False
     return jellyfish.jaro_winkler_similarity(_plain(a), _plain(b)) >= _CLOSE
 
@@ -97,9 +125,22 @@ def spelling_variant(a: str, a_type: str, b: str, b_type: str) -> bool:
     wa, wb = _words(a, kind), _words(b, kind)
     if not wa or not wb or len(wa) != len(wb) or wa == wb:
         return False
+    if kind == "person" and wa[0] != wb[0] and family_spelt_alike(a, b) and not romanised_apart(wa[0], wb[0]):
+        return False  # two relatives, maybe
     return all(
         _same_word(x, y, given_name=kind == "person" and i == 0) for i, (x, y) in enumerate(zip(wa, wb, strict=True))
     )
+
+
+def family_spelt_alike(a: str, b: str) -> bool:
+    """The words after a person's given name are written the same way ("al-Rashid" is not "Alrashid")."""
+    return tokens(a, "person")[1:] == tokens(b, "person")[1:]
+
+
+def romanised_apart(a: str, b: str) -> bool:
+    """The two given names differ by a mark of romanisation (module docstring): "Yuriy" / "Yuri", "Qasim" / "Kasim"."""
+    a, b = fold(a), fold(b)
+    return any(bool(mark.search(a)) != bool(mark.search(b)) for mark in _ROMANISED)
 
 
 def same_given_name(a: str, b: str) -> bool:

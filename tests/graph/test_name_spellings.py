@@ -13,12 +13,17 @@ from app.domain.resolution import MATCH_INDEX, Known, index_lookups, resolve
 # Not the blind alias world's names: common romanisations of well-known names and places.
 SAME = [
     ("Pyotr Tchaikovsky", "Pyotr Chaikovsky", "person"),
-    ("Yelena Ostrovskaya", "Elena Ostrovskaya", "person"),
+    ("Yelena Ostrovskaya", "Elena Ostrovskaia", "person"),
+    ("Yevdokia Ostrovskaya", "Evdokia Ostrovskaya", "person"),  # the surname alike, but "Y" before a vowel: romanised
+    ("Arkhip Tarawneh", "Arkip Tarawneh", "person"),
+    ("Aleksei Tarawneh", "Alexei Tarawneh", "person"),  # "ks" for "x"
     ("Fyodor Dostoyevsky", "Fyodor Dostoevsky", "person"),
     ("Mikhail Gorbachev", "Mikhail Gorbachov", "person"),
     ("Muammar Gaddafi", "Muammar Qaddafi", "person"),
     ("Lev Tolstoy", "Lev Tolstoi", "person"),
     ("Mohammed El-Baradei", "Mohamed Elbaradei", "person"),
+    ("Muhammad Tarawneh", "Mohammed Tarawna", "person"),  # vowels in two places: a transliteration
+    ("Qassim Tarawneh", "Kassem Tarawna", "person"),  # one vowel and a swapped consonant
     ("Odessa", "Odesa", "location"),
     ("Düsseldorf", "Duesseldorf", "location"),
     ("Köln", "Koeln", "location"),
@@ -29,8 +34,18 @@ APART = [
     ("Maria Rossi", "Mario Rossi", "person"),  # a given name in -a beside one that is not: another person
     ("Daniel Weber", "Daniela Weber", "person"),
     ("Naseem Khan", "Imran Khan", "person"),  # another given name altogether
+    ("Karin Lindqvist", "Karen Lindqvist", "person"),  # one written vowel apart: another given name
+    ("Tamsin Rourke", "Tamsen Rourke", "person"),
+    ("Ernst Vollmer", "Ernest Vollmer", "person"),  # a vowel added
+    ("Oleksandr Tarawneh", "Olexander Tarawneh", "person"),  # a vowel added, once "x" is read "ks"
+    ("Hussein Tarawneh", "Hussain Tarawna", "person"),  # the cost: one-vowel transliterations go to the judge
+    ("Caitrin Oyelaran", "Caitryn Oyelaran", "person"),  # the surname spelt alike: maybe two relatives
+    ("Cathlin Oyelaran", "Kathlin Oyelaran", "person"),
+    ("Dmitry Tarawneh", "Dmitri Tarawneh", "person"),  # the cost: no mark of romanisation tells them from English
     ("Wang Li", "Wang Lei", "person"),  # too short to tell a spelling from another name
     ("Iran", "Iraq", "location"),
+    ("Elbon", "Elbonia", "location"),  # a name derived from the other ("Niger" / "Nigeria"), not a spelling
+    ("Freedon", "Freedonian", "location"),
     ("Austria", "Australia", "location"),
     ("Slovakia", "Slovenia", "location"),
     ("Gambia", "Zambia", "location"),
@@ -54,7 +69,9 @@ def test_look_alikes_are_not_spelling_variants(a, b, etype):
     assert not spelling_variant(a, etype, b, etype)
 
 
-@pytest.mark.parametrize(("a", "b"), [("Maria Rossi", "Mario Rossi"), ("Naseem Khan", "Imran Khan")])
+@pytest.mark.parametrize(
+    ("a", "b"), [("Maria Rossi", "Mario Rossi"), ("Naseem Khan", "Imran Khan"), ("Karin Lindqvist", "Karen Lindqvist")]
+)
 def test_the_guard_still_keeps_people_of_other_given_names_apart(a, b):
     assert confusable(a, "person", b, "person")
 
@@ -90,8 +107,8 @@ def test_two_entities_of_one_phonetic_key_fill_two_slots_and_a_third_name_picks_
     assert sorted(rows.values()) == ["maria rossi", "mario rossi"] and len(set(rows)) == 2
     assert phonetic_index({"maria rossi": maria}, rows, MATCH_INDEX) == {}  # held already: nothing new
     known = Known(entity_types={"maria rossi": "person", "mario rossi": "person"}, aliases=rows)
-    decisions = resolve(doc_of(("Mariya Rossi", "person")), known, {}, "auto").decisions
-    assert decisions["mariya rossi"].target == "maria rossi"
+    decisions = resolve(doc_of(("Mariya Rossie", "person")), known, {}, "auto").decisions
+    assert decisions["mariya rossie"].target == "maria rossi"
 
 
 def test_two_fitting_entities_are_ambiguous_and_nothing_merges():

@@ -64,6 +64,19 @@ def test_acronym_definitions_and_initials():
     assert acronym_definitions(["Kessara Research Institute (KRI)", "Kelp Reef Initiative (KRI)"]) == {}
 
 
+def test_a_code_made_of_the_names_letters_in_order_is_defined_by_the_text():
+    found = acronym_definitions(
+        [
+            "Trade with Latveria (LTV) grew. Prices in Freedonian Florin (FFL) rose. Exports of the Duchy of Grand"
+            " Fenwick (DGF) fell.",
+            "Ruritania (XRU) and Genovia (AFP) reported. Marta Kowalczyk (CEO) spoke.",
+        ]
+    )
+    # the first letter starts the name, the others follow in order; not a code that takes letters the name lacks,
+    # nor a title or a credit after a name
+    assert found == {"LTV": "Latveria", "FFL": "Freedonian Florin", "DGF": "Duchy of Grand Fenwick"}
+
+
 def test_document_forms_resolve_to_one_canonical_preferring_the_plain_form():
     doc = doc_of(
         ("Acme Holdings Ltd.", "organization"), ("ACME Holdings", "organization"), ("Acme Holdings", "organization")

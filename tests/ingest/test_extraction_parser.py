@@ -349,3 +349,12 @@ def test_merge_gleaning_with_identical_pass_changes_nothing():
     first = parse_extraction(text, "c", None)
     merged = merge_gleaning(first, parse_extraction(text, "c", None))
     assert _flat(merged) == _flat(first)
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [("Rurit.", "Rurit."), ("Freed.", "Freed."), ("Elbonia.", "Elbonia"), ("West Marchland.", "West Marchland")],
+)
+def test_a_word_cut_short_keeps_its_period_a_sentence_s_end_loses_it(raw, kept):
+    result = parse_extraction(f"entity{D}{raw}{D}Location{D}A place.", "c", None)
+    assert [e.name for e in result.entities] == [kept]

@@ -110,8 +110,8 @@ class Absorber:
                 found += [
                     a
                     for a in absorptions(rest, {key: mine[key]}, set(), index)
-                    if a.target in mine and a.rule not in ("partial", "acronym")
-                ]
+                    if a.target in mine and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
+                ]  # a dotted acronym node ("N.C.") an earlier document made, named again beside its full name
             found += through_aliases(mine, others, await ledger_repo.aliases_near(conn, project_id, ranges))
             defined = await self._defined_here(conn, project_id, document_id, mine)
             rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])

@@ -1,0 +1,116 @@
+"""A country's short name and its designation (pure): "<form of government> of X" / "X", and the look-alikes that
+stay apart. Invented states (Ruritania, Freedonia, ...): none is in the holdout world's data."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.cross_document import absorptions, nearby_ranges
+from app.domain.document_names import DocumentNames
+from app.domain.name_designations import designated_core
+from app.domain.resolution import Known, resolve
+
+PLACE = "location"
+
+
+@pytest.mark.parametrize(
+    ("name", "core"),
+    [
+        ("Republic of Ruritania", "ruritania"),
+        ("Grand Duchy of Freedonia", "freedonia"),
+        ("Federal Republic of Latveria", "latveria"),
+        ("Kingdom of the Lower Marches", "lower marches"),
+        ("Republic of the Union of Elbonia", "elbonia"),  # a designation inside a designation
+        ("Principality of Genovia", "genovia"),
+    ],
+)
+def test_a_place_written_with_its_form_of_government_has_a_core(name, core):
+    assert designated_core(name, PLACE) == core
+
+
+@pytest.mark.parametrize(
+    ("name", "etype"),
+    [
+        ("City of Ruritania", PLACE),  # a city, a port, an island group: another place than the one after "of"
+        ("Port of Freedonia", PLACE),
+        ("Islands of the Latveria Sea", PLACE),
+        ("University of Ruritania", PLACE),
+        ("Republic of Ruritania", "organization"),  # only places
+        ("Ruritania", PLACE),
+        ("republic of ruritania", PLACE),  # a common-noun phrase, not a name
+        ("Republic of Bo", PLACE),  # too short to be a state's name
+        ("Democratic Republic of Elbonia", PLACE),  # one of two states of that name, maybe
+        ("People's Republic of Elbonia", PLACE),
+    ],
+)
+def test_other_names_with_of_have_no_core(name, etype):
+    assert designated_core(name, etype) is None
+
+
+def doc_of(*names: tuple[str, str]) -> DocumentNames:
+    doc = DocumentNames()
+    for name, etype in names:
+        doc.add(name.casefold(), name, etype)
+    return doc
+
+
+def target(name: str, nearby: dict[str, tuple[str, str]]) -> str:
+    known = Known(entity_types={k: t for k, (_, t) in nearby.items()}, nearby=nearby)
+    return resolve(doc_of((name, PLACE)), known, {}, "auto").target(name.casefold())
+
+
+def test_the_short_name_reaches_the_one_designated_place():
+    assert "ruritania" in nearby_ranges([("Republic of Ruritania", PLACE)]).exact  # the other order reads it
+    held = {"republic of ruritania": ("Republic of Ruritania", PLACE)}
+    assert target("Ruritania", held) == "republic of ruritania"
+    held["grand duchy of the west marches"] = ("Grand Duchy of the West Marches", PLACE)
+    assert target("West Marches", held) == "grand duchy of the west marches"
+
+
+def test_look_alikes_stay_apart():
+    held = {
+        "republic of the elbonia": ("Republic of the Elbonia", PLACE),
+        "kingdom of elbonia": ("Kingdom of Elbonia", PLACE),
+        "republic of lower freedonia": ("Republic of Lower Freedonia", PLACE),
+        "kingdom of freedonian": ("Kingdom of Freedonian", PLACE),
+    }
+    assert target("Elbonia", held) == "elbonia"  # two states of that core: ambiguous
+    assert target("Freedonia", held) == "freedonia"  # "Lower Freedonia", "Freedonian": other names
+    first = {k: held[k] for k in list(held)[:1]}
+    assert target("Kingdom of Elbonia", first) == "kingdom of elbonia"  # two designations of one core: two states
+    divided = {"democratic republic of elbonia": ("Democratic Republic of Elbonia", PLACE)}
+    assert target("Elbonia", divided) == "elbonia"  # the other state of that name, maybe
+
+
+def test_an_earlier_short_node_is_absorbed_by_the_designated_place():
+    full = {"republic of ruritania": ("Republic of Ruritania", PLACE)}
+    (absorbed,) = absorptions(full, {"ruritania": ("Ruritania", PLACE)}, set())
+    assert (absorbed.key, absorbed.target, absorbed.rule) == ("ruritania", "republic of ruritania", "designation")
+    two = {**full, "kingdom of ruritania": ("Kingdom of Ruritania", PLACE)}
+    assert absorptions(two, {"ruritania": ("Ruritania", PLACE)}, set()) == []
+
+
+def test_a_place_cut_short_reaches_the_one_place_it_starts():
+    ranges = nearby_ranges([("Ruritania", PLACE)])
+    assert "rurit." in ranges.exact and "ruri" in nearby_ranges([("Ruri.", PLACE)]).prefixes
+    held = {"ruritania": ("Ruritania", PLACE), "freedonia": ("Freedonia", PLACE)}
+    assert target("Rurit.", held) == "ruritania"
+    (absorbed,) = absorptions({"freedonia": held["freedonia"]}, {"freed.": ("Freed.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("freed.", "freedonia")
+
+
+def test_a_cut_short_name_fitting_two_places_or_too_short_stays_apart():
+    held = {"ruritania": ("Ruritania", PLACE), "rurovia": ("Rurovia", PLACE), "mtorva": ("Mtorva", PLACE)}
+    assert target("Rur.", held) == "rur."  # Ruritania or Rurovia
+    assert target("Rurov.", held) == "rurov."  # two letters cut: another name ("Niger" / "Nigeria")
+    assert target("Mt.", held) == "mt."  # "Mt." is a word of its own (Mount)
+    assert target("Rurit.", {"ruritania": ("Ruritania", "organization")}) == "rurit."  # only places
+
+
+def test_a_dotted_initials_node_is_absorbed_by_the_one_place_of_those_initials():
+    assert "w.m." in nearby_ranges([("West Marches", PLACE)]).exact
+    full = {"west marches": ("West Marches", PLACE)}
+    (absorbed,) = absorptions(full, {"w.m.": ("W.M.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("w.m.", "west marches")
+    assert absorptions(full, {"w.m.": ("W.M.", PLACE), "wide moor": ("Wide Moor", PLACE)}, set()) == []
+    assert absorptions(full, {"wm": ("WM", PLACE)}, set()) == []  # two letters without periods: a word of its own

@@ -1,0 +1,64 @@
+"""A country's short name and its designation, a place cut short and its dotted initials (app/domain/
+name_designations.py) end as one node whichever document comes first; look-alikes stay two."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ingest.test_pipeline import entity_line, ingest, relation_line
+from tests.ingest.test_resolution_ingest import graph, install
+
+
+def _doc(name: str, marker: str) -> list[str]:
+    clerk = f"Clerk {marker.title()}"
+    return [
+        entity_line(name, "location", f"{name} appears in the {marker}."),
+        entity_line(clerk, "person", f"{clerk} files the {marker}."),
+        relation_line(name, clerk, "filing", f"{clerk} wrote about {name}."),
+    ]
+
+
+async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
+    records = {"first doc": _doc(first, "first doc"), "second doc": _doc(second, "second doc")}
+    install(fake_llm, records)
+    for marker in ("first doc", "second doc")[::order]:
+        [doc] = await ingest(app, [marker])
+        assert doc["status"] == "processed"
+    keys, _ = await graph(app)
+    return {k for k in keys if not k.startswith("clerk ")}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["short-first", "long-first"])
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [("Ruritania", "Republic of Ruritania"), ("Rurit.", "Ruritania"), ("W.M.", "West Marches")],
+    ids=["designation", "cut-short", "dotted"],
+)
+async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
+    app = await start_app(make_settings())
+    assert await _keys(app, fake_llm, short, long, order) == {long.casefold()}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Republic of the Elbonia", "Democratic Republic of the Elbonia"),
+        ("Elbonia", "Democratic Republic of Elbonia"),
+        ("Freedonia", "Lower Freedonia"),
+    ],
+)
+async def test_look_alike_places_stay_two(make_settings, start_app, fake_llm, a, b):
+    app = await start_app(make_settings())
+    assert await _keys(app, fake_llm, a, b, 1) == {a.casefold(), b.casefold()}
+
+
+async def test_a_dotted_node_named_again_beside_its_place_joins_it(make_settings, start_app, fake_llm):
+    app = await start_app(make_settings())
+    records = {"first doc": _doc("W.M.", "first doc"), "second doc": [*_doc("West Marches", "second doc")]}
+    records["second doc"].append(entity_line("W.M.", "location", "W.M. is named again in the second doc."))
+    install(fake_llm, records)
+    for marker in ("first doc", "second doc"):
+        [doc] = await ingest(app, [marker])
+        assert doc["status"] == "processed"
+    keys, _ = await graph(app)
+    assert {k for k in keys if not k.startswith("clerk ")} == {"west marches"}
