@@ -53,14 +53,15 @@ class Relock(Exception):
 
 
 def _reading(known: Known, rejected: set[tuple[str, str]]) -> tuple:
-    """What a decision is taken on, in the order read (a decision might depend on the order)."""
+    """What a decision is taken on. Not the order the rows came back in: it follows where rows lie on disk
+    (updated rows move), and the rules ask "which ones fit, exactly one?" of what was read."""
     return (
-        list(known.entity_types.items()),
-        list(known.aliases.items()),
-        list(known.initials.items()),
-        list(known.nearby.items()),
-        sorted(known.defined),
-        sorted(rejected),
+        dict(known.entity_types),
+        dict(known.aliases),
+        {k: sorted(v) for k, v in known.initials.items()},
+        dict(known.nearby),
+        set(known.defined),
+        set(rejected),
     )
 
 
