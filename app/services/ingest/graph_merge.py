@@ -148,6 +148,9 @@ class GraphMerger:
             if claim.cancel_requested:  # ordered with POST /documents/{id}/cancel by the row lock
                 raise DocumentCancelled(document_id)
 
+        if resolution is not None:  # decided before the locks, so they are held only to check and write it
+            async with self.db.connect() as conn:
+                await resolution.anticipate(conn)
         # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
         keys = resolution.lock_keys if resolution is not None else _keys_of(extractions)
         try:

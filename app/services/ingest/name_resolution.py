@@ -5,11 +5,16 @@ their match keys and their targets, so two documents introducing forms of one en
 The targets are read once without locks to choose the lock set; if, under the locks, a name resolves to
 a key outside them, the transaction is rolled back and retried with that key (`Relock`), as locks are only
 taken all at once, in one order.
+
+Deciding is the costly part, and a merge on hub entities holds their locks while it decides, so every other
+document waits. The decision is therefore taken once before the locks (`anticipate`); under them only what
+it was taken on is read again, and the decision is reused if that reading is the same, else taken again.
+`resolve` is a pure function of that reading, so the outcome is the one a decision under the locks gives.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -47,6 +52,27 @@ class Relock(Exception):
     """Names resolve to keys outside the locks taken: retry the transaction with them."""
 
 
+def _reading(known: Known, rejected: set[tuple[str, str]]) -> tuple:
+    """What a decision is taken on. Not the order the rows came back in: it follows where rows lie on disk
+    (updated rows move), and the rules ask "which ones fit, exactly one?" of what was read."""
+    return (
+        dict(known.entity_types),
+        dict(known.aliases),
+        {k: sorted(v) for k, v in known.initials.items()},
+        dict(known.nearby),
+        set(known.defined),
+        set(rejected),
+    )
+
+
+@dataclass(frozen=True)
+class _Anticipated:
+    """A decision taken before the locks and the reading it was taken on."""
+
+    reading: tuple
+    result: Resolution
+
+
 @dataclass
 class NameResolution:
     mode: ResolutionMode
@@ -61,6 +87,8 @@ class NameResolution:
     descriptions: dict[str, str] = field(default_factory=dict)  # the document's first description of each name
     judged: dict[str, tuple[str, str]] = field(default_factory=dict)  # name key → (entity key, reason): judge said same
     settled: bool = False  # the judge was asked (or had nothing to answer)
+    anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
+    reused: bool = False  # the last `resolve_locked` reused it
 
     @classmethod
     async def prepare(
@@ -149,10 +177,24 @@ class NameResolution:
                 )
         return pairs
 
+    async def anticipate(self, conn: AsyncConnection) -> None:
+        """Decide without locks (after the judge, whose verdicts are part of the decision), to be reused under
+        them if what it was taken on is unchanged; the lock set grows by the targets it chose, which would
+        otherwise cost a `Relock` round."""
+        known = await self._known(conn)
+        result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        self.anticipated = _Anticipated(_reading(known, self.rejected), result)
+        self.lock_keys |= {d.target for d in result.decisions.values()} | set(result.index.values())
+
     async def resolve_locked(self, conn: AsyncConnection) -> None:
         """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
         known = await self._known(conn)
-        self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        ahead = self.anticipated
+        self.reused = ahead is not None and ahead.reading == _reading(known, self.rejected)
+        if ahead is not None and self.reused:  # `_drop_rejected` edits the decisions: a copy of them
+            self.result = replace(ahead.result, decisions=dict(ahead.result.decisions))
+        else:
+            self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
         self._drop_rejected()
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:

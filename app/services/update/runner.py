@@ -162,6 +162,8 @@ class UpdateRunner:
                     resolution = await NameResolution.prepare(conn, mode, s.project_id, s.target_id, s.extractions)
             if resolution is not None:
                 await self.pipeline.merger.judge.settle(s.project_id, resolution)
+                async with self.c.db.connect() as conn:
+                    await resolution.anticipate(conn)
             named = {k for x in s.extractions for k in (*(e.key for e in x.entities), *_ends(x))}
             keys = set(snapshot.keys) | named | extra | (resolution.lock_keys if resolution else set())
             try:
