@@ -216,6 +216,7 @@ async def keys_by_prefix(conn: AsyncConnection, project_id: str, pattern: str, f
     rows = await conn.execute(
         select(e.key, e.entity_type)
         .where(e.project_id == project_id, e.key >= first, e.key < upper, e.key.regexp_match(pattern))
+        .order_by(e.key)  # the same 20 whatever the rows' places on disk: a decision must not change with them
         .limit(20)
     )
     return [(k, t) for k, t in rows.all()]
