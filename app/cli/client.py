@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -13,11 +12,11 @@ import httpx
 import typer
 
 from app.cli.errors import EXIT_AUTH, EXIT_FAILED, EXIT_UNREACHABLE, CliError
+from app.domain.wal_positions import parse_lsn
 
 DEFAULT_URL = "http://127.0.0.1:9621"
 _CLIENT_KEY = "lightrag_service.client"
 READ_AFTER_HEADER = "X-Read-After-LSN"
-_LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
 
 
 @dataclass(frozen=True)
@@ -97,8 +96,10 @@ def _transport_errors(conn: Connection) -> Iterator[None]:
 
 
 def _lsn_order(text: str) -> int | None:
-    match = _LSN.fullmatch(text.strip())
-    return None if match is None else (int(match[1], 16) << 32) | int(match[2], 16)
+    try:
+        return parse_lsn(text)
+    except ValueError:  # not a position: ignored, as a server that does not send one
+        return None
 
 
 class _ReadAfter:

@@ -16,7 +16,8 @@ from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 from app.core import metrics
 from app.core.config import EMBEDDED_MISSING
 from app.core.startup import StartupRefused
-from app.db.replicas import PRIMARY_POSITION, ReadRouter, note_primary_use, parse_lsn, read_session
+from app.db.replicas import PRIMARY_POSITION, ReadRouter, note_primary_use, read_session
+from app.domain.wal_positions import parse_lsn
 
 log = logging.getLogger(__name__)
 

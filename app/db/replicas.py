@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -23,10 +22,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from app.core import metrics
+from app.domain.wal_positions import parse_lsn
 
 log = logging.getLogger(__name__)
 
-_LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
 _CONNECT_TIMEOUT_S = 3.0  # a replica host that does not answer must not hold a read for long
 
 # One round trip on the replica's connection, before the caller's statements: is it a standby, how far has it
@@ -40,18 +39,6 @@ SELECT pg_is_in_recovery() AS standby,
        END AS lag_ms
 """)
 PRIMARY_POSITION = text("SELECT pg_current_wal_lsn()::text")
-
-
-def parse_lsn(value: str) -> int:
-    """'16/B374D848' → an integer that orders like the positions; ValueError for anything else."""
-    match = _LSN.fullmatch(value.strip())
-    if match is None:
-        raise ValueError(f"not a WAL position (expected e.g. 0/16B3748): {value[:40]!r}")
-    return (int(match[1], 16) << 32) | int(match[2], 16)
-
-
-def format_lsn(value: int) -> str:
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
 
 
 @dataclass

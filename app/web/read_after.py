@@ -18,7 +18,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db.engine import Database
-from app.db.replicas import ReadSession, format_lsn, parse_lsn, read_session
+from app.db.replicas import ReadSession, read_session
+from app.domain.wal_positions import format_lsn, parse_lsn
 from app.web.middleware import send_error
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import text
 
-from app.db.replicas import format_lsn, parse_lsn
+from app.domain.wal_positions import format_lsn, parse_lsn
 from tests.support.database import pg_folder, private_server
 from tests.support.replica import Standby, server_binaries, streaming_replica
 
