@@ -40,18 +40,13 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy import text
 
-from app.container import Container
 from app.core.config import Settings
 from app.db.engine import Database, EmbeddedPostgres
-from app.providers.llm import LLMClient
-from app.providers.rerank_breaker import RerankService
 from app.providers.tokenizer import get_tokenizer
 from app.schemas.query import QueryRequest
-from app.services.budget.fleet import FleetBudget
-from app.services.cached_llm import CachedLLM
-from app.services.query.service import QueryService
 from bench import big_corpus_ingest as ingest
 from bench.big_corpus_world import DOCS_PER_SCALE, THEMES, Vectors, World, build_world, entity_name, load, topic_of
+from bench.in_process import query_service
 
 MODES = ("local", "global", "hybrid", "mix", "naive")
 TARGET_P95_MS = 100.0
@@ -130,19 +125,7 @@ def questions(world: World, n: int) -> list[QueryRequest]:
 async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> dict[str, dict[str, float]]:
     settings = Settings(_env_file=None, embedding_dim=vectors.dim, log_level="WARNING")
     db = Database(url.replace("postgresql://", "postgresql+asyncpg://"), pool_size=4)
-    tokenizer = get_tokenizer()
-    llm = LLMClient(settings, tokenizer)
-    container = Container(
-        settings,
-        db,
-        tokenizer,
-        llm,
-        TopicEmbedder(vectors),  # type: ignore[arg-type]
-        llm_cache=CachedLLM(db, llm),
-        reranker=RerankService(settings),
-        budget=FleetBudget(settings, db),
-    )
-    service = QueryService(container)
+    service = query_service(settings, db, TopicEmbedder(vectors))
     asked = questions(world, n + 3)
     out: dict[str, dict[str, float]] = {}
     try:
@@ -174,7 +157,7 @@ async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> d
                 "cpu_p95": pct(cpu, 0.95),
             }
     finally:
-        await llm.close()
+        await service.c.llm.close()
         await db.close()
     return out
 

@@ -12,6 +12,16 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from app.container import Container
+from app.core.config import Settings
+from app.db.engine import Database
+from app.providers.llm import LLMClient
+from app.providers.rerank_breaker import RerankService
+from app.providers.tokenizer import get_tokenizer
+from app.services.budget.fleet import FleetBudget
+from app.services.cached_llm import CachedLLM
+from app.services.query.service import QueryService
+
 
 @asynccontextmanager
 async def service_client(
@@ -57,3 +67,21 @@ async def ingest_one_at_a_time(client: httpx.AsyncClient, documents: Sequence[An
             await asyncio.sleep(0.02)
         assert counts.get("processed") == done, counts
     return time.perf_counter() - started
+
+
+def query_service(settings: Settings, db: Database, embedder: Any) -> QueryService:
+    """The query service over `db` with the given embedder (the benches' stand-ins for a provider), for timing
+    retrieval in this process without the HTTP layer."""
+    tokenizer = get_tokenizer()
+    llm = LLMClient(settings, tokenizer)
+    container = Container(
+        settings,
+        db,
+        tokenizer,
+        llm,
+        embedder,
+        llm_cache=CachedLLM(db, llm),
+        reranker=RerankService(settings),
+        budget=FleetBudget(settings, db),
+    )
+    return QueryService(container)

@@ -23,20 +23,15 @@ from pathlib import Path
 
 from sqlalchemy import insert, text
 
-from app.container import Container
 from app.core.config import Settings
 from app.db.engine import Database
 from app.db.migrate import upgrade_to_head
 from app.db.tables import chunks, documents, entities, entity_sources, projects, relation_sources, relations
 from app.domain.names import entity_key
-from app.providers.llm import LLMClient
-from app.providers.rerank_breaker import RerankService
-from app.providers.tokenizer import get_tokenizer
 from app.repositories import retrieval as repo
 from app.schemas.query import QueryRequest
-from app.services.budget.fleet import FleetBudget
-from app.services.cached_llm import CachedLLM
 from app.services.query.service import QueryService
+from bench.in_process import query_service
 
 TOPICS = 200
 HNSW_TABLES = ("entities", "relations", "chunks")
@@ -292,19 +287,7 @@ async def main() -> None:
         await build(db, space, "bench", args.entities, args.relations, args.chunks)
         await build(db, space, "small", 200, 300, 100)
         await explain(db, space)
-        tokenizer = get_tokenizer()
-        llm = LLMClient(settings, tokenizer)
-        container = Container(
-            settings,
-            db,
-            tokenizer,
-            llm,
-            StubEmbedder(space),  # type: ignore[arg-type]
-            llm_cache=CachedLLM(db, llm),
-            reranker=RerankService(settings),
-            budget=FleetBudget(settings, db),
-        )
-        service = QueryService(container)
+        service = query_service(settings, db, StubEmbedder(space))
         await measure(service, "bench", args.runs)
         await filtered_search_check(db, space)
     finally:
