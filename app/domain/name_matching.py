@@ -231,6 +231,28 @@ def _code_definition(long: str, short: str) -> tuple[str, str] | None:
     return None
 
 
+def _apposed_code(long: str, short: str) -> tuple[str, str] | None:
+    """A code of three to five capital letters in parentheses right after a capitalised name, its letters not the
+    name's ("Comorian Franc (KMF)", "Swiss Franc (CHF)"): the name's code only when the resolver finds both of one
+    type that is not a person's, a place's or an organisation's (`apposition_fits`): after those a parenthesis
+    often names another entity ("Jane Roe (MIT)", "Lyon (FRA)", "Acme (NYSE)")."""
+    letters = acronym_letters(short)
+    return (letters, long) if 3 <= len(letters) <= 5 and letters.isalpha() else None
+
+
+def spelled_out(expansion: str, acronym: str) -> bool:
+    """The acronym's letters come from the expansion (initials, a code of its letters, one word's letters)."""
+    words = expansion.split()
+    return bool(
+        words
+        and (
+            _definition(expansion, acronym)
+            or _code_definition(expansion, acronym)
+            or _one_word_definition(words[-1], acronym)
+        )
+    )
+
+
 def _one_word_definition(word: str, short: str) -> bool:
     """ "GI" for "gastrointestinal", "US" for "Ultrasound": the first letter, then the others in order."""
     letters, folded = acronym_letters(short).lower(), fold(word)
@@ -266,19 +288,23 @@ def defined_acronyms(texts: Iterable[str]) -> set[str]:
 
 def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     """Acronym (upper-case letters) → the expansion the texts define for it, as written: "Kessara Research
-    Institute (KRI)" or "KRI (Kessara Research Institute)". An acronym defined two ways is left out."""
+    Institute (KRI)" or "KRI (Kessara Research Institute)", or a code after a name (`_apposed_code`) when nothing
+    spells the code out. An acronym defined two ways is left out."""
     found: dict[str, set[str]] = {}
+    apposed: dict[str, set[str]] = {}
     for text in texts:
         for long, short in _found(_LONG_THEN_SHORT, text or ""):
             if (pair := _definition(long, short) or _code_definition(long, short)) is not None:
                 found.setdefault(pair[0], set()).add(pair[1])
+            elif (pair := _apposed_code(long, short)) is not None:
+                apposed.setdefault(pair[0], set()).add(pair[1])
         for acronym, expansion in _lower_case_definitions(text or ""):
             found.setdefault(acronym, set()).add(expansion)
         for short, long in _found(_SHORT_THEN_LONG, text or ""):
             if initials_match(long, short):
                 found.setdefault(acronym_letters(short), set()).add(long.strip())
     out = {}
-    for acronym, expansions in found.items():
+    for acronym, expansions in (apposed | found).items():
         distinct = {match_key(e, "organization") for e in expansions}
         if len(distinct) == 1:
             out[acronym] = sorted(expansions, key=len)[0]
