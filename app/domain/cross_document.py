@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.domain.name_designations import (
+    contraction_rows,
+    contractions,
     designated_core,
     dotted_initials,
     truncated_letters,
@@ -95,7 +97,7 @@ def variant_rows(name: str, entity_type: str) -> list[str]:
     """The index rows (without their prefix) an entity of this name is recorded under for names no key range
     reaches: its phonetic key's slots (a person or place, app/domain/name_spellings.py) and its compact key's
     ("e-health record" for "electronic health records": no prefix of one is the other's)."""
-    rows = phonetic_slots(name, entity_type)
+    rows = phonetic_slots(name, entity_type) + contraction_rows(name, entity_type)
     if (
         not _person_like(entity_type)
         and not is_acronym(name)
@@ -142,7 +144,9 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             exact.add(core)
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
             prefixes.add(letters)
-        exact.update(truncations(name, etype))  # and the other way: "Colorado" reads "colo."
+        exact.update(
+            truncations(name, etype) + contractions(name, etype)
+        )  # and the other way: "Colorado" reads "colo."
         if (dotted := dotted_initials(name, etype)) is not None:  # "North Carolina" reads "n.c."
             exact.add(dotted)
         if not _person_like(etype):
@@ -383,12 +387,7 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex |
                 fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
             if not fits:
                 fits, rule = extension_candidates(name, etype, index, exclude=key)
-            what = {
-                "partial": "person",
-                "year": "name with a year",
-                "maker": "product with its maker",
-                "firm": "firm",
-            }.get(rule, "name")
+            what = _WHAT.get(rule, "name")
             evidence = f"{name!r} alone, and {{target}} is the only {what} it fits"
         if len(fits) != 1:
             continue

@@ -13,6 +13,10 @@ People's Republic of Korea" beside the "Republic of Korea", the two Congos), so 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
 project whose one-word name starts with those letters (three to five, and three letters cut at least: "Mt.",
 "St." are words of their own, "Niger." is no cut of "Nigeria").
+A contraction keeps the first letter or two and the last ("Vt." / "Vermont", "Fla." / "Florida", "Ky." /
+"Kentucky": the way "Dr." and "Ltd." are written), again of exactly one one-word place of the project; "St.",
+"Mt." and "Ft." are words of their own. Across documents a place is found by its contractions through index rows
+(`contraction_rows`), as no key range holds both "vt." and "vermont".
 Its initials written with periods ("N.C." / "North Carolina") are one too, even for two words: the periods say
 each letter is a word cut short, unlike "US" or "EU", which are words of their own.
 """
@@ -24,13 +28,14 @@ from functools import lru_cache
 
 from app.domain.name_matching import match_key, specific_type
 from app.domain.name_shapes import capitalised_name
-from app.domain.name_spellings import PLACE_TYPES
+from app.domain.name_spellings import PLACE_TYPES, SLOTS
 
 _FORMS = frozenset(
     {"republic", "kingdom", "state", "commonwealth", "federation", "principality", "sultanate", "emirate", "duchy"}
     | {"confederation", "union", "dominion", "realm"}
 )
-_TRUNCATED = re.compile(r"^([A-Z][a-z]{2,4})\.$")  # "Colo.", "Calif.": as the extraction parser keeps them
+_TRUNCATED = re.compile(r"^([A-Z][a-z]{1,4})\.$")  # "Colo.", "Calif.", "Vt.": as the extraction parser keeps them
+_OWN_WORDS = frozenset({"st", "mt", "ft", "pt"})  # Saint, Mount, Fort, Point
 _DIVIDED = frozenset({"democratic", "people", "peoples"})  # one of two states of a name
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
 
@@ -56,23 +61,52 @@ def designated_core(name: str, entity_type: str) -> str | None:
 
 
 def truncated_letters(name: str, entity_type: str) -> str | None:
-    """The letters a place's name cut short keeps ("colo" for "Colo."), else None."""
+    """The letters a place's name cut short or contracted keeps ("colo" for "Colo.", "vt" for "Vt."), else None."""
     found = _TRUNCATED.match(name.strip())
-    return found.group(1).lower() if found and specific_type(entity_type) in PLACE_TYPES else None
+    if not found or specific_type(entity_type) not in PLACE_TYPES or found.group(1).lower() in _OWN_WORDS:
+        return None
+    return found.group(1).lower()
+
+
+def _one_word(name: str, entity_type: str) -> str | None:
+    words = match_key(name, entity_type).split()
+    if specific_type(entity_type) not in PLACE_TYPES or len(words) != 1 or not words[0].isalpha():
+        return None
+    return words[0]
 
 
 def truncations(name: str, entity_type: str) -> list[str]:
     """The keys this one-word place's name has cut short ("col.", "colo.", ... for "Colorado")."""
-    words = match_key(name, entity_type).split()
-    if specific_type(entity_type) not in PLACE_TYPES or len(words) != 1 or not words[0].isalpha():
+    word = _one_word(name, entity_type)
+    return [word[:i] + "." for i in range(3, len(word) - 2)] if word else []  # three letters cut at least: not "Niger."
+
+
+def contractions(name: str, entity_type: str) -> list[str]:
+    """The keys this one-word place's name has contracted: its first letter or two and its last ("vt.", "vet." for
+    "Vermont"), for a name of five letters or more."""
+    word = _one_word(name, entity_type)
+    if not word or len(word) < 5:
         return []
-    return [words[0][:i] + "." for i in range(3, len(words[0]) - 2)]  # three letters cut at least: not "Niger."
+    return sorted({f"{word[:k]}{word[-1]}." for k in (1, 2)} - {f"{w}." for w in _OWN_WORDS})
+
+
+def contraction_rows(name: str, entity_type: str) -> list[str]:
+    """The index rows (without their prefix) of a place's contractions, `SLOTS` per contraction; for a name written
+    contracted ("Vt."), the rows of those letters, to read."""
+    if (letters := truncated_letters(name, entity_type)) is not None:
+        cut = [f"{letters}."]
+    else:
+        cut = contractions(name, entity_type)
+    return [f"\x1dcut {c}#{i}" for c in cut for i in range(SLOTS)]
 
 
 def truncates(short: str, full: str, full_type: str) -> bool:
-    """`short` ("Colo.") is `full` ("Colorado") cut short."""
+    """`short` ("Colo.", "Vt.") is `full` ("Colorado", "Vermont") cut short or contracted. `full` may be a key read
+    from an index row ("vermont")."""
     letters = truncated_letters(short, full_type)
-    return letters is not None and f"{letters}." in truncations(full, full_type) and capitalised_name(full)
+    if letters is None or not (capitalised_name(full) or full.islower()):
+        return False
+    return f"{letters}." in truncations(full, full_type) + contractions(full, full_type)
 
 
 def dotted_initials(name: str, entity_type: str) -> str | None:

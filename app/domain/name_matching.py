@@ -13,85 +13,12 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from app.domain.name_words import DIMINUTIVES, LEGAL_SUFFIXES, TITLES
 from app.domain.names import entity_key
 
 PERSON_TYPES = frozenset({"person", "people", "individual", "character", "human"})
 UNKNOWN_TYPES = frozenset({"", "unknown"})
 GENERIC_TYPES = UNKNOWN_TYPES | {"other"}  # say nothing about what an entity is
-_TITLES = frozenset(
-    {
-        "dr",
-        "doctor",
-        "prof",
-        "professor",
-        "mr",
-        "mrs",
-        "ms",
-        "miss",
-        "mx",
-        "sir",
-        "dame",
-        "lord",
-        "lady",
-        "capt",
-        "captain",
-        "col",
-        "colonel",
-        "gen",
-        "general",
-        "lt",
-        "lieutenant",
-        "sgt",
-        "sergeant",
-        "cmdr",
-        "commander",
-        "adm",
-        "admiral",
-        "rev",
-        "reverend",
-        "hon",
-        "judge",
-        "senator",
-        "sen",
-        "gov",
-        "governor",
-        "mayor",
-        "president",
-        "chancellor",
-        "minister",
-    }
-)
-# Legal forms only. Not "group", "holdings", "company", "international": they name different entities.
-_LEGAL_SUFFIXES = frozenset(
-    {
-        "inc",
-        "incorporated",
-        "ltd",
-        "limited",
-        "llc",
-        "llp",
-        "lp",
-        "plc",
-        "corp",
-        "corporation",
-        "co",
-        "gmbh",
-        "ag",
-        "sa",
-        "sas",
-        "sarl",
-        "srl",
-        "spa",
-        "bv",
-        "nv",
-        "oy",
-        "pty",
-        "pte",
-        "ltda",
-        "kg",
-        "kgaa",
-    }
-)
 _STOPWORDS = frozenset({"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "on", "in", "at", "to"})
 # letters NFKD leaves whole: without this "Tromsø" and "Tromso" would not share a key
 _STROKED = str.maketrans(
@@ -118,48 +45,6 @@ _NUMBERS = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vi
 _NUMBERED_KINDS = frozenset({"type", "class", "phase", "stage", "grade", "category", "schedule", "tier"})
 _E_PREFIX = re.compile(r"\b[eE]-(?=[a-zA-Z]{3})")  # "e-health record" is an "electronic health record"
 _PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
-# Common English diminutives of given names (a writer's habit, not a world's): "Bill Hale" is "William Hale".
-# Only unambiguous ones: "Chris", "Sam", "Alex" and "Jo" may stand for several given names, so they are left out.
-DIMINUTIVES = {
-    "bill": "william",
-    "billy": "william",
-    "will": "william",
-    "bob": "robert",
-    "bobby": "robert",
-    "rob": "robert",
-    "liz": "elizabeth",
-    "lizzie": "elizabeth",
-    "beth": "elizabeth",
-    "betty": "elizabeth",
-    "kate": "katherine",
-    "katie": "katherine",
-    "peggy": "margaret",
-    "maggie": "margaret",
-    "meg": "margaret",
-    "jon": "jonathan",
-    "jim": "james",
-    "jimmy": "james",
-    "mike": "michael",
-    "dick": "richard",
-    "rick": "richard",
-    "tom": "thomas",
-    "tony": "anthony",
-    "dave": "david",
-    "dan": "daniel",
-    "ted": "edward",
-    "ned": "edward",
-    "harry": "henry",
-    "jack": "john",
-    "johnny": "john",
-    "steve": "stephen",
-    "ben": "benjamin",
-    "nick": "nicholas",
-    "pat": "patricia",
-    "sue": "susan",
-    "jenny": "jennifer",
-    "becky": "rebecca",
-    "nancy": "ann",
-}
 _ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
 _YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
 _HEAD_FIRST = frozenset({"river", "lake"})  # written before or after the name with one meaning
@@ -235,12 +120,12 @@ def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
     if is_person(entity_type):
-        while len(words) > 2 and words[0] in _TITLES:
+        while len(words) > 2 and words[0] in TITLES:
             words = words[1:]
-        if len(words) == 2 and words[0] in _TITLES:  # "Dr. Tolven": the surname alone
+        if len(words) == 2 and words[0] in TITLES:  # "Dr. Tolven": the surname alone
             words = words[1:]
     else:
-        while len(words) > 1 and (words[-1] in _LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
+        while len(words) > 1 and (words[-1] in LEGAL_SUFFIXES or (words[-1] == "and" and len(words) > 2)):
             words = words[:-1]
         words = _ordered(words, numbered=entity_type.lower() not in _PRODUCT_TYPES)
     return tuple(words)
@@ -249,7 +134,7 @@ def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
 def titled(name: str) -> bool:
     """Written with a title or honorific before it: "Prof. Rao", "Mrs. Ma"."""
     words = fold(name).split()
-    return len(words) >= 2 and words[0] in _TITLES
+    return len(words) >= 2 and words[0] in TITLES
 
 
 def _ordered(words: list[str], *, numbered: bool = True) -> list[str]:
@@ -346,6 +231,28 @@ def _code_definition(long: str, short: str) -> tuple[str, str] | None:
     return None
 
 
+def _apposed_code(long: str, short: str) -> tuple[str, str] | None:
+    """A code of three to five capital letters in parentheses right after a capitalised name, its letters not the
+    name's ("Comorian Franc (KMF)", "Swiss Franc (CHF)"): the name's code only when the resolver finds both of one
+    type that is not a person's, a place's or an organisation's (`apposition_fits`): after those a parenthesis
+    often names another entity ("Jane Roe (MIT)", "Lyon (FRA)", "Acme (NYSE)")."""
+    letters = acronym_letters(short)
+    return (letters, long) if 3 <= len(letters) <= 5 and letters.isalpha() else None
+
+
+def spelled_out(expansion: str, acronym: str) -> bool:
+    """The acronym's letters come from the expansion (initials, a code of its letters, one word's letters)."""
+    words = expansion.split()
+    return bool(
+        words
+        and (
+            _definition(expansion, acronym)
+            or _code_definition(expansion, acronym)
+            or _one_word_definition(words[-1], acronym)
+        )
+    )
+
+
 def _one_word_definition(word: str, short: str) -> bool:
     """ "GI" for "gastrointestinal", "US" for "Ultrasound": the first letter, then the others in order."""
     letters, folded = acronym_letters(short).lower(), fold(word)
@@ -381,19 +288,23 @@ def defined_acronyms(texts: Iterable[str]) -> set[str]:
 
 def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     """Acronym (upper-case letters) → the expansion the texts define for it, as written: "Kessara Research
-    Institute (KRI)" or "KRI (Kessara Research Institute)". An acronym defined two ways is left out."""
+    Institute (KRI)" or "KRI (Kessara Research Institute)", or a code after a name (`_apposed_code`) when nothing
+    spells the code out. An acronym defined two ways is left out."""
     found: dict[str, set[str]] = {}
+    apposed: dict[str, set[str]] = {}
     for text in texts:
         for long, short in _found(_LONG_THEN_SHORT, text or ""):
             if (pair := _definition(long, short) or _code_definition(long, short)) is not None:
                 found.setdefault(pair[0], set()).add(pair[1])
+            elif (pair := _apposed_code(long, short)) is not None:
+                apposed.setdefault(pair[0], set()).add(pair[1])
         for acronym, expansion in _lower_case_definitions(text or ""):
             found.setdefault(acronym, set()).add(expansion)
         for short, long in _found(_SHORT_THEN_LONG, text or ""):
             if initials_match(long, short):
                 found.setdefault(acronym_letters(short), set()).add(long.strip())
     out = {}
-    for acronym, expansions in found.items():
+    for acronym, expansions in (apposed | found).items():
         distinct = {match_key(e, "organization") for e in expansions}
         if len(distinct) == 1:
             out[acronym] = sorted(expansions, key=len)[0]

@@ -49,6 +49,7 @@ from app.domain.cross_document import (
     variant_rows,
 )
 from app.domain.document_names import DocumentNames
+from app.domain.name_codes import acronym_fits, expansion_forms
 from app.domain.name_matching import (
     acronym_letters,
     initials_match,
@@ -116,8 +117,8 @@ def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
     for key in doc.names:
         match = doc.match(key)
         keys |= {key, match, *inverted_forms(match)}
-    for expansion in definitions.values():
-        keys |= {entity_key(expansion), match_key(expansion, "organization")}
+    for acronym, expansion in definitions.items():
+        keys |= {k for f in expansion_forms(expansion, acronym) for k in (entity_key(f), match_key(f, "organization"))}
     return keys
 
 
@@ -266,23 +267,25 @@ class _Resolver:
         evidence = f"{name!r} fits only {shown!r} ({rule})"
         return Decision(target, source, evidence, scoped=scoped, rule=rule if rule in _OWN_RULES else None)
 
-    def _expansion_key(self, expansion: str) -> str | None:
-        """The document name or project entity an acronym's expansion names."""
-        exact, match = entity_key(expansion), match_key(expansion, "organization")
-        for key in (exact, *self.groups.get(match, [])):
-            if key in self.doc.names:
-                return key
-        for candidate in (exact, match, self.known.aliases.get(exact), self.known.aliases.get(index_key(match))):
-            if candidate and candidate in self.known.entity_types:
-                return candidate
+    def _expansion_key(self, expansion: str, acronym: str) -> str | None:
+        """The document name or project entity an acronym's expansion (or its longest tail naming one) names."""
+        for form in expansion_forms(expansion, acronym):
+            exact, match = entity_key(form), match_key(form, "organization")
+            for key in (exact, *self.groups.get(match, [])):
+                if key in self.doc.names:
+                    return key
+            for candidate in (exact, match, self.known.aliases.get(exact), self.known.aliases.get(index_key(match))):
+                if candidate and candidate in self.known.entity_types:
+                    return candidate
         return None
 
     def _defined_acronym(self, key: str, name: str) -> Decision | None:
         if not is_acronym(name):
             return None
         expansion = self.definitions.get(acronym_letters(name))
-        target = self._expansion_key(expansion) if expansion else None
-        if target is None or target == key:
+        target = self._expansion_key(expansion, name) if expansion else None
+        fits = target is not None and acronym_fits(expansion or "", name, self.type_of(key), self.type_of(target))
+        if target is None or target == key or not fits:
             return None
         # an acronym that is an entity, or an alias of another, elsewhere in the project keeps that meaning
         # there; this document's use goes to its own expansion

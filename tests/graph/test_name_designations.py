@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.cross_document import absorptions, nearby_ranges
+from app.domain.cross_document import absorptions, nearby_ranges, variant_rows
 from app.domain.document_names import DocumentNames
 from app.domain.name_designations import designated_core
 from app.domain.resolution import Known, resolve
@@ -114,3 +114,27 @@ def test_a_dotted_initials_node_is_absorbed_by_the_one_place_of_those_initials()
     assert (absorbed.key, absorbed.target) == ("w.m.", "west marches")
     assert absorptions(full, {"w.m.": ("W.M.", PLACE), "wide moor": ("Wide Moor", PLACE)}, set()) == []
     assert absorptions(full, {"wm": ("WM", PLACE)}, set()) == []  # two letters without periods: a word of its own
+
+
+def test_a_place_contracted_reaches_the_one_place_of_its_first_and_last_letters():
+    held = {"quellmart": ("Quellmart", PLACE), "freedonia": ("Freedonia", PLACE)}
+    assert target("Qt.", held) == "quellmart"  # Q...t
+    assert target("Fra.", held) == "freedonia"  # Fr...a
+    assert {"qt.", "qut."} <= nearby_ranges([("Quellmart", PLACE)]).exact
+    (absorbed,) = absorptions({"quellmart": held["quellmart"]}, {"qt.": ("Qt.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("qt.", "quellmart")
+
+
+def test_a_contraction_fitting_two_places_or_a_word_of_its_own_stays_apart():
+    held = {"freedonia": ("Freedonia", PLACE), "fennoria": ("Fennoria", PLACE), "saint": ("Sorrent", PLACE)}
+    assert target("Fa.", held) == "fa."  # Freedonia or Fennoria
+    assert target("St.", held) == "st."  # Saint, not "Sorrent"
+    assert target("Qt.", {"quellmart": ("Quellmart", "organization")}) == "qt."  # only places
+    assert target("Qt.", {"quellmor": ("Quellmor", PLACE)}) == "qt."  # Q...r
+
+
+def test_a_place_is_read_by_its_contraction_through_index_rows():
+    rows = variant_rows("Quellmart", PLACE)
+    assert "\x1dcut qt.#0" in rows and "\x1dcut qut.#2" in rows
+    assert [r for r in variant_rows("Qt.", PLACE) if "cut" in r] == [f"\x1dcut qt.#{i}" for i in range(3)]
+    assert not [r for r in variant_rows("Quellmart", "organization") if "cut" in r]

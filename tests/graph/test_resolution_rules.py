@@ -72,9 +72,33 @@ def test_a_code_made_of_the_names_letters_in_order_is_defined_by_the_text():
             "Ruritania (XRU) and Genovia (AFP) reported. Marta Kowalczyk (CEO) spoke.",
         ]
     )
-    # the first letter starts the name, the others follow in order; not a code that takes letters the name lacks,
-    # nor a title or a credit after a name
-    assert found == {"LTV": "Latveria", "FFL": "Freedonian Florin", "DGF": "Duchy of Grand Fenwick"}
+    # the first letter starts the name, the others follow in order; a code that takes letters the name lacks, or a
+    # title or a credit after a name, is only a code after a name: the resolver checks its type (below)
+    assert found == {
+        "LTV": "Latveria",
+        "FFL": "Freedonian Florin",
+        "DGF": "Duchy of Grand Fenwick",
+        "CEO": "Marta Kowalczyk",
+    }
+    assert acronym_definitions(["Veldorian Crown (VLC) and Veldorian Crown (QRX)"])["VLC"] == "Veldorian Crown"
+
+
+def test_a_code_after_a_name_it_does_not_spell_is_its_code_only_for_things_of_one_type():
+    text = (
+        "Trade in the Veldorian Crown (QRX) slowed, and QRX fell. Jane Roe (MIT) spoke. Lyon (FRA) voted. Acme (NYSE)"
+        " rose. Ostrava Mark (ZZT) rose."
+    )
+    names = [("Veldorian Crown", "concept"), ("QRX", "concept"), ("Jane Roe", "person"), ("MIT", "organization")]
+    names += [("Lyon", "location"), ("FRA", "location"), ("Acme", "organization"), ("NYSE", "organization")]
+    names += [("Ostrava Mark", "concept"), ("ZZT", "product")]
+    res = resolve(doc_of(*names), Known(), acronym_definitions([text]), "auto")
+    assert res.target("qrx") == "veldorian crown" and res.decisions["qrx"].source == "acronym"
+    # after a person, a place or an organisation a parenthesis often names another entity; and two types differ
+    assert [res.target(k) for k in ("mit", "fra", "nyse", "zzt")] == ["mit", "fra", "nyse", "zzt"]
+    # the name known from an earlier document
+    known = Known(entity_types={"veldorian crown": "concept"})
+    res = resolve(doc_of(("QRX", "concept")), known, acronym_definitions([text]), "auto")
+    assert res.target("qrx") == "veldorian crown"
 
 
 def test_document_forms_resolve_to_one_canonical_preferring_the_plain_form():

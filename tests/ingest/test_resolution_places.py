@@ -31,8 +31,8 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
 @pytest.mark.parametrize("order", [1, -1], ids=["short-first", "long-first"])
 @pytest.mark.parametrize(
     ("short", "long"),
-    [("Ruritania", "Republic of Ruritania"), ("Rurit.", "Ruritania"), ("W.M.", "West Marches")],
-    ids=["designation", "cut-short", "dotted"],
+    [("Ruritania", "Republic of Ruritania"), ("Rurit.", "Ruritania"), ("Qt.", "Quellmart"), ("W.M.", "West Marches")],
+    ids=["designation", "cut-short", "contracted", "dotted"],
 )
 async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
     app = await start_app(make_settings())
