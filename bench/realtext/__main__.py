@@ -193,11 +193,24 @@ def main() -> None:
             result["chunks"]["official"] = reused["chunks"]
         if reused["ingest_seconds"] is not None:
             result["ingest_seconds"]["official"] = reused["ingest_seconds"]
-    _show(result, args)
+    _show(result, args, questions)
 
 
-def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
-    from bench.realtext.report import summarise, table
+def _headroom(result: dict[str, Any], questions: list[data.Question], args: argparse.Namespace) -> dict | None:
+    """The whole-corpus ceiling and the answer-aware oracle per budget (bench/realtext/headroom.py), on the
+    chunks of either system (identical when both ran)."""
+    from app.providers.tokenizer import get_tokenizer
+    from bench.realtext.headroom import Corpus, headroom
+
+    chunks = result["chunks"].get("service") or result["chunks"].get("official")
+    if not chunks:
+        return None
+    corpus = Corpus.of(chunks, get_tokenizer().count)
+    return headroom([q.answer for q in questions], corpus, {b: BUDGETS[b] for b in args.budgets})
+
+
+def _show(result: dict[str, Any], args: argparse.Namespace, questions: list[data.Question]) -> None:
+    from bench.realtext.report import headroom_lines, summarise, table
 
     chunks = result["chunks"]
     if len(chunks) == 2:
@@ -207,6 +220,9 @@ def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
     print("ingestion wall time: " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
     summary = summarise(result["rows"])
     print(table(summary))
+    limits = _headroom(result, questions, args)
+    if limits:
+        print(headroom_lines(limits))
     if args.out:
         out = {
             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
@@ -215,6 +231,7 @@ def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
             "chunk_counts": {k: len(v) for k, v in chunks.items()},
             "official_chunks": chunks.get("official"),
             "summary": summary,
+            "headroom": limits,
             "rows": result["rows"],
         }
         Path(args.out).write_text(json.dumps(out, indent=1))

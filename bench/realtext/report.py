@@ -78,3 +78,15 @@ def table(summary: dict[str, Any]) -> str:
                     f"{a['ms_p50'] - b['ms_p50']:+7.0f}{a['ms_p95'] - b['ms_p95']:+7.0f}"
                 )
     return "\n".join(lines)
+
+
+def headroom_lines(headroom: dict[str, dict[str, Any]]) -> str:
+    """One line per budget: what retrieval could reach (bench/realtext/headroom.py)."""
+    lines = ["\nheadroom (upper bounds: the oracles read the answers; greedy choice of corpus chunks)"]
+    for budget, h in headroom.items():
+        lines.append(
+            f"[{budget}] whole-corpus ceiling {_f(h['ceiling'], 0)}; oracle within {h['tokens']} chunk tokens "
+            f"{_f(h['oracle'], 0)}; oracle within {h['tokens']} tokens and {h['chunk_top_k']} chunks "
+            f"{_f(h['oracle_top_k'], 0)}"
+        )
+    return "\n".join(lines)

@@ -149,3 +149,46 @@ def test_a_saved_official_run_is_reused_only_when_it_holds_every_asked_answer():
         reused_official(saved, questions, argparse.Namespace(embeddings="minilm", modes=["naive"], budgets=["tight"]))
     with pytest.raises(ValueError, match="hashed"):
         reused_official(saved, questions, argparse.Namespace(embeddings="hashed", modes=["local"], budgets=["tight"]))
+
+
+def _tiny_corpus():
+    from bench.realtext.headroom import Corpus
+
+    chunks = ["aspirin thins blood", "aspirin relieves pain and fever", "insulin lowers glucose", "unrelated text"]
+    return Corpus.of(chunks, lambda text: len(text.split()))  # a token per word
+
+
+def test_the_oracle_takes_the_chunks_adding_most_answer_terms_within_the_tokens_and_chunk_count():
+    from bench.realtext.headroom import oracle_coverage
+
+    corpus = _tiny_corpus()
+    wanted = terms("Aspirin relieves pain; insulin lowers glucose")  # aspirin relieve pain insulin lower glucose
+    assert oracle_coverage(wanted, corpus, max_tokens=100) == 1.0
+    # most new terms per token first: "insulin lowers glucose" (3 in 3 tokens); then within 7 tokens the
+    # 5-token chunk (3 more terms) no longer fits, "aspirin thins blood" does (1 more)
+    assert oracle_coverage(wanted, corpus, max_tokens=7) == pytest.approx(4 / 6)
+    assert oracle_coverage(wanted, corpus, max_tokens=100, max_chunks=1) == pytest.approx(3 / 6)
+    assert oracle_coverage(wanted, corpus, max_tokens=2) == 0.0  # no chunk is that small
+    assert oracle_coverage(terms("the of"), corpus, max_tokens=100) is None
+
+
+def test_headroom_gives_the_corpus_ceiling_and_the_oracle_per_budget():
+    from bench.realtext.headroom import headroom
+
+    answers = ["Aspirin relieves pain", "Aspirin cures malaria"]  # "cure" and "malaria" are nowhere in the corpus
+    budgets = {"wide": {"max_total_tokens": 100, "chunk_top_k": 4}, "narrow": {"max_total_tokens": 3, "chunk_top_k": 1}}
+    found = headroom(answers, _tiny_corpus(), budgets)
+    assert found["wide"]["ceiling"] == found["narrow"]["ceiling"] == pytest.approx((1 + 1 / 3) / 2)
+    assert found["wide"]["oracle"] == found["wide"]["oracle_top_k"] == pytest.approx((1 + 1 / 3) / 2)
+    # 3 tokens: only "aspirin thins blood" fits (1 of 3 terms, "aspirin"), for either answer
+    assert found["narrow"]["oracle"] == pytest.approx((1 / 3 + 1 / 3) / 2)
+
+
+def test_the_headroom_line_names_the_ceiling_and_both_oracles():
+    from bench.realtext.report import headroom_lines
+
+    line = headroom_lines(
+        {"default": {"ceiling": 0.95, "oracle": 0.94, "oracle_top_k": 0.93, "tokens": 30000, "chunk_top_k": 20}}
+    )
+    assert "[default] whole-corpus ceiling 0.950" in line
+    assert "0.940" in line and "20 chunks 0.930" in line and "upper bounds" in line

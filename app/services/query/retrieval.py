@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.domain.chunk_diversity import SPARE_CHUNKS, distinct_first
 from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
 from app.domain.names import entity_key
@@ -217,10 +218,12 @@ class Retriever:
     async def load_chunks(
         self, searched: list[ChunkHit], tagged: list[tuple[str, str]], limit: int | None
     ) -> list[ChunkHit]:
-        """The chunks of `tagged` (id, how it was found) in order; only the first `limit` (None = all, e.g. for
-        rerank) are loaded, so unused chunk texts never leave the database. `searched` are loaded already."""
+        """The chunks of `tagged` (id, how it was found) in order, at most `limit` (None = all, e.g. for rerank):
+        near-duplicates of better-ranked ones give way to the next ones (`domain/chunk_diversity.py`). Only the
+        first `limit` + SPARE_CHUNKS are loaded, so unused chunk texts never leave the database. `searched` are
+        loaded already."""
         if limit is not None:
-            tagged = tagged[:limit]
+            tagged = tagged[: limit + SPARE_CHUNKS]
         by_id = {c.id: c for c in searched}
         stored = await repo.chunks_by_ids(
             self.conn, self.project_id, {i: source for i, source in tagged if i not in by_id}
@@ -231,7 +234,7 @@ class Retriever:
                 out.append(by_id[chunk_id])
             elif chunk_id in stored:
                 out.append(stored[chunk_id])
-        return out
+        return out if limit is None else distinct_first(out, limit)
 
 
 def _pick(lists: list[list[str]], related: int, distances: dict[str, float] | None) -> list[str]:
