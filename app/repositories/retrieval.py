@@ -252,11 +252,12 @@ async def relations_of_entities(
 # Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
 # An entity's kept chunk ids are unnested once and looked up by primary key: testing `chunk_id =
 # ANY(source_ids)` on each of a hub's provenance rows read its TOASTed array once per row (a 25x corpus:
-# thousands of rows per hub, most of a global query's time). The processed check is a join here, not
-# `processed()`'s per-row subquery: with a few hundred documents (a few heap pages, their text is TOASTed)
-# the planner ran that subquery as a sequential scan of every document for each of the thousands of rows.
-# One row per key, its chunk ids aggregated in order: a query reads a few thousand provenance rows, and
-# building a result row for each cost the application more than the statement cost the server.
+# thousands of rows per hub, most of a global query's time). The processed check is a join, not
+# `processed()`'s per-row subquery (the planner ran that as a sequential scan of every document for each
+# of the thousands of rows), and an entity's rows are checked once per distinct document: a query's
+# ~2,000 entity provenance rows come from a few hundred documents.
+# One row per key, its chunk ids aggregated in order: building a result row per chunk id cost the
+# application more than the statement cost the server.
 _SOURCES = text(f"""
 WITH picked AS MATERIALIZED (
     SELECT e.key, e.source_ids FROM entities e
@@ -265,17 +266,24 @@ WITH picked AS MATERIALIZED (
 kept AS MATERIALIZED (
     SELECT DISTINCT p.key, k.chunk_id FROM picked p, unnest(p.source_ids) AS k(chunk_id)
 ),
-found AS (
-    SELECT 'e' AS kind, es.entity_key AS src_key, '' AS tgt_key, es.chunk_id, es.seq
+entity_rows AS MATERIALIZED (
+    SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
     FROM picked p
     JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = p.key
-    {_processed_join("es")}
     WHERE cardinality(p.source_ids) = 0
     UNION ALL
-    SELECT 'e', es.entity_key, '', es.chunk_id, es.seq
+    SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
     FROM kept k
     JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = k.key AND es.chunk_id = k.chunk_id
-    {_processed_join("es")}
+),
+entity_documents AS MATERIALIZED (
+    SELECT d.id FROM documents d
+    WHERE d.project_id = :project_id AND d.status = 'processed'
+      AND d.id IN (SELECT DISTINCT document_id FROM entity_rows)
+),
+found AS (
+    SELECT 'e' AS kind, er.entity_key AS src_key, '' AS tgt_key, er.chunk_id, er.seq
+    FROM entity_rows er JOIN entity_documents d ON d.id = er.document_id
     UNION ALL
     SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
     FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
