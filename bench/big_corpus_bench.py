@@ -235,8 +235,10 @@ async def query_figures(url: str, world: World, vectors: Vectors, scale: float, 
 
 
 def check_contexts(path: Path, bulks: list[dict]) -> None:
-    """Write every context hash to `path`, or, when it exists, compare them with it (same questions and
-    modes): a change meant to keep results must report 0 differing."""
+    """Write every context hash to `path`, or, when it exists, compare them with it: a change meant to keep
+    results must report 0 differing. Compare runs with the same `--modes` and `--queries` only: on main as of
+    2026-11-27 the same question asked again in one process can get another context (at 1x a hybrid
+    question's themed relations differed on its second asking), so the sequence of queries must match."""
     measured = {format(b["scale"], "g"): b["hashes"] for b in bulks if "hashes" in b}
     if not path.exists():
         path.write_text(json.dumps(measured, indent=1))
