@@ -46,6 +46,7 @@ from sqlalchemy import text
 
 from app.core.config import Settings
 from app.db.engine import Database, EmbeddedPostgres
+from app.db.migrate import upgrade_to_head
 from app.providers.tokenizer import get_tokenizer
 from app.schemas.query import QueryRequest, QueryResponse
 from bench import big_corpus_ingest as ingest
@@ -185,6 +186,11 @@ async def bulk(admin: asyncpg.Connection, connect: dict, scale: float, args: arg
     vectors = Vectors(args.dim)
     if args.reuse and await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
         url = f"postgresql://{connect['user']}@/{name}?host={connect['host']}"
+        db = Database(url.replace("postgresql://", "postgresql+asyncpg://"), pool_size=1)
+        try:  # migrations added since the load (an index, say) apply to what is measured
+            await upgrade_to_head(db, args.dim)
+        finally:
+            await db.close()
         print(f"[bulk {scale:g}x] reusing the loaded database {name}", flush=True)
         return {"scale": scale, "reused": True, **await query_figures(url, world, vectors, scale, args)}
     url = await ingest.migrated_database(admin, connect, name, args.dim)
