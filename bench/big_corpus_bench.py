@@ -4,6 +4,8 @@
     .venv/bin/python -m bench.big_corpus_bench --scale 5 --skip-ingest   # a few minutes: the 1x and 5x graphs
     .venv/bin/python -m bench.big_corpus_bench --scale 5 25 --skip-ingest   # 1x, 5x, 25x: ~20 min on 2 busy cores
     ... --keep-data DIR   # the server's data stays in DIR (databases bulk_1_0, bulk_25_0, ...) for EXPLAIN
+    ... --keep-data DIR --reuse   # query the databases a kept run loaded (no COPY, no index builds)
+    ... --contexts FILE   # a hash of every context: written if FILE is absent, else compared with it
 
 Scale 1 = 40 documents x ~3,500 tokens (140k tokens), 4,000 entities, 6,000 relations; scale 25 = 1,000
 documents, 3.5M tokens, 100k entities, 150k relations (bench/big_corpus_world.py). At the service's
@@ -29,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import os
 import random
 import signal
@@ -42,8 +46,9 @@ from sqlalchemy import text
 
 from app.core.config import Settings
 from app.db.engine import Database, EmbeddedPostgres
+from app.db.migrate import upgrade_to_head
 from app.providers.tokenizer import get_tokenizer
-from app.schemas.query import QueryRequest
+from app.schemas.query import QueryRequest, QueryResponse
 from bench import big_corpus_ingest as ingest
 from bench.big_corpus_world import DOCS_PER_SCALE, THEMES, Vectors, World, build_world, entity_name, load, topic_of
 from bench.in_process import query_service
@@ -122,7 +127,15 @@ def questions(world: World, n: int) -> list[QueryRequest]:
     return out
 
 
-async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> dict[str, dict[str, float]]:
+def context_hash(response: QueryResponse) -> str:
+    """What a change meant to keep results must leave as it was: the context, its references and its prompt."""
+    return hashlib.sha256(response.model_dump_json().encode()).hexdigest()[:16]
+
+
+async def measure_queries(
+    url: str, world: World, vectors: Vectors, n: int, modes: list[str], hashes: dict[str, list[str]]
+) -> dict[str, dict[str, float]]:
+    """p50/p95 per mode; `hashes` gets each mode's context hashes (first pass, question order)."""
     settings = Settings(_env_file=None, embedding_dim=vectors.dim, log_level="WARNING")
     db = Database(url.replace("postgresql://", "postgresql+asyncpg://"), pool_size=4)
     service = query_service(settings, db, TopicEmbedder(vectors))
@@ -132,20 +145,22 @@ async def measure_queries(url: str, world: World, vectors: Vectors, n: int) -> d
         async with db.connect() as conn:
             backend = await conn.scalar(text("SELECT pg_backend_pid()"))
         postmaster = int(_stat(backend)[1])
-        for mode in MODES:
+        for mode in modes:
             for q in asked[n:]:  # connection warm-up (prepared statements), not measured
                 await service.query(q.model_copy(update={"mode": mode}))
             pids = server_processes(postmaster)  # after the warm-up: the pool's connections are open
             passes, cpu = [], []
-            for _ in range(2):
+            for i in range(2):
                 times = []
                 for q in asked[:n]:
                     server_before, own_before = server_cpu(pids), time.process_time()
                     t0 = time.perf_counter()
-                    await service.query(q.model_copy(update={"mode": mode}))
+                    response = await service.query(q.model_copy(update={"mode": mode}))
                     times.append(1000 * (time.perf_counter() - t0))
                     own = time.process_time() - own_before
                     cpu.append(1000 * (own + server_cpu(pids) - server_before))
+                    if i == 0:
+                        hashes.setdefault(mode, []).append(context_hash(response))
                 passes.append(times)
             first, warm = passes
             out[mode] = {
@@ -168,11 +183,20 @@ async def bulk(admin: asyncpg.Connection, connect: dict, scale: float, args: arg
     world = build_world(scale, args.chunk_tokens, count=count)
     generated = time.perf_counter() - t0
     name = f"bulk_{str(scale).replace('.', '_')}"
+    vectors = Vectors(args.dim)
+    if args.reuse and await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+        url = f"postgresql://{connect['user']}@/{name}?host={connect['host']}"
+        db = Database(url.replace("postgresql://", "postgresql+asyncpg://"), pool_size=1)
+        try:  # migrations added since the load (an index, say) apply to what is measured
+            await upgrade_to_head(db, args.dim)
+        finally:
+            await db.close()
+        print(f"[bulk {scale:g}x] reusing the loaded database {name}", flush=True)
+        return {"scale": scale, "reused": True, **await query_figures(url, world, vectors, scale, args)}
     url = await ingest.migrated_database(admin, connect, name, args.dim)
     conn = await asyncpg.connect(**connect, database=name)
     try:
         empty = await conn.fetchval("SELECT pg_database_size(current_database())")
-        vectors = Vectors(args.dim)
         figures = await load(conn, world, "bench", vectors)
     finally:
         await conn.close()
@@ -196,16 +220,46 @@ async def bulk(admin: asyncpg.Connection, connect: dict, scale: float, args: arg
     )
     slow = sorted(figures["index_seconds"].items(), key=lambda kv: -kv[1])[:6]
     print("    slowest index builds: " + ", ".join(f"{k} {v:.1f}s" for k, v in slow), flush=True)
-    if not args.skip_query:
-        figures["queries"] = await measure_queries(url, world, vectors, args.queries)
-        for mode, q in figures["queries"].items():
-            print(
-                f"    {mode:7} p50 {q['p50']:6.1f} ms  p95 {q['p95']:6.1f} ms  (first pass {q['p95_first']:.1f},"
-                f" warm {q['p95_warm']:.1f}); CPU of bench + PostgreSQL per query p50 {q['cpu_p50']:.1f}"
-                f" p95 {q['cpu_p95']:.1f} ms",
-                flush=True,
-            )
+    figures.update(await query_figures(url, world, vectors, scale, args))
     return figures
+
+
+async def query_figures(url: str, world: World, vectors: Vectors, scale: float, args: argparse.Namespace) -> dict:
+    """{"queries": per-mode figures, "hashes": per-mode context hashes}, or {} with --skip-query."""
+    if args.skip_query:
+        return {}
+    hashes: dict[str, list[str]] = {}
+    queries = await measure_queries(url, world, vectors, args.queries, args.modes, hashes)
+    for mode, q in queries.items():
+        print(
+            f"    {mode:7} p50 {q['p50']:6.1f} ms  p95 {q['p95']:6.1f} ms  (first pass {q['p95_first']:.1f},"
+            f" warm {q['p95_warm']:.1f}); CPU of bench + PostgreSQL per query p50 {q['cpu_p50']:.1f}"
+            f" p95 {q['cpu_p95']:.1f} ms",
+            flush=True,
+        )
+    return {"queries": queries, "hashes": hashes}
+
+
+def check_contexts(path: Path, bulks: list[dict]) -> None:
+    """Write every context hash to `path`, or, when it exists, compare them with it: a change meant to keep
+    results must report 0 differing. Compare runs with the same `--modes` and `--queries` only: on main as of
+    2026-11-27 the same question asked again in one process can get another context (at 1x a hybrid
+    question's themed relations differed on its second asking), so the sequence of queries must match."""
+    measured = {format(b["scale"], "g"): b["hashes"] for b in bulks if "hashes" in b}
+    if not path.exists():
+        path.write_text(json.dumps(measured, indent=1))
+        print(f"\ncontext hashes written to {path}")
+        return
+    known = json.loads(path.read_text())
+    print(f"\ncontexts compared with {path}:")
+    for scale, modes in measured.items():
+        for mode, hashes in modes.items():
+            before = known.get(scale, {}).get(mode)
+            if before is None:
+                print(f"  {scale}x {mode}: not in the file")
+                continue
+            differ = sum(a != b for a, b in zip(hashes, before, strict=False)) + abs(len(hashes) - len(before))
+            print(f"  {scale}x {mode:7} {len(hashes)} contexts, {differ} differ")
 
 
 def table(ingests: list[dict], bulks: list[dict], doc_tokens: float) -> None:
@@ -227,31 +281,32 @@ def table(ingests: list[dict], bulks: list[dict], doc_tokens: float) -> None:
                 f" {waits:>11.1f} {key_wait:>10.1f} {r['over_limit'] if r['budget_rpm'] else '-':>11}"
                 f" {size:>9.0f} {r['vacuum_seconds']:>8.2f}"
             )
-    if bulks:
+    loaded = [b for b in bulks if not b.get("reused")]
+    if loaded:
         print(
             f"\n{'scale':>5} {'tokens':>7} {'chunks':>7} {'entities':>8} {'relations':>9} {'COPY s':>6}"
             f" {'index s':>7} {'VACUUM s':>8} {'MB/1M tok':>9}"
         )
-        for b in bulks:
+        for b in loaded:
             size = (b["database_bytes"] - b["empty_bytes"]) / 2**20 / (b["tokens"] / 1e6)
             print(
                 f"{b['scale']:>4g}x {b['tokens'] / 1e6:>6.2f}M {b['chunks']:>7} {b['entities']:>8} {b['relations']:>9}"
                 f" {b['copy_seconds']:>6.0f} {sum(b['index_seconds'].values()):>7.0f} {b['vacuum_seconds']:>8.1f}"
                 f" {size:>9.0f}"
             )
-        measured = [b for b in bulks if "queries" in b]
-        if measured:
-            print("\nquery context (ms): wall p50 / p95 and CPU p95 (this process + PostgreSQL) per scale")
-            heads = "".join(f" {format(b['scale'], 'g') + 'x p50':>9} {'p95':>7} {'CPU p95':>7}" for b in measured)
-            print(f"{'mode':7}{heads} {'growth p95':>10} {'p95<=100':>8}")
-            for mode in MODES:
-                cells = "".join(
-                    f" {q['p50']:>9.1f} {q['p95']:>7.1f} {q['cpu_p95']:>7.1f}"
-                    for q in (b["queries"][mode] for b in measured)
-                )
-                first, last = measured[0]["queries"][mode]["p95"], measured[-1]["queries"][mode]["p95"]
-                verdict = "met" if last <= TARGET_P95_MS else "MISSED"
-                print(f"{mode:7}{cells} {last / first:>9.2f}x {verdict:>8}")
+    measured = sorted((b for b in bulks if "queries" in b), key=lambda b: b["scale"])
+    if measured:
+        print("\nquery context (ms): wall p50 / p95 and CPU p95 (this process + PostgreSQL) per scale")
+        heads = "".join(f" {format(b['scale'], 'g') + 'x p50':>9} {'p95':>7} {'CPU p95':>7}" for b in measured)
+        print(f"{'mode':7}{heads} {'growth p95':>10} {'p95<=100':>8}")
+        for mode in measured[0]["queries"]:
+            cells = "".join(
+                f" {q['p50']:>9.1f} {q['p95']:>7.1f} {q['cpu_p95']:>7.1f}"
+                for q in (b["queries"][mode] for b in measured)
+            )
+            first, last = measured[0]["queries"][mode]["p95"], measured[-1]["queries"][mode]["p95"]
+            verdict = "met" if last <= TARGET_P95_MS else "MISSED"
+            print(f"{mode:7}{cells} {last / first:>9.2f}x {verdict:>8}")
 
 
 async def main() -> None:
@@ -267,11 +322,18 @@ async def main() -> None:
     parser.add_argument("--chunk-tokens", type=int, default=1200)
     parser.add_argument("--skip-ingest", action="store_true")
     parser.add_argument("--skip-query", action="store_true")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --keep-data: query the databases already loaded there, skip loading"
+    )
+    parser.add_argument("--contexts", type=Path, help="context hashes: written if absent, else compared")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
     parser.add_argument(
         "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
     )
     args = parser.parse_args()
+    if args.reuse and not args.keep_data:
+        parser.error("--reuse needs --keep-data DIR (where a kept run loaded its databases)")
     task = asyncio.current_task()
     assert task is not None
     # `timeout` ends a long run with SIGTERM: cancel, so that the workers, the fake and PostgreSQL are stopped
@@ -308,6 +370,8 @@ async def main() -> None:
         for scale in dict.fromkeys([1.0, *args.scale]):
             bulks.append(await bulk(admin, connect, scale, args))
         table(ingests, bulks, doc_tokens)
+        if args.contexts:
+            check_contexts(args.contexts, bulks)
     finally:
         fake.stop()
         await admin.close()

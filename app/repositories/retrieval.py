@@ -252,9 +252,12 @@ async def relations_of_entities(
 # Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
 # An entity's kept chunk ids are unnested once and looked up by primary key: testing `chunk_id =
 # ANY(source_ids)` on each of a hub's provenance rows read its TOASTed array once per row (a 25x corpus:
-# thousands of rows per hub, most of a global query's time). The processed check is a join here, not
-# `processed()`'s per-row subquery: with a few hundred documents (a few heap pages, their text is TOASTed)
-# the planner ran that subquery as a sequential scan of every document for each of the thousands of rows.
+# thousands of rows per hub, most of a global query's time). The processed check is a join, not
+# `processed()`'s per-row subquery (the planner ran that as a sequential scan of every document for each
+# of the thousands of rows), and an entity's rows are checked once per distinct document: a query's
+# ~2,000 entity provenance rows come from a few hundred documents.
+# One row per key, its chunk ids aggregated in order: building a result row per chunk id cost the
+# application more than the statement cost the server.
 _SOURCES = text(f"""
 WITH picked AS MATERIALIZED (
     SELECT e.key, e.source_ids FROM entities e
@@ -262,25 +265,35 @@ WITH picked AS MATERIALIZED (
 ),
 kept AS MATERIALIZED (
     SELECT DISTINCT p.key, k.chunk_id FROM picked p, unnest(p.source_ids) AS k(chunk_id)
+),
+entity_rows AS MATERIALIZED (
+    SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
+    FROM picked p
+    JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = p.key
+    WHERE cardinality(p.source_ids) = 0
+    UNION ALL
+    SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
+    FROM kept k
+    JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = k.key AND es.chunk_id = k.chunk_id
+),
+entity_documents AS MATERIALIZED (
+    SELECT d.id FROM documents d
+    WHERE d.project_id = :project_id AND d.status = 'processed'
+      AND d.id IN (SELECT DISTINCT document_id FROM entity_rows)
+),
+found AS (
+    SELECT 'e' AS kind, er.entity_key AS src_key, '' AS tgt_key, er.chunk_id, er.seq
+    FROM entity_rows er JOIN entity_documents d ON d.id = er.document_id
+    UNION ALL
+    SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
+    FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
+    JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
+    JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
+    {_processed_join("rs")}
+    WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
 )
-SELECT 'e' AS kind, es.entity_key AS src_key, '' AS tgt_key, es.chunk_id, es.seq
-FROM picked p
-JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = p.key
-{_processed_join("es")}
-WHERE cardinality(p.source_ids) = 0
-UNION ALL
-SELECT 'e', es.entity_key, '', es.chunk_id, es.seq
-FROM kept k
-JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = k.key AND es.chunk_id = k.chunk_id
-{_processed_join("es")}
-UNION ALL
-SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
-FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
-JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
-JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
-{_processed_join("rs")}
-WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
-ORDER BY 1, 2, 3, 5, 4
+SELECT kind, src_key, tgt_key, array_agg(chunk_id ORDER BY seq, chunk_id) AS chunk_ids
+FROM found GROUP BY kind, src_key, tgt_key
 """)
 
 
@@ -292,11 +305,11 @@ async def source_chunk_ids(
     by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
     if keys or pairs:
         params = {"project_id": project_id, "keys": keys, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
-        for row in (await conn.execute(_SOURCES, params)).all():
-            if row.kind == "e":
-                by_entity[row.src_key].append(row.chunk_id)
+        for kind, src_key, tgt_key, chunk_ids in (await conn.execute(_SOURCES, params)).tuples():
+            if kind == "e":
+                by_entity[src_key] = chunk_ids
             else:
-                by_pair[(row.src_key, row.tgt_key)].append(row.chunk_id)
+                by_pair[(src_key, tgt_key)] = chunk_ids
     return by_entity, by_pair
 
 
