@@ -28,7 +28,9 @@ from app.domain.cross_document import (
     Absorption,
     NameIndex,
     Nearby,
+    absorbs,
     absorptions,
+    lone_fit,
     lone_word_candidates,
     nearby_ranges,
 )
@@ -118,17 +120,18 @@ class Absorber:
         ranges = nearby_ranges(list(mine.values()))
         near, aliases = await ledger_repo.near_with_aliases(conn, project_id, ranges)
         others = {k: v for k, v in near.items() if k not in mine}
-        index = NameIndex(others | mine)  # every call below reads the same names: indexed once
-        found = absorptions(mine, others, set(), index) + absorptions(others, mine, set(), index)
+        everyone = others | mine
+        index = NameIndex(everyone)  # every call below reads the same names: indexed once
+        found = absorptions(mine, others, set(), index)
+        # the document's nodes, each fitting one name among all the project's (asked once for both uses below)
+        fits = [a for key in sorted(mine) if (a := lone_fit(key, *mine[key], everyone, index)) is not None]
+        found += [a for a in fits if absorbs(a, others)]  # earlier full names absorbing this document's short nodes
         # and between the document's own nodes: a short node of an earlier document this one's short form
-        # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
-        for key in sorted(mine):
-            rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
-            found += [
-                a
-                for a in absorptions(rest, {key: mine[key]}, set(), index)
-                if a.target in mine and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
-            ]  # a dotted acronym node ("N.C.") an earlier document made, named again beside its full name
+        # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7"), and
+        # a dotted acronym node ("N.C.") an earlier document made, named again beside its full name
+        found += [
+            a for a in fits if absorbs(a, mine) and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
+        ]
         found += through_aliases(mine, others, aliases)
         defined = await self._defined_here(conn, project_id, document_id, mine)
         rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
