@@ -141,8 +141,8 @@ class Absorber:
                 continue
             if a.rule == "acronym":
                 pattern, first = initials_pattern(a.name)
-                fits = {k for k, _ in await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())}
-                if fits - {a.key, a.target}:
+                initialled = await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())
+                if {k for k, _ in initialled} - {a.key, a.target}:
                     continue
             kept.append(a)
         return kept
