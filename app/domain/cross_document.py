@@ -25,7 +25,6 @@ from app.domain.name_designations import (
     truncations,
 )
 from app.domain.name_matching import (
-    acronym_letters,
     fold,
     is_acronym,
     is_person,
@@ -54,7 +53,6 @@ Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 _NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
 PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 _MIN_VARIANT = 4
-_WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 # Common nouns: in "liver cancer" or "test results" the first word names another thing than the whole.
 _GLUED_INITIALS = re.compile(r"\b([A-Z])\.(?=[A-Z]\b)")  # "Y.S. Okonkwo" is "Y. S. Okonkwo"
@@ -66,18 +64,6 @@ class Ranges:
     prefixes: frozenset[str]  # keys starting with one of these
     reversed_prefixes: frozenset[str]  # keys whose reverse starts with one of these
     exact: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Absorption:
-    """An earlier node (`key`) that a full name of this document (`target`) shows to be an alias of it."""
-
-    key: str
-    name: str
-    target: str
-    target_name: str
-    rule: str  # partial | root | acronym | year | maker
-    evidence: str
 
 
 def _person_like(entity_type: str) -> bool:
@@ -361,39 +347,3 @@ def close_candidates(name: str, etype: str, index: NameIndex, exclude: str = "")
         if is_person(etype) or near_spelling(mine, theirs) or sorted(mine.split()) == sorted(theirs.split()):
             found.add(key)
     return found
-
-
-def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex | None = None) -> list[Absorption]:
-    """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
-    of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved. `index`:
-    a NameIndex of exactly `{**nearby, **full}` when the caller has one (a final pass asks several times)."""
-    everyone = {**nearby, **full}
-    index = index if index is not None else NameIndex(everyone)
-    out: list[Absorption] = []
-    for key, (name, etype) in sorted(nearby.items()):
-        if key in skip or key in full:
-            continue
-        if is_acronym(name):
-            letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
-            terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
-            fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
-            fits |= {k for k, (n, t) in everyone.items() if k != key and dotted_initials(n, t) == key}  # "n.c."
-            fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
-            fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
-            rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
-        else:
-            fits, rule = lone_word_candidates(name, etype, index, exclude=key)
-            if not fits:
-                fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
-            if not fits:
-                fits, rule = extension_candidates(name, etype, index, exclude=key)
-            what = _WHAT.get(rule, "name")
-            evidence = f"{name!r} alone, and {{target}} is the only {what} it fits"
-        if len(fits) != 1:
-            continue
-        (target,) = fits
-        if target not in full or (len(tokens(full[target][0], full[target][1])) < 2 and rule != "designation"):
-            continue  # a one-word name is no full name, unless the short node is it cut short ("Colo.")
-        target_name = full[target][0]
-        out.append(Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name))))
-    return out

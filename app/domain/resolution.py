@@ -34,12 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from app.domain.absorption import Absorption, absorptions
 from app.domain.aliases import AliasSource
 from app.domain.cross_document import (
-    Absorption,
     NameIndex,
     Nearby,
-    absorptions,
     close_candidates,
     extension_candidates,
     initialled_candidates,

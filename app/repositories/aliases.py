@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, entities, entity_aliases, entity_rejections, entity_suggestions
-from app.domain.aliases import AliasItem, AliasRow, SuggestionItem, SuggestionRow, scoped_key
+from app.domain.aliases import AliasItem, AliasRow, SuggestionItem, SuggestionRow
 from app.domain.names import sorted_pair
 from app.domain.resolution import MATCH_INDEX
 from app.repositories.graph import any_of, pair_rows
@@ -70,65 +70,13 @@ async def add_aliases_of(
     return result.rowcount or 0
 
 
-# What the merge needs to know about a document's names, in one round trip under the key locks: the aliases
-# among `stored` (project-wide and document-scoped keys) that name an existing entity ('a'), the types of the
-# entities among `keys` and those aliases' targets ('t'), and the rejected pairs touching `names` ('r').
-_NAMES_STATE = text("""
-WITH al AS (
-    SELECT a.alias_key, a.entity_key FROM entity_aliases a
-     WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:stored AS text[]))
-       AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
-)
-SELECT 'a' AS kind, alias_key AS x, entity_key AS y FROM al
-UNION ALL
-SELECT 't', e.key, e.entity_type FROM entities e
- WHERE e.project_id = :project_id
-   AND e.key = ANY(CAST(:keys AS text[]) || ARRAY(SELECT entity_key FROM al))
-UNION ALL
-SELECT 'r', r.key_a, r.key_b FROM entity_rejections r
- WHERE r.project_id = :project_id
-   AND (r.key_a = ANY(CAST(:names AS text[])) OR r.key_b = ANY(CAST(:names AS text[])))
-""")
-
-
-async def names_state(
-    conn: AsyncConnection,
-    project_id: str,
-    document_id: str,
-    alias_keys: Iterable[str],
-    type_keys: Iterable[str],
-    names: Iterable[str],
-) -> tuple[dict[str, str], dict[str, str], set[Pair]]:
-    """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
-    to `document_id` winning over a project-wide one; `entity_types` of `type_keys` and of those targets; the
-    rejected pairs that involve any of `names`."""
-    wanted = sorted(set(alias_keys))
-    stored = wanted + [scoped_key(k, document_id) for k in wanted]
-    rows = (
-        await conn.execute(
-            _NAMES_STATE,
-            {
-                "project_id": project_id,
-                "stored": stored,
-                "keys": sorted(set(type_keys)),
-                "names": sorted(set(names)),
-            },
-        )
-    ).all()
-    found = {x: y for kind, x, y in rows if kind == "a"}
-    aliases = {k: found[k] for k in wanted if k in found}
-    aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
-    types = {x: y for kind, x, y in rows if kind == "t"}
-    return aliases, types, {(x, y) for kind, x, y in rows if kind == "r"}
-
-
 async def has_aliases(conn: AsyncConnection, project_id: str) -> bool:
     return bool(await conn.scalar(select(exists().where(_A.project_id == project_id))))
 
 
 async def alias_targets(conn: AsyncConnection, project_id: str, stored_keys: Iterable[str]) -> dict[str, str]:
     """Stored alias key (scoped or not) → entity key, for those of `stored_keys` naming an existing entity (a
-    document's own aliases are read with the rest of its names' state: `names_state`)."""
+    document's own aliases are read with the rest of its names' state: resolution_reads.py)."""
     wanted = sorted(set(stored_keys))
     if not wanted:
         return {}

@@ -21,7 +21,8 @@ def _upper(prefix: str) -> str:
 
 
 # Each range is a scan of an index (the primary key, or the reversed key of migration 0013), cut at a few rows.
-_NEARBY = text(f"""
+# Parameters: `near_params`. Also part of the reading a resolution decision is taken on (resolution_reads.py).
+NEARBY_SQL = f"""
 SELECT e.key, e.name, e.entity_type FROM entities e
  WHERE e.project_id = :project_id AND e.key = ANY(CAST(:exact AS text[]))
 UNION
@@ -36,25 +37,27 @@ SELECT x.key, x.name, x.entity_type
        LATERAL (SELECT e.key, e.name, e.entity_type FROM entities e
                  WHERE e.project_id = :project_id AND reverse(e.key) >= r.lo AND reverse(e.key) < r.hi
                  LIMIT {_PER_RANGE}) x
-""")
+"""
+_NEARBY = text(NEARBY_SQL)
+
+
+def near_params(ranges: Ranges) -> dict[str, list[str]]:
+    """The parameters of NEARBY_SQL (and of _ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
+    prefixes, reversed_prefixes = sorted(ranges.prefixes), sorted(ranges.reversed_prefixes)
+    return {
+        "exact": sorted(ranges.exact),
+        "lo": prefixes,
+        "hi": [_upper(p) for p in prefixes],
+        "rlo": reversed_prefixes,
+        "rhi": [_upper(p) for p in reversed_prefixes],
+    }
 
 
 async def entities_near(conn: AsyncConnection, project_id: str, ranges: Ranges) -> Nearby:
     """key → (name, type) of the entities in `ranges` (one statement; nothing is read for empty ranges)."""
     if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact):
         return {}
-    prefixes, reversed_prefixes = sorted(ranges.prefixes), sorted(ranges.reversed_prefixes)
-    rows = await conn.execute(
-        _NEARBY,
-        {
-            "project_id": project_id,
-            "exact": sorted(ranges.exact),
-            "lo": prefixes,
-            "hi": [_upper(p) for p in prefixes],
-            "rlo": reversed_prefixes,
-            "rhi": [_upper(p) for p in reversed_prefixes],
-        },
-    )
+    rows = await conn.execute(_NEARBY, {"project_id": project_id, **near_params(ranges)})
     return {k: (n, t) for k, n, t in rows.all()}
 
 
@@ -112,7 +115,7 @@ async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None
 # Project-wide aliases (not scoped, not the match-key index) whose entity still exists, by exact key or key prefix:
 # an earlier short node may fit a name that is now only an alias ("Terralink X7", absorbed into "Pellucid
 # Terralink X7").
-_ALIASES_NEAR = text(f"""
+_ALIASES_NEAR_SQL = f"""
 SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
   FROM (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
          WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
@@ -124,6 +127,13 @@ SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
                          LIMIT {_PER_RANGE}) y) x
   JOIN entities e ON e.project_id = :project_id AND e.key = x.entity_key
  WHERE strpos(x.alias_key, chr(31)) = 0 AND strpos(x.alias_key, chr(30)) = 0
+"""
+# The final pass reads both for the same ranges: one round trip.
+_NEAR_AND_ALIASES = text(f"""
+SELECT 'e' AS kind, n.key, n.name, n.entity_type, CAST(NULL AS text), CAST(NULL AS text)
+  FROM ({NEARBY_SQL}) n
+UNION ALL
+SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({_ALIASES_NEAR_SQL}) a
 """)
 
 
@@ -135,16 +145,16 @@ class NearAlias:
     entity_type: str
 
 
-async def aliases_near(conn: AsyncConnection, project_id: str, ranges: Ranges) -> dict[str, NearAlias]:
-    """alias key → the alias and its entity, for the project-wide aliases in `ranges` (exact keys and prefixes)."""
-    if not (ranges.prefixes or ranges.exact):
-        return {}
-    prefixes = sorted(ranges.prefixes)
-    rows = await conn.execute(
-        _ALIASES_NEAR,
-        {"project_id": project_id, "exact": sorted(ranges.exact), "lo": prefixes, "hi": [_upper(p) for p in prefixes]},
-    )
-    return {k: NearAlias(n, e, en, t) for k, n, e, en, t in rows.all()}
+async def near_with_aliases(
+    conn: AsyncConnection, project_id: str, ranges: Ranges
+) -> tuple[Nearby, dict[str, NearAlias]]:
+    """In one statement: the entities in `ranges` (as `entities_near`) and alias key → the alias and its entity,
+    for the project-wide aliases in their exact keys and prefixes."""
+    if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact):
+        return {}, {}
+    rows = (await conn.execute(_NEAR_AND_ALIASES, {"project_id": project_id, **near_params(ranges)})).all()
+    near = {k: (n, t) for kind, k, n, t, _, _ in rows if kind == "e"}
+    return near, {k: NearAlias(n, e, en, t) for kind, k, n, e, en, t in rows if kind == "a"}
 
 
 _DEFINED_HERE = text("""

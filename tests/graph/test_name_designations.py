@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.cross_document import absorptions, nearby_ranges, variant_rows
+from app.domain.absorption import absorptions
+from app.domain.cross_document import nearby_ranges, variant_rows
 from app.domain.document_names import DocumentNames
 from app.domain.name_designations import designated_core
 from app.domain.resolution import Known, resolve

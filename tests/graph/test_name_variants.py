@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.absorption import absorptions
 from app.domain.cross_document import (
     NameIndex,
-    absorptions,
     initials_key,
     lone_word_candidates,
     near_spellings,

@@ -4,7 +4,8 @@ finds what an index per call found."""
 
 from __future__ import annotations
 
-from app.domain.cross_document import NameIndex, absorptions, term_initials
+from app.domain.absorption import absorbs, absorptions, lone_fit
+from app.domain.cross_document import NameIndex, term_initials
 from app.domain.document_names import DocumentNames
 from app.domain.name_matching import acronym_definitions, defined_acronyms, fold, tokens
 from app.domain.resolution import Known, resolve
@@ -76,6 +77,32 @@ def test_a_final_pass_index_shared_by_its_calls_finds_what_one_index_per_call_fi
     for key in sorted(mine):
         rest = {k: v for k, v in mine.items() if k != key} | others
         assert absorptions(rest, {key: mine[key]}, set(), index) == absorptions(rest, {key: mine[key]}, set())
+
+
+def test_one_fit_per_node_serves_both_ways_the_final_pass_asks():
+    """The final pass asks each of its nodes' fit once (`lone_fit`) and reads it against the project's other
+    names and against its own: what `absorptions` finds asked once per set of full names."""
+    mine, others = _mixed()
+    mine |= {"tarvik": ("Tarvik", "product"), "quorra": ("Quorra", "organization")}
+    everyone = others | mine
+    index = NameIndex(everyone)
+    fits = [a for key in sorted(mine) if (a := lone_fit(key, *mine[key], everyone, index)) is not None]
+    assert [a for a in fits if absorbs(a, others)] == absorptions(others, mine, set())
+    among_mine = [
+        a
+        for key in sorted(mine)
+        for a in absorptions({k: v for k, v in everyone.items() if k != key}, {key: mine[key]}, set())
+        if a.target in mine
+    ]
+    assert [a for a in fits if absorbs(a, mine)] == among_mine
+    assert {(a.key, a.target) for a in fits if absorbs(a, others)} == {
+        ("quorra", "quorra systems"),
+        ("tarvik 3", "halden tarvik 3"),
+    }
+    assert {(a.key, a.target) for a in fits if absorbs(a, mine)} == {
+        ("nasb", "north atlantic salvage board"),
+        ("tarvik", "tarvik 3"),
+    }
 
 
 def test_acronym_definitions_read_once_per_text_are_what_the_texts_say():

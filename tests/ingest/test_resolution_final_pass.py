@@ -1,4 +1,4 @@
-"""The final pass of resolution (services/ingest/absorb.py::Absorber.final_pass), run on the committed graph
+"""The final pass of resolution (services/ingest/absorb.py::Absorber.review), run on the committed graph
 after each document: two documents resolving at the same time still end with one node, and a document retried
 after its merge committed still absorbs the earlier short node."""
 

@@ -17,20 +17,15 @@ so no absorption is lost with the attempt that computed it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.errors import AppError
+from app.domain.absorption import Absorption, absorbs, absorptions, lone_fit
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import (
-    Absorption,
-    NameIndex,
-    Nearby,
-    absorptions,
-    lone_word_candidates,
-    nearby_ranges,
-)
+from app.domain.cross_document import NameIndex, Nearby, lone_word_candidates, nearby_ranges
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
@@ -42,6 +37,8 @@ from app.schemas.graph import MergeRequest
 from app.services.graph.entity_merge import EntityMergeService
 
 log = logging.getLogger(__name__)
+
+UndoMerge = Callable[[str, ShortFormMerge], Awaitable[None]]  # (project id, the ledger entry to undo)
 
 
 def through_aliases(mine: Nearby, others: Nearby, aliases: dict[str, NearAlias]) -> list[Absorption]:
@@ -86,45 +83,60 @@ class Absorber:
         self.db = c.db
         self.merges = EntityMergeService(c)
 
-    async def nodes(self, project_id: str, document_id: str) -> Nearby:
-        """The document's entities as committed now: key → (name, type)."""
+    async def review(self, project_id: str, document_id: str, undo: UndoMerge | None) -> None:
+        """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
+        standing short-form merge the document makes ambiguous (none checked without `undo`). One connection
+        reads all of it when the pass finds nothing to absorb, as for most documents."""
         async with self.db.connect() as conn:
-            return await ledger_repo.document_nodes(conn, project_id, document_id)
+            mine = await ledger_repo.document_nodes(conn, project_id, document_id)
+            found = await self.final_pass(conn, project_id, document_id, mine)
+            ambiguous = None
+            if undo is not None and not found:
+                ambiguous = await self.now_ambiguous(conn, project_id, mine)
+        merged = await self.absorb(project_id, document_id, found)
+        if undo is None:
+            return
+        if ambiguous is None:  # the nodes read again only when the pass merged some away
+            async with self.db.connect() as conn:
+                if merged:
+                    mine = await ledger_repo.document_nodes(conn, project_id, document_id)
+                ambiguous = await self.now_ambiguous(conn, project_id, mine)
+        for merge in ambiguous:
+            await undo(project_id, merge)
 
-    async def final_pass(self, project_id: str, document_id: str, mine: Nearby | None = None) -> list[Absorption]:
-        """The absorptions the committed graph shows for the document's nodes (`mine`: as `nodes` read them, else
-        read here), in either direction, without pairs a user rejected and acronyms whose initials fit another
-        entity of the project."""
-        async with self.db.connect() as conn:
-            if mine is None:
-                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
-            ranges = nearby_ranges(list(mine.values()))
-            near = await ledger_repo.entities_near(conn, project_id, ranges)
-            others = {k: v for k, v in near.items() if k not in mine}
-            index = NameIndex(others | mine)  # every call below reads the same names: indexed once
-            found = absorptions(mine, others, set(), index) + absorptions(others, mine, set(), index)
-            # and between the document's own nodes: a short node of an earlier document this one's short form
-            # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7")
-            for key in sorted(mine):
-                rest = {k: v for k, v in mine.items() if k != key} | others  # one fit among all the project's
-                found += [
-                    a
-                    for a in absorptions(rest, {key: mine[key]}, set(), index)
-                    if a.target in mine and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
-                ]  # a dotted acronym node ("N.C.") an earlier document made, named again beside its full name
-            found += through_aliases(mine, others, await ledger_repo.aliases_near(conn, project_id, ranges))
-            defined = await self._defined_here(conn, project_id, document_id, mine)
-            rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
-            kept = [a for a in defined if sorted_pair(a.key, a.target) not in rejected]
-            for a in found:
-                if sorted_pair(a.key, a.target) in rejected:
+    async def final_pass(
+        self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
+    ) -> list[Absorption]:
+        """The absorptions the committed graph shows for the document's nodes `mine`, in either direction,
+        without pairs a user rejected and acronyms whose initials fit another entity of the project."""
+        ranges = nearby_ranges(list(mine.values()))
+        near, aliases = await ledger_repo.near_with_aliases(conn, project_id, ranges)
+        others = {k: v for k, v in near.items() if k not in mine}
+        everyone = others | mine
+        index = NameIndex(everyone)  # every call below reads the same names: indexed once
+        found = absorptions(mine, others, set(), index)
+        # the document's nodes, each fitting one name among all the project's (asked once for both uses below)
+        fits = [a for key in sorted(mine) if (a := lone_fit(key, *mine[key], everyone, index)) is not None]
+        found += [a for a in fits if absorbs(a, others)]  # earlier full names absorbing this document's short nodes
+        # and between the document's own nodes: a short node of an earlier document this one's short form
+        # resolved to ("Terralink X7") may be an alias of a longer name it brings ("Pellucid Terralink X7"), and
+        # a dotted acronym node ("N.C.") an earlier document made, named again beside its full name
+        found += [
+            a for a in fits if absorbs(a, mine) and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
+        ]
+        found += through_aliases(mine, others, aliases)
+        defined = await self._defined_here(conn, project_id, document_id, mine)
+        rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
+        kept = [a for a in defined if sorted_pair(a.key, a.target) not in rejected]
+        for a in found:
+            if sorted_pair(a.key, a.target) in rejected:
+                continue
+            if a.rule == "acronym":
+                pattern, first = initials_pattern(a.name)
+                initialled = await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())
+                if {k for k, _ in initialled} - {a.key, a.target}:
                     continue
-                if a.rule == "acronym":
-                    pattern, first = initials_pattern(a.name)
-                    fits = {k for k, _ in await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())}
-                    if fits - {a.key, a.target}:
-                        continue
-                kept.append(a)
+            kept.append(a)
         return kept
 
     async def _defined_here(
@@ -147,34 +159,25 @@ class Absorber:
             out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
         return out
 
-    async def now_ambiguous(
-        self, project_id: str, document_id: str, mine: Nearby | None = None
-    ) -> list[ShortFormMerge]:
-        """Standing merges of a short form across documents that this document's names make ambiguous: "Dr.
-        Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor". Had
-        the documents come in another order, the short form would have been kept apart: the caller undoes them.
-        `mine`: the document's nodes when the caller read them since its last merge, else read here."""
-        async with self.db.connect() as conn:
-            if mine is None:
-                mine = await ledger_repo.document_nodes(conn, project_id, document_id)
-            words = {
-                w
-                for name, etype in mine.values()
-                if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
-            }
-            merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
-            if not merges:
-                return []
-            stored = await graph_repo.fetch_entities(
-                conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
-            )
-            targets: Nearby = {k: (r.name, r.entity_type) for k, r in stored.items()}
-            # every entity of the project the short forms fit, not only this document's: a document resolving at
-            # the same time as the second full name's may commit after that one's pass
-            ranges = nearby_ranges(
-                [(m.merged_name, targets[m.entity_key][1]) for m in merges if m.entity_key in targets]
-            )
-            near = await ledger_repo.entities_near(conn, project_id, ranges)
+    async def now_ambiguous(self, conn: AsyncConnection, project_id: str, mine: Nearby) -> list[ShortFormMerge]:
+        """Standing merges of a short form across documents that the document's names (`mine`) make ambiguous:
+        "Dr. Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor".
+        Had the documents come in another order, the short form would have been kept apart: the caller undoes
+        them."""
+        words = {
+            w for name, etype in mine.values() if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
+        }
+        merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
+        if not merges:
+            return []
+        stored = await graph_repo.fetch_entities(
+            conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
+        )
+        targets: Nearby = {k: (r.name, r.entity_type) for k, r in stored.items()}
+        # every entity of the project the short forms fit, not only this document's: a document resolving at
+        # the same time as the second full name's may commit after that one's pass
+        ranges = nearby_ranges([(m.merged_name, targets[m.entity_key][1]) for m in merges if m.entity_key in targets])
+        near = await ledger_repo.entities_near(conn, project_id, ranges)
         return ambiguous_now(near | mine, merges, targets)
 
     async def absorb(self, project_id: str, document_id: str, absorptions: list[Absorption]) -> int:

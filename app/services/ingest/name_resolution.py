@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
-from app.domain.cross_document import nearby_ranges
+from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.judge import JudgePair, one_line
 from app.domain.name_matching import (
@@ -46,6 +46,7 @@ from app.repositories import aliases as aliases_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
 from app.repositories.resolution_ledger import LedgerItem
+from app.repositories.resolution_reads import Initials, decision_reading
 
 
 class Relock(Exception):
@@ -63,6 +64,16 @@ def _reading(known: Known, rejected: set[tuple[str, str]]) -> tuple:
         set(known.defined),
         set(rejected),
     )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What every reading of a document's names asks for (they do not change between readings)."""
+
+    alias_keys: set[str]
+    type_keys: set[str]
+    acronyms: dict[str, Initials]  # the document's undefined acronyms (letters) → their initials' read
+    ranges: Ranges
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,8 @@ class NameResolution:
     settled: bool = False  # the judge was asked (or had nothing to answer)
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
+    _asked: _Asked | None = None
+    _prepared: Known | None = None  # the reading `prepare` took, for `anticipate` when no judge ran between
 
     @classmethod
     async def prepare(
@@ -112,7 +125,7 @@ class NameResolution:
             for e in x.entities:
                 if e.description and e.key not in self.descriptions:
                     self.descriptions[e.key] = e.description
-        known = await self._known(conn)
+        known = self._prepared = await self._known(conn)
         self.lock_keys = (
             lookup_keys(doc, definitions)
             | set(known.aliases.values())
@@ -123,24 +136,37 @@ class NameResolution:
         return self
 
     async def _known(self, conn: AsyncConnection) -> Known:
-        """Aliases, entity types and rejected pairs of the document's names as stored now (one statement, plus
-        one per undefined acronym); the rejected pairs are kept for `_drop_rejected`."""
-        keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
-        wanted = keys | index_lookups(self.doc, self.definitions)
-        aliases, types, self.rejected = await aliases_repo.names_state(
-            conn, self.project_id, self.document_id, wanted, keys, self.doc.names
+        """Aliases, entity types, nearby entities, entities fitting undefined acronyms' initials and rejected
+        pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
+        `_drop_rejected`."""
+        if self._asked is None:  # the same for every reading: the document's names do not change
+            keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
+            acronyms: dict[str, Initials] = {}
+            for name in self.doc.names.values():
+                letters = acronym_letters(name)
+                if is_acronym(name) and letters not in self.defined | set(self.definitions) and letters not in acronyms:
+                    pattern, first = initials_pattern(letters)
+                    acronyms[letters] = Initials(pattern, first.lower())
+            ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
+            self._asked = _Asked(keys | index_lookups(self.doc, self.definitions), keys, acronyms, ranges)
+        asked = self._asked
+        reading = await decision_reading(
+            conn,
+            self.project_id,
+            self.document_id,
+            asked.alias_keys,
+            asked.type_keys,
+            self.doc.names,
+            asked.ranges,
+            list(asked.acronyms.values()),
         )
+        self.rejected = reading.rejected
+        types = reading.types
         initials: dict[str, list[str]] = {}
-        for name in self.doc.names.values():
-            letters = acronym_letters(name)
-            if is_acronym(name) and letters not in self.defined | set(self.definitions) and letters not in initials:
-                pattern, first = initials_pattern(letters)
-                found = await aliases_repo.keys_by_prefix(conn, self.project_id, pattern, first.lower())
-                initials[letters] = [k for k, _ in found]
-                types.update(found)
-        ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
-        nearby = await ledger_repo.entities_near(conn, self.project_id, ranges)
-        return Known(types, aliases, initials, nearby, self.defined)
+        for letters, found in zip(asked.acronyms, reading.by_initials, strict=True):
+            initials[letters] = [k for k, _ in found]
+            types.update(found)
+        return Known(types, reading.aliases, initials, reading.nearby, self.defined)
 
     async def open_pairs(self, conn: AsyncConnection) -> list[JudgePair]:
         """The pairs the rules leave open as the project stands now (no locks: the verdicts are applied under
@@ -181,7 +207,10 @@ class NameResolution:
         """Decide without locks (after the judge, whose verdicts are part of the decision), to be reused under
         them if what it was taken on is unchanged; the lock set grows by the targets it chose, which would
         otherwise cost a `Relock` round."""
-        known = await self._known(conn)
+        # straight after `prepare` (no judge call between) its reading is as fresh as a new one would be
+        known, self._prepared = self._prepared, None
+        if known is None or self.mode == "llm":
+            known = await self._known(conn)
         result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
         self.anticipated = _Anticipated(_reading(known, self.rejected), result)
         self.lock_keys |= {d.target for d in result.decisions.values()} | set(result.index.values())

@@ -27,10 +27,9 @@ from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
-from app.repositories.resolution_ledger import ShortFormMerge
 from app.schemas.projects import EffectiveSettings
 from app.services.graph.summaries import Summarizer
-from app.services.ingest.absorb import Absorber
+from app.services.ingest.absorb import Absorber, UndoMerge
 from app.services.ingest.extraction import Extractor, store_report
 from app.services.ingest.finalise import Finaliser
 from app.services.ingest.graph_merge import ClaimLost, GraphMerger, Touched, require_claim
@@ -43,7 +42,6 @@ from app.services.projects import ProjectService
 log = logging.getLogger(__name__)
 
 UpdateRun = Callable[[DocumentRow, str, Progress, Callable[[], None] | None], Awaitable[None]]
-UndoMerge = Callable[[str, ShortFormMerge], Awaitable[None]]  # (project id, the ledger entry to undo)
 
 _EVENT_OF_STATUS = {"processed": "finished", "failed": "failed", "cancelled": "cancelled"}
 
@@ -177,12 +175,7 @@ class DocumentPipeline:
             self.last_writers.release(touched)
         if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                nodes = await self.absorber.nodes(project_id, document_id)
-                found = await self.absorber.final_pass(project_id, document_id, nodes)
-                merged = await self.absorber.absorb(project_id, document_id, found)
-                if self.undo_merge is not None:  # the nodes read again only when the pass merged some away
-                    for merge in await self.absorber.now_ambiguous(project_id, document_id, None if merged else nodes):
-                        await self.undo_merge(project_id, merge)
+                await self.absorber.review(project_id, document_id, self.undo_merge)
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""

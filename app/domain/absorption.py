@@ -1,0 +1,75 @@
+"""Retroactive absorption (pure): an earlier short node ("Dr. Okafor", "BIS", "Colo.") that exactly one full
+name of the project fits once a later document brings that name; the resolver's final pass
+(app/services/ingest/absorb.py) merges it and records the alias."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.cross_document import (
+    NameIndex,
+    Nearby,
+    extension_candidates,
+    initialled_candidates,
+    initials_key,
+    lone_word_candidates,
+    term_initials,
+)
+from app.domain.name_designations import dotted_initials
+from app.domain.name_matching import acronym_letters, is_acronym, tokens, types_compatible
+from app.domain.name_shapes import capitalised_name
+
+_WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
+
+
+@dataclass(frozen=True)
+class Absorption:
+    """An earlier node (`key`) that a full name of this document (`target`) shows to be an alias of it."""
+
+    key: str
+    name: str
+    target: str
+    target_name: str
+    rule: str  # partial | root | acronym | year | maker
+    evidence: str
+
+
+def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex | None = None) -> list[Absorption]:
+    """Earlier short nodes among `nearby` that exactly one full name of the project fits, when that name is one
+    of this document's (`full`: target key → (name, type)). `skip`: keys the document itself resolved. `index`:
+    a NameIndex of exactly `{**nearby, **full}` when the caller has one (a final pass asks several times)."""
+    everyone = {**nearby, **full}
+    index = index if index is not None else NameIndex(everyone)
+    candidates = [(key, named) for key, named in sorted(nearby.items()) if key not in skip and key not in full]
+    found = (lone_fit(key, name, etype, everyone, index) for key, (name, etype) in candidates)
+    return [a for a in found if a is not None and absorbs(a, full)]
+
+
+def lone_fit(key: str, name: str, etype: str, everyone: Nearby, index: NameIndex) -> Absorption | None:
+    """The node `key` absorbed into the one name of `everyone` it fits (if one); `absorbs` says whether it may."""
+    if is_acronym(name):
+        letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
+        terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
+        fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
+        fits |= {k for k, (n, t) in everyone.items() if k != key and dotted_initials(n, t) == key}  # "n.c."
+        fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
+        fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
+        rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
+    else:
+        fits, rule = lone_word_candidates(name, etype, index, exclude=key)
+        if not fits:
+            fits, rule = initialled_candidates(name, etype, index, exclude=key), "partial"
+        if not fits:
+            fits, rule = extension_candidates(name, etype, index, exclude=key)
+        evidence = f"{name!r} alone, and {{target}} is the only {_WHAT.get(rule, 'name')} it fits"
+    if len(fits) != 1:
+        return None
+    (target,) = fits
+    target_name = everyone[target][0]
+    return Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name)))
+
+
+def absorbs(a: Absorption, full: Nearby) -> bool:
+    """Whether the fit `a` is into one of the full names `full`: a one-word name is no full name, unless the short
+    node is it cut short ("Colo.")."""
+    return a.target in full and (len(tokens(*full[a.target])) >= 2 or a.rule == "designation")

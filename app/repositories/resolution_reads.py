@@ -1,0 +1,111 @@
+"""The reading a resolution decision is taken on (services/ingest/name_resolution.py), in one round trip: it
+is read before the key locks and again under them for every document, so each statement saved counts twice.
+
+One statement returns, by kind: the aliases among the document's keys that name an existing entity ('a'), the
+types of its keys and of those targets ('t'), the rejected pairs touching its names ('r'), the entities near
+its names ('n', resolution_ledger.NEARBY_SQL) and, per undefined acronym, the first entities whose keys fit its
+initials ('p', as aliases.keys_by_prefix reads them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.aliases import scoped_key
+from app.domain.cross_document import Nearby, Ranges
+from app.repositories.resolution_ledger import NEARBY_SQL, near_params
+
+Pair = tuple[str, str]
+
+_READING = text(f"""
+WITH al AS (
+    SELECT a.alias_key, a.entity_key FROM entity_aliases a
+     WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:stored AS text[]))
+       AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
+)
+SELECT 'a' AS kind, 0 AS n, alias_key AS x, entity_key AS y, CAST(NULL AS text) AS z FROM al
+UNION ALL
+SELECT 't', 0, e.key, e.entity_type, NULL FROM entities e
+ WHERE e.project_id = :project_id
+   AND e.key = ANY(CAST(:keys AS text[]) || ARRAY(SELECT entity_key FROM al))
+UNION ALL
+SELECT 'r', 0, r.key_a, r.key_b, NULL FROM entity_rejections r
+ WHERE r.project_id = :project_id
+   AND (r.key_a = ANY(CAST(:names AS text[])) OR r.key_b = ANY(CAST(:names AS text[])))
+UNION ALL
+SELECT 'n', 0, near.key, near.name, near.entity_type FROM ({NEARBY_SQL}) near
+UNION ALL
+SELECT 'p', i.n, x.key, x.entity_type, CAST(x.rank AS text)
+  FROM unnest(CAST(:patterns AS text[]), CAST(:firsts AS text[]), CAST(:uppers AS text[]))
+       WITH ORDINALITY AS i(pattern, first, upper, n),
+       LATERAL (SELECT y.key, y.entity_type, row_number() OVER (ORDER BY y.key) AS rank
+                  FROM (SELECT e.key, e.entity_type FROM entities e
+                         WHERE e.project_id = :project_id AND e.key >= i.first AND e.key < i.upper
+                           AND e.key ~ i.pattern
+                         ORDER BY e.key LIMIT 20) y) x
+""")
+
+
+@dataclass(frozen=True)
+class Initials:
+    """An acronym's initials as aliases.keys_by_prefix reads them: a POSIX pattern and the keys' first letter."""
+
+    pattern: str
+    first: str
+
+
+@dataclass
+class Reading:
+    aliases: dict[str, str]  # alias key → entity key (a scoped alias winning over a project-wide one)
+    types: dict[str, str]  # entity key → type, of the keys asked and the aliases' targets
+    rejected: set[Pair]
+    nearby: Nearby
+    by_initials: list[list[tuple[str, str]]]  # per `Initials` asked, in order: (key, type) ordered by key
+
+
+async def decision_reading(
+    conn: AsyncConnection,
+    project_id: str,
+    document_id: str,
+    alias_keys: Iterable[str],
+    type_keys: Iterable[str],
+    names: Iterable[str],
+    ranges: Ranges,
+    initials: Sequence[Initials],
+) -> Reading:
+    """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
+    to `document_id` winning over a project-wide one; the types of `type_keys` and of those targets; the
+    rejected pairs that involve any of `names`; the entities in `ranges`; the first 20 keys (by key) fitting
+    each of `initials`."""
+    wanted = sorted(set(alias_keys))
+    stored = wanted + [scoped_key(k, document_id) for k in wanted]
+    firsts = [i.first for i in initials]
+    params = {
+        "project_id": project_id,
+        "stored": stored,
+        "keys": sorted(set(type_keys)),
+        "names": sorted(set(names)),
+        "patterns": [i.pattern for i in initials],
+        "firsts": firsts,
+        "uppers": [f[:-1] + chr(ord(f[-1]) + 1) for f in firsts],
+        **near_params(ranges),
+    }
+    rows = (await conn.execute(_READING, params)).all()
+    found = {x: y for kind, _, x, y, _ in rows if kind == "a"}
+    aliases = {k: found[k] for k in wanted if k in found}
+    aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
+    by_initials: list[list[tuple[int, str, str]]] = [[] for _ in initials]
+    for kind, n, x, y, z in rows:
+        if kind == "p":
+            by_initials[n - 1].append((int(z), x, y))
+    return Reading(
+        aliases,
+        {x: y for kind, _, x, y, _ in rows if kind == "t"},
+        {(x, y) for kind, _, x, y, _ in rows if kind == "r"},
+        {x: (y, z) for kind, _, x, y, z in rows if kind == "n"},
+        [[(k, t) for _, k, t in sorted(found)] for found in by_initials],
+    )
