@@ -22,6 +22,7 @@ from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
 from app.domain.cross_document import nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.judge import JudgePair, one_line
+from app.domain.judge_candidates import Proposal, with_proposals
 from app.domain.name_matching import (
     acronym_definitions,
     acronym_letters,
@@ -87,6 +88,7 @@ class NameResolution:
     descriptions: dict[str, str] = field(default_factory=dict)  # the document's first description of each name
     judged: dict[str, tuple[str, str]] = field(default_factory=dict)  # name key → (entity key, reason): judge said same
     settled: bool = False  # the judge was asked (or had nothing to answer)
+    proposed: dict[str, Proposal] = field(default_factory=dict)  # name key → a neighbour the judge said is it
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
 
@@ -126,6 +128,7 @@ class NameResolution:
         """Aliases, entity types and rejected pairs of the document's names as stored now (one statement, plus
         one per undefined acronym); the rejected pairs are kept for `_drop_rejected`."""
         keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
+        keys |= {p.target for p in self.proposed.values()}  # whether they still exist
         wanted = keys | index_lookups(self.doc, self.definitions)
         aliases, types, self.rejected = await aliases_repo.names_state(
             conn, self.project_id, self.document_id, wanted, keys, self.doc.names
@@ -182,7 +185,7 @@ class NameResolution:
         them if what it was taken on is unchanged; the lock set grows by the targets it chose, which would
         otherwise cost a `Relock` round."""
         known = await self._known(conn)
-        result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        result = self._decide(known)
         self.anticipated = _Anticipated(_reading(known, self.rejected), result)
         self.lock_keys |= {d.target for d in result.decisions.values()} | set(result.index.values())
 
@@ -194,12 +197,16 @@ class NameResolution:
         if ahead is not None and self.reused:  # `_drop_rejected` edits the decisions: a copy of them
             self.result = replace(ahead.result, decisions=dict(ahead.result.decisions))
         else:
-            self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+            self.result = self._decide(known)
         self._drop_rejected()
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
+
+    def _decide(self, known: Known) -> Resolution:
+        result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        return with_proposals(result, self.doc, self.proposed, known.entity_types) if self.proposed else result
 
     def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:
