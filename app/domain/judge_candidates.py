@@ -56,7 +56,7 @@ def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
     return [
         key
         for key, d in result.decisions.items()
-        if d.target == key and not d.apart and key not in result.open and key not in stored
+        if d.target == key and not d.apart and not result.open.get(key) and key not in stored
     ]
 
 
