@@ -73,6 +73,10 @@ After issue 33's habit rules (same run, seeds 1 2 3, 2 per habit): 28/225 split 
 After the spelling, short-form, order and designation work of 2026-11-27 (main): 5/225 split (2.2%: the renames
 Madras/Chennai twice and Tiflis/Tbilisi, and two transliterated given names kept apart by the person rule), 0/36
 over-merged, 2/3 shuffled orders the same nodes.
+With the judge's candidates beyond the rules, `--seeds 6 7 --per-habit 1 --orders 0 --resolution llm
+--embeddings minilm` (fresh seeds, 2026-11-27, under load): `--judge never` 4/84 split (2 reached the judge:
+"Madras" / "Chennai", "Xu"; two nickname pairs the guard keeps apart), `gold` 2/84 and 0 over-merged, `always`
+4/84 with 0/24 planned look-alikes but 5 other pairs over-merged; judge tokens 2.5% of the other calls'.
 """
 
 from __future__ import annotations
