@@ -70,7 +70,7 @@ def choose(
     """The neighbours worth a verdict, best first: one per (name, entity), the most similar way found."""
     best: dict[tuple[str, str], Neighbour] = {}
     for n in found:
-        if n.name_key not in doc.names or n.key in doc.names or n.key == n.name_key:
+        if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
             continue
         name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
         if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
@@ -102,7 +102,9 @@ def with_proposals(
             continue
         if confusable(doc.names[key], doc.types.get(key, "unknown"), p.name, p.entity_type):
             continue
-        moved[key] = Decision(p.target, "similarity", f"LLM judge: {p.reason}", scoped=True, rule="llm_judge")
+        final = result.decisions[p.target].target if p.target in result.decisions else p.target  # "Ouguiya (MRU)"
+        if final != key:
+            moved[key] = Decision(final, "similarity", f"LLM judge: {p.reason}", scoped=True, rule="llm_judge")
     if not moved:
         return result
     decisions = dict(result.decisions)

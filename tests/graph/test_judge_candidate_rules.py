@@ -26,7 +26,7 @@ def test_choose_keeps_compatible_unguarded_unrejected_neighbours_best_first():
         near("chennai", "Madras", "location", 0.7),
         near("chennai", "Madras", "location", 0.6),  # the same pair found twice: once, at its best
         near("chennai", "Tamil Nadu Board", "organization", 0.9),  # another type
-        near("chennai", "Harbour", "location", 0.9),  # a name of the document itself
+        near("chennai", "Chennai", "location", 0.99),  # the name itself
         near("imran khan", "Naseem Khan", "person", 0.95),  # the confusable guard keeps them apart
         near("harbour", "Dock", "location", 0.8),
         near("harbour", "Quay", "location", 0.5),
@@ -69,6 +69,15 @@ def test_no_verdict_joins_a_confusable_pair_nor_an_entity_that_is_gone():
     }
     out = with_proposals(rules, doc, proposed, present={"naseem khan"})  # madras was deleted meanwhile
     assert out.decisions == rules.decisions
+
+
+def test_a_stored_name_of_the_same_document_is_a_target_through_its_own_decision():
+    doc = doc_of(("Ouguiya", "concept"), ("MRU", "concept"), ("Guinea", "location"))
+    found = [near("ouguiya", "MRU", "concept", 0.6), near("guinea", "Guinea", "location", 0.9)]
+    assert [(n.name_key, n.key) for n in choose(found, doc, set())] == [("ouguiya", "mru")]
+    rules = resolution(doc, {"mru": Decision("mauritanian ouguiya", "alias", "stored alias")}, {})
+    out = with_proposals(rules, doc, {"ouguiya": Proposal("mru", "MRU", "concept", "its code")}, {"mru"})
+    assert out.decisions["ouguiya"].target == "mauritanian ouguiya"  # where the document's MRU goes
 
 
 def test_a_name_the_rules_resolved_is_left_to_them():
