@@ -13,6 +13,11 @@ or more nodes (split), nodes per aliased entity; per negative kind: pairs that m
 (over-merged); any other node holding two real entities is listed too. Shuffled orders are compared with the
 listed order's partition of real entities into nodes (the same nodes whatever the order).
 `--quick`: one entity per habit, seeds 1 and 2, one shuffled order (about a minute on a quiet machine).
+With `--resolution llm`, `--judge` chooses how the fake judge answers: `gold` (default; from the world's truth,
+an oracle: an upper bound, not a claim about any model), `never` (the rules' nodes, and which aliases reach the
+judge as a candidate at all: candidate recall) or `always` ("same" to every pair: what the guards stop). The
+judge's reach is printed per habit: aliased entities one of whose true pairs the judge was shown, among those
+that ended split and among all; then the LLM calls and tokens per operation (`judge` is the judge's share).
 
 Before (main at e04a9fa, ENTITY_RESOLUTION=auto; 2026-11-27, 2 cores shared with seven other helpers, so the
 seconds are noisy): seeds 1 2 3, 2 entities per habit, 27 documents each. Split / aliased entities per seed,
@@ -68,6 +73,10 @@ After issue 33's habit rules (same run, seeds 1 2 3, 2 per habit): 28/225 split 
 After the spelling, short-form, order and designation work of 2026-11-27 (main): 5/225 split (2.2%: the renames
 Madras/Chennai twice and Tiflis/Tbilisi, and two transliterated given names kept apart by the person rule), 0/36
 over-merged, 2/3 shuffled orders the same nodes.
+With the judge's candidates beyond the rules, `--seeds 6 7 --per-habit 1 --orders 0 --resolution llm
+--embeddings minilm` (fresh seeds, 2026-11-27, under load): `--judge never` 4/84 split (2 reached the judge:
+"Madras" / "Chennai", "Xu"; two nickname pairs the guard keeps apart), `gold` 2/84 and 0 over-merged, `always`
+4/84 with 0/24 planned look-alikes but 5 other pairs over-merged; judge tokens 2.5% of the other calls'.
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -145,22 +155,46 @@ async def ingest(  # noqa: PLR0913
     fake = (make_fake or (lambda seed, per: WorldFakeProcess.for_blind_world(64, seed, per)))(
         world.seed, args.per_habit
     )
+    if args.resolution == "llm" and getattr(args, "judge", "gold") != "gold":
+        fake.judge(args.judge)
     server.psql(f"CREATE DATABASE {db}")
     try:
         socket_dir = server.get_postmaster_info().socket_dir
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
         database_url = f"postgresql://postgres@/{db}?host={socket_dir}"
-        async with service_client(database_url, fake.url, 64, poll=0.02, client_timeout=600, **extra) as (app, client):
+        async with service_client(database_url, fake.url, fake.dim, poll=0.02, client_timeout=600, **extra) as (
+            app,
+            client,
+        ):
             seconds = await ingest_one_at_a_time(client, [world.documents[i] for i in order])
             usage = await reported_usage(client, [d.id for d in world.documents])
             async with app.state.container.db.transaction() as conn:
                 sql = "SELECT name, description FROM entities WHERE project_id = 'default'"
                 rows = (await conn.execute(text(sql))).all()
         llm = fake.stats()
+        shown = fake.shown() if args.resolution == "llm" else []
     finally:
         fake.stop()
     parts = partition(world, [(r[0], r[1]) for r in rows])
-    return {"seconds": seconds, "parts": parts, "llm": llm, "reported": usage}
+    return {"seconds": seconds, "parts": parts, "llm": llm, "reported": usage, "shown": shown}
+
+
+def judge_reach(world: BlindWorld, shown: list[list[list[str]]], parts: list[frozenset[str]]) -> dict[str, dict]:
+    """Per habit: aliased entities, those split, and how many of each had a true pair (both sides that entity
+    alone) shown to the judge."""
+    reached = {a[0] for a, b in shown if len(a) == 1 and a == b}
+    held: dict[str, int] = defaultdict(int)
+    for ids in parts:
+        for eid in ids:
+            held[eid] += 1
+    out: dict[str, dict] = {}
+    for eid, habit in world.aliased().items():
+        row = out.setdefault(habit, {"aliased": 0, "split": 0, "reached": 0, "reached_split": 0})
+        row["aliased"] += 1
+        row["split"] += held[eid] > 1
+        row["reached"] += eid in reached
+        row["reached_split"] += eid in reached and held[eid] > 1
+    return out
 
 
 async def reported_usage(client: Any, ids: list[str]) -> dict[str, int]:
@@ -191,6 +225,8 @@ async def run(
             row = {"seed": seed, "documents": len(listed), "seconds": first["seconds"]}
             row |= {"llm": first["llm"], "reported": first["reported"]}
             row |= measure(world, first["parts"])
+            row["reach"] = judge_reach(world, first["shown"], first["parts"])
+            row["shown_pairs"] = len(first["shown"])
             row["orders"] = []
             for k in range(args.orders):
                 shuffled = listed[:]
@@ -268,21 +304,82 @@ def show(results: list[dict[str, Any]], habits: Any = HABITS, negatives: Any = N
             print(f"  merged  seed {r['seed']} (not a planned negative): {pair}")
 
 
+def show_reach(results: list[dict[str, Any]]) -> None:
+    """The judge's candidate recall per habit (with `--judge never`, `split` is the rules' splits)."""
+    if not any(r["shown_pairs"] for r in results):
+        return
+    print("\njudge candidates: aliased entities a true pair of which the judge was shown (all seeds)")
+    print(f"{'habit':28}{'split reached':>16}{'all reached':>14}")
+    totals = Counter()
+    for habit in sorted({h for r in results for h in r["reach"]}):
+        row: Counter = Counter()
+        for r in results:
+            row.update(r["reach"].get(habit, {}))
+        totals.update(row)
+        print(f"{habit:28}{row['reached_split']:>9}/{row['split']:<6}{row['reached']:>8}/{row['aliased']:<5}")
+    print(
+        f"{'all':28}{totals['reached_split']:>9}/{totals['split']:<6}{totals['reached']:>8}/{totals['aliased']:<5}"
+        f"  ({sum(r['shown_pairs'] for r in results)} pairs shown)"
+    )
+
+
+def llm_totals(results: list[dict[str, Any]]) -> dict[str, Counter]:
+    totals: dict[str, Counter] = {"calls": Counter(), "prompt_tokens": Counter(), "completion_tokens": Counter()}
+    for r in results:
+        for key, counter in totals.items():
+            counter.update(r["llm"][key])
+    return totals
+
+
+def show_llm(results: list[dict[str, Any]]) -> None:
+    totals = llm_totals(results)
+    print("\nLLM calls and tokens (o200k) over the listed orders, per operation:")
+    for op in sorted(totals["calls"]):
+        p, c = totals["prompt_tokens"][op], totals["completion_tokens"][op]
+        print(f"  {op:12} calls {totals['calls'][op]:5}  prompt {p:8}  completion {c:7}  total {p + c:8}")
+    p, c = sum(totals["prompt_tokens"].values()), sum(totals["completion_tokens"].values())
+    print(f"  {'all':12} calls {sum(totals['calls'].values()):5}  prompt {p:8}  completion {c:7}  total {p + c:8}")
+    judge = totals["prompt_tokens"]["judge"] + totals["completion_tokens"]["judge"]
+    if judge:
+        print(f"  judge tokens: {judge} = {100 * judge / max(p + c - judge, 1):.1f}% of the other calls' tokens")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--orders", type=int, default=1, help="shuffled orders ingested per seed")
+    parser.add_argument("--resolution", choices=("off", "suggest", "auto", "llm"), default=None)
+    parser.add_argument("--judge", choices=("gold", "never", "always"), default="gold", help="with --resolution llm")
+    parser.add_argument(
+        "--embeddings",
+        choices=("hashed", "minilm"),
+        default="hashed",
+        help="the fake's embeddings (minilm: bench extra)",
+    )
+    parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
+    parser.add_argument("--json", default=None)
+
+
+def use_embeddings(args: argparse.Namespace) -> None:
+    """The world fakes started from now on embed with `args.embeddings` (bench/quality_fake.py)."""
+    from bench.quality_fake import EMBEDDINGS
+
+    os.environ[EMBEDDINGS] = args.embeddings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--per-habit", type=int, default=2)
-    parser.add_argument("--orders", type=int, default=1, help="shuffled orders ingested per seed")
     parser.add_argument("--quick", action="store_true", help="per-habit 1, seeds 1 2, one shuffled order")
-    parser.add_argument("--resolution", choices=("off", "suggest", "auto", "llm"), default=None)
-    parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
-    parser.add_argument("--json", default=None)
+    add_arguments(parser)
     args = parser.parse_args()
     if args.quick:
         args.seeds, args.per_habit, args.orders = args.seeds[:2], 1, 1
     use_app_from(args.app_dir)
+    use_embeddings(args)
     results = asyncio.run(run(args))
     show(results)
+    show_reach(results)
+    show_llm(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1, default=list))
 

@@ -7,18 +7,31 @@ rebuilds the world from the same parameters as the benchmark, so nothing large c
     python -m bench.quality_fake DIM alias SEED STYLE KINDS(comma-separated) PER_KIND   (bench/alias_world.py)
     python -m bench.quality_fake DIM blind SEED PER_HABIT   (bench/alias_world_blind.py)
     python -m bench.quality_fake DIM holdout SEED PER_KIND   (bench/alias_world_holdout.py)
+
+The entity-resolution judge (ENTITY_RESOLUTION=llm) answers from the world's truth by default (`gold`: an
+oracle, so what it merges is an upper bound, never a claim about a real model); the control command
+`["judge", "never" | "always" | "gold"]` swaps it, and `["shown", null]` returns, per pair the judge was shown,
+the real entities each side stands for (which aliases reached the judge at all).
+
+Embeddings are the test fake's hashed bag of words (64 dimensions; digits are not words), or MiniLM
+(bench/realtext/embed.py, 384 dimensions; the bench extra) when BENCH_FAKE_EMBEDDINGS=minilm is set.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from bench.fake_process import ROOT, FakeProcess, _stats
+
+EMBEDDINGS = "BENCH_FAKE_EMBEDDINGS"  # "minilm": real sentence embeddings instead of the hashed bag of words
+MINILM_DIM = 384
 
 
 class WorldFakeProcess(FakeProcess):
@@ -43,7 +56,16 @@ class WorldFakeProcess(FakeProcess):
         fake._start(dim, ["holdout", str(seed), str(per_kind)])
         return fake
 
+    def judge(self, kind: str) -> None:
+        """How the judge answers: "gold" (the world's truth), "never" or "always" (same for every pair)."""
+        self._ask("judge", kind)
+
+    def shown(self) -> list[list[list[str]]]:
+        """Per pair shown to the judge since the last reset, the real entities of each side (sorted ids)."""
+        return self._ask("shown")
+
     def _start(self, dim: int, world_args: list[str]) -> None:
+        dim = MINILM_DIM if os.environ.get(EMBEDDINGS) == "minilm" else dim
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "bench.quality_fake", str(dim), *world_args],
             cwd=ROOT,
@@ -55,9 +77,12 @@ class WorldFakeProcess(FakeProcess):
         self.url = self._read()
 
 
-def gold_judge(world: Any) -> Callable[[list[dict]], str]:
+def gold_judge(
+    world: Any, kind: str = "gold", shown: list[list[list[str]]] | None = None
+) -> Callable[[list[dict]], str]:
     """The entity-resolution judge (ENTITY_RESOLUTION=llm) answering from the world's truth: "same" when both
-    names (read with their descriptions, as the bench scores nodes) stand for one and the same entity."""
+    names (read with their descriptions, as the bench scores nodes) stand for one and the same entity; with
+    `kind` "never" or "always", that answer for every pair. Each pair's real entities go to `shown`."""
     from bench.quality_metrics import EntityMatcher
 
     matcher = EntityMatcher(world)
@@ -69,11 +94,42 @@ def gold_judge(world: Any) -> Callable[[list[dict]], str]:
         verdicts = []
         for item in json.loads(messages[-1]["content"]):
             a, b = one(item["a"]), one(item["b"])
-            same = len(a) == 1 and a == b
+            if shown is not None:
+                shown.append([sorted(a), sorted(b)])
+            same = {"gold": len(a) == 1 and a == b, "never": False, "always": True}[kind]
             verdicts.append({"pair": item["pair"], "same": same, "reason": "gold" if same else "other entity"})
         return json.dumps({"verdicts": verdicts})
 
     return answer
+
+
+def _minilm_fake(dim: int, cache_dir: str) -> Any:
+    """The test fake with MiniLM answering its embeddings calls (on a worker thread, off the server's loop)."""
+    import asyncio
+    from pathlib import Path
+
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+
+    from bench.realtext.embed import Embedder
+    from tests.support.fakes.openai_server import FakeOpenAI
+
+    embedder = Embedder(Path(cache_dir))
+
+    class MiniLMFake(FakeOpenAI):
+        async def embeddings(self, request: Request) -> Response:
+            body = await request.json()
+            texts = [str(t) for t in (body["input"] if isinstance(body["input"], list) else [body["input"]])]
+            vectors = await asyncio.get_running_loop().run_in_executor(None, embedder.embed, texts)
+            with self._lock:
+                self.embedding_requests += 1
+                self.embedding_inputs.extend(texts)
+            tokens = sum(len(t.split()) for t in texts)
+            data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+            usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+            return JSONResponse({"object": "list", "data": data, "model": "minilm", "usage": usage})
+
+    return MiniLMFake(dim=dim)
 
 
 def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
@@ -97,13 +153,16 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
     dim = int(args[0])
     model = WorldModel(world)
-    judge = gold_judge(world)
+    shown: list[list[list[str]]] = []
+    judge = gold_judge(world, "gold", shown)
 
     def reply(value: Any) -> None:
         replies.write(json.dumps(value) + "\n")
         replies.flush()
 
-    fake = FakeOpenAI(dim=dim).start(loop="uvloop")
+    cache_dir = tempfile.mkdtemp(prefix="quality-fake-embeddings-")
+    minilm = os.environ.get(EMBEDDINGS) == "minilm"
+    fake = (_minilm_fake(dim, cache_dir) if minilm else FakeOpenAI(dim=dim)).start(loop="uvloop")
     model.install(fake)
     fake.handlers["judge"] = judge
     reply(fake.url)
@@ -115,13 +174,21 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
                 fake.latency = arg
                 model.install(fake)
                 fake.handlers["judge"] = judge
+                shown.clear()
                 reply(None)
+            elif command == "judge":
+                judge = gold_judge(world, arg, shown)
+                fake.handlers["judge"] = judge
+                reply(None)
+            elif command == "shown":
+                reply(shown)
             elif command == "stats":
                 reply(_stats(fake))
             elif command == "stop":
                 break
     finally:
         fake.stop()
+        shutil.rmtree(cache_dir, ignore_errors=True)
     reply(None)
 
 

@@ -61,5 +61,6 @@ def judge_messages(pairs: list[JudgePair]) -> list[Message]:
     ]
     return [
         {"role": "system", "content": _INSTRUCTIONS},
-        {"role": "user", "content": json.dumps(listed, ensure_ascii=False, indent=1)},
+        # compact: indentation cost a third of the pairs' tokens, and the judge's tokens count against ingestion's
+        {"role": "user", "content": json.dumps(listed, ensure_ascii=False, separators=(",", ":"))},
     ]

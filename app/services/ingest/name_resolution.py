@@ -22,6 +22,7 @@ from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
 from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.judge import JudgePair, one_line
+from app.domain.judge_candidates import Proposal, with_proposals
 from app.domain.name_matching import (
     acronym_definitions,
     acronym_letters,
@@ -98,6 +99,7 @@ class NameResolution:
     descriptions: dict[str, str] = field(default_factory=dict)  # the document's first description of each name
     judged: dict[str, tuple[str, str]] = field(default_factory=dict)  # name key → (entity key, reason): judge said same
     settled: bool = False  # the judge was asked (or had nothing to answer)
+    proposed: dict[str, Proposal] = field(default_factory=dict)  # name key → a neighbour the judge said is it
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
     _asked: _Asked | None = None
@@ -150,12 +152,13 @@ class NameResolution:
             ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
             self._asked = _Asked(keys | index_lookups(self.doc, self.definitions), keys, acronyms, ranges)
         asked = self._asked
+        proposed = {p.target for p in self.proposed.values()}  # whether the judge's picks still exist
         reading = await decision_reading(
             conn,
             self.project_id,
             self.document_id,
-            asked.alias_keys,
-            asked.type_keys,
+            asked.alias_keys | proposed,
+            asked.type_keys | proposed,
             self.doc.names,
             asked.ranges,
             list(asked.acronyms.values()),
@@ -211,7 +214,7 @@ class NameResolution:
         known, self._prepared = self._prepared, None
         if known is None or self.mode == "llm":
             known = await self._known(conn)
-        result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        result = self._decide(known)
         self.anticipated = _Anticipated(_reading(known, self.rejected), result)
         self.lock_keys |= {d.target for d in result.decisions.values()} | set(result.index.values())
 
@@ -223,12 +226,16 @@ class NameResolution:
         if ahead is not None and self.reused:  # `_drop_rejected` edits the decisions: a copy of them
             self.result = replace(ahead.result, decisions=dict(ahead.result.decisions))
         else:
-            self.result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+            self.result = self._decide(known)
         self._drop_rejected()
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
+
+    def _decide(self, known: Known) -> Resolution:
+        result = resolve(self.doc, known, self.definitions, self.mode, self.judged)
+        return with_proposals(result, self.doc, self.proposed, known.entity_types) if self.proposed else result
 
     def _drop_rejected(self) -> None:
         """A pair a user rejected or an alias they detached (both recorded in entity_rejections) stays apart:

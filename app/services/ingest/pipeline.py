@@ -54,7 +54,9 @@ class DocumentPipeline:
         self.summarizer = Summarizer(c.llm_cache, c.tokenizer, c.settings)
         self.timings: dict[str, float] = {}
         self.last_writers = LastWriters()
-        self.merger = GraphMerger(c.db, c.settings, self.last_writers, ResolutionJudge(c.db, c.llm_cache, c.settings))
+        self.merger = GraphMerger(
+            c.db, c.settings, self.last_writers, ResolutionJudge(c.db, c.llm_cache, c.settings, c.embedder)
+        )
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
         self.absorber = Absorber(c)
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests

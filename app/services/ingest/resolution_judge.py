@@ -6,6 +6,10 @@ nothing again) and through the document's usage, so it shows in the report's `ll
 headers. A name joins an entity only when the judge says "same" for exactly that one of its candidates; the
 resolver applies it under the locks if the name is still open and the confusable guard lets the pair through.
 If the call fails, the document resolves by the rules alone: the judge is an addition, never a requirement.
+
+Besides the rules' open pairs, the call carries the new names' nearest stored entities
+(services/ingest/judge_candidates.py), the aliases no rule on names can see ("Burma" / "Myanmar"); a "same" on
+one of those is kept on the resolution as a proposal (app/domain/judge_candidates.py::with_proposals).
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from app.core.config import Settings
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, parse_verdicts
+from app.domain.judge_candidates import Proposal
 from app.prompts.judge import JUDGE_SCHEMA, JUDGE_SCHEMA_NAME, judge_messages
+from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import json_schema_format
 from app.services.cached_llm import CachedLLM, ChatRequest
+from app.services.ingest.judge_candidates import JudgeCandidates
 from app.services.ingest.name_resolution import NameResolution
 
 log = logging.getLogger(__name__)
@@ -38,10 +45,13 @@ def same_targets(pairs: list[JudgePair], answer: str) -> dict[str, tuple[str, st
 
 
 class ResolutionJudge:
-    def __init__(self, db: Database, cache: CachedLLM, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, cache: CachedLLM, settings: Settings, embedder: EmbeddingClient | None = None
+    ) -> None:
         self.db = db
         self.cache = cache
         self.settings = settings
+        self.candidates = JudgeCandidates(db, embedder, settings.entity_judge_similarity)
 
     async def settle(self, project_id: str, resolution: NameResolution) -> None:
         """Ask about the resolution's open pairs once (mode llm only) and keep the verdicts on it."""
@@ -50,6 +60,8 @@ class ResolutionJudge:
         resolution.settled = True
         async with self.db.connect() as conn:
             pairs = await resolution.open_pairs(conn)
+        proposed = await self.candidates.pairs(project_id, resolution)
+        pairs += proposed
         if not pairs:
             return
         llm = self.cache.llm
@@ -67,4 +79,11 @@ class ResolutionJudge:
         except ServiceUnavailable as exc:
             log.warning("entity judge unavailable for %s, resolving by the rules: %s", resolution.document_id, exc)
             return
-        resolution.judged = same_targets(pairs, answer.text)
+        same = same_targets(pairs, answer.text)
+        resolution.judged = same
+        shown = {(p.key, p.other): p for p in proposed}
+        resolution.proposed = {
+            key: Proposal(target, shown[key, target].other_name, shown[key, target].other_type, reason)
+            for key, (target, reason) in same.items()
+            if (key, target) in shown
+        }

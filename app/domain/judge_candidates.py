@@ -1,0 +1,122 @@
+"""Candidates for the LLM judge beyond the rules (ENTITY_RESOLUTION=llm), pure part: which stored entities a
+new name of the document may stand for when no rule relates them ("Burma" / "Myanmar", "DEU" / "Germany"),
+and how the judge's "same" on one of them becomes a decision.
+
+The neighbours come from the database (app/repositories/name_neighbours.py: the entities whose name and
+description embeddings are nearest to the name's, and names of close trigram similarity where pg_trgm is
+installed). Each is checked here before the judge sees it: a type compatible with the name's, not a pair the
+confusable guard or a user keeps apart, at most `per_name` per name and `per_document` in all, best first, so
+the judge's call stays a small addition to the document's extraction tokens.
+
+A verdict is applied only to a name the rules still leave as a node of its own, only when the entity is still
+there as the merge reads it under the locks, and the guard is asked again: no answer joins what it keeps apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from app.domain.document_names import DocumentNames
+from app.domain.name_matching import types_compatible
+from app.domain.name_variants import confusable
+from app.domain.names import sorted_pair
+from app.domain.resolution import Decision, Resolution
+
+PER_NAME = 2  # neighbours shown to the judge per new name
+PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A stored entity near one of the document's names (`name_key`), with how it was found."""
+
+    name_key: str
+    key: str
+    name: str
+    entity_type: str
+    description: str
+    similarity: float
+    found_by: str  # "embedding" | "trigram"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The judge found the name to be this entity (its name and type kept for the guard under the locks)."""
+
+    target: str
+    name: str
+    entity_type: str
+    reason: str
+
+
+def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
+    """The document's names the rules leave as new nodes: no target, not kept apart, not left open to the
+    judge already, not an entity of the project."""
+    return [
+        key
+        for key, d in result.decisions.items()
+        if d.target == key and not d.apart and not result.open.get(key) and key not in stored
+    ]
+
+
+def choose(
+    found: Iterable[Neighbour],
+    doc: DocumentNames,
+    rejected: Collection[tuple[str, str]],
+    per_name: int = PER_NAME,
+    per_document: int = PER_DOCUMENT,
+) -> list[Neighbour]:
+    """The neighbours worth a verdict, best first: one per (name, entity), the most similar way found."""
+    best: dict[tuple[str, str], Neighbour] = {}
+    for n in found:
+        if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
+            continue
+        name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
+        if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
+            continue
+        if confusable(name, etype, n.name, n.entity_type):
+            continue
+        pair = (n.name_key, n.key)
+        if pair not in best or n.similarity > best[pair].similarity:
+            best[pair] = n
+    ranked = sorted(best.values(), key=lambda n: (-n.similarity, n.name_key, n.key))
+    taken: dict[str, int] = {}
+    chosen: list[Neighbour] = []
+    for n in ranked:
+        if taken.get(n.name_key, 0) < per_name and len(chosen) < per_document:
+            taken[n.name_key] = taken.get(n.name_key, 0) + 1
+            chosen.append(n)
+    return chosen
+
+
+def with_proposals(
+    result: Resolution, doc: DocumentNames, proposed: Mapping[str, Proposal], present: Collection[str]
+) -> Resolution:
+    """The rules' resolution with the judge's verdicts on proposed neighbours applied (module docstring). A
+    name of the document the rules resolved into a moved name follows it."""
+    moved: dict[str, Decision] = {}
+    for key, p in sorted(proposed.items()):
+        d = result.decisions.get(key)
+        if d is None or d.target != key or d.apart or p.target == key or p.target not in present:
+            continue
+        if confusable(doc.names[key], doc.types.get(key, "unknown"), p.name, p.entity_type):
+            continue
+        final = result.decisions[p.target].target if p.target in result.decisions else p.target  # "Ouguiya (MRU)"
+        if final != key:
+            moved[key] = Decision(final, "similarity", f"LLM judge: {p.reason}", scoped=True, rule="llm_judge")
+    if not moved:
+        return result
+    decisions = dict(result.decisions)
+    for key, d in result.decisions.items():
+        if key in moved:
+            decisions[key] = moved[key]
+        elif d.target in moved and not d.apart:
+            decisions[key] = replace(d, target=moved[d.target].target)
+    return replace(
+        result,
+        decisions=decisions,
+        index={k: v for k, v in result.index.items() if v not in moved},
+        display={k: v for k, v in result.display.items() if k not in moved},
+        absorptions=[a for a in result.absorptions if a.key not in moved and a.target not in moved],
+    )

@@ -1,0 +1,80 @@
+"""The LLM judge's candidates beyond the rules (ENTITY_RESOLUTION=llm only): for each name of the document the
+rules leave as a new node, the stored entities nearest to it by name-and-description embedding (one batched
+embedding call, counted in the document's embedding usage) and by trigram similarity where pg_trgm is
+installed, filtered and capped by app/domain/judge_candidates.py, as pairs for the judge's one call.
+
+Without an embedding endpoint, or when it fails, the judge gets the rules' open pairs only.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from app.core.errors import ServiceUnavailable
+from app.db.engine import Database
+from app.domain.judge import JudgePair, one_line
+from app.domain.judge_candidates import PER_NAME, Neighbour, choose, lone_names
+from app.domain.resolution import resolve
+from app.domain.texts import entity_embedding_text
+from app.providers.embeddings import EmbeddingClient
+from app.repositories import aliases as aliases_repo
+from app.repositories import name_neighbours as repo
+from app.repositories.retrieval import prepare_vector_search
+from app.services.ingest.name_resolution import NameResolution
+
+log = logging.getLogger(__name__)
+
+FETCHED = 3 * PER_NAME  # neighbours read per name and source, before the type and guard checks
+SEARCH_EF = 40
+TRIGRAM_FLOOR = 0.45  # pg_trgm similarity of keys ("fiorano reactor" / "fiorano-reactors": ~0.6)
+
+
+class JudgeCandidates:
+    def __init__(self, db: Database, embedder: EmbeddingClient | None, min_similarity: float) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.min_similarity = min_similarity
+
+    async def pairs(self, project_id: str, resolution: NameResolution) -> list[JudgePair]:
+        """Judge pairs for the document's new names and their nearest stored entities, best first, capped."""
+        async with self.db.connect() as conn:
+            known = await resolution._known(conn)  # the reading the rules decide on
+            result = resolve(resolution.doc, known, resolution.definitions, resolution.mode)
+            lone = lone_names(result, set(known.entity_types))
+            if not lone:
+                return []
+            found: list[Neighbour] = []
+            vectors = await self._embed(resolution, lone)
+            if vectors:
+                await prepare_vector_search(conn, SEARCH_EF)
+                found += await repo.nearest_by_embedding(
+                    conn, project_id, vectors, min_similarity=self.min_similarity, limit=FETCHED
+                )
+            found += await repo.nearest_by_trigrams(conn, project_id, lone, min_similarity=TRIGRAM_FLOOR, limit=FETCHED)
+            rejected = await aliases_repo.rejected_pairs(conn, project_id, [(n.name_key, n.key) for n in found])
+        chosen = choose(found, resolution.doc, rejected | resolution.rejected)
+        doc = resolution.doc
+        return [
+            JudgePair(
+                n.name_key,
+                doc.names[n.name_key],
+                doc.types.get(n.name_key, "unknown"),
+                one_line(resolution.descriptions.get(n.name_key, "")),
+                n.key,
+                n.name,
+                n.entity_type,
+                one_line(n.description),
+            )
+            for n in chosen
+        ]
+
+    async def _embed(self, resolution: NameResolution, keys: list[str]) -> list[tuple[str, list[float]]]:
+        if self.embedder is None or not self.embedder.configured:
+            return []
+        texts = [entity_embedding_text(resolution.doc.names[k], resolution.descriptions.get(k, "")) for k in keys]
+        try:
+            vectors = await self.embedder.embed(texts)
+        except ServiceUnavailable as exc:  # provider errors included
+            log.warning("judge candidates of %s: embedding failed, rules' pairs only: %s", resolution.document_id, exc)
+            return []
+        return list(zip(keys, vectors, strict=True))

@@ -1,0 +1,89 @@
+"""The judge's candidates beyond the rules, pure part (app/domain/judge_candidates.py): which neighbours are
+shown, and how a "same" becomes a decision — never for a pair the confusable guard keeps apart, never onto an
+entity that is gone, and a name resolved into the moved one follows it."""
+
+from __future__ import annotations
+
+from app.domain.document_names import DocumentNames
+from app.domain.judge_candidates import Neighbour, Proposal, choose, lone_names, with_proposals
+from app.domain.resolution import Decision, Resolution
+
+
+def doc_of(*names: tuple[str, str]) -> DocumentNames:
+    doc = DocumentNames()
+    for name, etype in names:
+        doc.add(name.lower(), name, etype)
+    return doc
+
+
+def near(name_key: str, name: str, etype: str, similarity: float) -> Neighbour:
+    return Neighbour(name_key, name.lower(), name, etype, f"{name} is somewhere.", similarity, "embedding")
+
+
+def test_choose_keeps_compatible_unguarded_unrejected_neighbours_best_first():
+    doc = doc_of(("Chennai", "location"), ("Imran Khan", "person"), ("Harbour", "location"))
+    found = [
+        near("chennai", "Madras", "location", 0.7),
+        near("chennai", "Madras", "location", 0.6),  # the same pair found twice: once, at its best
+        near("chennai", "Tamil Nadu Board", "organization", 0.9),  # another type
+        near("chennai", "Chennai", "location", 0.99),  # the name itself
+        near("imran khan", "Naseem Khan", "person", 0.95),  # the confusable guard keeps them apart
+        near("harbour", "Dock", "location", 0.8),
+        near("harbour", "Quay", "location", 0.5),
+    ]
+    chosen = choose(found, doc, rejected={("dock", "harbour")})
+    assert [(n.name_key, n.key, n.similarity) for n in chosen] == [("chennai", "madras", 0.7), ("harbour", "quay", 0.5)]
+
+
+def test_choose_caps_per_name_and_per_document():
+    doc = doc_of(*((f"Newport{i}", "location") for i in range(6)))
+    found = [near(f"newport{i}", f"Oldport{j}", "location", 0.9 - j / 100) for i in range(6) for j in range(4)]
+    chosen = choose(found, doc, set(), per_name=2, per_document=5)
+    assert len(chosen) == 5
+    per_name = [n.name_key for n in chosen]
+    assert all(per_name.count(k) <= 2 for k in per_name)
+
+
+def resolution(doc: DocumentNames, decisions: dict[str, Decision], index: dict[str, str]) -> Resolution:
+    full = {k: decisions.get(k, Decision(k)) for k in doc.names}
+    return Resolution(full, [], index, {k: doc.names[k] for k in doc.names}, [], {})
+
+
+def test_a_same_verdict_moves_the_name_and_what_resolved_into_it():
+    doc = doc_of(("Chennai", "location"), ("the city", "location"))
+    rules = resolution(doc, {"the city": Decision("chennai", "rule", "short form")}, {"\x1echennai": "chennai"})
+    assert lone_names(rules, stored=set()) == ["chennai"]
+    out = with_proposals(rules, doc, {"chennai": Proposal("madras", "Madras", "location", "renamed")}, {"madras"})
+    assert out.decisions["chennai"].target == "madras" and out.decisions["chennai"].rule == "llm_judge"
+    assert out.decisions["chennai"].scoped
+    assert out.decisions["the city"].target == "madras"
+    assert out.index == {} and "chennai" not in out.display
+
+
+def test_no_verdict_joins_a_confusable_pair_nor_an_entity_that_is_gone():
+    doc = doc_of(("Imran Khan", "person"), ("Chennai", "location"))
+    rules = resolution(doc, {}, {})
+    proposed = {
+        "imran khan": Proposal("naseem khan", "Naseem Khan", "person", "the judge said so"),
+        "chennai": Proposal("madras", "Madras", "location", "renamed"),
+    }
+    out = with_proposals(rules, doc, proposed, present={"naseem khan"})  # madras was deleted meanwhile
+    assert out.decisions == rules.decisions
+
+
+def test_a_stored_name_of_the_same_document_is_a_target_through_its_own_decision():
+    doc = doc_of(("Ouguiya", "concept"), ("MRU", "concept"), ("Guinea", "location"))
+    found = [near("ouguiya", "MRU", "concept", 0.6), near("guinea", "Guinea", "location", 0.9)]
+    assert [(n.name_key, n.key) for n in choose(found, doc, set())] == [("ouguiya", "mru")]
+    rules = resolution(doc, {"mru": Decision("mauritanian ouguiya", "alias", "stored alias")}, {})
+    out = with_proposals(rules, doc, {"ouguiya": Proposal("mru", "MRU", "concept", "its code")}, {"mru"})
+    assert out.decisions["ouguiya"].target == "mauritanian ouguiya"  # where the document's MRU goes
+
+
+def test_a_name_the_rules_resolved_is_left_to_them():
+    doc = doc_of(
+        ("Chennai", "location"),
+    )
+    rules = resolution(doc, {"chennai": Decision("chennai city", "rule", "same key")}, {})
+    out = with_proposals(rules, doc, {"chennai": Proposal("madras", "Madras", "location", "x")}, {"madras"})
+    assert out.decisions["chennai"].target == "chennai city"
