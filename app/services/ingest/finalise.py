@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 
 from app.container import Container
 from app.core.errors import first_failure
-from app.domain.rows import EntityText, Pair, RelationText
+from app.domain.rows import EntityEmbeddingUpdate, EntityText, Pair, RelationEmbeddingUpdate, RelationText
 from app.domain.texts import fragments, join_fragments
 from app.repositories import graph as graph_repo
 from app.services.graph.embedding import embed_changed
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 # An item whose description holds this many times FORCE_LLM_SUMMARY_ON_MERGE fragments is summarised by any
 # document touching it: the document that took it over the threshold has evidently not folded its summary.
 _STRANDED = 2
+_EMBED_BATCH = 16  # vectors written per transaction (see Finaliser._embed_graph)
 _ROUNDS = 2  # a summary, then once more if fragments merged meanwhile took the item over the threshold again
 
 
@@ -253,16 +254,36 @@ class Finaliser:
         # Compare-and-set writes need no key locks: the rows no one holds are locked without waiting and
         # written at once; a row a merge holds (a hub entity, merged by every document) is written on its
         # own once that merge commits, each in a transaction holding nothing else. So embeddings never queue
-        # behind merges on the key locks, and never wait while holding a row lock (no deadlock).
-        async with self.c.db.transaction() as conn:
-            free_keys, free_pairs = await graph_repo.lock_rows_free_now(
-                conn, project_id, [u.key for u in ent_done], [u.pair for u in rel_done]
-            )
-            await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_done if u.key in free_keys])
-            await graph_repo.set_relation_embeddings(conn, project_id, [u for u in rel_done if u.pair in free_pairs])
-        for ent in sorted((u for u in ent_done if u.key not in free_keys), key=lambda u: u.key):
+        # behind merges on the key locks, and never wait while holding a row lock (no deadlock). The rows
+        # are written a few at a time, each batch committed: a merge that reaches a row this transaction
+        # holds waits for it while holding its own key locks (hub entities), so that wait is kept to one
+        # short batch instead of the whole document's vectors and their index inserts.
+        held_ents: list[EntityEmbeddingUpdate] = []
+        held_rels: list[RelationEmbeddingUpdate] = []
+        for ent_batch, rel_batch in _batches(ent_done, rel_done, _EMBED_BATCH):
+            async with self.c.db.transaction() as conn:
+                free_keys, free_pairs = await graph_repo.lock_rows_free_now(
+                    conn, project_id, [u.key for u in ent_batch], [u.pair for u in rel_batch]
+                )
+                await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_batch if u.key in free_keys])
+                await graph_repo.set_relation_embeddings(
+                    conn, project_id, [u for u in rel_batch if u.pair in free_pairs]
+                )
+            held_ents += [u for u in ent_batch if u.key not in free_keys]
+            held_rels += [u for u in rel_batch if u.pair not in free_pairs]
+        for ent in sorted(held_ents, key=lambda u: u.key):
             async with self.c.db.transaction() as conn:
                 await graph_repo.set_entity_embeddings(conn, project_id, [ent])
-        for rel in sorted((u for u in rel_done if u.pair not in free_pairs), key=lambda u: u.pair):
+        for rel in sorted(held_rels, key=lambda u: u.pair):
             async with self.c.db.transaction() as conn:
                 await graph_repo.set_relation_embeddings(conn, project_id, [rel])
+
+
+def _batches(
+    ents: list[EntityEmbeddingUpdate], rels: list[RelationEmbeddingUpdate], size: int
+) -> Iterator[tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]]:
+    """The entities `size` at a time, then the relations."""
+    for i in range(0, len(ents), size):
+        yield ents[i : i + size], []
+    for i in range(0, len(rels), size):
+        yield [], rels[i : i + size]
