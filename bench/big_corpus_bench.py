@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import signal
 import statistics
 import tempfile
@@ -269,6 +270,10 @@ async def main() -> None:
     parser.add_argument("--skip-query", action="store_true")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
     parser.add_argument(
+        "--budget-rpm", type=int, help="LLM_RPM = EMBEDDING_RPM of the budget run (default: half the last rate)"
+    )
+    parser.add_argument("--keep-logs", type=Path, help="copy the workers' logs here")
+    parser.add_argument(
         "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
     )
     args = parser.parse_args()
@@ -298,7 +303,7 @@ async def main() -> None:
                 ingests.append(await ingest.run(admin, connect, fake, texts, workers, args.latency, logs))
                 ingest.show(ingests[-1], doc_tokens)
             if not args.no_budget and ingest.budget_available(fake):
-                rpm = max(10, int(ingests[-1]["calls_per_min"] / 2))
+                rpm = args.budget_rpm or max(10, int(ingests[-1]["calls_per_min"] / 2))
                 ingests.append(
                     await ingest.run(admin, connect, fake, texts, max(args.workers), args.latency, logs, rpm)
                 )
@@ -312,6 +317,8 @@ async def main() -> None:
         fake.stop()
         await admin.close()
         server.stop()
+        if args.keep_logs:
+            shutil.copytree(logs, args.keep_logs, dirs_exist_ok=True)
         scratch.cleanup()
 
 
