@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
 
@@ -19,6 +20,7 @@ from app.core.errors import first_failure
 from app.domain.rows import EntityEmbeddingUpdate, EntityText, Pair, RelationEmbeddingUpdate, RelationText
 from app.domain.texts import fragments, join_fragments
 from app.repositories import graph as graph_repo
+from app.repositories import summary_marks as marks_repo
 from app.services.graph.embedding import embed_changed
 from app.services.graph.gate import locked_keys
 from app.services.graph.summaries import Kind, Summarizer
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 # document touching it: the document that took it over the threshold has evidently not folded its summary.
 _STRANDED = 2
 _EMBED_BATCH = 16  # vectors written per transaction (see Finaliser._embed_graph)
+_UNIT = chr(31)  # between the parts of an item's name in its fleet-wide summary mark
 _ROUNDS = 2  # a summary, then once more if fragments merged meanwhile took the item over the threshold again
 
 
@@ -95,7 +98,8 @@ class Finaliser:
         with stage("summarise", self.timings):
             ents, rels = await self._claim_summaries(project_id, document_id, touched)
             try:
-                await self._summarise(project_id, ents, rels, language, touched)
+                async with self._marked(project_id, ents, rels, touched) as (marked_e, marked_r):
+                    await self._summarise(project_id, marked_e, marked_r, language, touched)
             finally:
                 self._release_summaries(project_id, ents, rels)
         report("embedding")
@@ -157,6 +161,39 @@ class Finaliser:
             for ident in item_idents(project_id, ents, rels):
                 self._summarising[ident] = asyncio.Event()
             return ents, rels
+
+    @asynccontextmanager
+    async def _marked(
+        self, project_id: str, ents: dict[str, EntityText], rels: dict[Pair, RelationText], touched: Touched
+    ) -> AsyncIterator[tuple[dict[str, EntityText], dict[Pair, RelationText]]]:
+        """Of the items this document would summarise, those no other worker process is summarising now and
+        whose stored text still needs it (as stored now, in `touched` too), marked fleet-wide while the
+        summaries run (repositories/summary_marks.py, in a transaction that holds nothing else).
+
+        `_claim_summaries` keeps the documents of one process apart; across processes, a document whose
+        merge took an item over the threshold again while another process's summary of it was in flight
+        (or that found it stranded) summarised the very same fragments a second time, and one of the two
+        folds was thrown away: about a fifth of the summary calls of four workers. The process holding the
+        mark folds in what was merged meanwhile and summarises once more if that is over the threshold."""
+        if not ents and not rels:
+            yield ents, rels
+            return
+        idents = {f"e{_UNIT}{k}": k for k in ents} | {f"r{_UNIT}{s}{_UNIT}{t}": (s, t) for s, t in rels}
+        async with self.c.db.transaction(seen_by_client=False) as conn:
+            marked = {idents[i] for i in await marks_repo.try_marks(conn, project_id, list(idents))}
+            stored = Touched.of_rows(
+                await graph_repo.fetch_entities(conn, project_id, [k for k in ents if k in marked], with_sources=False),
+                await graph_repo.fetch_relations(
+                    conn, project_id, [p for p in rels if p in marked], with_sources=False
+                ),
+            )
+            touched.entities.update(stored.entities)
+            touched.relations.update(stored.relations)
+            needs = self.summarizer.needs_llm
+            yield (
+                {k: e for k, e in stored.entities.items() if needs(fragments(e.description))},
+                {p: r for p, r in stored.relations.items() if needs(fragments(r.description))},
+            )
 
     def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
         for ident in item_idents(project_id, ents, rels):
