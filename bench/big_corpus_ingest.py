@@ -214,7 +214,9 @@ async def run(
         "empty_bytes": empty_bytes,
         "vacuum_seconds": vacuum_seconds,
         "llm_calls": sum(stats["calls"].values()),
+        "calls_by_operation": dict(stats["calls"]),
         "calls_per_min": 60 * sum(stats["calls"].values()) / elapsed,
+        "llm_floor_s": sum(stats["calls"].values()) * latency / (4 * workers),
         "peak_in_flight": stats["peak_in_flight"],
         "lock_waits": locks,
         "row_lock_blockers": blockers,
@@ -236,6 +238,9 @@ def show(r: dict, doc_tokens: float) -> None:
         flush=True,
     )
     print(f"      sampled lock waits (backend-seconds by wait event): {waits}")
+    by_operation = ", ".join(f"{k} {v}" for k, v in sorted(r["calls_by_operation"].items()))
+    # each worker runs LLM_MAX_ASYNC=4 calls at once: the run cannot end before calls x latency / (4 x workers)
+    print(f"      LLM calls by operation: {by_operation}; floor at this latency {r['llm_floor_s']:.0f}s")
     top = sorted(r["row_lock_blockers"].items(), key=lambda kv: -kv[1])[:3]
     print(
         "      row-lock waits, most sampled (waiting statement behind the holder's): "
