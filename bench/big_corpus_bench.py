@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import tempfile
@@ -329,6 +330,10 @@ async def main() -> None:
     parser.add_argument("--contexts", type=Path, help="context hashes: written if absent, else compared")
     parser.add_argument("--no-budget", action="store_true", help="skip the run under the fleet budget")
     parser.add_argument(
+        "--budget-rpm", type=int, help="LLM_RPM = EMBEDDING_RPM of the budget run (default: half the last rate)"
+    )
+    parser.add_argument("--keep-logs", type=Path, help="copy the workers' logs here")
+    parser.add_argument(
         "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
     )
     args = parser.parse_args()
@@ -360,7 +365,7 @@ async def main() -> None:
                 ingests.append(await ingest.run(admin, connect, fake, texts, workers, args.latency, logs))
                 ingest.show(ingests[-1], doc_tokens)
             if not args.no_budget and ingest.budget_available(fake):
-                rpm = max(10, int(ingests[-1]["calls_per_min"] / 2))
+                rpm = args.budget_rpm or max(10, int(ingests[-1]["calls_per_min"] / 2))
                 ingests.append(
                     await ingest.run(admin, connect, fake, texts, max(args.workers), args.latency, logs, rpm)
                 )
@@ -376,6 +381,8 @@ async def main() -> None:
         fake.stop()
         await admin.close()
         server.stop()
+        if args.keep_logs:
+            shutil.copytree(logs, args.keep_logs, dirs_exist_ok=True)
         scratch.cleanup()
 
 

@@ -36,6 +36,16 @@ LOCK_QUERY = """SELECT wait_event, count(*) FROM pg_stat_activity
                 WHERE wait_event_type = 'Lock' AND datname = current_database() GROUP BY 1"""
 
 
+# Row-lock waits (transactionid, tuple) by the waiting statement and the statement its blocker last ran: which
+# writers hold rows that a merge (holding its hub keys meanwhile) waits for.
+BLOCKERS_QUERY = """SELECT left(regexp_replace(a.query, '\\s+', ' ', 'g'), 40) AS waiter,
+                           left(regexp_replace(b.query, '\\s+', ' ', 'g'), 40) AS holder, count(*) AS n
+                      FROM pg_stat_activity a CROSS JOIN LATERAL unnest(pg_blocking_pids(a.pid)) AS bp
+                      JOIN pg_stat_activity b ON b.pid = bp
+                     WHERE a.wait_event IN ('transactionid', 'tuple') AND a.datname = current_database()
+                     GROUP BY 1, 2"""
+
+
 async def migrated_database(admin: asyncpg.Connection, connect: dict, name: str, dim: int) -> str:
     """A new database on the bench's server with the service's schema; its plain postgresql:// URL."""
     from app.db.engine import Database
@@ -93,10 +103,15 @@ async def _started(logs: list[Path], fleet: list[subprocess.Popen]) -> None:
         await asyncio.sleep(0.2)
 
 
-async def _sample_locks(conn: asyncpg.Connection, out: dict[str, float], stop: asyncio.Event) -> None:
+async def _sample_locks(
+    conn: asyncpg.Connection, out: dict[str, float], blockers: dict[str, float], stop: asyncio.Event
+) -> None:
     while not stop.is_set():
         for row in await conn.fetch(LOCK_QUERY):
             out[row["wait_event"]] = out.get(row["wait_event"], 0.0) + row["count"] * 0.1
+        for row in await conn.fetch(BLOCKERS_QUERY):
+            pair = f"{row['waiter'].strip()}... behind {row['holder'].strip()}..."
+            blockers[pair] = blockers.get(pair, 0.0) + row["n"] * 0.1
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.1)
 
@@ -132,13 +147,14 @@ async def run(
     watcher = await asyncpg.connect(**connect, database=name)
     empty_bytes = await conn.fetchval("SELECT pg_database_size(current_database())")
     locks: dict[str, float] = {}
+    blockers: dict[str, float] = {}
     stop = asyncio.Event()
     try:
         await asyncio.wait_for(_started(paths, fleet), 300)
         fake.reset(latency)
         if budget_rpm:
             fake.rate_limit(budget_rpm, 60.0)  # type: ignore[attr-defined]
-        sampler = asyncio.create_task(_sample_locks(watcher, locks, stop))
+        sampler = asyncio.create_task(_sample_locks(watcher, locks, blockers, stop))
         started = time.perf_counter()
         await conn.execute("INSERT INTO projects (id, name) VALUES ('default', 'default') ON CONFLICT DO NOTHING")
         await conn.copy_records_to_table(
@@ -198,9 +214,12 @@ async def run(
         "empty_bytes": empty_bytes,
         "vacuum_seconds": vacuum_seconds,
         "llm_calls": sum(stats["calls"].values()),
+        "calls_by_operation": dict(stats["calls"]),
         "calls_per_min": 60 * sum(stats["calls"].values()) / elapsed,
+        "llm_floor_s": sum(stats["calls"].values()) * latency / (4 * workers),
         "peak_in_flight": stats["peak_in_flight"],
         "lock_waits": locks,
+        "row_lock_blockers": blockers,
         "key_locks": key_locks,
         "over_limit": rate.get("over_limit", 0),
         "most_in_60s": rate.get("most_in_window", 0),
@@ -219,6 +238,16 @@ def show(r: dict, doc_tokens: float) -> None:
         flush=True,
     )
     print(f"      sampled lock waits (backend-seconds by wait event): {waits}")
+    by_operation = ", ".join(f"{k} {v}" for k, v in sorted(r["calls_by_operation"].items()))
+    # each worker runs LLM_MAX_ASYNC=4 calls at once: the run cannot end before calls x latency / (4 x workers)
+    print(f"      LLM calls by operation: {by_operation}; floor at this latency {r['llm_floor_s']:.0f}s")
+    top = sorted(r["row_lock_blockers"].items(), key=lambda kv: -kv[1])[:3]
+    print(
+        "      row-lock waits, most sampled (waiting statement behind the holder's): "
+        + "; ".join(f"{k} {v:.1f}" for k, v in top)
+        if top
+        else "      row-lock waits: none seen"
+    )
     print(f"      workers' entity key locks (seconds, summed over workers): {keys}", flush=True)
     if r["budget_rpm"]:
         print(f"      requests refused over the limit: {r['over_limit']}; most in any 60 s: {r['most_in_60s']}")

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
 
 from app.container import Container
 from app.core.errors import first_failure
-from app.domain.rows import EntityText, Pair, RelationText
+from app.domain.rows import EntityEmbeddingUpdate, EntityText, Pair, RelationEmbeddingUpdate, RelationText
 from app.domain.texts import fragments, join_fragments
 from app.repositories import graph as graph_repo
+from app.repositories import summary_marks as marks_repo
 from app.services.graph.embedding import embed_changed
 from app.services.graph.gate import locked_keys
 from app.services.graph.summaries import Kind, Summarizer
@@ -31,6 +33,8 @@ log = logging.getLogger(__name__)
 # An item whose description holds this many times FORCE_LLM_SUMMARY_ON_MERGE fragments is summarised by any
 # document touching it: the document that took it over the threshold has evidently not folded its summary.
 _STRANDED = 2
+_EMBED_BATCH = 16  # vectors written per transaction (see Finaliser._embed_graph)
+_UNIT = chr(31)  # between the parts of an item's name in its fleet-wide summary mark
 _ROUNDS = 2  # a summary, then once more if fragments merged meanwhile took the item over the threshold again
 
 
@@ -94,7 +98,8 @@ class Finaliser:
         with stage("summarise", self.timings):
             ents, rels = await self._claim_summaries(project_id, document_id, touched)
             try:
-                await self._summarise(project_id, ents, rels, language, touched)
+                async with self._marked(project_id, ents, rels, touched) as (marked_e, marked_r):
+                    await self._summarise(project_id, marked_e, marked_r, language, touched)
             finally:
                 self._release_summaries(project_id, ents, rels)
         report("embedding")
@@ -156,6 +161,39 @@ class Finaliser:
             for ident in item_idents(project_id, ents, rels):
                 self._summarising[ident] = asyncio.Event()
             return ents, rels
+
+    @asynccontextmanager
+    async def _marked(
+        self, project_id: str, ents: dict[str, EntityText], rels: dict[Pair, RelationText], touched: Touched
+    ) -> AsyncIterator[tuple[dict[str, EntityText], dict[Pair, RelationText]]]:
+        """Of the items this document would summarise, those no other worker process is summarising now and
+        whose stored text still needs it (as stored now, in `touched` too), marked fleet-wide while the
+        summaries run (repositories/summary_marks.py, in a transaction that holds nothing else).
+
+        `_claim_summaries` keeps the documents of one process apart; across processes, a document whose
+        merge took an item over the threshold again while another process's summary of it was in flight
+        (or that found it stranded) summarised the very same fragments a second time, and one of the two
+        folds was thrown away: about a fifth of the summary calls of four workers. The process holding the
+        mark folds in what was merged meanwhile and summarises once more if that is over the threshold."""
+        if not ents and not rels:
+            yield ents, rels
+            return
+        idents = {f"e{_UNIT}{k}": k for k in ents} | {f"r{_UNIT}{s}{_UNIT}{t}": (s, t) for s, t in rels}
+        async with self.c.db.transaction(seen_by_client=False) as conn:
+            marked = {idents[i] for i in await marks_repo.try_marks(conn, project_id, list(idents))}
+            stored = Touched.of_rows(
+                await graph_repo.fetch_entities(conn, project_id, [k for k in ents if k in marked], with_sources=False),
+                await graph_repo.fetch_relations(
+                    conn, project_id, [p for p in rels if p in marked], with_sources=False
+                ),
+            )
+            touched.entities.update(stored.entities)
+            touched.relations.update(stored.relations)
+            needs = self.summarizer.needs_llm
+            yield (
+                {k: e for k, e in stored.entities.items() if needs(fragments(e.description))},
+                {p: r for p, r in stored.relations.items() if needs(fragments(r.description))},
+            )
 
     def _release_summaries(self, project_id: str, ents: dict, rels: dict) -> None:
         for ident in item_idents(project_id, ents, rels):
@@ -253,16 +291,36 @@ class Finaliser:
         # Compare-and-set writes need no key locks: the rows no one holds are locked without waiting and
         # written at once; a row a merge holds (a hub entity, merged by every document) is written on its
         # own once that merge commits, each in a transaction holding nothing else. So embeddings never queue
-        # behind merges on the key locks, and never wait while holding a row lock (no deadlock).
-        async with self.c.db.transaction() as conn:
-            free_keys, free_pairs = await graph_repo.lock_rows_free_now(
-                conn, project_id, [u.key for u in ent_done], [u.pair for u in rel_done]
-            )
-            await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_done if u.key in free_keys])
-            await graph_repo.set_relation_embeddings(conn, project_id, [u for u in rel_done if u.pair in free_pairs])
-        for ent in sorted((u for u in ent_done if u.key not in free_keys), key=lambda u: u.key):
+        # behind merges on the key locks, and never wait while holding a row lock (no deadlock). The rows
+        # are written a few at a time, each batch committed: a merge that reaches a row this transaction
+        # holds waits for it while holding its own key locks (hub entities), so that wait is kept to one
+        # short batch instead of the whole document's vectors and their index inserts.
+        held_ents: list[EntityEmbeddingUpdate] = []
+        held_rels: list[RelationEmbeddingUpdate] = []
+        for ent_batch, rel_batch in _batches(ent_done, rel_done, _EMBED_BATCH):
+            async with self.c.db.transaction() as conn:
+                free_keys, free_pairs = await graph_repo.lock_rows_free_now(
+                    conn, project_id, [u.key for u in ent_batch], [u.pair for u in rel_batch]
+                )
+                await graph_repo.set_entity_embeddings(conn, project_id, [u for u in ent_batch if u.key in free_keys])
+                await graph_repo.set_relation_embeddings(
+                    conn, project_id, [u for u in rel_batch if u.pair in free_pairs]
+                )
+            held_ents += [u for u in ent_batch if u.key not in free_keys]
+            held_rels += [u for u in rel_batch if u.pair not in free_pairs]
+        for ent in sorted(held_ents, key=lambda u: u.key):
             async with self.c.db.transaction() as conn:
                 await graph_repo.set_entity_embeddings(conn, project_id, [ent])
-        for rel in sorted((u for u in rel_done if u.pair not in free_pairs), key=lambda u: u.pair):
+        for rel in sorted(held_rels, key=lambda u: u.pair):
             async with self.c.db.transaction() as conn:
                 await graph_repo.set_relation_embeddings(conn, project_id, [rel])
+
+
+def _batches(
+    ents: list[EntityEmbeddingUpdate], rels: list[RelationEmbeddingUpdate], size: int
+) -> Iterator[tuple[list[EntityEmbeddingUpdate], list[RelationEmbeddingUpdate]]]:
+    """The entities `size` at a time, then the relations."""
+    for i in range(0, len(ents), size):
+        yield ents[i : i + size], []
+    for i in range(0, len(rels), size):
+        yield [], rels[i : i + size]

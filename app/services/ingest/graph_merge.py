@@ -20,6 +20,7 @@ from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
+from app.repositories import merge_writes
 from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.name_resolution import NameResolution, Relock
@@ -226,14 +227,18 @@ class GraphMerger:
             )
 
         written = [m for m in entity_merges if not m.skipped]
-        await graph_repo.upsert_entities(conn, project_id, [m.row() for m in written])
-        await graph_repo.upsert_relations(conn, project_id, [m.row() for m in relation_merges if not m.skipped])
-        await graph_repo.add_entity_sources(
-            conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
-        )
-        await graph_repo.add_relation_sources(
+        new_pairs = [(m.src_key, m.tgt_key) for m in relation_merges if (m.src_key, m.tgt_key) not in existing_rel]
+        await merge_writes.write_merge(
             conn,
             project_id,
+            [m.row() for m in written],
+            [m.row() for m in relation_merges if not m.skipped],
+            merge_writes.degrees_added(new_pairs),
+        )
+        await merge_writes.add_sources(
+            conn,
+            project_id,
+            [(m.key, c, document_id) for m in entity_merges for c in m.new_sources],
             [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
         )
         await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
