@@ -50,7 +50,7 @@ from app.db.migrate import upgrade_to_head
 from app.providers.tokenizer import get_tokenizer
 from app.schemas.query import QueryRequest, QueryResponse
 from bench import big_corpus_ingest as ingest
-from bench.big_corpus_world import DOCS_PER_SCALE, THEMES, Vectors, World, build_world, entity_name, load, topic_of
+from bench.big_corpus_world import DOCS_PER_SCALE, THEMES, Vectors, World, build_world, entity_name, load
 from bench.in_process import query_service
 
 MODES = ("local", "global", "hybrid", "mix", "naive")
@@ -64,7 +64,7 @@ class TopicEmbedder:
         self.vectors = vectors
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        return [self.vectors.query(topic_of(t)) for t in texts]
+        return [self.vectors.query(t) for t in texts]
 
     async def close(self) -> None:
         return None
@@ -242,9 +242,9 @@ async def query_figures(url: str, world: World, vectors: Vectors, scale: float, 
 
 def check_contexts(path: Path, bulks: list[dict]) -> None:
     """Write every context hash to `path`, or, when it exists, compare them with it: a change meant to keep
-    results must report 0 differing. Compare runs with the same `--modes` and `--queries` only: on main as of
-    2026-11-27 the same question asked again in one process can get another context (at 1x a hybrid
-    question's themed relations differed on its second asking), so the sequence of queries must match."""
+    results must report 0 differing. A question's context depends only on the stored data and the request:
+    its query vector is seeded by its text (`Vectors.query`), so runs with other `--modes` or `--queries`
+    compare too. Files written before that change (each asking drew another vector) compare with nothing."""
     measured = {format(b["scale"], "g"): b["hashes"] for b in bulks if "hashes" in b}
     if not path.exists():
         path.write_text(json.dumps(measured, indent=1))
