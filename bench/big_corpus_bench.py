@@ -135,7 +135,8 @@ def context_hash(response: QueryResponse) -> str:
 async def measure_queries(
     url: str, world: World, vectors: Vectors, n: int, modes: list[str], hashes: dict[str, list[str]]
 ) -> dict[str, dict[str, float]]:
-    """p50/p95 per mode; `hashes` gets each mode's context hashes (first pass, question order)."""
+    """p50/p95 per mode; `hashes` gets each mode's context hashes (first pass, question order). The warm pass
+    asks every question again: its contexts must equal the first pass's (counted as changed_on_second_asking)."""
     settings = Settings(_env_file=None, embedding_dim=vectors.dim, log_level="WARNING")
     db = Database(url.replace("postgresql://", "postgresql+asyncpg://"), pool_size=4)
     service = query_service(settings, db, TopicEmbedder(vectors))
@@ -149,7 +150,7 @@ async def measure_queries(
             for q in asked[n:]:  # connection warm-up (prepared statements), not measured
                 await service.query(q.model_copy(update={"mode": mode}))
             pids = server_processes(postmaster)  # after the warm-up: the pool's connections are open
-            passes, cpu = [], []
+            passes, cpu, changed = [], [], 0
             for i in range(2):
                 times = []
                 for q in asked[:n]:
@@ -161,9 +162,12 @@ async def measure_queries(
                     cpu.append(1000 * (own + server_cpu(pids) - server_before))
                     if i == 0:
                         hashes.setdefault(mode, []).append(context_hash(response))
+                    elif context_hash(response) != hashes[mode][len(times) - 1]:
+                        changed += 1
                 passes.append(times)
             first, warm = passes
             out[mode] = {
+                "changed_on_second_asking": changed,
                 "p50": statistics.median(first + warm),
                 "p95": pct(first + warm, 0.95),
                 "p95_first": pct(first, 0.95),
@@ -234,7 +238,7 @@ async def query_figures(url: str, world: World, vectors: Vectors, scale: float, 
         print(
             f"    {mode:7} p50 {q['p50']:6.1f} ms  p95 {q['p95']:6.1f} ms  (first pass {q['p95_first']:.1f},"
             f" warm {q['p95_warm']:.1f}); CPU of bench + PostgreSQL per query p50 {q['cpu_p50']:.1f}"
-            f" p95 {q['cpu_p95']:.1f} ms",
+            f" p95 {q['cpu_p95']:.1f} ms; {q['changed_on_second_asking']} contexts changed on the second asking",
             flush=True,
         )
     return {"queries": queries, "hashes": hashes}
