@@ -9,7 +9,8 @@ to `chunk_tokens` (the service's CHUNK_SIZE by default), so every entity and rel
 `load` writes documents, chunks, entities, relations and provenance with COPY, after dropping the secondary
 indexes of those tables, then rebuilds each index and times it, runs ANALYZE and VACUUM (timed), and measures
 the database size. Vectors sit near one of TOPICS centroids per item (uniform noise, pure Python: no numpy),
-so vector searches find realistic result sets; `topic_vector` gives a query vector for a topic.
+so vector searches find realistic result sets; `Vectors.query` gives a text its query vector (the same every
+time the text is asked).
 """
 
 from __future__ import annotations
@@ -196,9 +197,12 @@ class Vectors:
         r = self.rng.random
         return self._format % tuple(c + (r() - 0.5) * noise for c in self.centroids[topic % TOPICS])
 
-    def query(self, topic: int) -> list[float]:
-        r = self.rng.random
-        return [c + (r() - 0.5) * 0.3 for c in self.centroids[topic % TOPICS]]
+    def query(self, text: str) -> list[float]:
+        """A query vector near the topic of `text`, the same for the same text: its noise is seeded by the text,
+        not drawn from the shared generator, so a question asked again is the same request (drawing it from
+        `self.rng` gave each asking another vector, and so another context)."""
+        r = random.Random(hashlib.blake2b(text.encode(), digest_size=8).digest()).random
+        return [c + (r() - 0.5) * 0.3 for c in self.centroids[topic_of(text) % TOPICS]]
 
 
 def topic_of(text: str) -> int:

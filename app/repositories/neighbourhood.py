@@ -54,6 +54,7 @@ hop2 AS (
 SELECT src_key, tgt_key, weight FROM hop1
 UNION
 SELECT src_key, tgt_key, weight FROM hop2
+ORDER BY src_key, tgt_key, weight
 """)
 
 # The query vector's cosine distance and the full-text rank (normalised by 1 + log(length)) of each candidate.
@@ -73,7 +74,9 @@ WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {proce
 
 
 async def neighbourhood_edges(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[Edge]:
-    """(source, target, weight) of the edges within two hops of `keys`, bounded per node."""
+    """(source, target, weight) of the edges within two hops of `keys`, bounded per node, in key order: the
+    walk sums rank mass in edge order, so an order left to the plan (a hash or a sort for the UNION) could
+    break its exact ties another way."""
     if not keys:
         return []
     params = {

@@ -305,7 +305,7 @@ async def source_chunk_ids(
     by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
     if keys or pairs:
         params = {"project_id": project_id, "keys": keys, "srcs": [p[0] for p in pairs], "tgts": [p[1] for p in pairs]}
-        for kind, src_key, tgt_key, chunk_ids in (await conn.execute(_SOURCES, params)).tuples():
+        for kind, src_key, tgt_key, chunk_ids in await conn.execute(_SOURCES, params):
             if kind == "e":
                 by_entity[src_key] = chunk_ids
             else:

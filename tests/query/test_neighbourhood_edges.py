@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import asyncpg
+from sqlalchemy import text
 
 from app.db.engine import Database, async_url
 from app.repositories.neighbourhood import FRONTIER, FRONTIER_EDGES, SEED_EDGES, neighbourhood_edges
@@ -41,8 +42,7 @@ def _expected(edges: list[Edge], seeds: list[str]) -> set[Edge]:
     return hop1 | {e for n in frontier for e in _heaviest(edges, n, FRONTIER_EDGES)}
 
 
-async def test_the_heaviest_edges_of_seeds_and_frontier_are_followed(database_url: str) -> None:
-    edges = _graph(7)
+async def _store(database_url: str, edges: list[Edge]) -> None:
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("INSERT INTO projects (id, name) VALUES ('p', 'p')")
@@ -55,6 +55,11 @@ async def test_the_heaviest_edges_of_seeds_and_frontier_are_followed(database_ur
         )
     finally:
         await conn.close()
+
+
+async def test_the_heaviest_edges_of_seeds_and_frontier_are_followed(database_url: str) -> None:
+    edges = _graph(7)
+    await _store(database_url, edges)
     db = Database(async_url(database_url), pool_size=1)
     try:
         for seeds in (["e00"], ["e00", "e01", "e02"], ["e30", "e41"], ["e05", "e59", "e00", "missing"]):
@@ -62,5 +67,23 @@ async def test_the_heaviest_edges_of_seeds_and_frontier_are_followed(database_ur
                 found = await neighbourhood_edges(c, "p", seeds)
             assert len(found) == len(set(found))
             assert set(found) == _expected(edges, seeds), seeds
+    finally:
+        await db.close()
+
+
+async def test_the_edges_come_in_key_order_whatever_the_plan(database_url: str) -> None:
+    """The walk sums rank mass in edge order, and a different order can break its exact ties another way: the
+    order must not be the UNION's (a hash table's when it is hashed, the keys' when it is sorted)."""
+    await _store(database_url, _graph(11))
+    db = Database(async_url(database_url), pool_size=1)
+    seeds = ["e00", "e01", "e02", "e17", "e33"]
+    try:
+        orders = []
+        for sorting in ("on", "off"):  # off: the planner hashes the UNION rather than merge sorted sides
+            async with db.connect() as c:
+                await c.execute(text(f"SET enable_sort = {sorting}"))
+                orders.append(await neighbourhood_edges(c, "p", seeds))
+                await c.execute(text("RESET enable_sort"))
+        assert orders[0] == orders[1] == sorted(orders[0])
     finally:
         await db.close()
