@@ -4,7 +4,7 @@ ranges, and the ledger of automatic merges."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.dialects.postgresql import JSONB
@@ -233,4 +233,4 @@ SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.re
 async def undefined_uses(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[ShortFormMerge]:
     """The standing merges of the acronyms `keys` that no definition in the merged document made."""
     params = {"project_id": project_id, "keys": sorted(keys)}
-    return [ShortFormMerge(*row, acronym=True) for row in (await conn.execute(_UNDEFINED_USES, params)).all()]
+    return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_UNDEFINED_USES, params)).all()]

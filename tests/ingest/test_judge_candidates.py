@@ -1,8 +1,9 @@
 """The judge's candidates beyond the rules (ENTITY_RESOLUTION=llm) through the real pipeline, the model and the
 embeddings faked at the HTTP edge (hashed bag of words: texts sharing words are near): a renamed place no rule
 relates reaches the judge by its embedding neighbours and joins on "same"; a pair the confusable guard keeps
-apart is never shown and never joined, nor are two people sharing no surname; messy answers are read or ignored; the pairs per document are capped;
-the call is counted in the document's figures; a failing embedding call leaves the rules' pairs."""
+apart is never shown and never joined, nor are two people sharing no surname; messy answers are read or
+ignored; the pairs per document are capped; the call is counted in the document's figures; a failing embedding
+call leaves the rules' pairs."""
 
 from __future__ import annotations
 
