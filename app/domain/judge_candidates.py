@@ -28,6 +28,7 @@ from app.domain.resolution import Decision, Resolution
 
 PER_NAME = 2  # neighbours shown to the judge per new name
 PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
+_GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,15 @@ def _family(name: str, words: list[str]) -> str:
 def may_be_one_person(a: str, a_type: str, b: str, b_type: str) -> bool:
     """Whether two names, either of a person, share what aliases of one person almost always do: the surname
     (folded, or one transliterated: "Evgeny Kouznetsov" / "Yevgeny Kuznetsov"; "Bill Hale" / "William Hale"; a
-    surname alone, "Okafor"), or the given name with the surname's initial ("Haoran Z." / "Haoran Zhou"). True for
-    names of no person: nothing to ask of them here."""
+    surname alone, "Okafor"), or the given name with the surname's initial ("Haoran Z." / "Haoran Zhou"), and
+    no two generations ("Sr." / "Jr."). True for names of no person: nothing to ask of them here."""
     if not (is_person(a_type) or is_person(b_type)):
         return True
     wa, wb = tokens(a, "person"), tokens(b, "person")
+    ga, gb = (w[-1] if len(w) > 1 and w[-1] in _GENERATIONS else "" for w in (wa, wb))
+    if ga and gb and ga != gb:  # "Sr." / "Jr.": a father and his son
+        return False
+    wa, wb = wa[: len(wa) - bool(ga)], wb[: len(wb) - bool(gb)]
     if not wa or not wb:
         return False
     if len(wa) == 1 or len(wb) == 1:  # a surname alone ("Okafor"), not a given name alone
