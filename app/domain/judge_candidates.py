@@ -6,7 +6,9 @@ The neighbours come from the database (app/repositories/name_neighbours.py: the 
 description embeddings are nearest to the name's, and names of close trigram similarity where pg_trgm is
 installed). Each is checked here before the judge sees it: a type compatible with the name's, not a pair the
 confusable guard or a user keeps apart, at most `per_name` per name and `per_document` in all, best first, so
-the judge's call stays a small addition to the document's extraction tokens.
+the judge's call stays a small addition to the document's extraction tokens. Two names of people must also
+share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
+("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
 
 A verdict is applied only to a name the rules still leave as a node of its own, only when the entity is still
 there as the merge reads it under the locks, and the guard is asked again: no answer joins what it keeps apart.
@@ -18,13 +20,15 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import types_compatible
+from app.domain.name_matching import is_person, tokens, types_compatible
+from app.domain.name_spellings import phonetic_key
 from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.resolution import Decision, Resolution
 
 PER_NAME = 2  # neighbours shown to the judge per new name
 PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
+_GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,34 @@ class Proposal:
     name: str
     entity_type: str
     reason: str
+
+
+def _family(name: str, words: list[str]) -> str:
+    """What a person's name after the given name sounds like ("kouznetsov" and "kuznetsov" alike), else as written."""
+    key = phonetic_key(name, "person")
+    return key.rsplit(" ", 1)[1] if key else " ".join(words[1:])
+
+
+def may_be_one_person(a: str, a_type: str, b: str, b_type: str) -> bool:
+    """Whether two names, either of a person, share what aliases of one person almost always do: the surname
+    (folded, or one transliterated: "Evgeny Kouznetsov" / "Yevgeny Kuznetsov"; "Bill Hale" / "William Hale"; a
+    surname alone, "Okafor"), or the given name with the surname's initial ("Haoran Z." / "Haoran Zhou"), and
+    no two generations ("Sr." / "Jr."). True for names of no person: nothing to ask of them here."""
+    if not (is_person(a_type) or is_person(b_type)):
+        return True
+    wa, wb = tokens(a, "person"), tokens(b, "person")
+    ga, gb = (w[-1] if len(w) > 1 and w[-1] in _GENERATIONS else "" for w in (wa, wb))
+    if ga and gb and ga != gb:  # "Sr." / "Jr.": a father and his son
+        return False
+    wa, wb = wa[: len(wa) - bool(ga)], wb[: len(wb) - bool(gb)]
+    if not wa or not wb:
+        return False
+    if len(wa) == 1 or len(wb) == 1:  # a surname alone ("Okafor"), not a given name alone
+        return wa[-1] == wb[-1]
+    if wa[-1] == wb[-1] or _family(a, wa) == _family(b, wb):
+        return True
+    sa, sb = sorted((wa[-1], wb[-1]), key=len)
+    return wa[:-1] == wb[:-1] and len(sa) == 1 and sb.startswith(sa)
 
 
 def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
@@ -75,7 +107,7 @@ def choose(
         name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
         if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
             continue
-        if confusable(name, etype, n.name, n.entity_type):
+        if confusable(name, etype, n.name, n.entity_type) or not may_be_one_person(name, etype, n.name, n.entity_type):
             continue
         pair = (n.name_key, n.key)
         if pair not in best or n.similarity > best[pair].similarity:
@@ -100,7 +132,8 @@ def with_proposals(
         d = result.decisions.get(key)
         if d is None or d.target != key or d.apart or p.target == key or p.target not in present:
             continue
-        if confusable(doc.names[key], doc.types.get(key, "unknown"), p.name, p.entity_type):
+        name, etype = doc.names[key], doc.types.get(key, "unknown")
+        if confusable(name, etype, p.name, p.entity_type) or not may_be_one_person(name, etype, p.name, p.entity_type):
             continue
         final = result.decisions[p.target].target if p.target in result.decisions else p.target  # "Ouguiya (MRU)"
         if final != key:

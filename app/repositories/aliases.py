@@ -299,3 +299,24 @@ async def document_texts(conn: AsyncConnection, project_id: str, document_id: st
         .order_by(chunks.c.order_index)
     )
     return list(rows.scalars())
+
+
+_SCOPE_DEFINITIONS = text("""
+WITH gone AS (
+    DELETE FROM entity_aliases a
+     WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:keys AS text[])) AND a.source = 'acronym'
+       AND a.document_id IS NOT NULL
+    RETURNING a.alias_key, a.entity_key, a.alias_name, a.document_id
+)
+INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source, document_id)
+SELECT :project_id, g.alias_key || chr(31) || g.document_id, g.entity_key, g.alias_name, 'acronym', g.document_id
+  FROM gone g
+ON CONFLICT (project_id, alias_key) DO NOTHING
+""")
+
+
+async def scope_definitions(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> None:
+    """The project-wide definitions of the acronyms `keys` become aliases scoped to the document that wrote
+    each: the acronym keeps its meaning there and has none where it stands alone."""
+    if keys:
+        await conn.execute(_SCOPE_DEFINITIONS, {"project_id": project_id, "keys": sorted(keys)})

@@ -117,14 +117,16 @@ async def set_outcome(conn: AsyncConnection, project_id: str, entry_ids: Sequenc
         )
 
 
-async def detach_aliases(conn: AsyncConnection, project_id: str, entity_key: str, alias_keys: Sequence[str]) -> int:
-    """Forget the aliases `alias_keys` of `entity_key`, scoped to a document or not."""
+async def detach_aliases(
+    conn: AsyncConnection, project_id: str, entity_key: str, alias_keys: Sequence[str], *, scoped: bool = True
+) -> int:
+    """Forget the aliases `alias_keys` of `entity_key`, and unless `scoped` is false those scoped to a document."""
     a = entity_aliases.c
-    scoped = or_(*(a.alias_key.startswith(k + SCOPE_SEPARATOR, autoescape=True) for k in alias_keys))
+    wanted = a.alias_key == any_of(alias_keys)
+    if scoped:
+        wanted = or_(wanted, *(a.alias_key.startswith(k + SCOPE_SEPARATOR, autoescape=True) for k in alias_keys))
     result = await conn.execute(
-        delete(entity_aliases).where(
-            a.project_id == project_id, a.entity_key == entity_key, or_(a.alias_key == any_of(alias_keys), scoped)
-        )
+        delete(entity_aliases).where(a.project_id == project_id, a.entity_key == entity_key, wanted)
     )
     return result.rowcount or 0
 

@@ -4,7 +4,7 @@ ranges, and the ledger of automatic merges."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.dialects.postgresql import JSONB
@@ -197,6 +197,7 @@ class ShortFormMerge:
     rule: str
     evidence: str
     retroactive: bool
+    acronym: bool = False  # an undefined acronym's merge: its restoring keeps the definitions' scoped aliases
 
 
 # A scan of the project's ledger rows of these two rules (short forms are a small share of the merges).
@@ -216,3 +217,20 @@ async def short_form_merges(conn: AsyncConnection, project_id: str, words: Seque
     escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
     params = {"project_id": project_id, "words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
     return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]
+
+
+# A document's own definition is its non-retroactive entry saying so (app/domain/resolution.py); any other
+# standing merge of the acronym is of a use that did not say what it stands for
+_UNDEFINED_USES = text("""
+SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
+  FROM entity_merge_ledger l
+ WHERE l.project_id = :project_id AND l.merged_key = ANY(CAST(:keys AS text[])) AND l.outcome IS NULL
+   AND (l.retroactive OR l.evidence NOT LIKE 'the document defines %')
+ ORDER BY l.id
+""")
+
+
+async def undefined_uses(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[ShortFormMerge]:
+    """The standing merges of the acronyms `keys` that no definition in the merged document made."""
+    params = {"project_id": project_id, "keys": sorted(keys)}
+    return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_UNDEFINED_USES, params)).all()]

@@ -3,8 +3,9 @@ is read before the key locks and again under them for every document, so each st
 
 One statement returns, by kind: the aliases among the document's keys that name an existing entity ('a'), the
 types of its keys and of those targets ('t'), the rejected pairs touching its names ('r'), the entities near
-its names ('n', resolution_ledger.NEARBY_SQL) and, per undefined acronym, the first entities whose keys fit its
-initials ('p', as aliases.keys_by_prefix reads them).
+its names ('n', resolution_ledger.NEARBY_SQL), per undefined acronym, the first entities whose keys fit its
+initials ('p', as aliases.keys_by_prefix reads them), and the entities any document defines those acronyms as
+('d': their acronym aliases, scoped to a document or not).
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ SELECT 'p', i.n, x.key, x.entity_type, CAST(x.rank AS text)
                          WHERE e.project_id = :project_id AND e.key >= i.first AND e.key < i.upper
                            AND e.key ~ i.pattern
                          ORDER BY e.key LIMIT 20) y) x
+UNION ALL
+SELECT DISTINCT 'd', 0, k.key, a.entity_key, NULL
+  FROM unnest(CAST(:acronyms AS text[])) AS k(key)
+  JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
+   AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
+ WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
 """)
 
 
@@ -65,6 +72,7 @@ class Reading:
     rejected: set[Pair]
     nearby: Nearby
     by_initials: list[list[tuple[str, str]]]  # per `Initials` asked, in order: (key, type) ordered by key
+    defined_as: dict[str, set[str]]  # acronym key asked → the entities documents define it as
 
 
 async def decision_reading(
@@ -76,11 +84,12 @@ async def decision_reading(
     names: Iterable[str],
     ranges: Ranges,
     initials: Sequence[Initials],
+    acronyms: Iterable[str] = (),
 ) -> Reading:
     """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
     to `document_id` winning over a project-wide one; the types of `type_keys` and of those targets; the
     rejected pairs that involve any of `names`; the entities in `ranges`; the first 20 keys (by key) fitting
-    each of `initials`."""
+    each of `initials`; the entities the acronym keys `acronyms` are defined as, in any document."""
     wanted = sorted(set(alias_keys))
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
     firsts = [i.first for i in initials]
@@ -92,6 +101,7 @@ async def decision_reading(
         "patterns": [i.pattern for i in initials],
         "firsts": firsts,
         "uppers": [f[:-1] + chr(ord(f[-1]) + 1) for f in firsts],
+        "acronyms": sorted(set(acronyms)),
         **near_params(ranges),
     }
     rows = (await conn.execute(_READING, params)).all()
@@ -102,10 +112,15 @@ async def decision_reading(
     for kind, n, x, y, z in rows:
         if kind == "p":
             by_initials[n - 1].append((int(z), x, y))
+    defined_as: dict[str, set[str]] = {}
+    for kind, _, x, y, _ in rows:
+        if kind == "d":
+            defined_as.setdefault(x, set()).add(y)
     return Reading(
         aliases,
         {x: y for kind, _, x, y, _ in rows if kind == "t"},
         {(x, y) for kind, _, x, y, _ in rows if kind == "r"},
         {x: (y, z) for kind, _, x, y, z in rows if kind == "n"},
         [[(k, t) for _, k, t in sorted(found)] for found in by_initials],
+        defined_as,
     )

@@ -69,12 +69,12 @@ class Worker:
         self.pipeline.request_cancel(project_id, document_id)
 
     async def _undo_merge(self, project_id: str, merge: ShortFormMerge) -> None:
-        """Undo an automatic merge of a short form a later document made ambiguous (app/services/ingest/absorb.py):
-        restored from the cached extractions, the ledger entry marked undone, the pair not rejected (it is kept
-        apart by the ambiguity itself)."""
+        """Undo an automatic merge of a short form a later document made ambiguous, or of an undefined acronym a
+        later document defined otherwise (app/services/ingest/absorb.py): restored from the cached extractions,
+        the ledger entry marked undone, the pair not rejected (it is kept apart by the ambiguity itself)."""
         request = UnmergeRequest(project_id=project_id, entry_id=merge.id, keep_apart=False)
         try:
-            await UnmergeService(self.c).unmerge(merge.entity_key, request)
+            await UnmergeService(self.c).unmerge(merge.entity_key, request, entry_alone=merge.acronym)
         except AppError as exc:  # changed meanwhile: the next document naming either tries again
             log.info("could not undo the merge of %r into %r: %s", merge.merged_name, merge.entity_key, exc)
 

@@ -5,7 +5,7 @@ entity that is gone, and a name resolved into the moved one follows it."""
 from __future__ import annotations
 
 from app.domain.document_names import DocumentNames
-from app.domain.judge_candidates import Neighbour, Proposal, choose, lone_names, with_proposals
+from app.domain.judge_candidates import Neighbour, Proposal, choose, lone_names, may_be_one_person, with_proposals
 from app.domain.resolution import Decision, Resolution
 
 
@@ -87,3 +87,31 @@ def test_a_name_the_rules_resolved_is_left_to_them():
     rules = resolution(doc, {"chennai": Decision("chennai city", "rule", "same key")}, {})
     out = with_proposals(rules, doc, {"chennai": Proposal("madras", "Madras", "location", "x")}, {"madras"})
     assert out.decisions["chennai"].target == "chennai city"
+
+
+def test_two_people_the_judge_may_see_share_a_surname_or_a_given_name_with_its_initial():
+    same_person = [
+        ("Bill Hale", "William Hale"),  # a nickname: the surname is shared
+        ("Evgeny Kouznetsov", "Yevgeny Kuznetsov"),  # a surname transliterated
+        ("Okafor", "Ngozi Okafor"),
+        ("H. Zhou", "Haoran Zhou"),
+        ("Haoran Z.", "Haoran Zhou"),
+        ("Meilin Wang", "Meilin Wang Jr."),  # the son or his father: the judge may tell
+    ]
+    for a, b in same_person:
+        assert may_be_one_person(a, "person", b, "person"), (a, b)
+        assert may_be_one_person(b, "person", a, "unknown"), (a, b)
+    other_people = [("Haoran Xu", "Haoran Zhou"), ("Inés Castillo", "Tomás Muñoz"), ("Haoran", "Haoran Zhou")]
+    other_people += [("Haoran X.", "Haoran Zhou"), ("Muñoz", "Castillo"), ("Meilin Wang Sr.", "Meilin Wang Jr.")]
+    for a, b in other_people:
+        assert not may_be_one_person(a, "person", b, "person"), (a, b)
+    assert may_be_one_person("Madras", "location", "Chennai", "location")  # no person: nothing asked
+
+
+def test_neither_choose_nor_a_verdict_joins_two_people_without_a_shared_surname():
+    doc = doc_of(("Haoran Xu", "person"), ("H. Zhou", "person"))
+    found = [near("haoran xu", "Haoran Zhou", "person", 0.95), near("h. zhou", "Haoran Zhou", "person", 0.9)]
+    assert [(n.name_key, n.key) for n in choose(found, doc, rejected=set())] == [("h. zhou", "haoran zhou")]
+    result = Resolution({k: Decision(k) for k in doc.names}, [], {}, {})
+    proposed = {"haoran xu": Proposal("haoran zhou", "Haoran Zhou", "person", "same")}
+    assert with_proposals(result, doc, proposed, {"haoran zhou"}).decisions["haoran xu"].target == "haoran xu"

@@ -1,8 +1,9 @@
 """The judge's candidates beyond the rules (ENTITY_RESOLUTION=llm) through the real pipeline, the model and the
 embeddings faked at the HTTP edge (hashed bag of words: texts sharing words are near): a renamed place no rule
 relates reaches the judge by its embedding neighbours and joins on "same"; a pair the confusable guard keeps
-apart is never shown and never joined; messy answers are read or ignored; the pairs per document are capped;
-the call is counted in the document's figures; a failing embedding call leaves the rules' pairs."""
+apart is never shown and never joined, nor are two people sharing no surname; messy answers are read or
+ignored; the pairs per document are capped; the call is counted in the document's figures; a failing embedding
+call leaves the rules' pairs."""
 
 from __future__ import annotations
 
@@ -101,6 +102,36 @@ async def test_a_confusable_pair_is_never_shown_nor_joined_by_a_judge_saying_sam
     keys, _ = await graph(app)
     assert keys == {"naseem khan", "imran khan", "acme holdings", "acme holding group"}
     assert await rows(app, select(entity_merge_ledger)) == []
+
+
+STRANGERS = {
+    "first doc": [
+        *RENAMED["first doc"],
+        entity_line("Haoran Zhou", "person", "Haoran Zhou audits the port of Madras for the trust."),
+        entity_line("Inés Castillo", "person", "Inés Castillo audits the port of Madras for the trust."),
+    ],
+    "second doc": [
+        *RENAMED["second doc"],
+        entity_line("Haoran Xu", "person", "Haoran Xu audits the port of Chennai for the trust."),
+        entity_line("Tomás Muñoz", "person", "Tomás Muñoz audits the port of Chennai for the trust."),
+    ],
+}
+
+
+async def test_people_sharing_no_surname_are_never_shown_nor_joined_by_a_judge_saying_same(
+    make_settings, start_app, fake_llm
+):
+    app = await start_app(make_settings(entity_resolution="llm", entity_judge_similarity=0.1))
+    install(fake_llm, STRANGERS)
+    fake_llm.handlers["judge"] = always_same
+    await ingest(app, ["first doc"])
+    await ingest(app, ["second doc"])
+    shown = shown_pairs(fake_llm)
+    assert ("Chennai", "Madras") in shown  # the judge was asked about the document's other names
+    assert not [p for p in shown if {"Haoran Xu", "Tomás Muñoz"} & set(p)]
+    keys, _ = await graph(app)
+    assert {"haoran zhou", "haoran xu", "inés castillo", "tomás muñoz"} <= keys
+    assert "chennai" not in keys
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """An acronym two documents define two ways ("Fiscal Reform Commission (FRC)", "Federal Rail Corporation (FRC)")
 and a third uses undefined: whichever order the three come in, the graph should end the same, the undefined use
-apart from both (it may be either). Not so yet: the undefined use follows the first definition ingested (a
-recorded alias, or an absorption while that definition is the project's only one), and nothing undoes it when
-the second definition arrives. Kept as a strict expected failure until it is fixed (see issue 33)."""
+apart from both (it may be either). The undefined use first follows the first definition ingested (a recorded
+alias, or an absorption while that definition is the project's only one); the second definition undoes that
+merge, giving back the undefined use's chunks only, and the definitions stay scoped to their documents.
+Coming after both, the use follows neither (issue 33)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ async def _graph(app, fake_llm, order: tuple[str, ...]) -> tuple[set[str], set[t
     return await graph(app)
 
 
-@pytest.mark.xfail(strict=True, reason="the undefined use follows the first definition ingested")
 @pytest.mark.parametrize("order", list(permutations(DOCS)), ids=lambda o: "-".join(m.split()[1] for m in o))
 async def test_an_acronym_defined_two_ways_ends_the_same_in_every_order(make_settings, start_app, fake_llm, order):
     app = await start_app(make_settings())

@@ -85,15 +85,17 @@ class Absorber:
 
     async def review(self, project_id: str, document_id: str, undo: UndoMerge | None) -> None:
         """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
-        standing short-form merge the document makes ambiguous (none checked without `undo`). One connection
-        reads all of it when the pass finds nothing to absorb, as for most documents."""
+        standing short-form merge the document makes ambiguous (none checked without `undo`), and for each merge
+        of an undefined use of an acronym the document defines otherwise than another document does. One
+        connection reads all of it when the pass finds nothing to absorb, as for most documents."""
         async with self.db.connect() as conn:
             mine = await ledger_repo.document_nodes(conn, project_id, document_id)
-            found = await self.final_pass(conn, project_id, document_id, mine)
+            found, contested = await self.final_pass(conn, project_id, document_id, mine)
             ambiguous = None
             if undo is not None and not found:
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
         merged = await self.absorb(project_id, document_id, found)
+        undefined = await self.contest(project_id, contested)
         if undo is None:
             return
         if ambiguous is None:  # the nodes read again only when the pass merged some away
@@ -101,14 +103,28 @@ class Absorber:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        for merge in ambiguous:
+        for merge in ambiguous + undefined:
             await undo(project_id, merge)
+
+    async def contest(self, project_id: str, acronyms: list[str]) -> list[ShortFormMerge]:
+        """For acronyms two documents define as two entities ("FRC": a commission here, a railway there): their
+        definitions become aliases scoped to the documents that wrote them, so a use that does not say what it
+        stands for follows neither; returns the standing merges of such uses (a followed alias, fitting
+        initials, an absorption while one definition was the project's only one) for the caller to undo, as
+        in another order they would have stayed apart."""
+        if not acronyms:
+            return []
+        async with self.db.transaction() as conn:
+            await graph_repo.lock_keys(conn, project_id, acronyms)
+            await alias_repo.scope_definitions(conn, project_id, acronyms)
+            return await ledger_repo.undefined_uses(conn, project_id, acronyms)
 
     async def final_pass(
         self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
-    ) -> list[Absorption]:
+    ) -> tuple[list[Absorption], list[str]]:
         """The absorptions the committed graph shows for the document's nodes `mine`, in either direction,
-        without pairs a user rejected and acronyms whose initials fit another entity of the project."""
+        without pairs a user rejected and acronyms whose initials fit another entity of the project; and the
+        acronyms the document defines that another document defines as another entity."""
         ranges = nearby_ranges(list(mine.values()))
         near, aliases = await ledger_repo.near_with_aliases(conn, project_id, ranges)
         others = {k: v for k, v in near.items() if k not in mine}
@@ -125,7 +141,7 @@ class Absorber:
             a for a in fits if absorbs(a, mine) and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
         ]
         found += through_aliases(mine, others, aliases)
-        defined = await self._defined_here(conn, project_id, document_id, mine)
+        defined, contested = await self._defined_here(conn, project_id, document_id, mine)
         rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
         kept = [a for a in defined if sorted_pair(a.key, a.target) not in rejected]
         for a in found:
@@ -137,15 +153,17 @@ class Absorber:
                 if {k for k, _ in initialled} - {a.key, a.target}:
                     continue
             kept.append(a)
-        return kept
+        return kept, contested
 
     async def _defined_here(
         self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
-    ) -> list[Absorption]:
+    ) -> tuple[list[Absorption], list[str]]:
         """Earlier nodes of an acronym this document defines ("MRI", before a document wrote "magnetic resonance
         imaging (MRI)"), when no document of the project defines it otherwise: the order the other way round
-        records the definition as the acronym's alias, and later uses follow it."""
+        records the definition as the acronym's alias, and later uses follow it. And the acronyms it defines
+        that another document does otherwise."""
         here, everywhere = await ledger_repo.acronym_definitions(conn, project_id, document_id, list(mine))
+        contested = sorted(k for k in here if len(everywhere.get(k, ())) > 1)
         nodes = await graph_repo.fetch_entities(conn, project_id, sorted(here), with_sources=False)
         out = []
         for key, node in sorted(nodes.items()):
@@ -157,7 +175,7 @@ class Absorber:
             target_name = mine[target][0]
             evidence = f"the document defines {node.name} as {target_name!r}, its only definition in the project"
             out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
-        return out
+        return out, contested
 
     async def now_ambiguous(self, conn: AsyncConnection, project_id: str, mine: Nearby) -> list[ShortFormMerge]:
         """Standing merges of a short form across documents that the document's names (`mine`) make ambiguous:

@@ -38,6 +38,7 @@ from app.domain.resolution import (
     Known,
     Resolution,
     ResolutionMode,
+    index_key,
     index_lookups,
     lookup_keys,
     qualified_keys,
@@ -75,6 +76,7 @@ class _Asked:
     type_keys: set[str]
     acronyms: dict[str, Initials]  # the document's undefined acronyms (letters) → their initials' read
     ranges: Ranges
+    undefined: dict[str, set[str]]  # undefined acronym name key → the keys an alias of it is read under
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class NameResolution:
     proposed: dict[str, Proposal] = field(default_factory=dict)  # name key → a neighbour the judge said is it
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
+    aliases_read: dict[str, str] = field(default_factory=dict)  # the last reading's aliases (name key → entity)
     _asked: _Asked | None = None
     _prepared: Known | None = None  # the reading `prepare` took, for `anticipate` when no judge ran between
 
@@ -140,17 +143,21 @@ class NameResolution:
     async def _known(self, conn: AsyncConnection) -> Known:
         """Aliases, entity types, nearby entities, entities fitting undefined acronyms' initials and rejected
         pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
-        `_drop_rejected`."""
+        `_drop_rejected`, and the aliases read are kept for `record`."""
         if self._asked is None:  # the same for every reading: the document's names do not change
             keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
             acronyms: dict[str, Initials] = {}
-            for name in self.doc.names.values():
+            undefined: dict[str, set[str]] = {}
+            for key, name in self.doc.names.items():
                 letters = acronym_letters(name)
-                if is_acronym(name) and letters not in self.defined | set(self.definitions) and letters not in acronyms:
-                    pattern, first = initials_pattern(letters)
-                    acronyms[letters] = Initials(pattern, first.lower())
+                if is_acronym(name) and letters not in self.defined | set(self.definitions):
+                    match = self.doc.match(key)
+                    undefined[key] = {key, match, index_key(match)}
+                    if letters not in acronyms:
+                        pattern, first = initials_pattern(letters)
+                        acronyms[letters] = Initials(pattern, first.lower())
             ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
-            self._asked = _Asked(keys | index_lookups(self.doc, self.definitions), keys, acronyms, ranges)
+            self._asked = _Asked(keys | index_lookups(self.doc, self.definitions), keys, acronyms, ranges, undefined)
         asked = self._asked
         proposed = {p.target for p in self.proposed.values()}  # whether the judge's picks still exist
         reading = await decision_reading(
@@ -162,6 +169,7 @@ class NameResolution:
             self.doc.names,
             asked.ranges,
             list(asked.acronyms.values()),
+            {k for key, keys in asked.undefined.items() for k in (key, self.doc.match(key))},
         )
         self.rejected = reading.rejected
         types = reading.types
@@ -169,7 +177,15 @@ class NameResolution:
         for letters, found in zip(asked.acronyms, reading.by_initials, strict=True):
             initials[letters] = [k for k, _ in found]
             types.update(found)
-        return Known(types, reading.aliases, initials, reading.nearby, self.defined)
+        # an acronym documents define two ways is ambiguous where it stands undefined: no alias of it is followed
+        contested = {
+            k
+            for key, keys in asked.undefined.items()
+            if len(reading.defined_as.get(key, set()) | reading.defined_as.get(self.doc.match(key), set())) > 1
+            for k in keys
+        }
+        aliases = self.aliases_read = {k: e for k, e in reading.aliases.items() if k not in contested}
+        return Known(types, aliases, initials, reading.nearby, self.defined)
 
     async def open_pairs(self, conn: AsyncConnection) -> list[JudgePair]:
         """The pairs the rules leave open as the project stands now (no locks: the verdicts are applied under
@@ -256,7 +272,10 @@ class NameResolution:
         assert self.result is not None
         by_target: dict[str, list[AliasItem]] = {}
         for key, decision in self.result.decisions.items():
-            if decision.target != key and decision.source is not None:
+            # an alias followed as it stands is not written again: that would only make it this document's,
+            # and an acronym's definition would no longer read as the defining document's (absorb.py)
+            followed = not decision.scoped and self.aliases_read.get(key) == decision.target
+            if decision.target != key and decision.source is not None and not followed:
                 by_target.setdefault(decision.target, []).append(
                     AliasItem(key, self.doc.names[key], decision.source, self.document_id, decision.scoped)
                 )

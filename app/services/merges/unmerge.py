@@ -52,19 +52,23 @@ class UnmergeService(CurationBase):
         super().__init__(c)
         self.rebuild = DeletionService(c)  # its summaries and embeddings of rebuilt rows
 
-    async def unmerge(self, name: str, body: UnmergeRequest, *, outcome: Outcome = "undone") -> UnmergeReport:
+    async def unmerge(
+        self, name: str, body: UnmergeRequest, *, outcome: Outcome = "undone", entry_alone: bool = False
+    ) -> UnmergeReport:
+        """`entry_alone`: undo `body.entry_id` only, not the other merges of its name, whose aliases scoped to
+        their documents stay (an acronym's use undone while the documents defining it keep their meaning)."""
         with llm_call_counter() as calls:
-            report = await self._unmerge(name, body, outcome)
+            report = await self._unmerge(name, body, outcome, entry_alone)
             counted = calls()
         report.llm_calls = LLMCalls(
             extract=counted.get("extract", 0) + counted.get("glean", 0), summary=counted.get("summary", 0)
         )
         return report
 
-    async def _unmerge(self, name: str, body: UnmergeRequest, outcome: Outcome) -> UnmergeReport:
+    async def _unmerge(self, name: str, body: UnmergeRequest, outcome: Outcome, entry_alone: bool) -> UnmergeReport:
         pid = body.project_id
         async with self.db.connect() as conn:
-            key, entries = await self._chosen(conn, pid, name, body)
+            key, entries = await self._chosen(conn, pid, name, body, entry_alone)
         absorbed = sorted({e.merged_key for e in entries})
         neighbours: set[str] = set()
         async with entity_gate(self.db, pid, [key, *absorbed]):
@@ -77,11 +81,13 @@ class UnmergeService(CurationBase):
                     async with locks as conn:
                         if not set(await self._far_ends(conn, pid, key)) <= neighbours:
                             continue  # a relation appeared meanwhile: lock its far end too
-                        now_key, entries = await self._chosen(conn, pid, name, body)
+                        now_key, entries = await self._chosen(conn, pid, name, body, entry_alone)
                         if now_key != key or not {e.merged_key for e in entries} <= set(absorbed):
                             raise Conflict(f"'{name}' changed while being unmerged; try again", code="conflict")
                         batch = self.c.llm_cache.batch(pid, conn)
-                        report, inputs = await self._apply(conn, pid, key, entries, neighbours, body.keep_apart, batch)
+                        report, inputs = await self._apply(
+                            conn, pid, key, entries, neighbours, body.keep_apart, batch, scoped=not entry_alone
+                        )
                         await ledger_repo.set_outcome(conn, pid, [e.id for e in entries], outcome)
                 finally:
                     if batch is not None:
@@ -90,7 +96,7 @@ class UnmergeService(CurationBase):
                 return report
 
     async def _chosen(
-        self, conn: AsyncConnection, pid: str, name: str, body: UnmergeRequest
+        self, conn: AsyncConnection, pid: str, name: str, body: UnmergeRequest, entry_alone: bool = False
     ) -> tuple[str, list[LedgerEntry]]:
         """The entity and the standing ledger entries to undo: 404 for an unknown entity or entry, 409 when
         no automatic merge matches (names merged by hand are said so)."""
@@ -114,7 +120,7 @@ class UnmergeService(CurationBase):
             wanted = {asked}
         else:
             wanted = {e.merged_key for e in standing}
-        chosen = [e for e in standing if e.merged_key in wanted]
+        chosen = [e for e in standing if e.merged_key in wanted and (not entry_alone or e.id == body.entry_id)]
         missing = wanted - {e.merged_key for e in chosen}
         if missing or not chosen:
             raise Conflict(await self._why_not(conn, pid, key, entity.name, missing), code="no_automatic_merge")
@@ -156,12 +162,14 @@ class UnmergeService(CurationBase):
         neighbours: set[str],
         keep_apart: bool,
         batch: CacheBatch,
+        *,
+        scoped: bool = True,
     ) -> tuple[UnmergeReport, RebuildInputs]:
         absorbed = sorted({e.merged_key for e in entries})
         entity = (await graph_repo.fetch_entities(conn, pid, [key]))[key]
         rels = await graph_repo.fetch_relations(conn, pid, await deletion_repo.pairs_touching(conn, pid, [key]))
         # without the aliases, the records name the absorbed names again
-        await ledger_repo.detach_aliases(conn, pid, key, absorbed)
+        await ledger_repo.detach_aliases(conn, pid, key, absorbed, scoped=scoped)
         if keep_apart:
             for k in absorbed:
                 await alias_repo.reject(conn, pid, k, key)
