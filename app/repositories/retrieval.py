@@ -193,29 +193,38 @@ async def search_chunks(
 
 # Edges of the named (anchored) entities first, in the entities' order; then every other edge by its
 # closeness to the query vector; then (edge degree, weight) as LightRAG ranks them.
+# A hub among the keys touches thousands of edges (25x corpus: ~7,000 for one question), so the work per
+# touching edge is kept small: its distance is taken as it is read (the vector is not carried into the
+# grouping, which spilled to disk), and the endpoint degrees, a tie-break after (tier, distance), are looked
+# up only for the edges ranked within `limit` by (tier, distance), ties at the cut included: any other edge
+# has `limit` edges strictly before it, so it cannot be among the first `limit` whatever its degree.
 _RELATIONS_OF_ENTITIES = text("""
 WITH picked AS (
     SELECT k.key, k.pos FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, pos)
 ),
 touching AS (
-    SELECT r.src_key, r.tgt_key, r.weight, r.embedding, p.pos FROM picked p
+    SELECT r.src_key, r.tgt_key, r.weight, r.embedding <=> :vec AS distance, p.pos FROM picked p
     JOIN relations r ON r.project_id = :project_id AND r.src_key = p.key
     UNION ALL
-    SELECT r.src_key, r.tgt_key, r.weight, r.embedding, p.pos FROM picked p
+    SELECT r.src_key, r.tgt_key, r.weight, r.embedding <=> :vec AS distance, p.pos FROM picked p
     JOIN relations r ON r.project_id = :project_id AND r.tgt_key = p.key
 ),
 edges AS (
-    SELECT src_key, tgt_key, weight, min(pos) AS first_pos,
-           coalesce(min(embedding <=> :vec), 2.0) AS distance
+    SELECT src_key, tgt_key, weight, min(pos) AS first_pos, coalesce(min(distance), 2.0) AS distance,
+           least(min(pos), :anchored + 1) AS tier
     FROM touching GROUP BY src_key, tgt_key, weight
+),
+placed AS (
+    SELECT e.*, rank() OVER (ORDER BY e.tier, e.distance) AS place FROM edges e
 ),
 top AS (
     SELECT e.src_key, e.tgt_key, e.weight, e.first_pos, e.distance, s.name AS src_name, t.name AS tgt_name,
-           s.degree + t.degree AS edge_degree, least(e.first_pos, :anchored + 1) AS tier
-    FROM edges e
+           s.degree + t.degree AS edge_degree, e.tier
+    FROM placed e
     JOIN entities s ON s.project_id = :project_id AND s.key = e.src_key
     JOIN entities t ON t.project_id = :project_id AND t.key = e.tgt_key
-    ORDER BY tier, e.distance, edge_degree DESC, e.weight DESC, e.first_pos, e.src_key, e.tgt_key
+    WHERE e.place <= :limit
+    ORDER BY e.tier, e.distance, edge_degree DESC, e.weight DESC, e.first_pos, e.src_key, e.tgt_key
     LIMIT :limit
 )
 SELECT t.src_key, t.tgt_key, t.src_name, t.tgt_name, t.edge_degree, t.first_pos,
