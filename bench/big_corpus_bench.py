@@ -6,6 +6,7 @@
     ... --keep-data DIR   # the server's data stays in DIR (databases bulk_1_0, bulk_25_0, ...) for EXPLAIN
     ... --keep-data DIR --reuse   # query the databases a kept run loaded (no COPY, no index builds)
     ... --contexts FILE   # a hash of every context: written if FILE is absent, else compared with it
+    ... --shared-buffers 128MB   # the server's shared_buffers (default 2GB; PostgreSQL's own default is 128MB)
 
 Scale 1 = 40 documents x ~3,500 tokens (140k tokens), 4,000 entities, 6,000 relations; scale 25 = 1,000
 documents, 3.5M tokens, 100k entities, 150k relations (bench/big_corpus_world.py). At the service's
@@ -320,6 +321,25 @@ def table(ingests: list[dict], bulks: list[dict], doc_tokens: float) -> None:
             print(f"{mode:7}{cells} {last / first:>9.2f}x {verdict:>8}")
 
 
+async def _start_server(server: EmbeddedPostgres, shared_buffers: str) -> tuple[dict, asyncpg.Connection]:
+    """Start the embedded server with `shared_buffers` (a restart when the data directory holds another value)."""
+    for attempt in range(2):
+        socket_dir = server.start().split("host=")[1].split("&")[0]
+        connect = {"host": socket_dir, "user": "postgres"}
+        admin = await asyncpg.connect(**connect, database="postgres")
+        wanted = await admin.fetchval("SELECT pg_size_bytes($1)", shared_buffers)
+        have = await admin.fetchval("SELECT pg_size_bytes(current_setting('shared_buffers'))")
+        if wanted == have:
+            break
+        if attempt:
+            raise SystemExit(f"the server did not take shared_buffers {shared_buffers}")
+        await admin.execute(f"ALTER SYSTEM SET shared_buffers = '{int(wanted) // 1024}kB'")
+        await admin.close()
+        server.stop()
+    print(f"[server] shared_buffers {shared_buffers}")
+    return connect, admin
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -344,6 +364,11 @@ async def main() -> None:
     )
     parser.add_argument("--keep-logs", type=Path, help="copy the workers' logs here")
     parser.add_argument(
+        "--shared-buffers",
+        default="2GB",
+        help="the server's shared_buffers (PostgreSQL's 128MB default keeps evicting the 25x HNSW indexes, ~490MB)",
+    )
+    parser.add_argument(
         "--keep-data", type=Path, help="keep the bench's PostgreSQL data here (its bulk_* databases) for EXPLAIN"
     )
     args = parser.parse_args()
@@ -359,9 +384,7 @@ async def main() -> None:
     logs.mkdir()
     fake = ingest.FakeProcess(dim=64)  # first: a failure here leaves no server behind
     server = EmbeddedPostgres(args.keep_data or Path(scratch.name) / "db")
-    socket_dir = server.start().split("host=")[1].split("&")[0]
-    connect = {"host": socket_dir, "user": "postgres"}
-    admin = await asyncpg.connect(**connect, database="postgres")
+    connect, admin = await _start_server(server, args.shared_buffers)
     ingests: list[dict] = []
     bulks: list[dict] = []
     count = get_tokenizer().count
