@@ -14,7 +14,7 @@ from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
 from app.domain.judge_candidates import PER_NAME, Neighbour, choose, lone_names
-from app.domain.resolution import resolve
+from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
 from app.repositories import aliases as aliases_repo
@@ -35,16 +35,18 @@ class JudgeCandidates:
         self.embedder = embedder
         self.min_similarity = min_similarity
 
-    async def pairs(self, project_id: str, resolution: NameResolution) -> list[JudgePair]:
-        """Judge pairs for the document's new names and their nearest stored entities, best first, capped."""
+    async def pairs(
+        self, project_id: str, resolution: NameResolution, rules: Resolution, stored: set[str]
+    ) -> list[JudgePair]:
+        """Judge pairs for the document's new names and their nearest stored entities, best first, capped.
+        `rules`: what the rules alone decide (NameResolution.rules_only); `stored`: the names of it that are
+        entities of the project."""
+        lone = lone_names(rules, stored)
+        if not lone:
+            return []
+        vectors = await self._embed(resolution, lone)  # before a connection is taken: no pooled one waits on it
+        found: list[Neighbour] = []
         async with self.db.connect() as conn:
-            known = await resolution._known(conn)  # the reading the rules decide on
-            result = resolve(resolution.doc, known, resolution.definitions, resolution.mode)
-            lone = lone_names(result, set(known.entity_types))
-            if not lone:
-                return []
-            found: list[Neighbour] = []
-            vectors = await self._embed(resolution, lone)
             if vectors:
                 await prepare_vector_search(conn, SEARCH_EF)
                 found += await repo.nearest_by_embedding(

@@ -187,11 +187,16 @@ class NameResolution:
         aliases = self.aliases_read = {k: e for k, e in reading.aliases.items() if k not in contested}
         return Known(types, aliases, initials, reading.nearby, self.defined)
 
-    async def open_pairs(self, conn: AsyncConnection) -> list[JudgePair]:
-        """The pairs the rules leave open as the project stands now (no locks: the verdicts are applied under
-        them only to names still open, app/domain/resolution.py), without those the guard or a user keeps apart."""
+    async def rules_only(self, conn: AsyncConnection) -> tuple[Known, Resolution]:
+        """The reading as the project stands now and what the rules alone decide on it (no judge's verdicts):
+        what the judge's pairs are drawn from."""
         known = await self._known(conn)
-        result = resolve(self.doc, known, self.definitions, self.mode)
+        return known, resolve(self.doc, known, self.definitions, self.mode)
+
+    async def open_pairs(self, conn: AsyncConnection, result: Resolution) -> list[JudgePair]:
+        """The pairs the rules (`result`, from `rules_only`) leave open as the project stands now (no locks: the
+        verdicts are applied under them only to names still open, app/domain/resolution.py), without those the
+        guard or a user keeps apart."""
         wanted = sorted({k for found in result.open.values() for k in found if k not in self.doc.names})
         stored = await graph_repo.fetch_entities(conn, self.project_id, wanted, with_sources=False)
         pairs = []

@@ -59,8 +59,9 @@ class ResolutionJudge:
             return
         resolution.settled = True
         async with self.db.connect() as conn:
-            pairs = await resolution.open_pairs(conn)
-        proposed = await self.candidates.pairs(project_id, resolution)
+            known, result = await resolution.rules_only(conn)
+            pairs = await resolution.open_pairs(conn, result)
+        proposed = await self.candidates.pairs(project_id, resolution, result, set(known.entity_types))
         pairs += proposed
         if not pairs:
             return
