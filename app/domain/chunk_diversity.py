@@ -26,8 +26,9 @@ def word_set(text: str) -> frozenset[str]:
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     """Jaccard similarity of two word sets (0 when both are empty)."""
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    shared = len(a & b)
+    union = len(a) + len(b) - shared  # without building the union set: asked for every pair of kept chunks
+    return shared / union if union else 0.0
 
 
 def distinct_first(chunks: Sequence[ChunkHit], limit: int, threshold: float = NEAR_DUPLICATE) -> list[ChunkHit]:
