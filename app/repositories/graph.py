@@ -158,24 +158,49 @@ async def upsert_relations(conn: AsyncConnection, project_id: str, rows: Sequenc
     )
 
 
+# WITH ORDINALITY ... ORDER BY: the rows take their `seq` (provenance order) in the order given
+_ENTITY_SOURCES = text("""
+INSERT INTO entity_sources (project_id, entity_key, chunk_id, document_id)
+SELECT :project_id, u.k, u.c, u.d
+  FROM unnest(CAST(:keys AS text[]), CAST(:chunks AS text[]), CAST(:documents AS text[])) WITH ORDINALITY
+       AS u(k, c, d, n)
+ ORDER BY u.n
+    ON CONFLICT DO NOTHING
+""")
+
+_RELATION_SOURCES = text("""
+INSERT INTO relation_sources (project_id, src_key, tgt_key, chunk_id, document_id)
+SELECT :project_id, u.s, u.t, u.c, u.d
+  FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[]), CAST(:chunks AS text[]), CAST(:documents AS text[]))
+       WITH ORDINALITY AS u(s, t, c, d, n)
+ ORDER BY u.n
+    ON CONFLICT DO NOTHING
+""")
+
+
 async def add_entity_sources(conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str]]) -> None:
-    """Provenance rows (entity_key, chunk_id, document_id), in the given order; existing ones are kept."""
+    """Provenance rows (entity_key, chunk_id, document_id), in the given order (their `seq`), in one statement;
+    existing ones are kept."""
     if not rows:
         return
-    values = [{"project_id": project_id, "entity_key": k, "chunk_id": c, "document_id": d} for k, c, d in rows]
-    await conn.execute(pg_insert(entity_sources).on_conflict_do_nothing(), values)
+    keys, chunk_ids, document_ids = (list(col) for col in zip(*rows, strict=True))
+    await conn.execute(
+        _ENTITY_SOURCES, {"project_id": project_id, "keys": keys, "chunks": chunk_ids, "documents": document_ids}
+    )
 
 
 async def add_relation_sources(
     conn: AsyncConnection, project_id: str, rows: Sequence[tuple[str, str, str, str]]
 ) -> None:
-    """Provenance rows (src_key, tgt_key, chunk_id, document_id), in the given order; existing ones are kept."""
+    """Provenance rows (src_key, tgt_key, chunk_id, document_id), in the given order (their `seq`), in one
+    statement; existing ones are kept."""
     if not rows:
         return
-    values = [
-        {"project_id": project_id, "src_key": s, "tgt_key": t, "chunk_id": c, "document_id": d} for s, t, c, d in rows
-    ]
-    await conn.execute(pg_insert(relation_sources).on_conflict_do_nothing(), values)
+    srcs, tgts, chunk_ids, document_ids = (list(col) for col in zip(*rows, strict=True))
+    await conn.execute(
+        _RELATION_SOURCES,
+        {"project_id": project_id, "srcs": srcs, "tgts": tgts, "chunks": chunk_ids, "documents": document_ids},
+    )
 
 
 async def keys_of_document(conn: AsyncConnection, project_id: str, document_id: str) -> tuple[list[str], list[Pair]]:

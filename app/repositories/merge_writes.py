@@ -52,25 +52,6 @@ SELECT :project_id, r.src_key, r.tgt_key, r.keywords, r.description, r.weight, r
        updated_at = now()
 """).bindparams(bindparam("rows", type_=JSONB))
 
-# WITH ORDINALITY ... ORDER BY: the rows take their `seq` (provenance order) in the order given
-_ENTITY_SOURCES = text("""
-INSERT INTO entity_sources (project_id, entity_key, chunk_id, document_id)
-SELECT :project_id, u.k, u.c, u.d
-  FROM unnest(CAST(:keys AS text[]), CAST(:chunks AS text[]), CAST(:documents AS text[])) WITH ORDINALITY
-       AS u(k, c, d, n)
- ORDER BY u.n
-    ON CONFLICT DO NOTHING
-""")
-
-_RELATION_SOURCES = text("""
-INSERT INTO relation_sources (project_id, src_key, tgt_key, chunk_id, document_id)
-SELECT :project_id, u.s, u.t, u.c, u.d
-  FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[]), CAST(:chunks AS text[]), CAST(:documents AS text[]))
-       WITH ORDINALITY AS u(s, t, c, d, n)
- ORDER BY u.n
-    ON CONFLICT DO NOTHING
-""")
-
 
 def degrees_added(new_pairs: Sequence[Pair]) -> dict[str, int]:
     """How many relation ends the new pairs add to each entity (as the degree trigger would count them)."""
@@ -105,24 +86,3 @@ async def write_merge(
     if relation_rows:
         await conn.execute(_UPSERTED_RELATIONS, {"project_id": project_id, "rows": list(relation_rows)})
     await conn.execute(text("SELECT set_config('lightrag.degrees_by_caller', 'off', true)"))
-
-
-async def add_sources(
-    conn: AsyncConnection,
-    project_id: str,
-    entity_rows: Sequence[tuple[str, str, str]],
-    relation_rows: Sequence[tuple[str, str, str, str]],
-) -> None:
-    """Provenance rows, (entity_key, chunk_id, document_id) and (src_key, tgt_key, chunk_id, document_id), in
-    the given order (their `seq`); rows already present are kept."""
-    if entity_rows:
-        keys, chunk_ids, document_ids = (list(col) for col in zip(*entity_rows, strict=True))
-        await conn.execute(
-            _ENTITY_SOURCES, {"project_id": project_id, "keys": keys, "chunks": chunk_ids, "documents": document_ids}
-        )
-    if relation_rows:
-        srcs, tgts, chunk_ids, document_ids = (list(col) for col in zip(*relation_rows, strict=True))
-        await conn.execute(
-            _RELATION_SOURCES,
-            {"project_id": project_id, "srcs": srcs, "tgts": tgts, "chunks": chunk_ids, "documents": document_ids},
-        )

@@ -235,11 +235,11 @@ class GraphMerger:
             [m.row() for m in relation_merges if not m.skipped],
             merge_writes.degrees_added(new_pairs),
         )
-        await merge_writes.add_sources(
-            conn,
-            project_id,
-            [(m.key, c, document_id) for m in entity_merges for c in m.new_sources],
-            [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources],
+        await graph_repo.add_entity_sources(
+            conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]
+        )
+        await graph_repo.add_relation_sources(
+            conn, project_id, [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources]
         )
         await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
         touched = _touched(entity_merges, relation_merges, existing, existing_rel)
