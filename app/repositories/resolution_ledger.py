@@ -42,7 +42,7 @@ _NEARBY = text(NEARBY_SQL)
 
 
 def near_params(ranges: Ranges) -> dict[str, list[str]]:
-    """The parameters of NEARBY_SQL (and of _ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
+    """The parameters of NEARBY_SQL (and of ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
     prefixes, reversed_prefixes = sorted(ranges.prefixes), sorted(ranges.reversed_prefixes)
     return {
         "exact": sorted(ranges.exact),
@@ -115,7 +115,7 @@ async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None
 # Project-wide aliases (not scoped, not the match-key index) whose entity still exists, by exact key or key prefix:
 # an earlier short node may fit a name that is now only an alias ("Terralink X7", absorbed into "Pellucid
 # Terralink X7").
-_ALIASES_NEAR_SQL = f"""
+ALIASES_NEAR_SQL = f"""
 SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
   FROM (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
          WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
@@ -133,7 +133,7 @@ _NEAR_AND_ALIASES = text(f"""
 SELECT 'e' AS kind, n.key, n.name, n.entity_type, CAST(NULL AS text), CAST(NULL AS text)
   FROM ({NEARBY_SQL}) n
 UNION ALL
-SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({_ALIASES_NEAR_SQL}) a
+SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({ALIASES_NEAR_SQL}) a
 """)
 
 
@@ -210,12 +210,17 @@ SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.re
 """)
 
 
+def short_form_params(words: Sequence[str]) -> dict[str, list[str]]:
+    """The parameters of _SHORT_FORMS (also read by final_pass_reads.py) for `words`."""
+    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
+    return {"words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+
+
 async def short_form_merges(conn: AsyncConnection, project_id: str, words: Sequence[str]) -> list[ShortFormMerge]:
     """The standing merges of a short form that is one of `words` or ends with one ("dr. okafor" for "okafor")."""
     if not words:
         return []
-    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
-    params = {"project_id": project_id, "words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+    params = {"project_id": project_id, **short_form_params(words)}
     return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]
 
 
