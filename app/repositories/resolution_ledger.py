@@ -3,7 +3,7 @@ ranges, and the ledger of automatic merges."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import bindparam, select, text
@@ -11,7 +11,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entity_merge_ledger
+from app.domain.aliases import AliasItem
 from app.domain.cross_document import Nearby, Ranges
+from app.repositories.aliases import ADD_ALIASES_SQL, alias_rows
 
 _PER_RANGE = 20  # more entities than this under one root or surname: ambiguous whatever they are
 
@@ -86,18 +88,34 @@ class LedgerItem:
     retroactive: bool = False
 
 
-_ADD = text("""
+_ADD_SQL = """
 INSERT INTO entity_merge_ledger (project_id, entity_key, merged_key, merged_name, rule, evidence, document_id,
                                  retroactive)
 SELECT :project_id, r.entity_key, r.merged_key, r.merged_name, r.rule, r.evidence, r.document_id, r.retroactive
-  FROM jsonb_to_recordset(:rows) AS r(entity_key text, merged_key text, merged_name text, rule text,
-                                      evidence text, document_id text, retroactive boolean)
-""").bindparams(bindparam("rows", type_=JSONB))
+  FROM jsonb_to_recordset(:ledger) AS r(entity_key text, merged_key text, merged_name text, rule text,
+                                        evidence text, document_id text, retroactive boolean)
+"""
+_ADD = text(_ADD_SQL).bindparams(bindparam("ledger", type_=JSONB))
+# A merge's new aliases (aliases.add_aliases_of) and its ledger entries in one round trip, under its key locks
+_ADD_WITH_ALIASES = text(f"WITH written AS ({ADD_ALIASES_SQL} RETURNING 1) {_ADD_SQL}").bindparams(
+    bindparam("rows", type_=JSONB), bindparam("ledger", type_=JSONB)
+)
 
 
 async def add(conn: AsyncConnection, project_id: str, items: Sequence[LedgerItem]) -> None:
     if items:
-        await conn.execute(_ADD, {"project_id": project_id, "rows": [i.__dict__ for i in items]})
+        await conn.execute(_ADD, {"project_id": project_id, "ledger": [i.__dict__ for i in items]})
+
+
+async def add_with_aliases(
+    conn: AsyncConnection, project_id: str, aliases: Mapping[str, Sequence[AliasItem]], items: Sequence[LedgerItem]
+) -> None:
+    """aliases.add_aliases_of (aliases by entity key, an alias already naming another existing entity kept) and
+    `add` in one statement."""
+    rows = alias_rows(aliases)
+    if rows or items:
+        params = {"project_id": project_id, "rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in items]}
+        await conn.execute(_ADD_WITH_ALIASES, params)
 
 
 async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None = None) -> list[LedgerItem]:

@@ -288,10 +288,10 @@ class NameResolution:
             by_target.setdefault(target, []).append(
                 AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
             )
-        await aliases_repo.add_aliases_of(conn, self.project_id, by_target)
-        await ledger_repo.add(
+        await ledger_repo.add_with_aliases(
             conn,
             self.project_id,
+            by_target,
             [
                 LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
                 for key, d in sorted(self.result.decisions.items())
