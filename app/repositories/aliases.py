@@ -32,8 +32,8 @@ async def add_aliases(
 
 
 # One statement text whatever the number of aliases (a multi-row VALUES list would be prepared anew for
-# every row count, inside the merge transaction that holds the key locks).
-_ADD_ALIASES = text("""
+# every row count, inside the merge transaction that holds the key locks). Parameters: `alias_rows`, :overwrite.
+ADD_ALIASES_SQL = """
 INSERT INTO entity_aliases AS a (project_id, alias_key, entity_key, alias_name, source, document_id)
 SELECT :project_id, r.alias_key, r.entity_key, r.alias_name, r.source, r.document_id
   FROM jsonb_to_recordset(:rows) AS r(alias_key text, entity_key text, alias_name text, source text,
@@ -43,13 +43,12 @@ ON CONFLICT (project_id, alias_key) DO UPDATE
        document_id = excluded.document_id, created_at = now()
  WHERE :overwrite OR a.entity_key = excluded.entity_key
     OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.project_id = a.project_id AND e.key = a.entity_key)
-""").bindparams(bindparam("rows", type_=JSONB))
+"""
+_ADD_ALIASES = text(ADD_ALIASES_SQL).bindparams(bindparam("rows", type_=JSONB))
 
 
-async def add_aliases_of(
-    conn: AsyncConnection, project_id: str, by_entity: Mapping[str, Sequence[AliasItem]], *, overwrite: bool = False
-) -> int:
-    """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
+def alias_rows(by_entity: Mapping[str, Sequence[AliasItem]]) -> list[dict[str, str | None]]:
+    """The :rows of ADD_ALIASES_SQL for aliases by entity key (an alias of itself is skipped)."""
     rows = {
         i.stored_key: {
             "alias_key": i.stored_key,
@@ -62,11 +61,17 @@ async def add_aliases_of(
         for i in items
         if i.alias_key != entity_key
     }
+    return list(rows.values())
+
+
+async def add_aliases_of(
+    conn: AsyncConnection, project_id: str, by_entity: Mapping[str, Sequence[AliasItem]], *, overwrite: bool = False
+) -> int:
+    """`add_aliases` for several entities in one statement (a merge records one per new entity)."""
+    rows = alias_rows(by_entity)
     if not rows:
         return 0
-    result = await conn.execute(
-        _ADD_ALIASES, {"project_id": project_id, "rows": list(rows.values()), "overwrite": overwrite}
-    )
+    result = await conn.execute(_ADD_ALIASES, {"project_id": project_id, "rows": rows, "overwrite": overwrite})
     return result.rowcount or 0
 
 

@@ -3,7 +3,7 @@ ranges, and the ledger of automatic merges."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import bindparam, select, text
@@ -11,7 +11,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entity_merge_ledger
+from app.domain.aliases import AliasItem
 from app.domain.cross_document import Nearby, Ranges
+from app.repositories.aliases import ADD_ALIASES_SQL, alias_rows
 
 _PER_RANGE = 20  # more entities than this under one root or surname: ambiguous whatever they are
 
@@ -42,7 +44,7 @@ _NEARBY = text(NEARBY_SQL)
 
 
 def near_params(ranges: Ranges) -> dict[str, list[str]]:
-    """The parameters of NEARBY_SQL (and of _ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
+    """The parameters of NEARBY_SQL (and of ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
     prefixes, reversed_prefixes = sorted(ranges.prefixes), sorted(ranges.reversed_prefixes)
     return {
         "exact": sorted(ranges.exact),
@@ -86,18 +88,34 @@ class LedgerItem:
     retroactive: bool = False
 
 
-_ADD = text("""
+_ADD_SQL = """
 INSERT INTO entity_merge_ledger (project_id, entity_key, merged_key, merged_name, rule, evidence, document_id,
                                  retroactive)
 SELECT :project_id, r.entity_key, r.merged_key, r.merged_name, r.rule, r.evidence, r.document_id, r.retroactive
-  FROM jsonb_to_recordset(:rows) AS r(entity_key text, merged_key text, merged_name text, rule text,
-                                      evidence text, document_id text, retroactive boolean)
-""").bindparams(bindparam("rows", type_=JSONB))
+  FROM jsonb_to_recordset(:ledger) AS r(entity_key text, merged_key text, merged_name text, rule text,
+                                        evidence text, document_id text, retroactive boolean)
+"""
+_ADD = text(_ADD_SQL).bindparams(bindparam("ledger", type_=JSONB))
+# A merge's new aliases (aliases.add_aliases_of) and its ledger entries in one round trip, under its key locks
+_ADD_WITH_ALIASES = text(f"WITH written AS ({ADD_ALIASES_SQL} RETURNING 1) {_ADD_SQL}").bindparams(
+    bindparam("rows", type_=JSONB), bindparam("ledger", type_=JSONB)
+)
 
 
 async def add(conn: AsyncConnection, project_id: str, items: Sequence[LedgerItem]) -> None:
     if items:
-        await conn.execute(_ADD, {"project_id": project_id, "rows": [i.__dict__ for i in items]})
+        await conn.execute(_ADD, {"project_id": project_id, "ledger": [i.__dict__ for i in items]})
+
+
+async def add_with_aliases(
+    conn: AsyncConnection, project_id: str, aliases: Mapping[str, Sequence[AliasItem]], items: Sequence[LedgerItem]
+) -> None:
+    """aliases.add_aliases_of (aliases by entity key, an alias already naming another existing entity kept) and
+    `add` in one statement."""
+    rows = alias_rows(aliases)
+    if rows or items:
+        params = {"project_id": project_id, "rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in items]}
+        await conn.execute(_ADD_WITH_ALIASES, params)
 
 
 async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None = None) -> list[LedgerItem]:
@@ -115,7 +133,7 @@ async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None
 # Project-wide aliases (not scoped, not the match-key index) whose entity still exists, by exact key or key prefix:
 # an earlier short node may fit a name that is now only an alias ("Terralink X7", absorbed into "Pellucid
 # Terralink X7").
-_ALIASES_NEAR_SQL = f"""
+ALIASES_NEAR_SQL = f"""
 SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
   FROM (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
          WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
@@ -133,7 +151,7 @@ _NEAR_AND_ALIASES = text(f"""
 SELECT 'e' AS kind, n.key, n.name, n.entity_type, CAST(NULL AS text), CAST(NULL AS text)
   FROM ({NEARBY_SQL}) n
 UNION ALL
-SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({_ALIASES_NEAR_SQL}) a
+SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({ALIASES_NEAR_SQL}) a
 """)
 
 
@@ -210,12 +228,17 @@ SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.re
 """)
 
 
+def short_form_params(words: Sequence[str]) -> dict[str, list[str]]:
+    """The parameters of _SHORT_FORMS (also read by final_pass_reads.py) for `words`."""
+    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
+    return {"words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+
+
 async def short_form_merges(conn: AsyncConnection, project_id: str, words: Sequence[str]) -> list[ShortFormMerge]:
     """The standing merges of a short form that is one of `words` or ends with one ("dr. okafor" for "okafor")."""
     if not words:
         return []
-    escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
-    params = {"project_id": project_id, "words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+    params = {"project_id": project_id, **short_form_params(words)}
     return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]
 
 

@@ -30,8 +30,10 @@ from app.domain.name_matching import initials_pattern, is_person, types_compatib
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
+from app.repositories import final_pass_reads as passes_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
+from app.repositories.final_pass_reads import DocumentReading, NearReading
 from app.repositories.resolution_ledger import LedgerItem, NearAlias, ShortFormMerge
 from app.schemas.graph import MergeRequest
 from app.services.graph.entity_merge import EntityMergeService
@@ -78,6 +80,34 @@ def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) 
     return out
 
 
+def _short_words(mine: Nearby) -> list[str]:
+    """The surnames (people) and roots (other things) of the document's names: the short forms whose standing
+    merges its names may make ambiguous."""
+    return sorted(
+        {w for name, etype in mine.values() if (w := surname_of(name) if is_person(etype) else root_of(name, etype))}
+    )
+
+
+def _defined_here(reading: DocumentReading) -> tuple[list[Absorption], list[str]]:
+    """Earlier nodes of an acronym this document defines ("MRI", before a document wrote "magnetic resonance
+    imaging (MRI)"), when no document of the project defines it otherwise: the order the other way round records
+    the definition as the acronym's alias, and later uses follow it. And the acronyms it defines that another
+    document does otherwise."""
+    mine, here, everywhere = reading.mine, reading.here, reading.everywhere
+    contested = sorted(k for k in here if len(everywhere.get(k, ())) > 1)
+    out = []
+    for key, (name, etype) in sorted(reading.acronym_nodes.items()):
+        target = here[key]
+        if everywhere.get(key) != {target} or target not in mine or key == target:
+            continue
+        if not types_compatible(etype, mine[target][1]):
+            continue
+        target_name = mine[target][0]
+        evidence = f"the document defines {name} as {target_name!r}, its only definition in the project"
+        out.append(Absorption(key, name, target, target_name, "acronym", evidence))
+    return out, contested
+
+
 class Absorber:
     def __init__(self, c: Container) -> None:
         self.db = c.db
@@ -86,14 +116,18 @@ class Absorber:
     async def review(self, project_id: str, document_id: str, undo: UndoMerge | None) -> None:
         """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
         standing short-form merge the document makes ambiguous (none checked without `undo`), and for each merge
-        of an undefined use of an acronym the document defines otherwise than another document does. One
-        connection reads all of it when the pass finds nothing to absorb, as for most documents."""
+        of an undefined use of an acronym the document defines otherwise than another document does. Two
+        statements read all of it when the pass finds nothing to absorb, as for most documents
+        (repositories/final_pass_reads.py)."""
         async with self.db.connect() as conn:
-            mine = await ledger_repo.document_nodes(conn, project_id, document_id)
-            found, contested = await self.final_pass(conn, project_id, document_id, mine)
+            reading = await passes_repo.document_reading(conn, project_id, document_id)
+            mine = reading.mine
+            words = _short_words(mine) if undo is not None else []
+            near = await passes_repo.near_reading(conn, project_id, nearby_ranges(list(mine.values())), words)
+            found, contested = await self.final_pass(conn, project_id, reading, near)
             ambiguous = None
             if undo is not None and not found:
-                ambiguous = await self.now_ambiguous(conn, project_id, mine)
+                ambiguous = await self._ambiguous(conn, project_id, mine, near.merges, near.targets)
         merged = await self.absorb(project_id, document_id, found)
         undefined = await self.contest(project_id, contested)
         if undo is None:
@@ -120,13 +154,13 @@ class Absorber:
             return await ledger_repo.undefined_uses(conn, project_id, acronyms)
 
     async def final_pass(
-        self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
+        self, conn: AsyncConnection, project_id: str, reading: DocumentReading, read_near: NearReading
     ) -> tuple[list[Absorption], list[str]]:
-        """The absorptions the committed graph shows for the document's nodes `mine`, in either direction,
-        without pairs a user rejected and acronyms whose initials fit another entity of the project; and the
-        acronyms the document defines that another document defines as another entity."""
-        ranges = nearby_ranges(list(mine.values()))
-        near, aliases = await ledger_repo.near_with_aliases(conn, project_id, ranges)
+        """The absorptions the committed graph shows for the document's nodes (`reading.mine`), in either
+        direction, without pairs a user rejected and acronyms whose initials fit another entity of the project;
+        and the acronyms the document defines that another document defines as another entity."""
+        mine = reading.mine
+        near, aliases = read_near.near, read_near.aliases
         others = {k: v for k, v in near.items() if k not in mine}
         everyone = others | mine
         index = NameIndex(everyone)  # every call below reads the same names: indexed once
@@ -141,7 +175,7 @@ class Absorber:
             a for a in fits if absorbs(a, mine) and (a.rule != "acronym" or "." in a.name) and a.rule != "partial"
         ]
         found += through_aliases(mine, others, aliases)
-        defined, contested = await self._defined_here(conn, project_id, document_id, mine)
+        defined, contested = _defined_here(reading)
         rejected = await alias_repo.rejected_pairs(conn, project_id, [(a.key, a.target) for a in found + defined])
         kept = [a for a in defined if sorted_pair(a.key, a.target) not in rejected]
         for a in found:
@@ -155,43 +189,26 @@ class Absorber:
             kept.append(a)
         return kept, contested
 
-    async def _defined_here(
-        self, conn: AsyncConnection, project_id: str, document_id: str, mine: Nearby
-    ) -> tuple[list[Absorption], list[str]]:
-        """Earlier nodes of an acronym this document defines ("MRI", before a document wrote "magnetic resonance
-        imaging (MRI)"), when no document of the project defines it otherwise: the order the other way round
-        records the definition as the acronym's alias, and later uses follow it. And the acronyms it defines
-        that another document does otherwise."""
-        here, everywhere = await ledger_repo.acronym_definitions(conn, project_id, document_id, list(mine))
-        contested = sorted(k for k in here if len(everywhere.get(k, ())) > 1)
-        nodes = await graph_repo.fetch_entities(conn, project_id, sorted(here), with_sources=False)
-        out = []
-        for key, node in sorted(nodes.items()):
-            target = here[key]
-            if everywhere.get(key) != {target} or target not in mine or key == target:
-                continue
-            if not types_compatible(node.entity_type, mine[target][1]):
-                continue
-            target_name = mine[target][0]
-            evidence = f"the document defines {node.name} as {target_name!r}, its only definition in the project"
-            out.append(Absorption(key, node.name, target, target_name, "acronym", evidence))
-        return out, contested
-
     async def now_ambiguous(self, conn: AsyncConnection, project_id: str, mine: Nearby) -> list[ShortFormMerge]:
         """Standing merges of a short form across documents that the document's names (`mine`) make ambiguous:
         "Dr. Okafor" joined "Ngozi Okafor" while she was the only Okafor, and this document names "Chidi Okafor".
         Had the documents come in another order, the short form would have been kept apart: the caller undoes
         them."""
-        words = {
-            w for name, etype in mine.values() if (w := surname_of(name) if is_person(etype) else root_of(name, etype))
-        }
-        merges = await ledger_repo.short_form_merges(conn, project_id, sorted(words))
+        merges = await ledger_repo.short_form_merges(conn, project_id, _short_words(mine))
         if not merges:
             return []
         stored = await graph_repo.fetch_entities(
             conn, project_id, sorted({m.entity_key for m in merges}), with_sources=False
         )
         targets: Nearby = {k: (r.name, r.entity_type) for k, r in stored.items()}
+        return await self._ambiguous(conn, project_id, mine, merges, targets)
+
+    async def _ambiguous(
+        self, conn: AsyncConnection, project_id: str, mine: Nearby, merges: list[ShortFormMerge], targets: Nearby
+    ) -> list[ShortFormMerge]:
+        """`now_ambiguous` on the standing merges of the document's short words and their entities (`targets`)."""
+        if not merges:
+            return []
         # every entity of the project the short forms fit, not only this document's: a document resolving at
         # the same time as the second full name's may commit after that one's pass
         ranges = nearby_ranges([(m.merged_name, targets[m.entity_key][1]) for m in merges if m.entity_key in targets])

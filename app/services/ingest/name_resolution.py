@@ -77,6 +77,8 @@ class _Asked:
     acronyms: dict[str, Initials]  # the document's undefined acronyms (letters) → their initials' read
     ranges: Ranges
     undefined: dict[str, set[str]]  # undefined acronym name key → the keys an alias of it is read under
+    lookups: set[str]  # lookup_keys: the names, their match keys and defined expansions
+    qualified: dict[str, str]  # qualified_keys: name key → its qualified form's key
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,14 @@ class NameResolution:
                 if e.description and e.key not in self.descriptions:
                     self.descriptions[e.key] = e.description
         known = self._prepared = await self._known(conn)
+        assert self._asked is not None  # `_known` worked it out
+        qualified = self._asked.qualified
         self.lock_keys = (
-            lookup_keys(doc, definitions)
+            set(self._asked.lookups)
             | set(known.aliases.values())
             | {k for keys in known.initials.values() for k in keys}
             | set(known.nearby)
-            | {q for k, q in qualified_keys(doc).items() if k in known.entity_types or q in known.entity_types}
+            | {q for k, q in qualified.items() if k in known.entity_types or q in known.entity_types}
         )
         return self
 
@@ -145,7 +149,8 @@ class NameResolution:
         pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
         `_drop_rejected`, and the aliases read are kept for `record`."""
         if self._asked is None:  # the same for every reading: the document's names do not change
-            keys = lookup_keys(self.doc, self.definitions) | set(qualified_keys(self.doc).values())
+            lookups, qualified = lookup_keys(self.doc, self.definitions), qualified_keys(self.doc)
+            keys = lookups | set(qualified.values())
             acronyms: dict[str, Initials] = {}
             undefined: dict[str, set[str]] = {}
             for key, name in self.doc.names.items():
@@ -157,7 +162,8 @@ class NameResolution:
                         pattern, first = initials_pattern(letters)
                         acronyms[letters] = Initials(pattern, first.lower())
             ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
-            self._asked = _Asked(keys | index_lookups(self.doc, self.definitions), keys, acronyms, ranges, undefined)
+            alias_keys = keys | index_lookups(self.doc, self.definitions)
+            self._asked = _Asked(alias_keys, keys, acronyms, ranges, undefined, lookups, qualified)
         asked = self._asked
         proposed = {p.target for p in self.proposed.values()}  # whether the judge's picks still exist
         reading = await decision_reading(
@@ -288,10 +294,10 @@ class NameResolution:
             by_target.setdefault(target, []).append(
                 AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
             )
-        await aliases_repo.add_aliases_of(conn, self.project_id, by_target)
-        await ledger_repo.add(
+        await ledger_repo.add_with_aliases(
             conn,
             self.project_id,
+            by_target,
             [
                 LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
                 for key, d in sorted(self.result.decisions.items())

@@ -1,0 +1,117 @@
+"""The final pass's readings after a document's merge (services/ingest/absorb.py), in two round trips where
+they took five: every document runs the pass, so each statement saved counts once per document.
+
+`document_reading`: the document's nodes and, in the same statement, the acronyms it defines as one of them,
+what every document defines those acronyms as, and the acronyms' own nodes (what
+resolution_ledger.document_nodes, resolution_ledger.acronym_definitions and graph.fetch_entities read).
+`near_reading`: the entities and project-wide aliases near the nodes' names (resolution_ledger.
+near_with_aliases) and the standing short-form merges of their roots and surnames with their entities'
+names and types (resolution_ledger.short_form_merges and the entities' read of the ambiguity check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.domain.cross_document import Nearby, Ranges
+from app.repositories.resolution_ledger import (
+    ALIASES_NEAR_SQL,
+    NEARBY_SQL,
+    NearAlias,
+    ShortFormMerge,
+    near_params,
+    short_form_params,
+)
+
+_DOCUMENT = text("""
+WITH mine AS (
+    SELECT e.key, e.name, e.entity_type FROM entities e
+     WHERE e.project_id = :project_id
+       AND e.key IN (SELECT s.entity_key FROM entity_sources s
+                      WHERE s.project_id = :project_id AND s.document_id = :document_id)
+), here AS (
+    SELECT split_part(a.alias_key, chr(31), 1) AS key, a.entity_key FROM entity_aliases a
+     WHERE a.project_id = :project_id AND a.entity_key IN (SELECT key FROM mine)
+       AND a.document_id = :document_id AND a.source = 'acronym'
+)
+SELECT 'm' AS kind, key, name, entity_type FROM mine
+UNION ALL
+SELECT 'h', key, entity_key, NULL FROM here
+UNION ALL
+SELECT 'd', k.key, a.entity_key, NULL
+  FROM (SELECT DISTINCT key FROM here) k
+  JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
+   AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
+UNION ALL
+SELECT 'x', e.key, e.name, e.entity_type FROM entities e
+ WHERE e.project_id = :project_id AND e.key IN (SELECT key FROM here)
+""")
+
+
+@dataclass
+class DocumentReading:
+    mine: Nearby  # the document's nodes: key → (name, type)
+    here: dict[str, str] = field(default_factory=dict)  # acronym key → the node of `mine` the document defines it as
+    everywhere: dict[str, set[str]] = field(default_factory=dict)  # those acronyms → every entity defined as
+    acronym_nodes: Nearby = field(default_factory=dict)  # those acronyms' own nodes
+
+
+async def document_reading(conn: AsyncConnection, project_id: str, document_id: str) -> DocumentReading:
+    rows = (await conn.execute(_DOCUMENT, {"project_id": project_id, "document_id": document_id})).all()
+    out = DocumentReading({k: (n, t) for kind, k, n, t in rows if kind == "m"})
+    out.here = {k: e for kind, k, e, _ in rows if kind == "h"}
+    for kind, key, entity, _ in rows:
+        if kind == "d":
+            out.everywhere.setdefault(key, set()).add(entity)
+    out.acronym_nodes = {k: (n, t) for kind, k, n, t in rows if kind == "x"}
+    return out
+
+
+# `short_form_params`' words and patterns, with each merge's entity (name and type) when it still exists
+_NEAR = text(f"""
+SELECT 'e' AS kind, CAST(NULL AS bigint) AS id, n.key, n.name, n.entity_type, CAST(NULL AS text) AS a,
+       CAST(NULL AS text) AS b, CAST(NULL AS boolean) AS retro, CAST(NULL AS text) AS c, CAST(NULL AS text) AS d
+  FROM ({NEARBY_SQL}) n
+UNION ALL
+SELECT 'a', NULL, a.alias_key, a.alias_name, a.key, a.name, a.entity_type, NULL, NULL, NULL
+  FROM ({ALIASES_NEAR_SQL}) a
+UNION ALL
+SELECT 's', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive, e.name, e.entity_type
+  FROM entity_merge_ledger l
+  LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
+ WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
+   AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
+""")
+
+
+@dataclass
+class NearReading:
+    near: Nearby
+    aliases: dict[str, NearAlias]
+    merges: list[ShortFormMerge]  # ordered by ledger id, as short_form_merges reads them
+    targets: Nearby  # the merges' entities that exist: key → (name, type)
+
+
+async def near_reading(conn: AsyncConnection, project_id: str, ranges: Ranges, words: Sequence[str]) -> NearReading:
+    """In one statement: the entities in `ranges`, the project-wide aliases in their exact keys and prefixes, and
+    the standing merges of a short form that is one of `words` or ends with one, with their entities."""
+    out = NearReading({}, {}, [], {})
+    if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact or words):
+        return out
+    params = {"project_id": project_id, **near_params(ranges), **short_form_params(words)}
+    rows = (await conn.execute(_NEAR, params)).all()
+    for kind, id_, x, y, z, a, b, retro, name, etype in rows:
+        if kind == "e":
+            out.near[x] = (y, z)
+        elif kind == "a":
+            out.aliases[x] = NearAlias(y, z, a, b)
+        else:
+            out.merges.append(ShortFormMerge(id_, x, y, z, a, b, retro))
+            if name is not None:
+                out.targets[x] = (name, etype)
+    out.merges.sort(key=lambda m: m.id)
+    return out
