@@ -8,14 +8,14 @@ and its vowel sounds, doubled letters aside ("Haddad" / "Hadad"), each vowel sou
 names) and whether it ends in -a ("Maria" / "Mario"); a family name keeps its first vowel sound and how many it
 has, as transliterations of it differ in the later ones ("Gorbachev" / "Gorbachov", "Tarawneh" / "Tarawna").
 
-Spellings that are given names of their own are not one name: the given names of the US Census (1990, shipped
-by the `names` package) that sound like another spelling of that list ("Catherine" / "Katherine", "Karen" /
-"Karin", "Terri" / "Terry", "Frances" / "Francis") keep their spelling as their key, doubled letters apart
-("Mohammed" / "Mohamed" is one spelling). A census spelling that carries a mark of romanisation English spelling
-does not make ("Yelena": an initial "Y" before a vowel, "iou", "kh", "q", a final "iy", "ks") and a spelling the
-census does not list take the key of the one census name whose letters they transliterate ("Yelena",
-"Aleksandra" → "Elena", "Alexandra"). The cost: a transliteration beside a listed spelling it does not
-transliterate letter for letter ("Muhammad" / "Mohammed", "Ahmad" / "Ahmed") is left to the LLM judge.
+English spellings are given names of their own: a given name of the US Census (1990, shipped by the `names`
+package), or one that sounds like one, keeps its spelling as its key ("Catherine" / "Katherine", "Alan" /
+"Allan", "Karen" / "Karin", "Terri" / "Terry": each may be another person's). A spelling with a mark of
+romanisation English spelling does not make (an initial "Y" before a vowel, "iou", "kh", "q", a final "iy",
+"ks") is read as the one census name whose letters it transliterates ("Yelena", "Aleksandra", "Yuriy" →
+"Elena", "Alexandra", "Yuri"). So only names English does not spell are keyed by their sound. The cost:
+transliterations that English spells too ("Mohammed" / "Mohamed" / "Muhammad", "Ahmad" / "Ahmed") are left to
+the LLM judge.
 
 A family name of one syllable ("Khan", "Wang") says too little about whose name it is: no key, so the rules
 want the name spelt alike. Words under four letters are compared as written ("Li" / "Lee").
@@ -66,10 +66,6 @@ def _vowels(word: str) -> list[str]:
     return [_vowel(s) for s in _VOWEL_SOUNDS.findall(_DOUBLED.sub(r"\1", plain(word)))]
 
 
-def _letters(word: str) -> str:
-    return _DOUBLED.sub(r"\1", plain(word))
-
-
 @lru_cache(maxsize=65536)
 def _given_sound(word: str) -> str | None:
     """ "TMTR-EE" for "dmitriy", "dmitri" and "dmitry"; None for a word without a vowel."""
@@ -78,30 +74,34 @@ def _given_sound(word: str) -> str | None:
 
 
 @cache
-def _census_keys() -> tuple[dict[str, str], dict[str, str]]:
-    """(census given name → its key: its sound, or its spelling when another census spelling sounds the same;
-    transliterated letters → the key of the one census name with those letters)."""
+def _census() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """(the census given names without a mark of romanisation, their sounds, letters as transliterated (`plain`)
+    → the one such census name with those letters)."""
     names: set[str] = set()
     package = resources.files("names")
     for file in _CENSUS_FILES:
         names |= {line.split()[0].lower() for line in package.joinpath(file).read_text().splitlines() if line.strip()}
-    sounds = {n: s for n in names if not any(m.search(n) for m in _ROMANISED) and (s := _given_sound(n)) is not None}
-    spellings: dict[str, set[str]] = {}
-    for name, sound in sounds.items():
-        spellings.setdefault(sound, set()).add(_DOUBLED.sub(r"\1", name))
-    keys = {n: s if len(spellings[s]) == 1 else "=" + _DOUBLED.sub(r"\1", n) for n, s in sounds.items()}
+    english = {n for n in names if not _romanised(n)}
     by_letters: dict[str, set[str]] = {}
-    for name, key in keys.items():
-        by_letters.setdefault(_letters(name), set()).add(key)
-    return keys, {letters: next(iter(k)) for letters, k in by_letters.items() if len(k) == 1}
+    for name in english:
+        by_letters.setdefault(plain(name), set()).add(name)
+    sounds = frozenset(s for n in english if (s := _given_sound(n)) is not None)
+    return frozenset(english), sounds, {k: next(iter(v)) for k, v in by_letters.items() if len(v) == 1}
+
+
+def _romanised(word: str) -> bool:
+    return any(mark.search(word) for mark in _ROMANISED)
 
 
 def given_key(word: str) -> str | None:
     """The key of a folded given name (module docstring); the word itself when short."""
     if len(word) < MIN_LETTERS:
         return word
-    listed, by_letters = _census_keys()
-    return listed.get(word) or by_letters.get(_letters(word)) or _given_sound(word)
+    english, sounds, by_letters = _census()
+    if word not in english and _romanised(word) and (listed := by_letters.get(plain(word))) is not None:
+        word = listed  # "Yelena" is "Elena", "Aleksandra" "Alexandra"
+    sound = _given_sound(word)
+    return "=" + word if word in english or sound in sounds else sound
 
 
 def family_key(words: list[str]) -> str | None:
