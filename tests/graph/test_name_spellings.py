@@ -3,6 +3,8 @@ carry them across documents, and the look-alikes that stay apart."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from app.domain.document_names import DocumentNames
@@ -143,3 +145,16 @@ def test_within_one_document_two_spellings_become_one_node():
     assert {decisions["odessa"].target, decisions["odesa"].target} == {"odessa"}
     apart = resolve(doc_of(("Iran", "location"), ("Iraq", "location")), Known(), {}, "auto").decisions
     assert apart["iran"].target == "iran" and apart["iraq"].target == "iraq"
+
+
+def test_spelt_otherwise_is_an_equivalence_over_people():
+    """No spelling bridges two names that are not one: whichever arrives first, the nodes are the same."""
+    people = {n for a, b, etype in SAME + APART if etype == "person" for n in (a, b)}
+    people |= {"Arkadiy Zhukovskiy", "Arkady Zhukovsky", "Arkadi Zhukovski", "Karyn Lindqvist", "Caryn Lindqvist"}
+
+    def one(a: str, b: str) -> bool:
+        return a == b or spelling_variant(a, "person", b, "person")
+
+    for a, b, c in itertools.permutations(sorted(people), 3):
+        if one(a, b) and one(b, c):
+            assert one(a, c), (a, b, c)
