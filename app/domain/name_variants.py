@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from app.domain.name_matching import acronym_letters, fold, is_acronym, is_person, titled, tokens
-from app.domain.name_spellings import romanised_apart, same_given_name, spelling_variant
+from app.domain.name_spellings import phonetic_key, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
 _GENERIC_ROOTS = frozenset(
@@ -151,7 +151,7 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
             fa, fb = wa[0], wb[0]
             initial = (len(fa) == 1 and fb.startswith(fa)) or (len(fb) == 1 and fa.startswith(fb))
             # "Yevgeny Kuznetsov" / "Evgeny Kouznetsov": one name; "Catherine" / "Katherine Garrity": two people
-            spelt = same_given_name(fa, fb) and (wa[1:] != wb[1:] or romanised_apart(fa, fb))
+            spelt = phonetic_key(a, "person") == phonetic_key(b, "person") is not None
             return fa != fb and not initial and not spelt
         return False
     if len(wa) < 2 or len(wb) < 2:
