@@ -218,3 +218,64 @@ async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
         conn = await pg_cluster.admin()
         await conn.execute('DROP DATABASE IF EXISTS "keys_mig" WITH (FORCE)')
         await conn.close()
+
+
+async def test_person_spelling_keys_are_recomputed(pg_cluster):
+    """0019: the phonetic index rows of stored people move from the old per-word codes to today's one key per
+    name; the first in key order takes the first slot; places' rows and other aliases are left alone."""
+    from alembic import command
+
+    from app.db.migrate import alembic_config
+    from app.domain.name_spellings import phonetic_slots
+    from app.domain.resolution import MATCH_INDEX
+
+    conn = await pg_cluster.admin()
+    await conn.execute('DROP DATABASE IF EXISTS "spelt_mig"')
+    await conn.execute('CREATE DATABASE "spelt_mig"')
+    await conn.close()
+    db = Database(async_url(pg_cluster.url("spelt_mig")))
+
+    def upgrade_to(revision: str):
+        def run(sync):
+            config = alembic_config(64)
+            config.attributes["connection"] = sync
+            command.upgrade(config, revision)
+
+        return run
+
+    old_person, place = MATCH_INDEX + "\x1dspelt person TMTR XFXNK#0", MATCH_INDEX + "\x1dspelt place KRKF#0"
+    try:
+        async with db.transaction() as c:
+            await c.run_sync(upgrade_to("0018"))
+            await c.execute(
+                text(
+                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
+                    " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person'),"
+                    " ('default', 'dmitri chevtchenko', 'Dmitri Chevtchenko', 'PERSON'),"
+                    " ('default', 'kharkiv', 'Kharkiv', 'location')"
+                )
+            )
+            await c.execute(
+                text(
+                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) VALUES"
+                    " ('default', :old_person, 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'rule'),"
+                    " ('default', :place, 'kharkiv', 'Kharkiv', 'rule'),"
+                    " ('default', 'dr. shevchenko', 'dmitriy shevchenko', 'Dr. Shevchenko', 'manual')"
+                ),
+                {"old_person": old_person, "place": place},
+            )
+            await c.run_sync(upgrade_to("head"))
+        async with db.connect() as c:
+            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
+        slots = phonetic_slots("Dmitriy Shevchenko", "person")
+        assert slots == phonetic_slots("Dmitri Chevtchenko", "person")  # one key for both spellings
+        assert rows[MATCH_INDEX + slots[0]] == "dmitri chevtchenko"  # first in key order
+        assert rows[MATCH_INDEX + slots[1]] == "dmitriy shevchenko"
+        assert old_person not in rows
+        assert rows[place] == "kharkiv"
+        assert rows["dr. shevchenko"] == "dmitriy shevchenko"
+    finally:
+        await db.close()
+        conn = await pg_cluster.admin()
+        await conn.execute('DROP DATABASE IF EXISTS "spelt_mig" WITH (FORCE)')
+        await conn.close()
