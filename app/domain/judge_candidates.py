@@ -3,9 +3,10 @@ new name of the document may stand for when no rule relates them ("Burma" / "Mya
 and how the judge's "same" on one of them becomes a decision.
 
 The neighbours come from the database (app/repositories/name_neighbours.py: the entities whose name and
-description embeddings are nearest to the name's, and names of close trigram similarity where pg_trgm is
-installed). Each is checked here before the judge sees it: a type compatible with the name's, not a pair the
-confusable guard or a user keeps apart, at most `per_name` per name and `per_document` in all, best first, so
+description embeddings are nearest to the name's, names of close trigram similarity where pg_trgm is
+installed, and a bare code and the names holding its letters in order, "LBN" / "Lebanon"). Each is checked
+here before the judge sees it: a type compatible with the name's, not a pair the confusable guard or a user
+keeps apart, at most `per_name` per name and `per_document` in all, best first, so
 the judge's call stays a small addition to the document's extraction tokens. Two names of people must also
 share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
 ("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
@@ -20,12 +21,13 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import is_person, tokens, types_compatible
+from app.domain.name_matching import acronym_letters, is_acronym, is_person, tokens, types_compatible
 from app.domain.name_spellings import phonetic_key
 from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.resolution import Decision, Resolution
 
+CODE_FIT = 0.5  # the rank of a neighbour found by a code's letters alone, among embedding similarities
 PER_NAME = 2  # neighbours shown to the judge per new name
 PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
@@ -41,7 +43,7 @@ class Neighbour:
     entity_type: str
     description: str
     similarity: float
-    found_by: str  # "embedding" | "trigram"
+    found_by: str  # "embedding" | "trigram" | "letters"
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,14 @@ def may_be_one_person(a: str, a_type: str, b: str, b_type: str) -> bool:
         return True
     sa, sb = sorted((wa[-1], wb[-1]), key=len)
     return wa[:-1] == wb[:-1] and len(sa) == 1 and sb.startswith(sa)
+
+
+def code_pattern(name: str) -> str | None:
+    """A LIKE pattern of a bare code's letters in order, the first letter first ("LBN" → "l%b%n%": "lebanon",
+    "moldovan leu" for "MDL"), for codes of three to five capitals; None for any other name. No rule may join a
+    code to a name on its letters (too many names hold any three letters), but the judge may be asked."""
+    letters = acronym_letters(name) if is_acronym(name) else ""
+    return "%".join(letters.lower()) + "%" if 3 <= len(letters) <= 5 and letters.isalpha() else None
 
 
 def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:

@@ -4,8 +4,18 @@ entity that is gone, and a name resolved into the moved one follows it."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.domain.document_names import DocumentNames
-from app.domain.judge_candidates import Neighbour, Proposal, choose, lone_names, may_be_one_person, with_proposals
+from app.domain.judge_candidates import (
+    Neighbour,
+    Proposal,
+    choose,
+    code_pattern,
+    lone_names,
+    may_be_one_person,
+    with_proposals,
+)
 from app.domain.resolution import Decision, Resolution
 
 
@@ -115,3 +125,11 @@ def test_neither_choose_nor_a_verdict_joins_two_people_without_a_shared_surname(
     result = Resolution({k: Decision(k) for k in doc.names}, [], {}, {})
     proposed = {"haoran xu": Proposal("haoran zhou", "Haoran Zhou", "person", "same")}
     assert with_proposals(result, doc, proposed, {"haoran zhou"}).decisions["haoran xu"].target == "haoran xu"
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [("LBN", "l%b%n%"), ("U.S.A.", "u%s%a%"), ("XAUUS", "x%a%u%u%s%"), ("EU", None), ("Lebanon", None), ("T2D", None)],
+)
+def test_a_bare_code_of_three_to_five_letters_is_searched_by_its_letters_in_order(name, pattern):
+    assert code_pattern(name) == pattern

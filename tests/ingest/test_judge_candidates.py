@@ -200,3 +200,32 @@ async def test_a_failing_embedding_call_leaves_the_rules_pairs_only(make_setting
     assert fake_llm.calls_of("judge") == []  # nothing left open by the rules, nothing proposed
     keys, _ = await graph(app)
     assert {"madras", "chennai"} <= keys
+
+
+CODED = {
+    "name doc": [
+        entity_line("Quorvex", "concept", "Quorvex is the coin struck on the Veldor isles."),
+        entity_line("Mint Board", "organization", "The Mint Board strikes every Quorvex."),
+        relation_line("Mint Board", "Quorvex", "strikes", "The Mint Board strikes every Quorvex."),
+    ],
+    "code doc": [
+        entity_line("QRX", "concept", "QRX fell against sterling on Monday."),
+        entity_line("Tomas Reyes", "person", "Tomas Reyes trades currencies for a living."),
+        relation_line("Tomas Reyes", "QRX", "trades", "Tomas Reyes trades QRX."),
+    ],
+}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["name-first", "code-first"])
+async def test_a_bare_code_reaches_the_judge_with_the_name_holding_its_letters(
+    make_settings, start_app, fake_llm, order
+):
+    # descriptions sharing no word: the fake's embeddings do not bring them near, the code's letters do
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, CODED)
+    fake_llm.handlers["judge"] = answer_same_for("Quorvex", "QRX")
+    for marker in ("name doc", "code doc")[::order]:
+        await ingest(app, [marker])
+    assert {frozenset(p) for p in shown_pairs(fake_llm)} == {frozenset({"QRX", "Quorvex"})}
+    keys, _ = await graph(app)
+    assert len(keys & {"quorvex", "qrx"}) == 1
