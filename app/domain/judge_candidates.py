@@ -17,7 +17,7 @@ there as the merge reads it under the locks, and the guard is asked again: no an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app.domain.document_names import DocumentNames
@@ -43,7 +43,7 @@ class Neighbour:
     entity_type: str
     description: str
     similarity: float
-    found_by: str  # "embedding" | "trigram" | "letters"
+    found_by: str  # "embedding" | "trigram" | "letters" | "document" (another new name of the document)
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,33 @@ def choose(
     return chosen
 
 
+def document_neighbours(
+    vectors: Sequence[tuple[str, Sequence[float]]],
+    doc: DocumentNames,
+    descriptions: Mapping[str, str],
+    min_similarity: float,
+) -> list[Neighbour]:
+    """Pairs of the document's own new names whose embeddings are at least `min_similarity` alike: neither is
+    stored, so no search finds the other, and a document naming a thing two ways ("Syria" and "Syrian Arab
+    Republic") would keep both, or join them only when the two names come in separate documents in one order.
+    Each pair once: the name of the greater key is offered the other."""
+    units = [(k, _unit(v)) for k, v in vectors]
+    found: list[Neighbour] = []
+    for i, (a, va) in enumerate(units):
+        for b, vb in units[:i]:
+            similarity = sum(x * y for x, y in zip(va, vb, strict=True))
+            if similarity >= min_similarity and a != b:
+                name_key, key = max(a, b), min(a, b)
+                etype, text = doc.types.get(key, "unknown"), descriptions.get(key, "")
+                found.append(Neighbour(name_key, key, doc.names[key], etype, text, similarity, "document"))
+    return found
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [x / norm for x in vector]
+
+
 def with_proposals(
     result: Resolution, doc: DocumentNames, proposed: Mapping[str, Proposal], present: Collection[str]
 ) -> Resolution:
@@ -140,7 +167,9 @@ def with_proposals(
     moved: dict[str, Decision] = {}
     for key, p in sorted(proposed.items()):
         d = result.decisions.get(key)
-        if d is None or d.target != key or d.apart or p.target == key or p.target not in present:
+        if d is None or d.target != key or d.apart or p.target == key:
+            continue
+        if p.target not in present and p.target not in doc.names:  # gone, and not a new name of this document
             continue
         name, etype = doc.names[key], doc.types.get(key, "unknown")
         if confusable(name, etype, p.name, p.entity_type) or not may_be_one_person(name, etype, p.name, p.entity_type):
@@ -150,6 +179,15 @@ def with_proposals(
             moved[key] = Decision(final, "similarity", f"LLM judge: {p.reason}", scoped=True, rule="llm_judge")
     if not moved:
         return result
+    for key, d in list(moved.items()):  # into a name of this document the judge moved too: where that one went
+        final, seen = d.target, {key}
+        while final in moved and final not in seen:
+            seen.add(final)
+            final = moved[final].target
+        if final in seen:  # the judge's answers go round: the name stays itself
+            del moved[key]
+        elif final != d.target:
+            moved[key] = replace(d, target=final)
     decisions = dict(result.decisions)
     for key, d in result.decisions.items():
         if key in moved:
