@@ -84,6 +84,7 @@ def gold_judge(
     names (read with their descriptions, as the bench scores nodes) stand for one and the same entity; with
     `kind` "never" or "always", that answer for every pair. Each pair's real entities go to `shown`."""
     from bench.quality_metrics import EntityMatcher
+    from tests.support.fakes.judge_prompt import judge_pairs
 
     matcher = EntityMatcher(world)
 
@@ -92,7 +93,7 @@ def gold_judge(
 
     def answer(messages: list[dict]) -> str:
         verdicts = []
-        for item in json.loads(messages[-1]["content"]):
+        for item in judge_pairs(messages[-1]["content"]):
             a, b = one(item["a"]), one(item["b"])
             if shown is not None:
                 shown.append([sorted(a), sorted(b)])

@@ -4,6 +4,7 @@ against the rules alone (issue 33's budgets: +10% each).
     .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
+                                                           [--judge gold|never|always] [--embeddings hashed|minilm]
 
 `time`: bench.quality_bench's world (seed 7, 300 entities, aliases on; queries skipped) ingested with
 ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
@@ -84,7 +85,10 @@ def _tokens(args: argparse.Namespace) -> None:
     size = ["--per-kind" if args.world == "holdout" else "--per-habit", str(args.per_kind)]
     totals: dict[str, dict[str, int]] = {}
     for mode in ("auto", "llm"):
-        result = _run(module, ["--seeds", *map(str, args.seeds), *size, "--orders", "0", "--resolution", mode])
+        options = ["--embeddings", args.embeddings] + (["--judge", args.judge] if mode == "llm" else [])
+        result = _run(
+            module, ["--seeds", *map(str, args.seeds), *size, "--orders", "0", "--resolution", mode, *options]
+        )
         per_op: dict[str, int] = {}
         for r in result["results"]:
             for key in ("prompt_tokens", "completion_tokens"):
@@ -114,6 +118,10 @@ def main() -> None:
     tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     tokens.add_argument("--per-kind", type=int, default=3)
     tokens.add_argument("--world", choices=("holdout", "blind", "quality"), default="holdout")
+    tokens.add_argument("--judge", choices=("gold", "never", "always"), default="gold", help="how the fake judges")
+    tokens.add_argument(
+        "--embeddings", choices=("hashed", "minilm"), default="hashed", help="the fake's (minilm: bench extra)"
+    )
     args = parser.parse_args()
     _time(args) if args.what == "time" else _tokens(args)
 

@@ -23,7 +23,9 @@ import json_repair
 
 from app.domain.chat import strip_think
 
-_DESCRIPTION_CHARS = 160
+_DESCRIPTION_CHARS = 120
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)][.!?])\s+(?=[A-Z])")
+_FIRST_SENTENCE_CHARS = 24  # a shorter "sentence" is more likely an abbreviation's point ("Dr. Okafor")
 _REASON_CHARS = 200
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _SAME_WORDS = frozenset({"same", "yes", "true", "identical", "duplicate", "match"})
@@ -51,8 +53,11 @@ class Verdict:
 
 
 def one_line(description: str) -> str:
-    """The first line of a description, cut to a short sentence's length."""
+    """The first sentence of a description, cut to a short sentence's length: what the entity is comes first, and
+    every token of it is paid for on each document's judge call."""
     line = " ".join((description or "").split())
+    end = next((m.start() for m in _SENTENCE_END.finditer(line) if m.start() >= _FIRST_SENTENCE_CHARS), len(line))
+    line = line[:end]
     return line if len(line) <= _DESCRIPTION_CHARS else line[: _DESCRIPTION_CHARS - 1].rstrip() + "…"
 
 

@@ -3,9 +3,10 @@ new name of the document may stand for when no rule relates them ("Burma" / "Mya
 and how the judge's "same" on one of them becomes a decision.
 
 The neighbours come from the database (app/repositories/name_neighbours.py: the entities whose name and
-description embeddings are nearest to the name's, and names of close trigram similarity where pg_trgm is
-installed). Each is checked here before the judge sees it: a type compatible with the name's, not a pair the
-confusable guard or a user keeps apart, at most `per_name` per name and `per_document` in all, best first, so
+description embeddings are nearest to the name's, names of close trigram similarity where pg_trgm is
+installed, and a bare code and the names holding its letters in order, "LBN" / "Lebanon"). Each is checked
+here before the judge sees it: a type compatible with the name's, not a pair the confusable guard or a user
+keeps apart, at most `per_name` per name and `per_document` in all, best first, so
 the judge's call stays a small addition to the document's extraction tokens. Two names of people must also
 share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
 ("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
@@ -16,16 +17,17 @@ there as the merge reads it under the locks, and the guard is asked again: no an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import is_person, tokens, types_compatible
+from app.domain.name_matching import acronym_letters, is_acronym, is_person, tokens, types_compatible
 from app.domain.name_spellings import phonetic_key
 from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.resolution import Decision, Resolution
 
+CODE_FIT = 0.5  # the rank of a neighbour found by a code's letters alone, among embedding similarities
 PER_NAME = 2  # neighbours shown to the judge per new name
 PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
@@ -41,7 +43,7 @@ class Neighbour:
     entity_type: str
     description: str
     similarity: float
-    found_by: str  # "embedding" | "trigram"
+    found_by: str  # "embedding" | "trigram" | "letters" | "document" (another new name of the document)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,14 @@ def may_be_one_person(a: str, a_type: str, b: str, b_type: str) -> bool:
         return True
     sa, sb = sorted((wa[-1], wb[-1]), key=len)
     return wa[:-1] == wb[:-1] and len(sa) == 1 and sb.startswith(sa)
+
+
+def code_pattern(name: str) -> str | None:
+    """A LIKE pattern of a bare code's letters in order, the first letter first ("LBN" → "l%b%n%": "lebanon",
+    "moldovan leu" for "MDL"), for codes of three to five capitals; None for any other name. No rule may join a
+    code to a name on its letters (too many names hold any three letters), but the judge may be asked."""
+    letters = acronym_letters(name) if is_acronym(name) else ""
+    return "%".join(letters.lower()) + "%" if 3 <= len(letters) <= 5 and letters.isalpha() else None
 
 
 def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
@@ -122,6 +132,33 @@ def choose(
     return chosen
 
 
+def document_neighbours(
+    vectors: Sequence[tuple[str, Sequence[float]]],
+    doc: DocumentNames,
+    descriptions: Mapping[str, str],
+    min_similarity: float,
+) -> list[Neighbour]:
+    """Pairs of the document's own new names whose embeddings are at least `min_similarity` alike: neither is
+    stored, so no search finds the other, and a document naming a thing two ways ("Syria" and "Syrian Arab
+    Republic") would keep both, or join them only when the two names come in separate documents in one order.
+    Each pair once: the name of the greater key is offered the other."""
+    units = [(k, _unit(v)) for k, v in vectors]
+    found: list[Neighbour] = []
+    for i, (a, va) in enumerate(units):
+        for b, vb in units[:i]:
+            similarity = sum(x * y for x, y in zip(va, vb, strict=True))
+            if similarity >= min_similarity and a != b:
+                name_key, key = max(a, b), min(a, b)
+                etype, text = doc.types.get(key, "unknown"), descriptions.get(key, "")
+                found.append(Neighbour(name_key, key, doc.names[key], etype, text, similarity, "document"))
+    return found
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [x / norm for x in vector]
+
+
 def with_proposals(
     result: Resolution, doc: DocumentNames, proposed: Mapping[str, Proposal], present: Collection[str]
 ) -> Resolution:
@@ -130,7 +167,9 @@ def with_proposals(
     moved: dict[str, Decision] = {}
     for key, p in sorted(proposed.items()):
         d = result.decisions.get(key)
-        if d is None or d.target != key or d.apart or p.target == key or p.target not in present:
+        if d is None or d.target != key or d.apart or p.target == key:
+            continue
+        if p.target not in present and p.target not in doc.names:  # gone, and not a new name of this document
             continue
         name, etype = doc.names[key], doc.types.get(key, "unknown")
         if confusable(name, etype, p.name, p.entity_type) or not may_be_one_person(name, etype, p.name, p.entity_type):
@@ -140,6 +179,15 @@ def with_proposals(
             moved[key] = Decision(final, "similarity", f"LLM judge: {p.reason}", scoped=True, rule="llm_judge")
     if not moved:
         return result
+    for key, d in list(moved.items()):  # into a name of this document the judge moved too: where that one went
+        final, seen = d.target, {key}
+        while final in moved and final not in seen:
+            seen.add(final)
+            final = moved[final].target
+        if final in seen:  # the judge's answers go round: the name stays itself
+            del moved[key]
+        elif final != d.target:
+            moved[key] = replace(d, target=final)
     decisions = dict(result.decisions)
     for key, d in result.decisions.items():
         if key in moved:

@@ -1,11 +1,29 @@
 """A code written in parentheses after a name whose letters it does not take ("Comorian Franc (KMF)", "Swiss Franc
-(CHF)"; app/domain/name_matching.py::acronym_definitions reads them): which words before it are the name, and
-when the resolver may take the code for the name's."""
+(CHF)"; app/domain/name_matching.py::acronym_definitions reads them, and `code_definitions` adds those after a
+name of one word, "Gold (XAU)"): which words before it are the name, and when the resolver may take the code for
+the name's."""
 
 from __future__ import annotations
 
-from app.domain.name_matching import PERSON_TYPES, specific_type, spelled_out
+import re
+from collections.abc import Collection, Iterable
+
+from app.domain.name_matching import (
+    PERSON_TYPES,
+    acronym_definitions,
+    defined_acronyms,
+    fold,
+    match_key,
+    specific_type,
+    spelled_out,
+    tokens,
+)
 from app.domain.name_spellings import PLACE_TYPES
+
+# One capitalised word, not an acronym, then a code of three to five capitals in parentheses: "Gold (XAU)". The
+# word before it (if any) is checked by `_one_word_codes`: a capitalised one makes the name longer than one word.
+_ONE_WORD_THEN_CODE = re.compile(r"(?<![\w'\u2019&.-])([A-Z][a-z][\w'\u2019-]*)\s*\(\s*([A-Z]{3,5})\s*\)")
+_WORD_BEFORE = re.compile(r"([\w'\u2019&.-]+)\s*$")
 
 
 def expansion_forms(expansion: str, acronym: str) -> list[str]:
@@ -20,9 +38,57 @@ _NOT_BY_APPOSITION = PLACE_TYPES | PERSON_TYPES | {"organization", "organisation
 
 def acronym_fits(expansion: str, acronym: str, acronym_type: str, name_type: str) -> bool:
     """The acronym may stand for the name its expansion reached: it spells the expansion out, or it is a code after
-    it ("Comorian Franc (KMF)") and both are of one specific type that is not a person's, a place's or an
-    organisation's (name_matching.py::_apposed_code)."""
+    it ("Comorian Franc (KMF)", "Gold (XAU)") and both are of one specific type that is not a person's, a place's or
+    an organisation's (name_matching.py::_apposed_code)."""
     kind = specific_type(acronym_type)
     if spelled_out(expansion, acronym):
         return True
     return kind is not None and kind == specific_type(name_type) and kind not in _NOT_BY_APPOSITION
+
+
+def _one_word_codes(text: str) -> Iterable[tuple[str, str]]:
+    """(code, word) for each code in parentheses right after a name of one word: at the start of a sentence or
+    after a word in lower case ("prices of Gold (XAU) rose"), never after another capitalised word ("Swiss Franc
+    (CHF)" is the two-word rule's), and not a code spelled out by the word ("Norway (NOR)" is defined already)."""
+    if "(" not in text:
+        return
+    for found in _ONE_WORD_THEN_CODE.finditer(text):
+        word, code = found.group(1), found.group(2)
+        before = _WORD_BEFORE.search(text[: found.start()])
+        after_sentence = text[: found.start()].rstrip()[-1:] in ".!?;:"
+        if before is not None and before.group(1)[:1].isupper() and not after_sentence:
+            continue
+        if not spelled_out(word, code):
+            yield code, word
+
+
+def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, str]:
+    """acronym_definitions(texts), plus codes after a name of one word ("Gold (XAU)") when that is safe: the word
+    is a name of the document, no other name of the document holds it among its words ("Franc" beside "Swiss
+    Franc"), it is the only name the texts put before the code, and the code is defined nowhere else in the texts
+    (a code defined two ways is no one's: a longer name defining it otherwise drops it too). The types are
+    checked by `acronym_fits` when the code is resolved."""
+    out = acronym_definitions(texts)
+    words: dict[str, set[str]] = {}
+    for text in texts:
+        for code, word in _one_word_codes(text or ""):
+            words.setdefault(code, set()).add(word)
+    if not words:
+        return out
+    all_names = list(names)
+    keys = {match_key(n, "organization") for n in all_names}
+    elsewhere = defined_acronyms(texts)
+    for code, found in words.items():
+        one = len({match_key(w, "organization") for w in found}) == 1
+        if code in out:  # defined by a longer name too: one definition only if that name ends with the word
+            if not one or fold(out[code]).split()[-1:] != [fold(min(found, key=len))]:
+                del out[code]
+            continue
+        if code in elsewhere or not one:
+            continue
+        word = min(found, key=len)
+        folded = fold(word)
+        holders = [n for n in all_names if len(tokens(n, "organization")) > 1 and folded in tokens(n, "organization")]
+        if match_key(word, "organization") in keys and not holders:
+            out[code] = word
+    return out

@@ -1,11 +1,11 @@
-"""The entity-resolution judge's prompt (ENTITY_RESOLUTION=llm): one call per document lists the pairs of names
-the rules could not settle, each name with its type and a one-line description, and asks for a verdict per
-pair as JSON. The instructions come first and never change, so provider prefix caching applies.
+"""The entity-resolution judge's prompt (ENTITY_RESOLUTION=llm): one call per document lists the names of the
+pairs the rules could not settle, each once with its type and a one-line description, then the pairs by the
+names' ids, and asks for a verdict per pair as JSON. The instructions come first and never change, so provider
+prefix caching applies.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from app.domain.chat import Message
@@ -31,36 +31,41 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "required": ["verdicts"],
 }
 
-_INSTRUCTIONS = """You check a knowledge graph for duplicate entities. Each numbered pair below holds two \
-names found in documents, with the type and a short description the extraction gave each. Decide for every \
-pair whether both names refer to one and the same real-world thing (a person, organisation, place, event, \
-product or concept).
+_INSTRUCTIONS = """Find duplicate entities. "Names" lists id | name | type | what a document said of it. For each \
+numbered pair of ids under "Pairs", is it one and the same real-world thing?
 
-Say same only when the descriptions support it: a short form, an abbreviation, a different word order or a \
-spelling variant of one name. Say different when they are related but distinct things (a company and its \
-subsidiary, a town and the airport named after it, two people sharing a surname), and when the text does not \
-let you tell. A wrong "same" joins two things for good; a wrong "different" only leaves a duplicate.
+Same only when the descriptions support it: a short form, code, other word order or spelling, a former name. \
+Different for related but distinct things (a company and its subsidiary, a town and its airport, two people \
+sharing a surname) and when unsure: a wrong "same" joins two things for good.
 
-Answer with one JSON object and nothing else:
-{"verdicts": [{"pair": <number>, "same": true or false, "reason": "<at most 15 words>"}]}
-one verdict per pair, in the order given."""
+Answer JSON only, one verdict per pair in order:
+{"verdicts": [{"pair": <number>, "same": true or false, "reason": "<at most 8 words>"}]}"""
 
 
-def _side(name: str, entity_type: str, description: str) -> dict[str, str]:
-    return {"name": name, "type": entity_type, "description": description}
+def _line(number: int, name: str, entity_type: str, description: str) -> str:
+    plain = (" ".join(part.replace("|", "/").split()) for part in (name, entity_type))
+    return f"n{number} " + " | ".join((*plain, description))
 
 
 def judge_messages(pairs: list[JudgePair]) -> list[Message]:
-    listed = [
-        {
-            "pair": number,
-            "a": _side(p.name, p.entity_type, p.description),
-            "b": _side(p.other_name, p.other_type, p.other_description),
-        }
-        for number, p in enumerate(pairs, 1)
-    ]
+    """The system instructions, then each name once (a name in two pairs is not described twice) and the pairs by
+    the names' ids: a third of the tokens of the pairs written out whole, which count against ingestion's."""
+    ids: dict[tuple[str, str], int] = {}
+    names: list[str] = []
+    listed: list[str] = []
+    for number, p in enumerate(pairs, 1):
+        sides = []
+        for side in (
+            (p.key, p.name, p.entity_type, p.description),
+            (p.other, p.other_name, p.other_type, p.other_description),
+        ):
+            ident = (side[0], side[1])
+            if ident not in ids:
+                ids[ident] = len(ids) + 1
+                names.append(_line(ids[ident], *side[1:]))
+            sides.append(f"n{ids[ident]}")
+        listed.append(f"{number}. {sides[0]} {sides[1]}")
     return [
         {"role": "system", "content": _INSTRUCTIONS},
-        # compact: indentation cost a third of the pairs' tokens, and the judge's tokens count against ingestion's
-        {"role": "user", "content": json.dumps(listed, ensure_ascii=False, separators=(",", ":"))},
+        {"role": "user", "content": "Names:\n" + "\n".join(names) + "\nPairs:\n" + "\n".join(listed)},
     ]

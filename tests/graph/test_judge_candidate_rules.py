@@ -4,8 +4,19 @@ entity that is gone, and a name resolved into the moved one follows it."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.domain.document_names import DocumentNames
-from app.domain.judge_candidates import Neighbour, Proposal, choose, lone_names, may_be_one_person, with_proposals
+from app.domain.judge_candidates import (
+    Neighbour,
+    Proposal,
+    choose,
+    code_pattern,
+    document_neighbours,
+    lone_names,
+    may_be_one_person,
+    with_proposals,
+)
 from app.domain.resolution import Decision, Resolution
 
 
@@ -115,3 +126,36 @@ def test_neither_choose_nor_a_verdict_joins_two_people_without_a_shared_surname(
     result = Resolution({k: Decision(k) for k in doc.names}, [], {}, {})
     proposed = {"haoran xu": Proposal("haoran zhou", "Haoran Zhou", "person", "same")}
     assert with_proposals(result, doc, proposed, {"haoran zhou"}).decisions["haoran xu"].target == "haoran xu"
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [("LBN", "l%b%n%"), ("U.S.A.", "u%s%a%"), ("XAUUS", "x%a%u%u%s%"), ("EU", None), ("Lebanon", None), ("T2D", None)],
+)
+def test_a_bare_code_of_three_to_five_letters_is_searched_by_its_letters_in_order(name, pattern):
+    assert code_pattern(name) == pattern
+
+
+def test_two_new_names_of_one_document_near_each_other_are_offered_once():
+    doc = doc_of(("Syria", "location"), ("Syrian Arab Republic", "location"), ("Quetzal", "concept"))
+    vectors = [("syria", [1.0, 0.1, 0.0]), ("syrian arab republic", [2.0, 0.4, 0.0]), ("quetzal", [0.0, 0.0, 1.0])]
+    found = document_neighbours(vectors, doc, {"syria": "Syria is a state."}, min_similarity=0.9)
+    assert [(n.name_key, n.key, n.description, n.found_by) for n in found] == [
+        ("syrian arab republic", "syria", "Syria is a state.", "document")
+    ]
+    assert found[0].similarity == pytest.approx(0.995, abs=1e-3)
+
+
+def test_a_same_verdict_on_two_new_names_of_the_document_joins_them_and_follows_a_moved_target():
+    doc = doc_of(("Syria", "location"), ("Syrian Arab Republic", "location"), ("Sham", "location"))
+    rules = resolution(doc, {}, {})
+    proposed = {
+        "syrian arab republic": Proposal("syria", "Syria", "location", "official name"),
+        "syria": Proposal("sham", "Sham", "location", "older name"),  # a new name of the document too
+    }
+    out = with_proposals(rules, doc, proposed, present=set())
+    assert out.decisions["syrian arab republic"].target == "sham"
+    assert out.decisions["syria"].target == "sham"
+    looping = {"syria": Proposal("sham", "Sham", "location", "x"), "sham": Proposal("syria", "Syria", "location", "x")}
+    joined = with_proposals(rules, doc, looping, present=set()).decisions  # said both ways: one node, no loop
+    assert joined["syria"].target == joined["sham"].target in {"syria", "sham"}

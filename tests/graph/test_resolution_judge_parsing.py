@@ -8,7 +8,9 @@ import pytest
 from app.domain.document_names import DocumentNames
 from app.domain.judge import JudgePair, Verdict, one_line, parse_verdicts
 from app.domain.resolution import Known, resolve
+from app.prompts.judge import judge_messages
 from app.services.ingest.resolution_judge import same_targets
+from tests.support.fakes.judge_prompt import judge_pairs as read_judge_pairs
 
 CLEAN = '{"verdicts": [{"pair": 1, "same": true, "reason": "short form"}, {"pair": 2, "same": false, "reason": "x"}]}'
 
@@ -73,7 +75,38 @@ def test_a_name_joins_only_the_one_candidate_judged_the_same():
 
 def test_one_line_descriptions():
     assert one_line("  Siemens\nmakes   scanners. ") == "Siemens makes scanners."
-    assert len(one_line("word " * 100)) == 160
+    assert len(one_line("word " * 100)) == 120
+    # the first sentence only, unless it is too short to be one ("Dr. Okafor")
+    assert one_line("Siemens makes scanners for hospitals. It was founded in 1847.") == (
+        "Siemens makes scanners for hospitals."
+    )
+    assert one_line("Dr. Okafor leads the cardiology unit in Lagos. She trained abroad.") == (
+        "Dr. Okafor leads the cardiology unit in Lagos."
+    )
+
+
+def test_the_judge_prompt_lists_each_name_once_and_the_pairs_by_id():
+    siemens = ("siemens", "Siemens", "organization", "Makes scanners.")
+    pairs = [
+        JudgePair(*siemens, "siemens healthineers", "Siemens Healthineers", "organization", "Sells scanners."),
+        JudgePair(*siemens, "siemens energy", "Siemens Energy", "organization", "Builds | turbines."),
+    ]
+    system, user = judge_messages(pairs)
+    assert "Pairs" in system["content"]
+    assert user["content"].splitlines() == [
+        "Names:",
+        "n1 Siemens | organization | Makes scanners.",
+        "n2 Siemens Healthineers | organization | Sells scanners.",
+        "n3 Siemens Energy | organization | Builds | turbines.",
+        "Pairs:",
+        "1. n1 n2",
+        "2. n1 n3",
+    ]
+    read = read_judge_pairs(user["content"])  # as the tests' fake judge reads it back
+    assert [(p["pair"], p["a"]["name"], p["b"]["description"]) for p in read] == [
+        (1, "Siemens", "Sells scanners."),
+        (2, "Siemens", "Builds | turbines."),
+    ]
 
 
 def _doc(*names: tuple[str, str]) -> DocumentNames:

@@ -179,13 +179,15 @@ async def test_the_proposed_pairs_are_capped_per_name_and_per_document(make_sett
     fake_llm.handlers["judge"] = lambda messages: '{"verdicts": []}'
     await ingest(app, ["first doc"])
     await ingest(app, ["second doc"])
-    [call] = fake_llm.calls_of("judge")
-    pairs = judge_pairs(call.messages)
-    assert len(pairs) == PER_DOCUMENT
-    per_name: dict[str, int] = {}
-    for p in pairs:
-        per_name[p["a"]["name"]] = per_name.get(p["a"]["name"], 0) + 1
-    assert max(per_name.values()) <= PER_NAME
+    calls = fake_llm.calls_of("judge")  # the first document's new names are near each other too
+    assert len(calls) == 2
+    for call in calls:
+        pairs = judge_pairs(call.messages)
+        assert len(pairs) == PER_DOCUMENT
+        per_name: dict[str, int] = {}
+        for p in pairs:
+            per_name[p["a"]["name"]] = per_name.get(p["a"]["name"], 0) + 1
+        assert max(per_name.values()) <= PER_NAME
     assert not [r for r in await rows(app, select(entity_merge_ledger)) if r["rule"] == "llm_judge"]  # no verdict
 
 
@@ -200,3 +202,59 @@ async def test_a_failing_embedding_call_leaves_the_rules_pairs_only(make_setting
     assert fake_llm.calls_of("judge") == []  # nothing left open by the rules, nothing proposed
     keys, _ = await graph(app)
     assert {"madras", "chennai"} <= keys
+
+
+CODED = {
+    "name doc": [
+        entity_line("Quorvex", "concept", "Quorvex is the coin struck on the Veldor isles."),
+        entity_line("Mint Board", "organization", "The Mint Board strikes every Quorvex."),
+        relation_line("Mint Board", "Quorvex", "strikes", "The Mint Board strikes every Quorvex."),
+    ],
+    "code doc": [
+        entity_line("QRX", "concept", "QRX fell against sterling on Monday."),
+        entity_line("Tomas Reyes", "person", "Tomas Reyes trades currencies for a living."),
+        relation_line("Tomas Reyes", "QRX", "trades", "Tomas Reyes trades QRX."),
+    ],
+}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["name-first", "code-first"])
+async def test_a_bare_code_reaches_the_judge_with_the_name_holding_its_letters(
+    make_settings, start_app, fake_llm, order
+):
+    # descriptions sharing no word: the fake's embeddings do not bring them near, the code's letters do
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, CODED)
+    fake_llm.handlers["judge"] = answer_same_for("Quorvex", "QRX")
+    for marker in ("name doc", "code doc")[::order]:
+        await ingest(app, [marker])
+    assert {frozenset(p) for p in shown_pairs(fake_llm)} == {frozenset({"QRX", "Quorvex"})}
+    keys, _ = await graph(app)
+    assert len(keys & {"quorvex", "qrx"}) == 1
+
+
+BOTH_IN_ONE = {
+    "both doc": [
+        entity_line("Madras", "location", "Madras is a port city on the Coromandel Coast of India."),
+        entity_line("Chennai", "location", "Chennai is a port city on the Coromandel Coast of India."),
+        relation_line("Madras", "Chennai", "renamed", "Madras was renamed Chennai."),
+    ],
+    "later doc": [
+        entity_line("Chennai", "location", "Chennai is a port city on the Coromandel Coast of India."),
+        entity_line("Leela Menon", "person", "Leela Menon audits shipping lines for a living."),
+        relation_line("Leela Menon", "Chennai", "audits", "Leela Menon audits the port of Chennai."),
+    ],
+}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["both-first", "both-last"])
+async def test_a_thing_named_two_ways_in_one_document_joins_in_either_order(make_settings, start_app, fake_llm, order):
+    # both names new in one document: no stored entity to find, so the document's own names are offered
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, BOTH_IN_ONE)
+    fake_llm.handlers["judge"] = answer_same_for("Madras", "Chennai")
+    for marker in ("both doc", "later doc")[::order]:
+        await ingest(app, [marker])
+    assert {frozenset(p) for p in shown_pairs(fake_llm)} == {frozenset({"Madras", "Chennai"})}
+    keys, _ = await graph(app)
+    assert len(keys & {"madras", "chennai"}) == 1

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from app.db.tables import entity_aliases, entity_merge_ledger
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line, rows
 from tests.ingest.test_resolution_ingest import graph, install
+from tests.support.fakes.judge_prompt import judge_pairs as read_judge_pairs
 
 SIEMENS = {
     "first doc": [
@@ -29,7 +30,7 @@ SIEMENS = {
 
 
 def judge_pairs(messages) -> list[dict]:
-    return json.loads(messages[-1]["content"])
+    return read_judge_pairs(messages[-1]["content"])
 
 
 def answer_same_for(*others: str, wrap: str = "{}"):

@@ -1,7 +1,9 @@
 """The LLM judge's candidates beyond the rules (ENTITY_RESOLUTION=llm only): for each name of the document the
 rules leave as a new node, the stored entities nearest to it by name-and-description embedding (one batched
-embedding call, counted in the document's embedding usage) and by trigram similarity where pg_trgm is
-installed, filtered and capped by app/domain/judge_candidates.py, as pairs for the judge's one call.
+embedding call, counted in the document's embedding usage), by trigram similarity where pg_trgm is installed,
+by a bare code's letters ("LBN" / "Lebanon", either way round), and the document's other new names near it by
+the same embeddings (a thing named two ways in one document), filtered and capped by
+app/domain/judge_candidates.py, as pairs for the judge's one call.
 
 Without an embedding endpoint, or when it fails, the judge gets the rules' open pairs only.
 """
@@ -13,7 +15,7 @@ import logging
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
-from app.domain.judge_candidates import PER_NAME, Neighbour, choose, lone_names
+from app.domain.judge_candidates import PER_NAME, Neighbour, choose, code_pattern, document_neighbours, lone_names
 from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
@@ -53,6 +55,10 @@ class JudgeCandidates:
                     conn, project_id, vectors, min_similarity=self.min_similarity, limit=FETCHED
                 )
             found += await repo.nearest_by_trigrams(conn, project_id, lone, min_similarity=TRIGRAM_FLOOR, limit=FETCHED)
+            codes = {k: p for k in lone if (p := code_pattern(resolution.doc.names[k])) is not None}
+            words = [k for k in lone if k not in codes]
+            found += await repo.fitting_codes(conn, project_id, codes, words, limit=FETCHED)
+            found += document_neighbours(vectors, resolution.doc, resolution.descriptions, self.min_similarity)
             rejected = await aliases_repo.rejected_pairs(conn, project_id, [(n.name_key, n.key) for n in found])
         chosen = choose(found, resolution.doc, rejected | resolution.rejected)
         doc = resolution.doc

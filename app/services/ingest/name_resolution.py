@@ -23,8 +23,8 @@ from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.judge import JudgePair, one_line
 from app.domain.judge_candidates import Proposal, with_proposals
+from app.domain.name_codes import code_definitions
 from app.domain.name_matching import (
-    acronym_definitions,
     acronym_letters,
     defined_acronyms,
     initials_pattern,
@@ -125,7 +125,7 @@ class NameResolution:
         if any(is_acronym(n) for n in doc.names.values()):
             texts = await aliases_repo.document_texts(conn, project_id, document_id)
             texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
-            definitions = acronym_definitions(texts)
+            definitions = code_definitions(texts, doc.names.values())
             defined = defined_acronyms(texts)
         self = cls(mode, project_id, document_id, doc, definitions, defined)
         for x in extractions:
