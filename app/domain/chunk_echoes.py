@@ -3,8 +3,8 @@
 An entity's or relation's description is drawn from the chunks that mention it, often sentence for sentence.
 Once such a chunk is in the context, repeating its sentences in the graph lines costs tokens and tells the
 answer model nothing new; left out, they make room for graph lines whose chunks could not be shown, which is
-where the graph adds to the chunks. Only sentences found word for word (case and spacing aside) in a shown
-chunk are left out, so a paraphrased description (as a model writes them) stays whole.
+where the graph adds to the chunks. Only sentences found word for word (spacing aside) in a shown chunk are
+left out, so a paraphrased description (as a model writes them) stays whole.
 """
 
 from __future__ import annotations
@@ -23,8 +23,27 @@ _SPACE = re.compile(r"\s+")
 Item = TypeVar("Item", EntityHit, RelationHit)
 
 
+MIN_WORDS = 4  # a shorter piece ("Dr.", "Mary.") is no sentence of its own (see `sentences`)
+
+
 def _normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
+    return _SPACE.sub(" ", text).strip()
+
+
+def sentences(fragment: str) -> list[str]:
+    """The fragment's sentences; a piece of fewer than MIN_WORDS words (an abbreviation's full stop split it
+    off) is glued to the piece before it (to the next one at the start), so it is never matched on its own."""
+    out: list[str] = []
+    pending = ""
+    for piece in _SENTENCE_END.split(fragment.strip()):
+        piece, pending = (f"{pending} {piece}" if pending else piece), ""
+        if len(piece.split()) >= MIN_WORDS:
+            out.append(piece)
+        elif out:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            pending = piece
+    return [*out, pending] if pending else out
 
 
 class ShownText:
@@ -42,9 +61,9 @@ def unsaid(description: str, shown: ShownText) -> str:
     """The description without the sentences the shown chunks already hold (its fragments kept apart)."""
     kept: list[str] = []
     for fragment in fragments(description):
-        sentences = [s for s in _SENTENCE_END.split(fragment.strip()) if s]
-        rest = [s for s in sentences if not shown.says(s)]
-        if len(rest) == len(sentences):
+        parts = sentences(fragment)
+        rest = [s for s in parts if not shown.says(s)]
+        if len(rest) == len(parts):
             kept.append(fragment)
         elif rest:
             kept.append(" ".join(rest))
