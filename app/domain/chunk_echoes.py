@@ -47,22 +47,22 @@ def sentences(fragment: str) -> list[str]:
 
 
 class ShownText:
-    """The chunks' texts, normalised once, asked whether a sentence appears in one of them."""
+    """The shown chunks' texts by id, normalised once."""
 
     def __init__(self, chunks: Sequence[ChunkHit]) -> None:
-        self._text = "\n".join(_normal(c.content) for c in chunks)  # a normalised sentence never spans a newline
+        self._texts = {c.id: _normal(c.content) for c in chunks}
 
-    def says(self, sentence: str) -> bool:
-        normal = _normal(sentence)
-        return bool(normal) and normal in self._text
+    def of(self, chunk_ids: Sequence[str]) -> list[str]:
+        """The texts of those of `chunk_ids` that are shown."""
+        return [self._texts[c] for c in dict.fromkeys(chunk_ids) if c in self._texts]
 
 
-def unsaid(description: str, shown: ShownText) -> str:
-    """The description without the sentences the shown chunks already hold (its fragments kept apart)."""
+def unsaid(description: str, texts: Sequence[str]) -> str:
+    """The description without the sentences `texts` already hold (its fragments kept apart)."""
     kept: list[str] = []
     for fragment in fragments(description):
         parts = sentences(fragment)
-        rest = [s for s in parts if not shown.says(s)]
+        rest = [s for s in parts if not any(_normal(s) in text for text in texts)]
         if len(rest) == len(parts):
             kept.append(fragment)
         elif rest:
@@ -71,11 +71,13 @@ def unsaid(description: str, shown: ShownText) -> str:
 
 
 def without_echoes(items: Sequence[Item], shown: ShownText) -> list[Item]:
-    """The items with what the shown chunks already say left out of their descriptions. An item whose whole
-    description is said there stays, with an empty description: that it was found (its name, its ends, its
-    keywords) is still worth its short line, and the context lists every graph item it relied on."""
+    """The items with what their shown source chunks already say left out of their descriptions (a description
+    is drawn from the item's own chunks, so only those are searched: a few texts, not the whole context). An
+    item whose whole description is said there stays, with an empty description: that it was found (its name,
+    its ends, its keywords) is still worth its short line, and the context lists every graph item it relied on."""
     out: list[Item] = []
     for item in items:
-        rest = unsaid(item.description, shown)
+        texts = shown.of(item.chunk_ids)
+        rest = unsaid(item.description, texts) if texts else item.description
         out.append(item if rest == item.description else replace(item, description=rest))
     return out

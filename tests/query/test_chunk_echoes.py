@@ -12,12 +12,17 @@ SHOWN = "Influenza is a viral infection of the airways.  It spreads by droplets.
 HIDDEN = "Oseltamivir shortens the illness when taken within two days."
 
 
-def shown(*texts: str) -> ShownText:
-    return ShownText([ChunkHit(f"c{i}", "doc", t, None, "vector") for i, t in enumerate(texts)])
+def chunks(*texts: str) -> list[ChunkHit]:
+    return [ChunkHit(f"c{i}", "doc", t, None, "vector") for i, t in enumerate(texts)]
 
 
-def entity(name: str, description: str) -> EntityHit:
-    return EntityHit(name.lower(), name, "disease", description, 1, [])
+def shown(*texts: str) -> list[str]:
+    """The texts of these chunks as the shown ones (normalised)."""
+    return ShownText(chunks(*texts)).of([f"c{i}" for i in range(len(texts))])
+
+
+def entity(name: str, description: str, chunk_ids: list[str]) -> EntityHit:
+    return EntityHit(name.lower(), name, "disease", description, 1, [], chunk_ids)
 
 
 def test_sentences_said_word_for_word_are_left_out_whatever_the_spacing():
@@ -60,21 +65,21 @@ def test_fragments_stay_apart_and_a_fragment_said_whole_goes():
 
 def test_an_item_said_entirely_by_the_chunks_keeps_its_line_without_a_description():
     items = [
-        entity("Influenza", SHOWN),
-        entity("Fever", "Fever is its first sign. It lasts about three days."),
-        entity("Cure", HIDDEN),
+        entity("Influenza", SHOWN, ["c0"]),
+        entity("Fever", "Fever is its first sign. It lasts about three days.", ["c9", "c0"]),
+        entity("Cure", HIDDEN, ["c0"]),
+        entity("Cough", "It spreads by droplets.", ["c1"]),  # its own chunk is not shown: never searched
     ]
-    kept = without_echoes(items, shown(SHOWN))
+    kept = without_echoes(items, ShownText(chunks(SHOWN)))
     assert [(e.name, e.description) for e in kept] == [
         ("Influenza", ""),
         ("Fever", "It lasts about three days."),
         ("Cure", HIDDEN),
+        ("Cough", "It spreads by droplets."),
     ]
     assert kept[2] is items[2]  # untouched items are not copied
-    assert (
-        items[1].description == "Fever is its first sign. It lasts about three days."
-    )  # the found items are not changed
-    assert without_echoes(items, shown()) == items
+    assert items[1].description == "Fever is its first sign. It lasts about three days."  # found items unchanged
+    assert without_echoes(items, ShownText([])) == items
 
 
 async def test_the_context_shows_what_the_chunks_do_not_say(start_app, make_settings):
