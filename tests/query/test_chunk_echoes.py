@@ -115,6 +115,7 @@ async def test_global_fills_the_room_its_echoes_leave_with_chunks(start_app, mak
     body = {"query": "How are widgets linked?", "mode": "global", "hl_keywords": ["widget linkage"], "chunk_top_k": 2}
     wide = (await app.http.post("/query", json=body | {"only_need_prompt": True})).json()
     assert [r["description"] for r in wide["context"]["relations"]] == [""] and len(wide["context"]["chunks"]) == 2
+    assert [e["description"] for e in wide["context"]["entities"]] == [said, said]  # the ends keep theirs
     needed = app.container.tokenizer.count(wide["prompt"])
     response = await app.http.post("/query", json=body | {"only_need_context": True, "max_total_tokens": needed + 300})
     assert response.status_code == 200, response.text

@@ -246,10 +246,12 @@ class ContextBuilder:
     ) -> None:
         """The graph lines again, without the sentences the shown chunks already hold (`domain/chunk_echoes.py`),
         so lines whose chunks are not shown take the room. Where the chunks come first, the graph fills what they
-        leave. Where the graph does (global), it keeps the items it had and the chunks take the room its echoes
-        free: start from the chunks that would fit beside no graph at all; while the graph trimmed by them leaves
-        room for fewer, trim by those fewer (the shown chunks only shrink, so this ends, with the graph trimmed by
-        exactly the chunks shown). `fixed`: the history kept and the room it and the instructions leave."""
+        leave. Where the graph does (global), it keeps the items it had and the chunks take the room its relations'
+        echoes free (its entities, the relations' ends, keep their descriptions, which tell which entity a name
+        means: trimmed, an alias shared by several entities lost that on the synthetic world). Start from the
+        chunks that would fit beside no graph at all; while the graph trimmed by them leaves room for fewer, trim
+        by those fewer (the shown chunks only shrink, so this ends, with the graph trimmed by exactly the chunks
+        shown). `fixed`: the history kept and the room it and the instructions leave."""
         history, remaining = fixed
         if plan.chunks_before_weak_graph:
             shown = ShownText(ctx.chunks)
@@ -263,7 +265,7 @@ class ContextBuilder:
         fitted = self._fit_chunks(req, plan, ctx, history, chunks)
         while True:
             shown = ShownText(fitted)
-            trimmed = GraphHits(without_echoes(kept.entities, shown), without_echoes(kept.relations, shown))
+            trimmed = GraphHits(kept.entities, without_echoes(kept.relations, shown))
             self._keep_graph(req, ctx, trimmed, remaining)
             ctx.chunks = self._fit_chunks(req, plan, ctx, history, fitted)
             if len(ctx.chunks) == len(fitted):
