@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from app.container import Container
 from app.core.errors import InvalidInput
 from app.domain.chat import Message
+from app.domain.chunk_echoes import ShownText, without_echoes
 from app.domain.context_budget import (
     CHUNK_MARGIN,
     ReferenceEntry,
@@ -32,6 +33,7 @@ from app.services.query.graph_chunks import CANDIDATES, LOCAL_CANDIDATES, fused_
 from app.services.query.provenance import QueryProvenance
 from app.services.query.retrieval import Retriever, merge_graph_hits
 
+GRAPH_MARGIN = 20  # tokens kept free when the graph fills the room the chunks left (the render is exact)
 HISTORY_SHARE = 0.5  # conversation history may take at most this share of the budget left by prompt and query
 
 
@@ -111,9 +113,11 @@ class ContextBuilder:
         sides = plan.sides(bool(keywords.low_level), bool(keywords.high_level), guessed)
         search = _Search(req, plan, sides, keywords, await self._embed(req, sides, keywords), self._relation_limit(req))
         ctx = PreparedContext(kg=plan.graph)
-        chunks = await self._retrieve(search, ctx, remaining)
+        chunks, found = await self._retrieve(search, ctx, remaining)
         chunks = (await self._rerank(req, plan, chunks))[: req.chunk_top_k]
         ctx.chunks = self._fit_chunks(req, plan, ctx, history, chunks)
+        if ctx.kg and (found.entities or found.relations):
+            self._refill_graph(req, plan, ctx, (history, remaining), chunks, found)
         self._finalise(req, ctx, history)
         return ctx
 
@@ -144,9 +148,12 @@ class ContextBuilder:
         """How many relations the relation budget could hold at most (a relation costs at least an empty line)."""
         return max(1, req.max_relation_tokens // self._min_relation_tokens)
 
-    async def _retrieve(self, search: _Search, ctx: PreparedContext, remaining: int) -> list[ChunkHit]:
-        """Run the sides, keep in `ctx` the entities and relations the budgets allow, and return the chunks: the
-        searched ones merged with those of the kept entities and relations (all of them when reranking)."""
+    async def _retrieve(
+        self, search: _Search, ctx: PreparedContext, remaining: int
+    ) -> tuple[list[ChunkHit], GraphHits]:
+        """Run the sides, keep in `ctx` the entities and relations the budgets allow, and return the chunks (the
+        searched ones merged with those of the kept entities and relations; all of them when reranking) and
+        everything the sides found, with its sources, for `_refill_graph`."""
         req, plan = search.req, search.plan
         ef = max(self.settings.hnsw_ef_search, req.top_k, req.chunk_top_k)
         db = self.c.db
@@ -157,20 +164,22 @@ class ContextBuilder:
             beside = None if spare is None else Retriever(spare, req.project_id, plan, self.c.common_words, provenance)
             local, glob, searched = await self._run_sides(search, r, beside)
             limit = None if plan.rerank else req.chunk_top_k
-            kept = GraphHits()
+            kept = found = GraphHits()
             if search.sides.graph:
-                self._keep_graph(req, ctx, merge_graph_hits(local, glob), remaining)
+                found = merge_graph_hits(local, glob)
+                self._keep_graph(req, ctx, found, remaining)
                 kept = GraphHits(ctx.entities, ctx.relations)
-                await r.attach_sources(kept)
+                await r.attach_sources(found)
             if plan.graph_rank and plan.graph:
-                return await r.load_chunks(searched, fused_chunk_order(local, glob, searched, plan.rrf_k), limit)
+                order = fused_chunk_order(local, glob, searched, plan.rrf_k)
+                return await r.load_chunks(searched, order, limit), found
             entity_ids: list[str] = []
             relation_ids: list[str] = []
             if search.sides.graph:
                 entity_ids, relation_ids = await r.graph_chunk_ids(
                     kept, self.settings.related_chunk_number, search.vectors.query
                 )
-            return await r.merged_chunks(searched, entity_ids, relation_ids, limit)
+            return await r.merged_chunks(searched, entity_ids, relation_ids, limit), found
 
     async def _run_sides(
         self, search: _Search, r: Retriever, beside: Retriever | None
@@ -225,6 +234,43 @@ class ContextBuilder:
         ctx.relations = truncate_by_tokens(
             hits.relations, relation_line, min(req.max_relation_tokens, remaining - spent), self.ledger
         )
+
+    def _refill_graph(  # noqa: PLR0913
+        self,
+        req: QueryRequest,
+        plan: QueryPlan,
+        ctx: PreparedContext,
+        fixed: tuple[list[Message], int],
+        chunks: list[ChunkHit],
+        found: GraphHits,
+    ) -> None:
+        """The graph lines again, without the sentences the shown chunks already hold (`domain/chunk_echoes.py`),
+        so lines whose chunks are not shown take the room. Where the chunks come first, the graph fills what they
+        leave. Where the graph does (global), it keeps the items it had and the chunks take the room its relations'
+        echoes free (its entities, the relations' ends, keep their descriptions, which tell which entity a name
+        means: trimmed, an alias shared by several entities lost that on the synthetic world). Start from the
+        chunks that would fit beside no graph at all; while the graph trimmed by them leaves room for fewer, trim
+        by those fewer (the shown chunks only shrink, so this ends, with the graph trimmed by exactly the chunks
+        shown). `fixed`: the history kept and the room it and the instructions leave."""
+        history, remaining = fixed
+        if plan.chunks_before_weak_graph:
+            shown = ShownText(ctx.chunks)
+            ctx.entities, ctx.relations = [], []
+            room = self._chunk_room(req, ctx, history) + CHUNK_MARGIN - GRAPH_MARGIN
+            trimmed = GraphHits(without_echoes(found.entities, shown), without_echoes(found.relations, shown))
+            self._keep_graph(req, ctx, trimmed, room)
+            return
+        kept = GraphHits(ctx.entities, ctx.relations)  # the graph keeps its items; what it frees goes to chunks
+        ctx.entities, ctx.relations, ctx.chunks = [], [], []
+        fitted = self._fit_chunks(req, plan, ctx, history, chunks)
+        while True:
+            shown = ShownText(fitted)
+            trimmed = GraphHits(kept.entities, without_echoes(kept.relations, shown))
+            self._keep_graph(req, ctx, trimmed, remaining)
+            ctx.chunks = self._fit_chunks(req, plan, ctx, history, fitted)
+            if len(ctx.chunks) == len(fitted):
+                return
+            fitted, ctx.chunks = ctx.chunks, []
 
     async def _rerank(self, req: QueryRequest, plan: QueryPlan, chunks: list[ChunkHit]) -> list[ChunkHit]:
         if not (plan.rerank and chunks):

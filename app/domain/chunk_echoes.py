@@ -1,0 +1,83 @@
+"""Graph descriptions that only echo the chunks shown beside them.
+
+An entity's or relation's description is drawn from the chunks that mention it, often sentence for sentence.
+Once such a chunk is in the context, repeating its sentences in the graph lines costs tokens and tells the
+answer model nothing new; left out, they make room for graph lines whose chunks could not be shown, which is
+where the graph adds to the chunks. Only sentences found word for word (spacing aside) in a shown chunk are
+left out, so a paraphrased description (as a model writes them) stays whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from app.domain.hits import ChunkHit, EntityHit, RelationHit
+from app.domain.texts import fragments, join_fragments
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SPACE = re.compile(r"\s+")
+
+Item = TypeVar("Item", EntityHit, RelationHit)
+
+
+MIN_WORDS = 4  # a shorter piece ("Dr.", "Mary.") is no sentence of its own (see `sentences`)
+
+
+def _normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def sentences(fragment: str) -> list[str]:
+    """The fragment's sentences; a piece of fewer than MIN_WORDS words (an abbreviation's full stop split it
+    off) is glued to the piece before it (to the next one at the start), so it is never matched on its own."""
+    out: list[str] = []
+    pending = ""
+    for piece in _SENTENCE_END.split(fragment.strip()):
+        piece, pending = (f"{pending} {piece}" if pending else piece), ""
+        if len(piece.split()) >= MIN_WORDS:
+            out.append(piece)
+        elif out:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            pending = piece
+    return [*out, pending] if pending else out
+
+
+class ShownText:
+    """The shown chunks' texts by id, normalised once."""
+
+    def __init__(self, chunks: Sequence[ChunkHit]) -> None:
+        self._texts = {c.id: _normal(c.content) for c in chunks}
+
+    def of(self, chunk_ids: Sequence[str]) -> list[str]:
+        """The texts of those of `chunk_ids` that are shown."""
+        return [self._texts[c] for c in dict.fromkeys(chunk_ids) if c in self._texts]
+
+
+def unsaid(description: str, texts: Sequence[str]) -> str:
+    """The description without the sentences `texts` already hold (its fragments kept apart)."""
+    kept: list[str] = []
+    for fragment in fragments(description):
+        parts = sentences(fragment)
+        rest = [s for s in parts if not any(_normal(s) in text for text in texts)]
+        if len(rest) == len(parts):
+            kept.append(fragment)
+        elif rest:
+            kept.append(" ".join(rest))
+    return join_fragments(kept)
+
+
+def without_echoes(items: Sequence[Item], shown: ShownText) -> list[Item]:
+    """The items with what their shown source chunks already say left out of their descriptions (a description
+    is drawn from the item's own chunks, so only those are searched: a few texts, not the whole context). An
+    item whose whole description is said there stays, with an empty description: that it was found (its name,
+    its ends, its keywords) is still worth its short line, and the context lists every graph item it relied on."""
+    out: list[Item] = []
+    for item in items:
+        texts = shown.of(item.chunk_ids)
+        rest = unsaid(item.description, texts) if texts else item.description
+        out.append(item if rest == item.description else replace(item, description=rest))
+    return out
