@@ -29,6 +29,8 @@ from typing import Any
 from bench.multihop import data
 from bench.realtext.cache import DEFAULT_DIR
 
+WIDE = {"chunk_top_k": 100, "max_total_tokens": 200_000}  # --diagnose: the ranking beyond the budget's cut
+
 
 async def _ask_all(name: str, system: Any, questions: list[data.Question], locate: Any, args: Any) -> list[dict]:
     from app.providers.tokenizer import get_tokenizer
@@ -47,23 +49,25 @@ async def _ask_all(name: str, system: Any, questions: list[data.Question], locat
                 seconds = time.perf_counter() - started
                 found = locate.passages(c["content"] for c in context.get("chunks", []))
                 complete, recall = evidence(q.gold, found)
-                rows.append(
-                    {
-                        "system": name,
-                        "budget": budget,
-                        "mode": mode,
-                        "id": q.id,
-                        "kind": q.kind,
-                        "seconds": seconds,
-                        "gold": list(q.gold),
-                        "found": found,
-                        "all_evidence": complete,
-                        "recall": recall,
-                        "entities": len(context.get("entities", [])),
-                        "relations": len(context.get("relations", [])),
-                        "tokens": count(content_text(context)),
-                    }
-                )
+                row = {
+                    "system": name,
+                    "budget": budget,
+                    "mode": mode,
+                    "id": q.id,
+                    "kind": q.kind,
+                    "seconds": seconds,
+                    "gold": list(q.gold),
+                    "found": found,
+                    "all_evidence": complete,
+                    "recall": recall,
+                    "entities": len(context.get("entities", [])),
+                    "relations": len(context.get("relations", [])),
+                    "tokens": count(content_text(context)),
+                }
+                if args.diagnose:  # the same search with room for every candidate: where each passage ranks
+                    wide = await system.query(q.text, mode, BUDGETS[budget] | WIDE)
+                    row["wide"] = locate.passages(c["content"] for c in wide.get("chunks", []))
+                rows.append(row)
             print(f"  {name} {budget} {mode}: {len(questions)} questions asked", flush=True)
     return rows
 
@@ -142,6 +146,12 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
     parser.add_argument("--reuse-official", type=Path, default=None, metavar="FILE")
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="also ask each question with room for 100 chunks and keep where every passage ranks"
+        " (python -m bench.multihop.diagnose reads it)",
+    )
     args = parser.parse_args()
     args.modes, args.budgets, args.systems = args.modes.split(","), args.budgets.split(","), args.systems.split(",")
     if args.reuse_official:

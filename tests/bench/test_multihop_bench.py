@@ -67,3 +67,27 @@ def test_summary_averages_per_budget_mode_and_system_and_the_table_shows_the_dif
     assert service["all_evidence"] == 0.5 and service["recall"] == 0.75 and service["chunks"] == 1.5
     assert official["all_evidence"] == 1.0 and official["questions"] == 1
     assert "-0.500" in table(summary)
+
+
+def test_a_lost_gold_passage_is_told_apart_by_where_the_wide_ranking_puts_it():
+    from bench.multihop.diagnose import losses, reason
+
+    assert reason(4, [1, 2], chunk_top_k=5) == "not a candidate"
+    assert reason(4, [1, 2, 3, 5, 6, 4], chunk_top_k=5) == "ranked out"
+    assert reason(4, [1, 4], chunk_top_k=5) == "no room"
+
+    def row(system, found, wide=None):
+        r = {
+            "system": system,
+            "budget": "tight",
+            "mode": "global",
+            "id": "q",
+            "gold": [4, 9],
+            "found": found,
+            "all_evidence": {4, 9} <= set(found),
+        }
+        return r | ({"wide": wide} if wide is not None else {})
+
+    found = losses([row("service", [9], wide=[9, 1, 2, 3, 5, 6, 4]), row("official", [4, 9])], {"tight": 5})
+    entry = found[("tight", "global")]
+    assert entry["lost"] == 1 and entry["won"] == 0 and entry["reasons"] == {"ranked out": 1} and entry["ranks"] == [6]
