@@ -1,12 +1,13 @@
 """Where the service loses gold passages that official LightRAG returns, from a `--diagnose` run's `--out` file.
 
-    .venv/bin/python -m bench.multihop.diagnose RUN.json [--examples 3]
+    .venv/bin/python -m bench.multihop.diagnose RUN.json [--official OTHER_RUN.json] [--examples 3]
 
 For each budget and mode: the questions only one system answers with every gold passage, and each gold
 passage official returned but the service did not, by reason, read from the service's wide ranking (the same
 search with room for 100 chunks): `not a candidate` (no path of the service reaches it), `ranked out` (it
 ranks beyond chunk_top_k), `no room` (it ranks within chunk_top_k but the token room or the near-duplicate
-filter dropped it).
+filter dropped it). `--official` takes official's rows from another run of the same dataset and sample (the
+service-only run then needs no official side); the side-by-side table of the merged rows is printed first.
 """
 
 from __future__ import annotations
@@ -68,9 +69,21 @@ def report(result: dict[str, Any], examples: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path)
+    parser.add_argument("--official", type=Path, default=None, help="official's rows from this run instead")
     parser.add_argument("--examples", type=int, default=0)
     args = parser.parse_args()
-    print(report(json.loads(args.run.read_text()), args.examples))
+    result = json.loads(args.run.read_text())
+    if args.official:
+        other = json.loads(args.official.read_text())
+        if (other["args"]["dataset"], other["args"]["sample"]) != (result["args"]["dataset"], result["args"]["sample"]):
+            raise SystemExit("the two runs differ in dataset or sample")
+        result["rows"] = [r for r in result["rows"] if r["system"] != "official"]
+        result["rows"] += [r for r in other["rows"] if r["system"] == "official"]
+    from bench.multihop.scoring import summarise, table
+
+    print(table(summarise(result["rows"])))
+    print()
+    print(report(result, args.examples))
 
 
 if __name__ == "__main__":
