@@ -80,7 +80,6 @@ def fused_chunk_order(local: GraphHits, global_: GraphHits, searched: list[Chunk
         for chunk_id in ids:
             source.setdefault(chunk_id, name)
     if not searched:
-        order = round_robin(local.chunk_ids, global_.chunk_ids)
-    else:
-        order = weighted_rrf([(ids, 1.0) for ids, _ in sides if ids], k=k)
+        return [(c, source[c]) for c in round_robin(local.chunk_ids, global_.chunk_ids)]
+    order = weighted_rrf([(ids, 1.0) for ids, _ in sides if ids], k=k)
     return [(str(c), source[str(c)]) for c in order]
