@@ -79,11 +79,11 @@ class Official:
         )
         await self.rag.initialize_storages()
 
-    async def ingest(self, texts: list[str]) -> float:
+    async def ingest(self, texts: list[str], file_paths: list[str] | None = None) -> float:
+        """Several documents need distinct file paths: official LightRAG drops a document whose path it has seen."""
         started = time.perf_counter()
-        await self.rag.ainsert(
-            texts, ids=[f"doc-{i}" for i in range(len(texts))], file_paths=["medical.txt"] * len(texts)
-        )
+        paths = file_paths or ["medical.txt"] * len(texts)
+        await self.rag.ainsert(texts, ids=[f"doc-{i}" for i in range(len(texts))], file_paths=paths)
         return time.perf_counter() - started
 
     async def query(self, question: str, mode: str, limits: dict[str, int]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ size and overlap) in one batch, so ingestion does not wait on one parse per call
 is parsed when asked. NLP and embeddings each run in a worker thread of their own, off the server's loop.
 Embeddings: MiniLM, or (`hashed`) the test fake's hashed bag of words, for quick runs on a loaded machine.
 
-    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed
+    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function]
     (prints its URL; stops when stdin closes)
 """
 
@@ -34,6 +34,7 @@ from bench.realtext import records
 from bench.realtext.embed import DIM
 
 _OPERATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("operation", default=None)
+MEDICAL = "bench.realtext.data:corpus"
 _QUERY = re.compile(r"(?:User )?Query:\s*(.*?)\s*(?:\n---|\Z)", re.DOTALL)
 
 
@@ -77,16 +78,20 @@ class NlpModel:
         self.parser = Parser(cache_dir)
         self._thread = ThreadPoolExecutor(1, "nlp")  # spaCy one call at a time, never queued behind embeddings
 
-    def prepare(self, chunk_size: int, chunk_overlap: int) -> int:
-        """Parse, in one batch, the chunks the corpus is cut into; returns their number."""
+    def prepare(self, chunk_size: int, chunk_overlap: int, corpus: str = MEDICAL) -> int:
+        """Parse, in one batch, the chunks the corpus is cut into; returns their number. `corpus` names the
+        function that loads the documents, as "module:function"."""
+        import importlib
+
         from app.domain.chunking import chunk_text
         from app.providers.tokenizer import get_tokenizer
-        from bench.realtext.data import corpus
 
+        module, function = corpus.split(":")
+        documents = getattr(importlib.import_module(module), function)()
         tokenizer = get_tokenizer("o200k_base")
         texts = [
             c.content.strip()
-            for doc in corpus()
+            for doc in documents
             for c in chunk_text(tokenizer, doc, size=chunk_size, overlap=chunk_overlap)
         ]
         self.parser.parse_many(texts)
@@ -112,7 +117,7 @@ class NlpModel:
         return "The bench asks for context only."
 
 
-def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str) -> Any:
+def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 
@@ -151,7 +156,7 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
             )
 
     model = NlpModel(cache_dir)
-    print(f"provider: {model.prepare(chunk_size, chunk_overlap)} chunks parsed", file=sys.stderr, flush=True)
+    print(f"provider: {model.prepare(chunk_size, chunk_overlap, corpus)} chunks parsed", file=sys.stderr, flush=True)
     fake = RealTextFake(dim=DIM)
     if embeddings == "minilm":
         fake.embedder = Embedder(cache_dir)
@@ -165,7 +170,8 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         replies.write(json.dumps(value) + "\n")
         replies.flush()
 
-    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3]).start(loop="uvloop")
+    corpus = args[4] if len(args) > 4 else MEDICAL
+    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3], corpus).start(loop="uvloop")
     reply(fake.url)
     try:
         for line in commands:  # ends when the parent closes the pipe (or dies)
@@ -183,7 +189,9 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
 
 
 class ProviderProcess(FakeProcess):
-    def __init__(self, cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str) -> None:  # noqa: D107
+    def __init__(  # noqa: D107
+        self, cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str = MEDICAL
+    ) -> None:
         self._proc = subprocess.Popen(
             [
                 sys.executable,
@@ -193,6 +201,7 @@ class ProviderProcess(FakeProcess):
                 str(chunk_size),
                 str(chunk_overlap),
                 embeddings,
+                corpus,
             ],
             cwd=ROOT,
             stdin=subprocess.PIPE,

@@ -19,11 +19,15 @@ class Service:
     def __init__(self, app: Any, client: Any) -> None:
         self.app, self.client = app, client
 
-    async def ingest(self, texts: list[str]) -> float:
+    async def ingest(self, texts: list[str], file_paths: list[str] | None = None) -> float:
         started = time.perf_counter()
-        documents = [{"text": t, "id": f"doc-{i}", "file_path": "medical.txt"} for i, t in enumerate(texts)]
-        response = await self.client.post("/documents", json={"documents": documents})
-        assert response.status_code in (200, 202), response.text
+        paths = file_paths or ["medical.txt"] * len(texts)
+        documents = [
+            {"text": t, "id": f"doc-{i}", "file_path": p} for i, (t, p) in enumerate(zip(texts, paths, strict=True))
+        ]
+        for start in range(0, len(documents), 100):  # MAX_DOCUMENTS_PER_REQUEST's default
+            response = await self.client.post("/documents", json={"documents": documents[start : start + 100]})
+            assert response.status_code in (200, 202), response.text
         while True:
             counts = (await self.client.get("/pipeline")).json()["by_status"]
             if counts.get("processed", 0) + counts.get("failed", 0) >= len(texts):

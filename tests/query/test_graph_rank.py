@@ -57,3 +57,24 @@ def test_weighted_rrf_favours_agreement_and_honours_weights():
     # equal scores: first appearance, lists taken in turn
     assert weighted_rrf([(["a", "b"], 1.0), (["x", "y"], 1.0)], k=10) == ["a", "x", "b", "y"]
     assert weighted_rrf([], k=10) == []
+
+
+def test_hybrid_takes_the_sides_chunks_in_turn_and_mix_fuses_them_with_its_searched_chunks():
+    from app.domain.hits import ChunkHit, GraphHits
+    from app.services.query.graph_chunks import fused_chunk_order
+
+    local = GraphHits(chunk_ids=["shared", "l1", "l2", "l3"])
+    global_ = GraphHits(chunk_ids=["g1", "g2", "shared", "g3"])
+    # a passage only global finds comes second, before chunks both sides rank lower
+    assert fused_chunk_order(local, global_, [], k=60) == [
+        ("shared", "entity"),
+        ("g1", "relation"),
+        ("l1", "entity"),
+        ("g2", "relation"),
+        ("l2", "entity"),
+        ("l3", "entity"),
+        ("g3", "relation"),
+    ]
+    searched = [ChunkHit("v1", "doc", "text", "f.txt", "vector")]
+    order = [c for c, _ in fused_chunk_order(local, global_, searched, k=60)]
+    assert order[0] == "shared" and set(order) == {"v1", "shared", "l1", "l2", "l3", "g1", "g2", "g3"}
