@@ -89,6 +89,11 @@ def _census() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
     return frozenset(english), sounds, {k: next(iter(v)) for k, v in by_letters.items() if len(v) == 1}
 
 
+def load_name_lists() -> None:
+    """Read the census list now (about 0.15 s), so that a process's first document does not wait for it."""
+    _census()
+
+
 def _romanised(word: str) -> bool:
     return any(mark.search(word) for mark in _ROMANISED)
 

@@ -26,6 +26,7 @@ from app.core.config import Settings
 from app.core.errors import AppError
 from app.core.logging_setup import document_var, project_var
 from app.db.errors import is_connection_error
+from app.domain.name_sounds import load_name_lists
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import workers as workers_repo
@@ -108,6 +109,8 @@ class Worker:
                 await workers_repo.seen(conn, self.id, self.heartbeat_interval)
         except Exception as exc:
             self._loop_failed("registration", exc)
+        if self.settings.entity_resolution != "off":
+            load_name_lists()
         self._beat.start()
         self._loops = [
             asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
