@@ -118,16 +118,9 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     for key in ("dataset", "sample", "embeddings"):
         if saved["args"].get(key) != getattr(args, key):
             raise ValueError(f"the saved run used {key}={saved['args'].get(key)}, not {getattr(args, key)}")
-    ids = {q.id for q in questions}
-    rows = [
-        r
-        for r in saved["rows"]
-        if r["system"] == "official" and r["id"] in ids and r["mode"] in args.modes and r["budget"] in args.budgets
-    ]
-    wanted = {(b, m, i) for b in args.budgets for m in args.modes for i in ids}
-    missing = wanted - {(r["budget"], r["mode"], r["id"]) for r in rows}
-    if missing:
-        raise ValueError(f"the saved run lacks {len(missing)} official answers, e.g. {sorted(missing)[0]}")
+    from bench.realtext.__main__ import official_rows
+
+    rows = official_rows(saved, {q.id for q in questions}, args)
     return {"rows": rows, "ingest_seconds": saved.get("ingest_seconds", {}).get("official")}
 
 

@@ -128,12 +128,9 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
     return result
 
 
-def reused_official(saved: dict[str, Any], questions: list[data.Question], args: argparse.Namespace) -> dict:
-    """Official's rows, chunks and ingestion time from an earlier `--out` file, for exactly this run's questions,
-    modes and budgets; ValueError when the file lacks any of them or used other embeddings."""
-    if saved["args"].get("embeddings") != args.embeddings:
-        raise ValueError(f"the saved run used {saved['args'].get('embeddings')} embeddings, not {args.embeddings}")
-    ids = {q.id for q in questions}
+def official_rows(saved: dict[str, Any], ids: set[str], args: argparse.Namespace) -> list[dict]:
+    """Official's rows of an earlier `--out` file for exactly these questions, modes and budgets; ValueError when
+    any is missing."""
     rows = [
         r
         for r in saved["rows"]
@@ -143,8 +140,16 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     missing = wanted - {(r["budget"], r["mode"], r["id"]) for r in rows}
     if missing:
         raise ValueError(f"the saved run lacks {len(missing)} official answers, e.g. {sorted(missing)[0]}")
+    return rows
+
+
+def reused_official(saved: dict[str, Any], questions: list[data.Question], args: argparse.Namespace) -> dict:
+    """Official's rows, chunks and ingestion time from an earlier `--out` file, for exactly this run's questions,
+    modes and budgets; ValueError when the file lacks any of them or used other embeddings."""
+    if saved["args"].get("embeddings") != args.embeddings:
+        raise ValueError(f"the saved run used {saved['args'].get('embeddings')} embeddings, not {args.embeddings}")
     return {
-        "rows": rows,
+        "rows": official_rows(saved, {q.id for q in questions}, args),
         "chunks": saved.get("official_chunks"),
         "ingest_seconds": saved.get("ingest_seconds", {}).get("official"),
     }

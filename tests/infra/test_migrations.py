@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
@@ -11,13 +13,39 @@ from app.db.migrate import current_revision, head_revision, upgrade_to_head
 from app.db.tables import metadata
 
 
-async def test_upgrade_from_empty_database(pg_cluster):
+def _upgrade_to(revision: str):
+    """A run_sync callable upgrading the connection's database to `revision`."""
+    from alembic import command
+
+    from app.db.migrate import alembic_config
+
+    def run(sync):
+        config = alembic_config(64)
+        config.attributes["connection"] = sync
+        command.upgrade(config, revision)
+
+    return run
+
+
+@asynccontextmanager
+async def _scratch_database(pg_cluster, name: str):
+    """A new empty database of the test cluster, dropped afterwards."""
     conn = await pg_cluster.admin()
-    await conn.execute('DROP DATABASE IF EXISTS "empty_mig"')
-    await conn.execute('CREATE DATABASE "empty_mig"')
+    await conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    await conn.execute(f'CREATE DATABASE "{name}"')
     await conn.close()
-    db = Database(async_url(pg_cluster.url("empty_mig")))
+    db = Database(async_url(pg_cluster.url(name)))
     try:
+        yield db
+    finally:
+        await db.close()
+        conn = await pg_cluster.admin()
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.close()
+
+
+async def test_upgrade_from_empty_database(pg_cluster):
+    async with _scratch_database(pg_cluster, "empty_mig") as db:
         async with db.connect() as c:
             assert await current_revision(c) is None  # no alembic_version table yet
         await upgrade_to_head(db, 64)
@@ -49,11 +77,6 @@ async def test_upgrade_from_empty_database(pg_cluster):
         assert default == "default"
         significant = [d for d in diff if d[0] not in ("add_index", "remove_index")]
         assert significant == []
-    finally:
-        await db.close()
-        conn = await pg_cluster.admin()
-        await conn.execute('DROP DATABASE IF EXISTS "empty_mig" WITH (FORCE)')
-        await conn.close()
 
 
 async def test_degree_trigger_tracks_relations(app_client):
@@ -165,28 +188,11 @@ async def test_vectors_are_kept_in_the_row_before_text_columns(app_client):
 async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
     """0016: entities and aliases stored under the old match-key rules get index entries under today's keys;
     an entry already holding a key keeps its entity."""
-    from alembic import command
-
-    from app.db.migrate import alembic_config
     from app.domain.resolution import index_key
 
-    conn = await pg_cluster.admin()
-    await conn.execute('DROP DATABASE IF EXISTS "keys_mig"')
-    await conn.execute('CREATE DATABASE "keys_mig"')
-    await conn.close()
-    db = Database(async_url(pg_cluster.url("keys_mig")))
-
-    def upgrade_to(revision: str):
-        def run(sync):
-            config = alembic_config(64)
-            config.attributes["connection"] = sync
-            command.upgrade(config, revision)
-
-        return run
-
-    try:
+    async with _scratch_database(pg_cluster, "keys_mig") as db:
         async with db.transaction() as c:
-            await c.run_sync(upgrade_to("0015"))
+            await c.run_sync(_upgrade_to("0015"))
             await c.execute(
                 text(
                     "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
@@ -205,7 +211,7 @@ async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
                 ),
                 {"held": index_key("2nd basin plan")},
             )
-            await c.run_sync(upgrade_to("head"))
+            await c.run_sync(_upgrade_to("head"))
         async with db.connect() as c:
             rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
         assert rows[index_key("meilin zhou")] == "zhou meilin"
@@ -213,40 +219,18 @@ async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
         assert rows[index_key("mount pune")] == "pune peak"
         assert rows[index_key("2nd basin plan")] == "second basin plan"  # held already: kept
         assert rows["mt. pune"] == "pune peak"
-    finally:
-        await db.close()
-        conn = await pg_cluster.admin()
-        await conn.execute('DROP DATABASE IF EXISTS "keys_mig" WITH (FORCE)')
-        await conn.close()
 
 
 async def test_person_spelling_keys_are_recomputed(pg_cluster):
     """0019: the phonetic index rows of stored people move from the old per-word codes to today's one key per
     name; the first in key order takes the first slot; places' rows and other aliases are left alone."""
-    from alembic import command
-
-    from app.db.migrate import alembic_config
     from app.domain.name_spellings import phonetic_slots
     from app.domain.resolution import MATCH_INDEX
 
-    conn = await pg_cluster.admin()
-    await conn.execute('DROP DATABASE IF EXISTS "spelt_mig"')
-    await conn.execute('CREATE DATABASE "spelt_mig"')
-    await conn.close()
-    db = Database(async_url(pg_cluster.url("spelt_mig")))
-
-    def upgrade_to(revision: str):
-        def run(sync):
-            config = alembic_config(64)
-            config.attributes["connection"] = sync
-            command.upgrade(config, revision)
-
-        return run
-
     old_person, place = MATCH_INDEX + "\x1dspelt person TMTR XFXNK#0", MATCH_INDEX + "\x1dspelt place KRKF#0"
-    try:
+    async with _scratch_database(pg_cluster, "spelt_mig") as db:
         async with db.transaction() as c:
-            await c.run_sync(upgrade_to("0018"))
+            await c.run_sync(_upgrade_to("0018"))
             await c.execute(
                 text(
                     "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
@@ -264,7 +248,7 @@ async def test_person_spelling_keys_are_recomputed(pg_cluster):
                 ),
                 {"old_person": old_person, "place": place},
             )
-            await c.run_sync(upgrade_to("head"))
+            await c.run_sync(_upgrade_to("head"))
         async with db.connect() as c:
             rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
         slots = phonetic_slots("Dmitriy Shevchenko", "person")
@@ -274,8 +258,3 @@ async def test_person_spelling_keys_are_recomputed(pg_cluster):
         assert old_person not in rows
         assert rows[place] == "kharkiv"
         assert rows["dr. shevchenko"] == "dmitriy shevchenko"
-    finally:
-        await db.close()
-        conn = await pg_cluster.admin()
-        await conn.execute('DROP DATABASE IF EXISTS "spelt_mig" WITH (FORCE)')
-        await conn.close()
