@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,40 +34,32 @@ WIDE = {"chunk_top_k": 100, "max_total_tokens": 200_000}  # --diagnose: the rank
 async def _ask_all(name: str, system: Any, questions: list[data.Question], locate: Any, args: Any) -> list[dict]:
     from app.providers.tokenizer import get_tokenizer
     from bench.multihop.scoring import evidence
-    from bench.realtext.__main__ import BUDGETS, content_text
+    from bench.realtext.__main__ import BUDGETS, asked, content_text
 
     count = get_tokenizer().count
-    for q in questions:  # keyword answers cached before anything is timed
-        await system.query(q.text, "local", BUDGETS["default"])
     rows = []
-    for budget in args.budgets:
-        for mode in args.modes:
-            for q in questions:
-                started = time.perf_counter()
-                context = await system.query(q.text, mode, BUDGETS[budget])
-                seconds = time.perf_counter() - started
-                found = locate.passages(c["content"] for c in context.get("chunks", []))
-                complete, recall = evidence(q.gold, found)
-                row = {
-                    "system": name,
-                    "budget": budget,
-                    "mode": mode,
-                    "id": q.id,
-                    "kind": q.kind,
-                    "seconds": seconds,
-                    "gold": list(q.gold),
-                    "found": found,
-                    "all_evidence": complete,
-                    "recall": recall,
-                    "entities": len(context.get("entities", [])),
-                    "relations": len(context.get("relations", [])),
-                    "tokens": count(content_text(context)),
-                }
-                if args.diagnose:  # the same search with room for every candidate: where each passage ranks
-                    wide = await system.query(q.text, mode, BUDGETS[budget] | WIDE)
-                    row["wide"] = locate.passages(c["content"] for c in wide.get("chunks", []))
-                rows.append(row)
-            print(f"  {name} {budget} {mode}: {len(questions)} questions asked", flush=True)
+    async for budget, mode, q, context, seconds in asked(name, system, questions, args):
+        found = locate.passages(c["content"] for c in context.get("chunks", []))
+        complete, recall = evidence(q.gold, found)
+        row = {
+            "system": name,
+            "budget": budget,
+            "mode": mode,
+            "id": q.id,
+            "kind": q.kind,
+            "seconds": seconds,
+            "gold": list(q.gold),
+            "found": found,
+            "all_evidence": complete,
+            "recall": recall,
+            "entities": len(context.get("entities", [])),
+            "relations": len(context.get("relations", [])),
+            "tokens": count(content_text(context)),
+        }
+        if args.diagnose:  # the same search with room for every candidate: where each passage ranks
+            wide = await system.query(q.text, mode, BUDGETS[budget] | WIDE)
+            row["wide"] = locate.passages(c["content"] for c in wide.get("chunks", []))
+        rows.append(row)
     return rows
 
 

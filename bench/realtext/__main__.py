@@ -24,6 +24,7 @@ import asyncio
 import json
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -61,34 +62,42 @@ def content_text(context: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-async def _ask_all(name: str, system: Any, questions: list[data.Question], args: argparse.Namespace) -> list[dict]:
-    from app.providers.tokenizer import get_tokenizer
-    from bench.realtext.scoring import coverage, terms
-
-    count = get_tokenizer().count
-    for q in questions:  # keyword answers cached before anything is timed
+async def asked(
+    name: str, system: Any, questions: list[Any], args: Any
+) -> AsyncIterator[tuple[str, str, Any, dict, float]]:
+    """(budget, mode, question, context, seconds) for every question in each of `args`' budgets and modes, the
+    keyword answers cached first so that none is timed; a line of progress after each budget and mode."""
+    for q in questions:
         await system.query(q.text, "local", BUDGETS["default"])
-    rows = []
     for budget in args.budgets:
         for mode in args.modes:
             for q in questions:
                 started = time.perf_counter()
                 context = await system.query(q.text, mode, BUDGETS[budget])
-                seconds = time.perf_counter() - started
-                text = content_text(context)
-                rows.append(
-                    {
-                        "system": name,
-                        "budget": budget,
-                        "mode": mode,
-                        "id": q.id,
-                        "type": q.type,
-                        "seconds": seconds,
-                        "coverage": coverage(q.answer, terms(text)),
-                        "tokens": count(text),
-                    }
-                )
+                yield budget, mode, q, context, time.perf_counter() - started
             print(f"  {name} {budget} {mode}: {len(questions)} questions asked", flush=True)
+
+
+async def _ask_all(name: str, system: Any, questions: list[data.Question], args: argparse.Namespace) -> list[dict]:
+    from app.providers.tokenizer import get_tokenizer
+    from bench.realtext.scoring import coverage, terms
+
+    count = get_tokenizer().count
+    rows = []
+    async for budget, mode, q, context, seconds in asked(name, system, questions, args):
+        text = content_text(context)
+        rows.append(
+            {
+                "system": name,
+                "budget": budget,
+                "mode": mode,
+                "id": q.id,
+                "type": q.type,
+                "seconds": seconds,
+                "coverage": coverage(q.answer, terms(text)),
+                "tokens": count(text),
+            }
+        )
     return rows
 
 
