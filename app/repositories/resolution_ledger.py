@@ -146,13 +146,6 @@ SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
   JOIN entities e ON e.project_id = :project_id AND e.key = x.entity_key
  WHERE strpos(x.alias_key, chr(31)) = 0 AND strpos(x.alias_key, chr(30)) = 0
 """
-# The final pass reads both for the same ranges: one round trip.
-_NEAR_AND_ALIASES = text(f"""
-SELECT 'e' AS kind, n.key, n.name, n.entity_type, CAST(NULL AS text), CAST(NULL AS text)
-  FROM ({NEARBY_SQL}) n
-UNION ALL
-SELECT 'a', a.alias_key, a.alias_name, a.key, a.name, a.entity_type FROM ({ALIASES_NEAR_SQL}) a
-""")
 
 
 @dataclass(frozen=True)
@@ -161,47 +154,6 @@ class NearAlias:
     entity_key: str
     entity_name: str
     entity_type: str
-
-
-async def near_with_aliases(
-    conn: AsyncConnection, project_id: str, ranges: Ranges
-) -> tuple[Nearby, dict[str, NearAlias]]:
-    """In one statement: the entities in `ranges` (as `entities_near`) and alias key → the alias and its entity,
-    for the project-wide aliases in their exact keys and prefixes."""
-    if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact):
-        return {}, {}
-    rows = (await conn.execute(_NEAR_AND_ALIASES, {"project_id": project_id, **near_params(ranges)})).all()
-    near = {k: (n, t) for kind, k, n, t, _, _ in rows if kind == "e"}
-    return near, {k: NearAlias(n, e, en, t) for kind, k, n, e, en, t in rows if kind == "a"}
-
-
-_DEFINED_HERE = text("""
-SELECT split_part(a.alias_key, chr(31), 1), a.entity_key FROM entity_aliases a
- WHERE a.project_id = :project_id AND a.entity_key = ANY(CAST(:keys AS text[]))
-   AND a.document_id = :document_id AND a.source = 'acronym'
-""")
-# the acronym's own key and its scoped keys (key, separator, document id): two index ranges per acronym
-_DEFINITIONS = text("""
-SELECT k.key, a.entity_key
-  FROM unnest(CAST(:keys AS text[])) AS k(key)
-  JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
-   AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
-""")
-
-
-async def acronym_definitions(
-    conn: AsyncConnection, project_id: str, document_id: str, keys: Sequence[str]
-) -> tuple[dict[str, str], dict[str, set[str]]]:
-    """The acronyms the document resolved by its own definition to one of `keys` (acronym key → entity key) and,
-    for those acronyms, every entity any document of the project defines them as (acronym key → entity keys)."""
-    params = {"project_id": project_id, "document_id": document_id, "keys": sorted(keys)}
-    here: dict[str, str] = {k: e for k, e in (await conn.execute(_DEFINED_HERE, params)).all()}
-    if not here:
-        return {}, {}
-    everywhere: dict[str, set[str]] = {}
-    for key, entity in (await conn.execute(_DEFINITIONS, {"project_id": project_id, "keys": sorted(here)})).all():
-        everywhere.setdefault(key, set()).add(entity)
-    return here, everywhere
 
 
 @dataclass(frozen=True)
