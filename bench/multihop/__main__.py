@@ -81,8 +81,8 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
             settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
             settings |= {"embedding_timeout": 600, "llm_timeout": 600}
             settings |= dict(item.split("=", 1) for item in args.set)
-            async with service(provider.url, settings) as svc:
-                result["ingest_seconds"]["service"] = await svc.ingest(texts, file_paths)
+            async with service(provider.url, settings, args.keep_data) as svc:
+                result["ingest_seconds"]["service"] = await svc.ingest_once(texts, file_paths, settings)
                 result["graph"] = {"service": await svc.graph_size()}
                 print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
                 result["rows"] += await _ask_all("service", svc, questions, locate, args)
@@ -129,6 +129,13 @@ def main() -> None:
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
+    parser.add_argument(
+        "--keep-data",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep the service's database in DIR; a later run with the same documents and settings skips ingestion",
+    )
     parser.add_argument("--reuse-official", type=Path, default=None, metavar="FILE")
     parser.add_argument(
         "--diagnose",

