@@ -128,7 +128,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)
         if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
-            exact.add(core)
+            exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
             prefixes.add(letters)
         exact.update(
