@@ -53,6 +53,7 @@ Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 _NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
 PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 _MIN_VARIANT = 4
+_JOINED_PARTS = 4  # a head of up to four words is read with every spacing and hyphenation (8 keys)
 _COMPACT_PREFIX = 3  # a one-word name reads the keys starting with its first letters ("geospring" → "geo spring")
 # Common nouns: in "liver cancer" or "test results" the first word names another thing than the whole.
 _GLUED_INITIALS = re.compile(r"\b([A-Z])\.(?=[A-Z]\b)")  # "Y.S. Okonkwo" is "Y. S. Okonkwo"
@@ -127,7 +128,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)
         if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
-            exact.add(core)
+            exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
             prefixes.add(letters)
         exact.update(
@@ -159,16 +160,30 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
     if len(written) >= 2:
         exact.update({" ".join(written[:-1]), " ".join(written[1:])})  # as written: keys keep accents ("Lodève")
         if is_acronym(name.split()[-1]):  # "High-Voltage DC": the names going on with the same words
-            prefixes |= {" ".join(written[:-1]) + " ", fold(" ".join(name.split()[:-1])) + " "}
+            prefixes |= {head + " " for head in _joinings(written[:-1])} | {fold(" ".join(name.split()[:-1])) + " "}
         for k in (2, 3):  # and the other way: "high-voltage direct current" → "high-voltage dc"
             if len(written) > k:
-                exact.add(" ".join([*written[:-k], "".join(w[0] for w in written[-k:])]))
+                letters = "".join(w[0] for w in written[-k:])
+                exact.update(f"{head} {letters}" for head in _joinings(written[:-k]))
     if len(words) >= 2:
         exact.update({"".join(words), "-".join(words), " ".join(words[:-1]), " ".join(words[1:])})
         if specific_type(etype) in PRODUCT_TYPES:
             exact.add(words[1])
     elif len(words) == 1 and len(words[0]) >= 6 and words[0].isalpha():
         prefixes.add(words[0][:_COMPACT_PREFIX])
+
+
+def _joinings(words: list[str]) -> set[str]:
+    """The words joined by spaces or hyphens every way ("high voltage" → also "high-voltage"): a key holds the
+    hyphens as its writer put them, and "high voltage direct current" must read "High-Voltage DC" as the hyphened
+    "high-voltage direct current" does, whichever of them came first. Heads of more than four parts as written."""
+    parts = [p for w in words for p in w.split("-") if p]
+    if not 1 <= len(parts) <= _JOINED_PARTS:
+        return {" ".join(words)}
+    found = {parts[0]}
+    for part in parts[1:]:
+        found = {f"{head}{glue}{part}" for head in found for glue in (" ", "-")}
+    return found | {" ".join(words)}
 
 
 class NameIndex:

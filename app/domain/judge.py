@@ -10,6 +10,11 @@ verdict, so no answer of the model can join them.
 Answers are parsed leniently: fenced JSON, prose around it, a bare list, broken JSON (json-repair), "same" as a
 boolean or as a word. A verdict naming no pair, a pair out of range, or two verdicts disagreeing on one pair
 count as no verdict: the names stay apart.
+
+The judge's answer must not depend on which of two names arrived first: a pair is shown the same way round
+whichever side is the document's (`facing`: the smaller key first), and a settled pair's verdict is kept under
+the unordered pair (`verdict_text` / `read_verdict`), so the pair asked again from either side gets the same
+answer without another call.
 """
 
 from __future__ import annotations
@@ -45,11 +50,44 @@ class JudgePair:
     other_type: str
     other_description: str
 
+    def turned(self) -> JudgePair:
+        """The same question with its sides swapped."""
+        return JudgePair(
+            self.other,
+            self.other_name,
+            self.other_type,
+            self.other_description,
+            self.key,
+            self.name,
+            self.entity_type,
+            self.description,
+        )
+
+    def facing(self) -> JudgePair:
+        """The pair as the judge is shown it: the side of the smaller key first, whichever is the document's."""
+        return self if self.key <= self.other else self.turned()
+
 
 @dataclass(frozen=True)
 class Verdict:
     same: bool
     reason: str
+
+
+def verdict_text(verdict: Verdict) -> str:
+    """A settled pair's verdict as kept in the response cache."""
+    return json.dumps({"same": verdict.same, "reason": verdict.reason}, ensure_ascii=False)
+
+
+def read_verdict(text: str) -> Verdict | None:
+    """A kept verdict read back (None if it is not one)."""
+    try:
+        item = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(item, dict) or not isinstance(item.get("same"), bool):
+        return None
+    return Verdict(item["same"], str(item.get("reason") or "")[:_REASON_CHARS])
 
 
 def one_line(description: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from app.domain.document_names import DocumentNames
-from app.domain.judge import JudgePair, Verdict, one_line, parse_verdicts
+from app.domain.judge import JudgePair, Verdict, one_line, parse_verdicts, read_verdict, verdict_text
 from app.domain.resolution import Known, resolve
 from app.prompts.judge import judge_messages
-from app.services.ingest.resolution_judge import same_targets
+from app.services.ingest.resolution_judge import pair_key, same_targets
 from tests.support.fakes.judge_prompt import judge_pairs as read_judge_pairs
 
 CLEAN = '{"verdicts": [{"pair": 1, "same": true, "reason": "short form"}, {"pair": 2, "same": false, "reason": "x"}]}'
@@ -198,3 +198,23 @@ def test_an_initialled_name_joins_the_one_person_it_fits():
     ambiguous = resolve(_doc(("K. L. Ndungu", "person")), Known(nearby=two), {}, "llm")
     assert ambiguous.decisions["k. l. ndungu"].target == "k. l. ndungu"
     assert ambiguous.open["k. l. ndungu"] == {"kamau l. ndungu", "kofi l. ndungu"}
+
+
+def test_a_pair_faces_the_judge_the_same_way_whichever_side_is_the_documents():
+    pair = _pair("madras", "chennai")
+    assert pair.facing() == pair.turned().facing() == _pair("chennai", "madras")
+    assert pair.turned().turned() == pair
+
+
+def test_kept_verdicts_read_back():
+    assert read_verdict(verdict_text(Verdict(True, "a former name"))) == Verdict(True, "a former name")
+    assert read_verdict(verdict_text(Verdict(False, ""))) == Verdict(False, "")
+    assert read_verdict("not json") is None
+    assert read_verdict('{"same": "maybe"}') is None
+
+
+def test_a_verdict_is_kept_under_the_unordered_pair():
+    pair = _pair("madras", "chennai")
+    assert pair_key("model", pair) == pair_key("model", pair.turned())
+    assert pair_key("model", pair) != pair_key("other model", pair)
+    assert pair_key("model", pair) != pair_key("model", _pair("madras", "bombay"))

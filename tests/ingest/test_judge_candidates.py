@@ -181,12 +181,13 @@ async def test_the_proposed_pairs_are_capped_per_name_and_per_document(make_sett
     await ingest(app, ["second doc"])
     calls = fake_llm.calls_of("judge")  # the first document's new names are near each other too
     assert len(calls) == 2
-    for call in calls:
+    for call, new in zip(calls, (OLD_PORTS, NEW_PORTS), strict=True):
         pairs = judge_pairs(call.messages)
         assert len(pairs) == PER_DOCUMENT
         per_name: dict[str, int] = {}
-        for p in pairs:
-            per_name[p["a"]["name"]] = per_name.get(p["a"]["name"], 0) + 1
+        for p in pairs:  # the document's new name a pair is offered for (of two, the greater key's)
+            name = max((s["name"] for s in (p["a"], p["b"]) if s["name"] in new), key=str.casefold)
+            per_name[name] = per_name.get(name, 0) + 1
         assert max(per_name.values()) <= PER_NAME
     assert not [r for r in await rows(app, select(entity_merge_ledger)) if r["rule"] == "llm_judge"]  # no verdict
 

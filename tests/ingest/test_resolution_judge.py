@@ -34,11 +34,16 @@ def judge_pairs(messages) -> list[dict]:
 
 
 def answer_same_for(*others: str, wrap: str = "{}"):
-    """A judge answering "same" for the pairs whose second name is one of `others`, the answer `wrap`ped."""
+    """A judge answering "same" for the pairs one of whose names is one of `others` (a pair is shown the smaller
+    key first, whichever side is the document's), the answer `wrap`ped."""
 
     def judge(messages) -> str:
         verdicts = [
-            {"pair": p["pair"], "same": p["b"]["name"] in others, "reason": f"{p['a']['name']} sells scanners"}
+            {
+                "pair": p["pair"],
+                "same": p["a"]["name"] in others or p["b"]["name"] in others,
+                "reason": f"{p['a']['name']} sells scanners",
+            }
             for p in judge_pairs(messages)
         ]
         return wrap.format(json.dumps({"verdicts": verdicts}))

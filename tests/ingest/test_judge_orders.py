@@ -1,0 +1,71 @@
+"""The LLM judge (ENTITY_RESOLUTION=llm) answers a pair of names the same whichever came first, through the real
+pipeline with the model and embeddings faked at the HTTP edge: a pair is shown the smaller key first whichever
+side is the document's, so a model reading pairs one way round joins a rename in every order; a pair's verdict
+is kept under the unordered pair, so the pair asked again from a later document is answered from there, with no
+call, even by a model that would now answer otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.ingest.test_judge_candidates import RENAMED
+from tests.ingest.test_pipeline import entity_line, ingest, relation_line
+from tests.ingest.test_resolution_ingest import graph, install
+from tests.ingest.test_resolution_judge import judge_pairs
+
+AGAIN = {
+    "third doc": [
+        entity_line("Chennai", "location", "Chennai is a port city on the Coromandel Coast with a busy harbour."),
+        entity_line("Ravi Iyer", "person", "Ravi Iyer pilots ships into the harbour."),
+        relation_line("Ravi Iyer", "Chennai", "pilots", "Ravi Iyer pilots ships into Chennai."),
+    ]
+}
+
+
+def first_shown(name: str):
+    """A model with a position habit: "same" only when `name` is the pair's first side."""
+
+    def judge(messages) -> str:
+        verdicts = [{"pair": p["pair"], "same": p["a"]["name"] == name, "reason": "r"} for p in judge_pairs(messages)]
+        return json.dumps({"verdicts": verdicts})
+
+    return judge
+
+
+def answer_all(same: bool):
+    def judge(messages) -> str:
+        return json.dumps(
+            {"verdicts": [{"pair": p["pair"], "same": same, "reason": "r"} for p in judge_pairs(messages)]}
+        )
+
+    return judge
+
+
+@pytest.mark.parametrize("order", [("first doc", "second doc"), ("second doc", "first doc")], ids=["old", "new"])
+async def test_a_rename_gives_one_node_in_either_order(make_settings, start_app, fake_llm, order):
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, RENAMED)
+    fake_llm.handlers["judge"] = first_shown("Chennai")  # "chennai" < "madras": shown first either way
+    for marker in order:
+        await ingest(app, [marker])
+    assert len(fake_llm.calls_of("judge")) == 1
+    keys, _ = await graph(app)
+    assert keys - {"harbour trust", "leela menon"} in ({"madras"}, {"chennai"})
+
+
+async def test_a_pair_judged_apart_is_answered_so_again_without_a_call(make_settings, start_app, fake_llm):
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, RENAMED | AGAIN)
+    fake_llm.handlers["judge"] = answer_all(False)
+    await ingest(app, ["first doc"])
+    [second] = await ingest(app, ["second doc"])
+    assert len(fake_llm.calls_of("judge")) == 1
+    assert (await app.http.delete(f"/documents/{second['id']}")).status_code == 200
+    fake_llm.handlers["judge"] = answer_all(True)  # the model would now say otherwise: it is not asked
+    [third] = await ingest(app, ["third doc"])
+    assert third["status"] == "processed"
+    assert len(fake_llm.calls_of("judge")) == 1
+    keys, _ = await graph(app)
+    assert {"madras", "chennai"} <= keys
