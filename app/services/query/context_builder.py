@@ -209,9 +209,7 @@ class ContextBuilder:
     ) -> GraphHits:
         """With QUERY_GRAPH_RANK, the side's own chunk ranking (on the side's connection, so in parallel)."""
         if search.plan.graph_rank and search.vectors.query is not None:
-            hits.chunk_ids = await ranked_chunk_ids(
-                r, hits, search.req.query, search.vectors.query, candidates, passages=not search.sides.chunk_search
-            )
+            hits.chunk_ids = await ranked_chunk_ids(r, hits, search.req.query, search.vectors.query, candidates)
         return hits
 
     async def _other_side(self, search: _Search, r: Retriever) -> tuple[GraphHits, list[ChunkHit]]:
