@@ -194,16 +194,6 @@ async def named_entities(conn: AsyncConnection, project_id: str, keys: list[str]
     return list({r["key"]: entity_hit(r) for r in rows}.values())
 
 
-async def entities_named_by(conn: AsyncConnection, project_id: str, keys: list[str]) -> dict[str, list[EntityHit]]:
-    """As `named_entities`, grouped by the key that names them (keys naming nothing are absent)."""
-    if not keys:
-        return {}
-    out: dict[str, list[EntityHit]] = {}
-    for r in await mapped_rows(conn, _NAMED_ENTITIES, {"project_id": project_id, "keys": keys}):
-        out.setdefault(keys[r["pos"] - 1], []).append(entity_hit(r))
-    return out
-
-
 async def common_words(conn: AsyncConnection, table: str, project_id: str, words: list[str]) -> set[str]:
     """Those of `words` found in more than COMMON_WORD_ROWS rows of the project's `table` (entities, relations
     or chunks), as that table's search matches them."""

@@ -19,7 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.chunk_diversity import SPARE_CHUNKS, distinct_first
 from app.domain.chunk_selection import candidate_lists, pick_by_vector, pick_by_weighted_polling, round_robin
 from app.domain.hits import ChunkHit, EntityHit, GraphHits, RelationHit
-from app.domain.keyword_spans import held_names, keyword_spans
 from app.domain.names import entity_key
 from app.domain.query_plan import QueryPlan
 from app.domain.rank_fusion import fuse, priority_merge, weight_factor
@@ -59,7 +58,7 @@ class Retriever:
         """`ll_vec` finds the entities; `query_vec` (the whole question) ranks the edges. The lead: entities
         the keywords name, the entities connecting them, their neighbours; their edges and paths."""
         keys = list(dict.fromkeys(entity_key(k) for k in ll if k.strip()))
-        named = await self._named(ll, keys)
+        named = await lexical.named_entities(self.conn, self.project_id, keys)
         searched = await self._searched_entities(ll, ll_vec, top_k, {e.key for e in named})
         path_relations, connecting = await self._paths(named, relation_limit)
         lead = [*named, *connecting]
@@ -80,17 +79,6 @@ class Retriever:
         kept = {e.key for e in entities}
         relations = leading + [r for r in relations[len(leading) :] if not kept.isdisjoint(r.pair)]
         return GraphHits(entities, relations, lead_entities=len(lead), lead_relations=len(leading))
-
-    async def _named(self, ll: list[str], keys: list[str]) -> list[EntityHit]:
-        """The entities the keywords name; for a keyword naming none, those its word spans name (two names
-        joined, a possessive: `domain/keyword_spans.py`), in keyword order, each once."""
-        by_key = await lexical.entities_named_by(self.conn, self.project_id, keys)
-        unnamed = [k for k in ll if k.strip() and entity_key(k) not in by_key]
-        spans = list(dict.fromkeys(s for k in unnamed for s in keyword_spans(k) if s != entity_key(k)))
-        by_span = await lexical.entities_named_by(self.conn, self.project_id, spans) if spans else {}
-        held = [s for k in unnamed for s in held_names(k, set(by_span))]
-        hits = [e for k in keys for e in by_key.get(k, [])] + [e for s in held for e in by_span[s]]
-        return list({e.key: e for e in reversed(hits)}.values())[::-1]
 
     async def _searched_entities(
         self, ll: list[str], ll_vec: list[float], top_k: int, exclude: set[str]
