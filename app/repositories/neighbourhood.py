@@ -100,3 +100,38 @@ async def chunk_evidence(
     params = {"project_id": project_id, "ids": ids, "vec": vec, "words": words}
     result = await conn.execute(_CHUNK_EVIDENCE, params)
     return {row.id: (None if row.distance is None else float(row.distance), float(row.lexical)) for row in result}
+
+
+# The question's nearest chunks and the entities each cites (at most :per_chunk, first extracted first): the
+# passages the question's embedding alone finds become nodes of the walk, linked to their entities, so a
+# passage sharing a bridge entity with one of them gets mass too (HippoRAG 2 seeds its passages so).
+_NEAREST_CHUNK_ENTITIES = text(f"""
+WITH nearest AS MATERIALIZED (
+    SELECT c.id, c.embedding <=> :vec AS distance
+    FROM chunks c
+    WHERE c.project_id = :project_id AND c.embedding IS NOT NULL AND {processed("c")}
+    ORDER BY c.embedding <=> :vec
+    LIMIT :limit
+)
+SELECT n.id, n.distance, coalesce(e.keys, CAST(ARRAY[] AS text[])) AS keys
+FROM nearest n
+LEFT JOIN LATERAL (
+    SELECT array_agg(s.entity_key ORDER BY s.seq) AS keys FROM (
+        SELECT es.entity_key, es.seq FROM entity_sources es
+        WHERE es.project_id = :project_id AND es.chunk_id = n.id
+        ORDER BY es.seq LIMIT :per_chunk
+    ) s
+) e ON true
+WHERE n.distance < :max_distance
+ORDER BY n.distance, n.id
+""").bindparams(bindparam("vec", type_=Vector()))
+
+
+async def nearest_chunk_entities(
+    conn: AsyncConnection, project_id: str, vec: list[float], limit: int, max_distance: float, per_chunk: int
+) -> list[tuple[str, float, list[str]]]:
+    """(chunk id, cosine distance, keys of the entities it cites) of the `limit` chunks nearest to `vec`,
+    nearest first."""
+    params = {"project_id": project_id, "vec": vec, "limit": limit, "max_distance": max_distance}
+    result = await conn.execute(_NEAREST_CHUNK_ENTITIES, params | {"per_chunk": per_chunk})
+    return [(row.id, float(row.distance), list(row.keys)) for row in result]

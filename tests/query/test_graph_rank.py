@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
+from app.services.query.graph_chunks import PASSAGE_SHARE, is_passage, passage_node, with_passage_seeds
 
 
 def test_pagerank_is_a_distribution_that_favours_the_seed_and_its_neighbourhood():
@@ -78,3 +79,22 @@ def test_hybrid_takes_the_sides_chunks_in_turn_and_mix_fuses_them_with_its_searc
     searched = [ChunkHit("v1", "doc", "text", "f.txt", "vector")]
     order = [c for c, _ in fused_chunk_order(local, global_, searched, k=60)]
     assert order[0] == "shared" and set(order) == {"v1", "shared", "l1", "l2", "l3", "g1", "g2", "g3"}
+
+
+def test_a_passage_sharing_a_bridge_entity_with_the_questions_nearest_passage_gets_mass():
+    # the question's nearest passage p1 cites "bridge"; p2 (not near the question) cites it too; p3 cites
+    # only an entity nobody reaches
+    nearest = [("p1", 0.2, ["bridge", "town"])]
+    seeds, edges = with_passage_seeds({"named": 1.0}, nearest)
+    assert sum(seeds.values()) == pytest.approx(1.0)
+    assert seeds[passage_node("p1")] == pytest.approx(PASSAGE_SHARE)
+    ranks = personalized_pagerank([*edges, ("named", "other", 1.0)], seeds)
+    scores = chunk_scores(ranks, {"bridge": ["p1", "p2"], "lonely": ["p3"], "other": ["p4"]})
+    assert scores["p2"] > 0 and "p3" not in scores
+    assert not is_passage("bridge") and is_passage(passage_node("p1"))
+
+
+def test_passage_seeds_alone_hold_all_the_restarts_and_none_leave_the_entity_seeds_alone():
+    seeds, _ = with_passage_seeds({}, [("p1", 0.5, []), ("p2", 0.5, ["x"])])
+    assert seeds == {passage_node("p1"): pytest.approx(0.5), passage_node("p2"): pytest.approx(0.5)}
+    assert with_passage_seeds({"a": 2.0}, []) == ({"a": 2.0}, [])

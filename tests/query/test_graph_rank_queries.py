@@ -121,3 +121,29 @@ async def test_local_weighs_every_chunk_of_a_well_cited_entity_against_the_quest
     # would drop the last page before the question's words and vector were weighed
     assert "Mira Sol kept the lighthouse of Harbour Town for forty years." in chunk_texts(ctx)
     assert len(chunk_texts(ctx)) == pages
+
+
+def bridge_graph() -> GraphFactory:
+    """The question matches the lighthouse passage; the birthplace is in another passage that shares only
+    the designer with it."""
+    g = GraphFactory("default")
+    texts = ["The Velm lighthouse was designed by Orla Fenn.", "Orla Fenn grew up in Kessa, by the salt flats."]
+    texts += [f"Tide gauge {i} logs the water level every hour." for i in range(6)]
+    c = g.document("doc-velm", "velm.txt", texts)
+    g.entity("Velm Lighthouse", "building", "A lighthouse.", [c[0]])
+    g.entity("Orla Fenn", "person", "An architect.", [c[0], c[1]])
+    g.entity("Kessa", "location", "A town.", [c[1]])
+    g.relation("Orla Fenn", "Kessa", "origin", "Orla Fenn grew up in Kessa.", [c[1]])
+    for i in range(6):
+        g.entity(f"Tide Gauge {i}", "artifact", f"Gauge number {i}.", [c[2 + i]])
+    return g
+
+
+async def test_a_passage_sharing_an_entity_with_the_passage_the_question_matches_is_returned(start_app, make_settings):
+    app = await started(start_app, make_settings, bridge_graph())
+    body = {"query": "Velm lighthouse designer?", "mode": "local", "ll_keywords": ["tide gauge"], "top_k": 2}
+    ranked = chunk_texts(await context(app, **body, chunk_top_k=3))
+    assert "The Velm lighthouse was designed by Orla Fenn." in ranked
+    assert "Orla Fenn grew up in Kessa, by the salt flats." in ranked
+    picked = chunk_texts(await context(app, **body, chunk_top_k=3, chunk_selection="weight"))
+    assert "Orla Fenn grew up in Kessa, by the salt flats." not in picked

@@ -10,7 +10,7 @@ entity two hops away can so be chosen, which the per-entity picks of LightRAG ne
 from __future__ import annotations
 
 from app.domain.chunk_selection import round_robin
-from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
+from app.domain.graph_rank import Edge, chunk_scores, personalized_pagerank, ranked, weighted_rrf
 from app.domain.hits import ChunkHit, GraphHits
 from app.repositories import neighbourhood
 from app.services.query.retrieval import Retriever
@@ -27,6 +27,11 @@ VECTOR_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.5
 
 
+CHUNK_SEEDS = 5  # the question's nearest chunks, seeded as passage nodes of the walk
+CHUNK_ENTITIES = 20  # entities of each such chunk linked to its node
+PASSAGE_SHARE = 0.5  # the passage nodes' share of the walk's restarts
+PASSAGE = "\x00passage:"  # prefix of a passage node (no entity key holds a NUL)
+
 SEEDS = 12  # entities the walk restarts from: the side's leading ones, then its best searched ones
 
 
@@ -40,23 +45,55 @@ def seed_weights(hits: GraphHits) -> dict[str, float]:
     return seeds
 
 
+def passage_node(chunk_id: str) -> str:
+    return PASSAGE + chunk_id
+
+
+def is_passage(node: str) -> bool:
+    return node.startswith(PASSAGE)
+
+
+def with_passage_seeds(
+    seeds: dict[str, float], nearest: list[tuple[str, float, list[str]]]
+) -> tuple[dict[str, float], list[Edge]]:
+    """The entity seeds and the nearest chunks' passage nodes (each weighed by its closeness to the question),
+    the passages holding PASSAGE_SHARE of the restarts when there are entity seeds too; and the edges from
+    each passage node to its entities."""
+    passages = {passage_node(c): max(1.0 - d, 1e-6) for c, d, _ in nearest}
+    if not passages:
+        return seeds, []
+    entity_total, passage_total = sum(seeds.values()), sum(passages.values())
+    out = {k: (1 - PASSAGE_SHARE) * w / entity_total for k, w in seeds.items()} if entity_total > 0 else {}
+    share = PASSAGE_SHARE if out else 1.0
+    out |= {k: share * w / passage_total for k, w in passages.items()}
+    edges = [(passage_node(c), key, 1.0) for c, _, keys in nearest for key in keys]
+    return out, edges
+
+
 async def ranked_chunk_ids(
     r: Retriever, hits: GraphHits, query: str, query_vec: list[float], candidates: int = CANDIDATES
 ) -> list[str]:
     """The side's candidate chunks (the `candidates` best by graph score), best first by all evidence."""
     seeds = seed_weights(hits)
-    if not seeds:
+    nearest = await neighbourhood.nearest_chunk_entities(
+        r.conn, r.project_id, query_vec, CHUNK_SEEDS, 1.0 - r.plan.min_similarity, CHUNK_ENTITIES
+    )
+    if not seeds and not nearest:
         return []
-    edges = await neighbourhood.neighbourhood_edges(r.conn, r.project_id, list(seeds))
-    edges += [(rel.src_key, rel.tgt_key, rel.weight) for rel in hits.relations]
+    seeds, passage_edges = with_passage_seeds(seeds, nearest)
+    keys = list(dict.fromkeys([k for k in seeds if not is_passage(k)] + [k for _, _, ks in nearest for k in ks]))
+    edges = await neighbourhood.neighbourhood_edges(r.conn, r.project_id, keys)
+    edges += [(rel.src_key, rel.tgt_key, rel.weight) for rel in hits.relations] + passage_edges
     ranks = personalized_pagerank(edges, seeds)
-    entity_keys = ranked(ranks, list(seeds))[:RANKED_ENTITIES]
+    entity_keys = [k for k in ranked(ranks, list(seeds)) if not is_passage(k)][:RANKED_ENTITIES]
     pairs = [rel.pair for rel in hits.relations]
     by_entity, by_pair = await r.sources(entity_keys, pairs)
     relation_ranks = {pair: (ranks.get(pair[0], 0.0) + ranks.get(pair[1], 0.0)) / 2 for pair in pairs}
     scores = chunk_scores(ranks, by_entity)
     for chunk_id, score in chunk_scores(relation_ranks, by_pair).items():
         scores[chunk_id] = scores.get(chunk_id, 0.0) + score
+    for chunk_id, _, _ in nearest:
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + ranks.get(passage_node(chunk_id), 0.0)
     graph = ranked(scores)[:candidates]
     words = await r.searchable("chunks", [query]) if r.plan.lexical else []
     evidence = await neighbourhood.chunk_evidence(r.conn, r.project_id, graph, query_vec, words)
