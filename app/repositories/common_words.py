@@ -10,6 +10,7 @@ is left out a little longer. Per process; a process holds at most MAX_ENTRIES de
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,15 +23,18 @@ _Key = tuple[str, str, int, str]  # project, table, threshold, word
 
 
 class CommonWords:
-    def __init__(self, ttl: float = TTL_SECONDS, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(
+        self, ttl: float = TTL_SECONDS, max_entries: int = MAX_ENTRIES, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
+        self.clock = clock
         self._decided: dict[_Key, tuple[bool, float]] = {}
 
     async def searchable(self, conn: AsyncConnection, project_id: str, table: str, words: list[str]) -> list[str]:
         """`words` without those found in more than COMMON_WORD_ROWS rows of the project's `table`."""
         threshold = lexical.COMMON_WORD_ROWS
-        now = time.monotonic()
+        now = self.clock()
         common: dict[str, bool] = {}
         for word in words:
             decided = self._decided.get((project_id, table, threshold, word))

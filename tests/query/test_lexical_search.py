@@ -7,8 +7,6 @@ found here is found by the lexical side (or the exact-name lookup) alone.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from tests.support.graph_factory import GraphFactory
@@ -121,13 +119,16 @@ async def test_a_common_word_decision_is_remembered_for_a_while(make_app, monkey
     from app.repositories.common_words import CommonWords
 
     app = await make_app()
-    app.container.common_words = CommonWords(ttl=1.0)
+    now = [0.0]
+    app.container.common_words = CommonWords(ttl=300.0, clock=lambda: now[0])
     monkeypatch.setattr(lexical, "COMMON_WORD_ROWS", 1)  # "ilmarin" names two entities: too common
     ask = {"query": "Ilmarin?", "mode": "local", "ll_keywords": ["ilmarin"]}
     assert "Ilmarin Regatta" not in names(await context(app, **ask))
     assert (await app.http.delete("/entities/Ilmarin Observatory")).status_code == 200  # now it names one
     assert "Ilmarin Regatta" not in names(await context(app, **ask))  # still decided: not counted again
-    await asyncio.sleep(1.1)
+    now[0] = 299.0
+    assert "Ilmarin Regatta" not in names(await context(app, **ask))
+    now[0] = 301.0  # the decision has expired: counted again
     assert "Ilmarin Regatta" in names(await context(app, **ask))
 
 
