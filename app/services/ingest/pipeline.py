@@ -160,7 +160,8 @@ class DocumentPipeline:
             progress.check()
             progress.enter("merging")
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
-                touched = await self.merger.merge(project_id, document_id, worker_id, extractions)
+                texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
+                touched = await self.merger.merge(project_id, document_id, worker_id, extractions, texts)
         if on_merged is not None:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
