@@ -8,7 +8,7 @@ same transaction, so a crash leaves the document's contribution either complete 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -68,15 +68,22 @@ class Touched:
     entities: dict[str, EntityText]
     relations: dict[Pair, RelationText]
     prior: dict[str | Pair, str] | None = None
+    types: dict[str, str] = field(default_factory=dict)  # entity key → its type as written
 
     def replace(self, other: Touched) -> None:
-        self.entities, self.relations = other.entities, other.relations
+        self.entities, self.relations, self.types = other.entities, other.relations, other.types
 
     @classmethod
     def of_rows(cls, entities: dict[str, EntityRow], relations: dict[Pair, RelationRow]) -> Touched:
         return cls(
-            {k: EntityText.of(r) for k, r in entities.items()}, {p: RelationText.of(r) for p, r in relations.items()}
+            {k: EntityText.of(r) for k, r in entities.items()},
+            {p: RelationText.of(r) for p, r in relations.items()},
+            types={k: r.entity_type for k, r in entities.items()},
         )
+
+    def nodes(self) -> dict[str, tuple[str, str]]:
+        """Entity key → (name, type), as the document wrote its entities."""
+        return {k: (e.name, self.types[k]) for k, e in self.entities.items() if k in self.types}
 
 
 def _touched(
@@ -104,7 +111,7 @@ def _touched(
         )
     prior: dict[str | Pair, str] = {k: existing[k].description if k in existing else "" for k in ents}
     prior.update({p: existing_rel[p].description if p in existing_rel else "" for p in rels})
-    return Touched(ents, rels, prior)
+    return Touched(ents, rels, prior, {m.key: m.entity_type for m in entity_merges})
 
 
 class GraphMerger:

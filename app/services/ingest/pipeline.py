@@ -178,7 +178,7 @@ class DocumentPipeline:
             self.last_writers.release(touched)
         if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.review(project_id, document_id, self.undo_merge)
+                await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes())
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
