@@ -1,6 +1,7 @@
 """The final pass's two statements (repositories/final_pass_reads.py), and the one they make for the merging
-document, read exactly what the five separate reads they replace return, on a graph with a document's own acronym definition, another document's definition of the
-same letters, short forms merged into full names and aliases near the names."""
+document, read exactly what the five separate reads they replace return, on a graph with a document's own
+acronym definition, another document's definition of the same letters, short forms merged into full names and
+aliases near the names."""
 
 from __future__ import annotations
 
