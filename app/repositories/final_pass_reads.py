@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -27,7 +28,7 @@ from app.repositories.resolution_ledger import (
     short_form_params,
 )
 
-_DOCUMENT = text("""
+_DOCUMENT_CTES = """
 WITH mine AS (
     SELECT e.key, e.name, e.entity_type FROM entities e
      WHERE e.project_id = :project_id
@@ -38,6 +39,8 @@ WITH mine AS (
      WHERE a.project_id = :project_id AND a.entity_key IN (SELECT key FROM mine)
        AND a.document_id = :document_id AND a.source = 'acronym'
 )
+"""
+_DOCUMENT_ROWS = """
 SELECT 'm' AS kind, key, name, entity_type FROM mine
 UNION ALL
 SELECT 'h', key, entity_key, NULL FROM here
@@ -49,7 +52,8 @@ SELECT 'd', k.key, a.entity_key, NULL
 UNION ALL
 SELECT 'x', e.key, e.name, e.entity_type FROM entities e
  WHERE e.project_id = :project_id AND e.key IN (SELECT key FROM here)
-""")
+"""
+_DOCUMENT = text(_DOCUMENT_CTES + _DOCUMENT_ROWS)
 
 
 @dataclass
@@ -62,6 +66,10 @@ class DocumentReading:
 
 async def document_reading(conn: AsyncConnection, project_id: str, document_id: str) -> DocumentReading:
     rows = (await conn.execute(_DOCUMENT, {"project_id": project_id, "document_id": document_id})).all()
+    return _document(rows)
+
+
+def _document(rows: Sequence[Sequence[Any]]) -> DocumentReading:
     out = DocumentReading({k: (n, t) for kind, k, n, t in rows if kind == "m"})
     out.here = {k: e for kind, k, e, _ in rows if kind == "h"}
     for kind, key, entity, _ in rows:
@@ -72,7 +80,7 @@ async def document_reading(conn: AsyncConnection, project_id: str, document_id: 
 
 
 # `short_form_params`' words and patterns, with each merge's entity (name and type) when it still exists
-_NEAR = text(f"""
+_NEAR_SQL = f"""
 SELECT 'e' AS kind, CAST(NULL AS bigint) AS id, n.key, n.name, n.entity_type, CAST(NULL AS text) AS a,
        CAST(NULL AS text) AS b, CAST(NULL AS boolean) AS retro, CAST(NULL AS text) AS c, CAST(NULL AS text) AS d
   FROM ({NEARBY_SQL}) n
@@ -85,7 +93,15 @@ SELECT 's', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence,
   LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
  WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
    AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
-""")
+"""
+_NEAR = text(_NEAR_SQL)
+# both readings at once: the document's rows come back as kind 'document', their own kind in the `a` column
+_DOCUMENT_AND_NEAR = text(
+    f"""{_DOCUMENT_CTES}{_NEAR_SQL}
+UNION ALL
+SELECT 'document', NULL, d.key, d.name, d.entity_type, d.kind, NULL, NULL, NULL, NULL FROM ({_DOCUMENT_ROWS}) d
+"""
+)
 
 
 @dataclass
@@ -103,7 +119,22 @@ async def near_reading(conn: AsyncConnection, project_id: str, ranges: Ranges, w
     if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact or words):
         return out
     params = {"project_id": project_id, **near_params(ranges), **short_form_params(words)}
-    rows = (await conn.execute(_NEAR, params)).all()
+    return _near((await conn.execute(_NEAR, params)).all())
+
+
+async def document_and_near(
+    conn: AsyncConnection, project_id: str, document_id: str, ranges: Ranges, words: Sequence[str]
+) -> tuple[DocumentReading, NearReading]:
+    """`document_reading` and `near_reading` in one statement, for a caller that knows the document's nodes
+    before reading them (and so the ranges and words near them): the one that merged them."""
+    params = {"project_id": project_id, "document_id": document_id, **near_params(ranges), **short_form_params(words)}
+    rows = (await conn.execute(_DOCUMENT_AND_NEAR, params)).all()
+    document = _document([(r[5], r[2], r[3], r[4]) for r in rows if r[0] == "document"])
+    return document, _near([r for r in rows if r[0] != "document"])
+
+
+def _near(rows: Sequence[Sequence[Any]]) -> NearReading:
+    out = NearReading({}, {}, [], {})
     for kind, id_, x, y, z, a, b, retro, name, etype in rows:
         if kind == "e":
             out.near[x] = (y, z)

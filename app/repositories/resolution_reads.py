@@ -18,12 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import scoped_key
 from app.domain.cross_document import Nearby, Ranges
+from app.domain.document_rows import HeldClaim
 from app.repositories.resolution_ledger import NEARBY_SQL, near_params
 
 Pair = tuple[str, str]
 
-_READING = text(f"""
-WITH al AS (
+_READING_SQL = f"""
+WITH {{claim}}al AS (
     SELECT a.alias_key, a.entity_key FROM entity_aliases a
      WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:stored AS text[]))
        AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
@@ -53,8 +54,25 @@ SELECT DISTINCT 'd', 0, k.key, a.entity_key, NULL
   FROM unnest(CAST(:acronyms AS text[])) AS k(key)
   JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
    AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
- WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
-""")
+ WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key){{claimed}}
+"""
+_READING = text(_READING_SQL.format(claim="", claimed=""))
+# Under the key locks the document's claim is checked in the same statement (as documents.lock_claim: its row
+# locked if `worker_id` still holds it), one round trip fewer per merge. The reading's snapshot is taken once the
+# key locks are held, as before; only a wait for the document's own row (a progress write) may now come after it.
+_CLAIM_AND_READING = text(
+    _READING_SQL.format(
+        claim="""held AS (
+    SELECT d.id, d.graph_merged, d.cancel_requested FROM documents d
+     WHERE d.project_id = :project_id AND d.id = :document_id AND d.status = 'processing'
+       AND d.claimed_by = :worker_id
+       FOR UPDATE
+), """,
+        claimed="""
+UNION ALL
+SELECT 'c', 0, h.id, CAST(h.graph_merged AS text), CAST(h.cancel_requested AS text) FROM held h""",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +91,7 @@ class Reading:
     nearby: Nearby
     by_initials: list[list[tuple[str, str]]]  # per `Initials` asked, in order: (key, type) ordered by key
     defined_as: dict[str, set[str]]  # acronym key asked → the entities documents define it as
+    claim: HeldClaim | None = None  # asked with `worker_id`: the claim if still held (its row now locked)
 
 
 async def decision_reading(
@@ -85,11 +104,13 @@ async def decision_reading(
     ranges: Ranges,
     initials: Sequence[Initials],
     acronyms: Iterable[str] = (),
+    worker_id: str | None = None,
 ) -> Reading:
     """In one statement: alias key → entity key for `alias_keys` that name an existing entity, an alias scoped
     to `document_id` winning over a project-wide one; the types of `type_keys` and of those targets; the
     rejected pairs that involve any of `names`; the entities in `ranges`; the first 20 keys (by key) fitting
-    each of `initials`; the entities the acronym keys `acronyms` are defined as, in any document."""
+    each of `initials`; the entities the acronym keys `acronyms` are defined as, in any document. With
+    `worker_id`, inside a transaction: also the document's claim, its row locked, if that worker still holds it."""
     wanted = sorted(set(alias_keys))
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
     firsts = [i.first for i in initials]
@@ -104,7 +125,9 @@ async def decision_reading(
         "acronyms": sorted(set(acronyms)),
         **near_params(ranges),
     }
-    rows = (await conn.execute(_READING, params)).all()
+    if worker_id is not None:
+        params |= {"document_id": document_id, "worker_id": worker_id}
+    rows = (await conn.execute(_READING if worker_id is None else _CLAIM_AND_READING, params)).all()
     found = {x: y for kind, _, x, y, _ in rows if kind == "a"}
     aliases = {k: found[k] for k in wanted if k in found}
     aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
@@ -123,4 +146,5 @@ async def decision_reading(
         {x: (y, z) for kind, _, x, y, z in rows if kind == "n"},
         [[(k, t) for _, k, t in sorted(found)] for found in by_initials],
         defined_as,
+        next((HeldClaim(x, y == "true", z == "true") for kind, _, x, y, z in rows if kind == "c"), None),
     )

@@ -1,6 +1,7 @@
-"""The final pass's two statements (repositories/final_pass_reads.py) read exactly what the five separate reads
-they replace return, on a graph with a document's own acronym definition, another document's definition of the
-same letters, short forms merged into full names and aliases near the names."""
+"""The final pass's two statements (repositories/final_pass_reads.py), and the one they make for the merging
+document, read exactly what the five separate reads they replace return, on a graph with a document's own
+acronym definition, another document's definition of the same letters, short forms merged into full names and
+aliases near the names."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.cross_document import Nearby, Ranges, nearby_ranges
 from app.repositories import final_pass_reads, resolution_ledger
 from app.repositories import graph as graph_repo
-from app.services.ingest.absorb import _short_words
+from app.services.ingest.absorb import _readings, _short_words
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line
 from tests.ingest.test_resolution_ingest import install
 
@@ -123,4 +124,9 @@ async def test_the_two_statements_read_what_the_separate_reads_do(make_settings,
             assert (read.near, read.aliases, read.merges) == (near, aliases, merges)
             assert read.targets == {k: (r.name, r.entity_type) for k, r in stored.items()}
             seen_merges += len(merges)
+
+            # both in one statement, asked with the nodes expected; a wrong guess is read again
+            assert await final_pass_reads.document_and_near(conn, "default", d["id"], ranges, words) == (reading, read)
+            for expected in (mine, {}, {"someone else": ("Someone Else", "person")}):
+                assert await _readings(conn, "default", d["id"], expected, True) == (reading, read)
     assert seen_here and seen_merges  # the graph has both kinds for the comparison to mean something

@@ -20,7 +20,7 @@ class _Watch:
         self.between = between
         self.anticipated: list[str] = []
         self.reused: list[bool] = []
-        anticipate, resolve_locked = NameResolution.anticipate, NameResolution.resolve_locked
+        anticipate, decide_locked = NameResolution.anticipate, NameResolution.decide_locked
 
         async def watched_anticipate(resolution: NameResolution, conn) -> None:
             await anticipate(resolution, conn)
@@ -31,15 +31,15 @@ class _Watch:
                     between, self.between = self.between, None
                     await between()
 
-        async def watched_resolve_locked(resolution: NameResolution, conn) -> None:
+        def watched_decide_locked(resolution: NameResolution, known) -> None:
             try:
-                await resolve_locked(resolution, conn)
+                decide_locked(resolution, known)
             finally:
                 if "acme holdings" in resolution.doc.names:
                     self.reused.append(resolution.reused)
 
         monkeypatch.setattr(NameResolution, "anticipate", watched_anticipate)
-        monkeypatch.setattr(NameResolution, "resolve_locked", watched_resolve_locked)
+        monkeypatch.setattr(NameResolution, "decide_locked", watched_decide_locked)
 
 
 async def _ledger(app) -> list[tuple[str, str, bool]]:

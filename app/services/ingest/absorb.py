@@ -25,7 +25,7 @@ from app.container import Container
 from app.core.errors import AppError
 from app.domain.absorption import Absorption, absorbs, absorptions, lone_fit
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import NameIndex, Nearby, lone_word_candidates, nearby_ranges
+from app.domain.cross_document import NameIndex, Nearby, Ranges, lone_word_candidates, nearby_ranges
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
@@ -108,22 +108,42 @@ def _defined_here(reading: DocumentReading) -> tuple[list[Absorption], list[str]
     return out, contested
 
 
+async def _readings(
+    conn: AsyncConnection, project_id: str, document_id: str, expected: Nearby | None, with_words: bool
+) -> tuple[DocumentReading, NearReading]:
+    """The document's nodes and what lies near them. With the nodes `expected`, both in one statement, asked for
+    what lies near the expected ones; read again only if the nodes read ask for something else (another
+    document's absorption took one meanwhile, say), so the pass always works on what its own nodes ask for."""
+
+    def asked(mine: Nearby) -> tuple[Ranges, list[str]]:
+        return nearby_ranges(list(mine.values())), _short_words(mine) if with_words else []
+
+    if expected is None:
+        reading = await passes_repo.document_reading(conn, project_id, document_id)
+        return reading, await passes_repo.near_reading(conn, project_id, *asked(reading.mine))
+    guess = asked(expected)
+    reading, near = await passes_repo.document_and_near(conn, project_id, document_id, *guess)
+    if reading.mine != expected and (actual := asked(reading.mine)) != guess:
+        near = await passes_repo.near_reading(conn, project_id, *actual)
+    return reading, near
+
+
 class Absorber:
     def __init__(self, c: Container) -> None:
         self.db = c.db
         self.merges = EntityMergeService(c)
 
-    async def review(self, project_id: str, document_id: str, undo: UndoMerge | None) -> None:
+    async def review(
+        self, project_id: str, document_id: str, undo: UndoMerge | None, expected: Nearby | None = None
+    ) -> None:
         """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
         standing short-form merge the document makes ambiguous (none checked without `undo`), and for each merge
-        of an undefined use of an acronym the document defines otherwise than another document does. Two
-        statements read all of it when the pass finds nothing to absorb, as for most documents
-        (repositories/final_pass_reads.py)."""
+        of an undefined use of an acronym the document defines otherwise than another document does. One
+        statement reads all of it when the pass finds nothing to absorb and the nodes are the `expected` ones
+        (as the merge wrote them), as for most documents (repositories/final_pass_reads.py)."""
         async with self.db.connect() as conn:
-            reading = await passes_repo.document_reading(conn, project_id, document_id)
+            reading, near = await _readings(conn, project_id, document_id, expected, undo is not None)
             mine = reading.mine
-            words = _short_words(mine) if undo is not None else []
-            near = await passes_repo.near_reading(conn, project_id, nearby_ranges(list(mine.values())), words)
             found, contested = await self.final_pass(conn, project_id, reading, near)
             ambiguous = None
             if undo is not None and not found:

@@ -8,7 +8,7 @@ same transaction, so a crash leaves the document's contribution either complete 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -68,15 +68,22 @@ class Touched:
     entities: dict[str, EntityText]
     relations: dict[Pair, RelationText]
     prior: dict[str | Pair, str] | None = None
+    types: dict[str, str] = field(default_factory=dict)  # entity key → its type as written
 
     def replace(self, other: Touched) -> None:
-        self.entities, self.relations = other.entities, other.relations
+        self.entities, self.relations, self.types = other.entities, other.relations, other.types
 
     @classmethod
     def of_rows(cls, entities: dict[str, EntityRow], relations: dict[Pair, RelationRow]) -> Touched:
         return cls(
-            {k: EntityText.of(r) for k, r in entities.items()}, {p: RelationText.of(r) for p, r in relations.items()}
+            {k: EntityText.of(r) for k, r in entities.items()},
+            {p: RelationText.of(r) for p, r in relations.items()},
+            types={k: r.entity_type for k, r in entities.items()},
         )
+
+    def nodes(self) -> dict[str, tuple[str, str]]:
+        """Entity key → (name, type), as the document wrote its entities."""
+        return {k: (e.name, self.types[k]) for k, e in self.entities.items() if k in self.types}
 
 
 def _touched(
@@ -104,7 +111,7 @@ def _touched(
         )
     prior: dict[str | Pair, str] = {k: existing[k].description if k in existing else "" for k in ents}
     prior.update({p: existing_rel[p].description if p in existing_rel else "" for p in rels})
-    return Touched(ents, rels, prior)
+    return Touched(ents, rels, prior, {m.key: m.entity_type for m in entity_merges})
 
 
 class GraphMerger:
@@ -115,17 +122,23 @@ class GraphMerger:
         self.judge = judge
 
     async def merge(
-        self, project_id: str, document_id: str, worker_id: str, extractions: list[ChunkExtraction]
+        self,
+        project_id: str,
+        document_id: str,
+        worker_id: str,
+        extractions: list[ChunkExtraction],
+        chunk_texts: list[str] | None = None,
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
         earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
         they name (app/services/ingest/name_resolution.py), under the same locks; with ENTITY_RESOLUTION=llm the
-        judge is asked about the pairs the rules leave open before the locks are taken."""
+        judge is asked about the pairs the rules leave open before the locks are taken. `chunk_texts`: the
+        document's chunk texts in order, if the caller has them (resolution reads acronym definitions there)."""
         resolution = None
         if self.settings.entity_resolution != "off":
             async with self.db.connect() as conn:
                 resolution = await NameResolution.prepare(
-                    conn, self.settings.entity_resolution, project_id, document_id, extractions
+                    conn, self.settings.entity_resolution, project_id, document_id, extractions, chunk_texts
                 )
             await self.judge.settle(project_id, resolution)
         while True:
@@ -143,7 +156,11 @@ class GraphMerger:
         resolution: NameResolution | None,
     ) -> Touched | None:
         async def claimed(conn: AsyncConnection) -> None:
-            claim = await require_claim(conn, project_id, document_id, worker_id)
+            held(await docs_repo.lock_claim(conn, project_id, document_id, worker_id))
+
+        def held(claim: HeldClaim | None) -> None:
+            if claim is None:
+                raise ClaimLost(document_id)
             if claim.graph_merged:
                 raise _AlreadyMerged
             if claim.cancel_requested:  # ordered with POST /documents/{id}/cancel by the row lock
@@ -161,9 +178,12 @@ class GraphMerger:
             # for key locks while holding the row of a processing document (deletion refuses those), so
             # taking the row last cannot close a cycle.
             async with locked_keys(self.db, project_id, keys, gate=False, step="merge") as conn:
-                await claimed(conn)
-                if resolution is not None:
-                    await resolution.resolve_locked(conn)
+                if resolution is None:
+                    await claimed(conn)
+                else:  # the claim is checked in the statement that reads what resolution decides on
+                    claim, known = await resolution.read_locked(conn, worker_id)
+                    held(claim)
+                    resolution.decide_locked(known)
                     extractions = resolution.apply(extractions)
                     await resolution.record(conn)
                 touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)

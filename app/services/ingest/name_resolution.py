@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
 from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
+from app.domain.document_rows import HeldClaim
 from app.domain.judge import JudgePair, one_line
 from app.domain.judge_candidates import Proposal, with_proposals
 from app.domain.name_codes import code_definitions
@@ -107,6 +108,7 @@ class NameResolution:
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
     aliases_read: dict[str, str] = field(default_factory=dict)  # the last reading's aliases (name key → entity)
+    claim: HeldClaim | None = None  # the claim the last reading asked for with a worker id, if still held
     _asked: _Asked | None = None
     _prepared: Known | None = None  # the reading `prepare` took, for `anticipate` when no judge ran between
 
@@ -118,12 +120,17 @@ class NameResolution:
         project_id: str,
         document_id: str,
         extractions: list[ChunkExtraction],
+        chunk_texts: list[str] | None = None,
     ) -> NameResolution:
+        """`chunk_texts`: the document's chunk texts in order when the caller holds them (the pipeline just stored
+        them), else they are read when an acronym asks for its definitions."""
         doc = document_names(extractions)
         definitions: dict[str, str] = {}
         defined: set[str] = set()
         if any(is_acronym(n) for n in doc.names.values()):
-            texts = await aliases_repo.document_texts(conn, project_id, document_id)
+            if chunk_texts is None:
+                chunk_texts = await aliases_repo.document_texts(conn, project_id, document_id)
+            texts = list(chunk_texts)
             texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
             definitions = code_definitions(texts, doc.names.values())
             defined = defined_acronyms(texts)
@@ -144,10 +151,11 @@ class NameResolution:
         )
         return self
 
-    async def _known(self, conn: AsyncConnection) -> Known:
+    async def _known(self, conn: AsyncConnection, worker_id: str | None = None) -> Known:
         """Aliases, entity types, nearby entities, entities fitting undefined acronyms' initials and rejected
         pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
-        `_drop_rejected`, and the aliases read are kept for `record`."""
+        `_drop_rejected`, and the aliases read are kept for `record`. With `worker_id`, the document's claim
+        is checked and its row locked in the same statement (kept in `claim`)."""
         if self._asked is None:  # the same for every reading: the document's names do not change
             lookups, qualified = lookup_keys(self.doc, self.definitions), qualified_keys(self.doc)
             keys = lookups | set(qualified.values())
@@ -176,7 +184,9 @@ class NameResolution:
             asked.ranges,
             list(asked.acronyms.values()),
             {k for key, keys in asked.undefined.items() for k in (key, self.doc.match(key))},
+            worker_id,
         )
+        self.claim = reading.claim
         self.rejected = reading.rejected
         types = reading.types
         initials: dict[str, list[str]] = {}
@@ -247,7 +257,16 @@ class NameResolution:
 
     async def resolve_locked(self, conn: AsyncConnection) -> None:
         """Decide under the locks of `lock_keys`; raises Relock if a target lies outside them."""
-        known = await self._known(conn)
+        self.decide_locked(await self._known(conn))
+
+    async def read_locked(self, conn: AsyncConnection, worker_id: str) -> tuple[HeldClaim | None, Known]:
+        """Under the locks of `lock_keys`: the document's claim (as documents.lock_claim reads it, its row locked if
+        `worker_id` still holds it) and the reading to decide on (`decide_locked`), in one statement."""
+        known = await self._known(conn, worker_id)
+        return self.claim, known
+
+    def decide_locked(self, known: Known) -> None:
+        """Decide on `known`, read under the locks of `lock_keys`; raises Relock if a target lies outside them."""
         ahead = self.anticipated
         self.reused = ahead is not None and ahead.reading == _reading(known, self.rejected)
         if ahead is not None and self.reused:  # `_drop_rejected` edits the decisions: a copy of them

@@ -160,7 +160,8 @@ class DocumentPipeline:
             progress.check()
             progress.enter("merging")
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
-                touched = await self.merger.merge(project_id, document_id, worker_id, extractions)
+                texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
+                touched = await self.merger.merge(project_id, document_id, worker_id, extractions, texts)
         if on_merged is not None:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
@@ -177,7 +178,7 @@ class DocumentPipeline:
             self.last_writers.release(touched)
         if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.review(project_id, document_id, self.undo_merge)
+                await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes())
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
