@@ -7,7 +7,9 @@ local  — entities named exactly by a low-level keyword (always found), then th
          between them; then the edges, those of the named entities first, the rest by closeness to the query;
 global — relations by the high-level keyword vector, by the whole question's vector (QUERY_GRAPH_RANK) and by
          full-text (keyword-column matches, i.e. the asked themes, first; the low-level keywords too when no
-         theme matched), fused by reciprocal rank with a mild weight factor; then the entities at their ends;
+         theme matched; a phrase matching a large share of the relations is left out, and the edges of the
+         entities the low-level keywords name join instead), fused by reciprocal rank with a mild weight
+         factor; then the entities at their ends;
 hybrid — both, each side's leading items (see `GraphHits`) first, the rest round-robin; mix adds the chunk
          searches (vector and full-text, fused); naive is chunks only.
 """
