@@ -7,9 +7,9 @@ local  — entities named exactly by a low-level keyword (always found), then th
          between them; then the edges, those of the named entities first, the rest by closeness to the query;
 global — relations by the high-level keyword vector, by the whole question's vector (QUERY_GRAPH_RANK) and by
          full-text (keyword-column matches, i.e. the asked themes, first; the low-level keywords too when no
-         theme matched; a phrase matching a large share of the relations is left out, and the edges of the
-         entities the low-level keywords name join instead), fused by reciprocal rank with a mild weight
-         factor; then the entities at their ends;
+         theme matched), and when a phrase matches a large share of the relations, the edges of the entities
+         the low-level keywords name; fused by reciprocal rank with a mild weight factor; then the entities at
+         their ends;
 hybrid — both, each side's leading items (see `GraphHits`) first, the rest round-robin; mix adds the chunk
          searches (vector and full-text, fused); naive is chunks only.
 """
@@ -126,10 +126,11 @@ class Retriever:
     ) -> GraphHits:
         """Relations by the high-level keywords' vector, by the whole question's vector (generic keywords such as
         "place of birth" say little, the question says more) and by full text; when no keyword phrase names
-        a relation's theme, the full-text search also takes the low-level keywords. A keyword phrase matching
-        a large share of the relations (`lexical.generic_phrases`) is left out of the full-text search, and
-        when there is one, the relations of the entities the low-level keywords name are searched too: on a
-        templated question ("Where was the director of film X born?") the names say which relations are meant."""
+        a relation's theme, the full-text search also takes the low-level keywords. When a keyword phrase
+        matches a large share of the relations (`lexical.generic_phrases`), the relations of the entities the
+        low-level keywords name are searched too: on a templated question ("Where was the director of film X
+        born?") the names say which relations are meant. (Generic phrases stay in the full-text search: one
+        may still name the asked theme in the relations' keywords, which the synthetic world's themes do.)"""
         vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.plan.min_similarity)
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
         if query_vec is not None and self.plan.graph_rank:
@@ -142,9 +143,8 @@ class Retriever:
                 found.append(await self._named_relations(ll, query_vec, top_k))
         themed: set[tuple[str, str]] = set()
         if self.plan.lexical:
-            phrases = [k for k in hl if k not in generic]
-            words = await self.searchable("relations", phrases)
-            matches = await lexical.search_relations(self.conn, self.project_id, phrases, words, relation_limit)
+            words = await self.searchable("relations", hl)
+            matches = await lexical.search_relations(self.conn, self.project_id, hl, words, relation_limit)
             themed = {relation.pair for relation, _, _, theme in matches if theme}
             if not themed and ll and self.plan.graph_rank:
                 named = await self.searchable("relations", ll)
