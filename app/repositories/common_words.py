@@ -48,6 +48,22 @@ class CommonWords:
                 self._remember((project_id, table, threshold, word), word in found, now + self.ttl)
         return [w for w in words if not common[w]]
 
+    async def generic_phrases(self, conn: AsyncConnection, project_id: str, phrases: list[str], floor: int) -> set[str]:
+        """Those of `phrases` too generic to say which relations are meant (`lexical.generic_phrases`)."""
+        now = time.monotonic()
+        generic: dict[str, bool] = {}
+        for phrase in phrases:
+            decided = self._decided.get((project_id, "generic relations", floor, phrase))
+            if decided is not None and decided[1] > now:
+                generic[phrase] = decided[0]
+        unknown = [p for p in phrases if p not in generic]
+        if unknown:
+            found = await lexical.generic_phrases(conn, project_id, unknown, floor)
+            for phrase in unknown:
+                generic[phrase] = phrase in found
+                self._remember((project_id, "generic relations", floor, phrase), phrase in found, now + self.ttl)
+        return {p for p in phrases if generic[p]}
+
     def _remember(self, key: _Key, common: bool, expires: float) -> None:
         self._decided.pop(key, None)
         if len(self._decided) >= self.max_entries:  # the oldest decision goes first (insertion order)

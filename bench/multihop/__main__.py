@@ -76,6 +76,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
     result: dict[str, Any] = {"ingest_seconds": {}, "rows": []}
     try:
         if "service" in args.systems:
+            from bench.multihop.specificity import keyword_profiles
             from bench.realtext.service_side import service
 
             settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
@@ -86,6 +87,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
                 result["graph"] = {"service": await svc.graph_size()}
                 print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
                 result["rows"] += await _ask_all("service", svc, questions, locate, args)
+                result["keywords"] = await keyword_profiles(svc, questions)
         if "official" in args.systems:
             from bench.realtext.official_side import Official
 
@@ -143,6 +145,9 @@ def main() -> None:
         help="also ask each question with room for 100 chunks and keep where every passage ranks"
         " (python -m bench.multihop.diagnose reads it)",
     )
+    parser.add_argument(
+        "--keyword-examples", type=int, default=0, metavar="N", help="print N questions' high-level keywords"
+    )
     args = parser.parse_args()
     args.modes, args.budgets, args.systems = args.modes.split(","), args.budgets.split(","), args.systems.split(",")
     if args.reuse_official:
@@ -159,6 +164,7 @@ def main() -> None:
         reused_official(json.loads(args.reuse_official.read_text()), questions, args) if args.reuse_official else None
     )
     result = asyncio.run(run(args, documents, questions))
+    result["texts"] = {q.id: q.text for q in questions}
     if reused:
         result["rows"] += reused["rows"]
         if reused["ingest_seconds"] is not None:
@@ -173,12 +179,20 @@ def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
     print("ingestion wall time: " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
     summary = summarise(result["rows"])
     print(table(summary))
+    profiles = result.get("keywords")
+    if profiles:  # global's high-level keywords, generic or specific, and each class's all-evidence
+        from bench.multihop import specificity
+
+        print(specificity.table(profiles, specificity.split(result["rows"], profiles)))
+        if args.keyword_examples:
+            print(specificity.examples(profiles, result["texts"], args.keyword_examples))
     if args.out:
         out = {
             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
             "ingest_seconds": seconds,
             "graph": result.get("graph"),
             "summary": summary,
+            "keywords": profiles,
             "rows": result["rows"],
         }
         Path(args.out).write_text(json.dumps(out, indent=1))

@@ -35,7 +35,7 @@ from bench.realtext.embed import DIM
 
 _OPERATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("operation", default=None)
 MEDICAL = "bench.realtext.data:corpus"
-_QUERY = re.compile(r"(?:User )?Query:\s*(.*?)\s*(?:\n---|\Z)", re.DOTALL)
+_QUERY = re.compile(r"Query:\s*(.*?)\s*(?:\n---|\Z)", re.DOTALL)
 
 
 def classify(messages: list[dict]) -> str:
@@ -53,9 +53,12 @@ def classify(messages: list[dict]) -> str:
 
 
 def query_of(messages: list[dict]) -> str:
+    """The question of a keyword prompt: after its last "Query:" (the examples before it have their own), up to
+    a "---" section line or the end."""
     text = str(messages[-1].get("content", ""))
-    found = _QUERY.findall(text)
-    return found[-1].strip() if found else text.strip()
+    start = text.rfind("Query:")
+    found = _QUERY.match(text, start) if start != -1 else None
+    return found.group(1).strip() if found else text.strip()
 
 
 def fragments_of(messages: list[dict]) -> list[str]:

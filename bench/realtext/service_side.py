@@ -34,12 +34,21 @@ class Service:
             if json.loads(marker.read_text())["key"] != key:
                 raise SystemExit(f"{self.kept} holds other documents: use another --keep-data folder")
             print(f"service: the documents are already in {self.kept}, ingestion skipped", flush=True)
+            await self.forget_keyword_answers()
             return float(json.loads(marker.read_text())["seconds"])
         if (await self.graph_size())[0]:
             raise SystemExit(f"{self.kept} holds an unfinished ingestion: delete it or use another folder")
         seconds = await self.ingest(texts, file_paths)
         marker.write_text(json.dumps({"key": key, "seconds": seconds}))
         return seconds
+
+    async def forget_keyword_answers(self) -> None:
+        """Query-time keyword answers cached by an earlier run are dropped: they came from that run's provider,
+        which may have parsed questions differently."""
+        from sqlalchemy import text
+
+        async with self.app.state.container.db.transaction() as conn:
+            await conn.execute(text("DELETE FROM llm_cache WHERE project_id = 'default' AND cache_type = 'keywords'"))
 
     async def ingest(self, texts: list[str], file_paths: list[str] | None = None) -> float:
         started = time.perf_counter()

@@ -91,3 +91,25 @@ def test_a_lost_gold_passage_is_told_apart_by_where_the_wide_ranking_puts_it():
     found = losses([row("service", [9], wide=[9, 1, 2, 3, 5, 6, 4]), row("official", [4, 9])], {"tight": 5})
     entry = found[("tight", "global")]
     assert entry["lost"] == 1 and entry["won"] == 0 and entry["reasons"] == {"ranked out": 1} and entry["ranks"] == [6]
+
+
+def test_a_question_is_generic_when_even_its_most_specific_matching_keyword_matches_many_relations():
+    from bench.multihop.specificity import classify, split, table
+
+    assert classify([("film", 0.08), ("director", 0.02)]) == "generic"
+    assert classify([("film", 0.08), ("steam locomotive", 0.001)]) == "specific"
+    assert classify([("film", 0.08), ("zyzzyva", 0.0)]) == "generic"  # a keyword matching nothing says nothing
+    assert classify([("zyzzyva", 0.0)]) == classify([]) == "unmatched"
+
+    profiles = {"a": [("film", 0.2)], "b": [("locomotive", 0.001)], "c": [("film", 0.2)]}
+
+    def row(qid, system, complete):
+        return {"id": qid, "budget": "default", "mode": "global", "system": system, "all_evidence": complete}
+
+    rows = [row("a", "service", True), row("c", "service", False), row("b", "service", True)]
+    rows += [row("a", "official", False), row("x", "service", True)]  # an unprofiled question is left out
+    by_class = split(rows, profiles)
+    assert by_class["default"]["global"]["service"] == {"generic": (2, 0.5), "specific": (1, 1.0)}
+    assert by_class["default"]["global"]["official"] == {"generic": (1, 0.0)}
+    shown = table(profiles, by_class)
+    assert "generic (>= 1%) 2, specific 1, unmatched 0" in shown and "0.500 (2)" in shown

@@ -112,6 +112,12 @@ def test_official_prompts_are_recognised_by_content():
     prompt = 'Use "high_level_keywords".\n---Real Data---\nUser Query: Why?\n---Output---'
     keywords = [{"role": "user", "content": prompt}]
     assert classify(keywords) == "keywords" and query_of(keywords) == "Why?"
+
+    from app.prompts.keywords import keyword_messages
+
+    service = keyword_messages("Which band was formed first?", [{"role": "user", "content": "Hi"}], "English")
+    assert "Query: Who is Charlie Gordon?" in service[-1]["content"]  # the prompt's examples come before it
+    assert query_of(service) == "Which band was formed first?"
     summary = "Description List:\n```\n" + json.dumps({"Description": "x"}) + "\n" + json.dumps({"description": "y"})
     assert classify([{"role": "user", "content": summary}]) == "summary"
     assert fragments_of([{"role": "user", "content": summary}]) == ["x", "y"]

@@ -11,7 +11,7 @@ from bench.realtext.service_side import Service
 class Counting(Service):
     def __init__(self, kept: Path, stored: int = 0) -> None:
         super().__init__(None, None, kept)
-        self.calls, self.stored = 0, stored
+        self.calls, self.stored, self.forgotten = 0, stored, 0
 
     async def ingest(self, texts: list[str], file_paths: list[str] | None = None) -> float:
         self.calls += 1
@@ -20,6 +20,9 @@ class Counting(Service):
 
     async def graph_size(self) -> tuple[int, int]:
         return self.stored, 0
+
+    async def forget_keyword_answers(self) -> None:
+        self.forgotten += 1
 
 
 CUT = {"chunk_size": 1200, "chunk_overlap_size": 100, "llm_timeout": 600}
@@ -31,6 +34,7 @@ def test_a_kept_folder_is_ingested_once_and_gives_the_first_seconds(tmp_path: Pa
     again = Counting(tmp_path, stored=2)
     assert asyncio.run(again.ingest_once(["a", "b"], None, CUT | {"query_lexical": "false"})) == 12.5
     assert (first.calls, again.calls) == (1, 0)
+    assert (first.forgotten, again.forgotten) == (0, 1)  # a reused folder's keyword answers are asked anew
 
 
 def test_other_documents_or_another_cut_are_refused(tmp_path: Path) -> None:
