@@ -124,6 +124,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
             for form in _as_written(name, surname):
                 reversed_prefixes.add((" " + form)[::-1])
                 exact.add(form)
+                prefixes.add(form + ",")  # written family name first: "Kariuki, A. K."
         if (initials := initials_key(name, etype)) is not None:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)

@@ -18,6 +18,7 @@ class DocumentNames:
     names: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
     specific: dict[str, set[str]] = field(default_factory=dict)  # key → every specific type it was given
+    related: set[tuple[str, str]] = field(default_factory=set)  # (source key, target key) of its relations
 
     def add(self, key: str, name: str, entity_type: str) -> None:
         self.names.setdefault(key, name)
@@ -39,6 +40,7 @@ def document_names(extractions: list[ChunkExtraction]) -> DocumentNames:
         for rel in extraction.relations:
             doc.add(rel.src_key, rel.src_name, "unknown")
             doc.add(rel.tgt_key, rel.tgt_name, "unknown")
+            doc.related.add((rel.src_key, rel.tgt_key))
     return doc
 
 

@@ -43,6 +43,7 @@ _ORDINALS = {
 _ROMAN = {"i": "1st", "ii": "2nd", "iii": "3rd", "iv": "4th", "v": "5th", "vi": "6th", "vii": "7th", "viii": "8th"}
 _NUMBERS = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8"}
 _NUMBERED_KINDS = frozenset({"type", "class", "phase", "stage", "grade", "category", "schedule", "tier"})
+_NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md", "esq", "dds", "obe", "mbe", "cbe", "kc", "qc"})
 _E_PREFIX = re.compile(r"\b[eE]-(?=[a-zA-Z]{3})")  # "e-health record" is an "electronic health record"
 _PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 _ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
@@ -116,6 +117,8 @@ def tokens(name: str, entity_type: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
     name = without_defined_acronym(name)[0]
+    if is_person(entity_type):
+        name = given_names_first(name)
     words = fold(name if is_person(entity_type) else _E_PREFIX.sub("electronic ", name)).split()
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
@@ -129,6 +132,19 @@ def _tokens(name: str, entity_type: str) -> tuple[str, ...]:
             words = words[:-1]
         words = _ordered(words, numbered=entity_type.lower() not in _PRODUCT_TYPES)
     return tuple(words)
+
+
+def given_names_first(name: str) -> str:
+    """A person's name written family name first with a comma, as lists and bylines do ("Kariuki, A. K.",
+    "Zhou, Meilin"), in the usual order ("A. K. Kariuki"); any other name as it is. Not when the part after the
+    comma is a generational or degree suffix ("Hale, Jr.")."""
+    parts = name.split(",")
+    if len(parts) != 2:
+        return name
+    family, given = parts[0].split(), parts[1].split()
+    if len(family) != 1 or not 1 <= len(given) <= 3 or any(fold(w) in _NAME_SUFFIXES for w in given):
+        return name
+    return f"{' '.join(given)} {family[0]}"
 
 
 def titled(name: str) -> bool:

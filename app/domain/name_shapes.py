@@ -17,12 +17,17 @@ _JOINERS = frozenset(
     {"of", "for", "the", "and", "de", "du", "des", "la", "le", "der", "von", "van", "da", "di", "del"}
     | {"bin", "ibn", "&"}
 )
-_NAME_WORD = re.compile(r"^(?:[A-Z][\w'\u2019.&-]*[\u00ae\u2122]?|\d[\w.]*)$")  # "Network®", "Lite 4"
+# "Network®", "Lite 4", "Østergaard": a capital of any alphabet
+_NAME_WORD = re.compile(r"^(?:(?=[^\W\d_])[\w'\u2019.&-]+[\u00ae\u2122]?|\d[\w.]*)$")
 # legal forms and organisation heads: "Siemens Healthineers AG", "Acme Holdings Inc."
 _COMPANY_SUFFIXES = frozenset(
     {"inc", "ltd", "llc", "llp", "plc", "corp", "co", "gmbh", "ag", "sa", "nv", "bv", "oy", "spa", "pty", "limited"}
     | {"corporation", "incorporated", "company", "holdings", "group", "laboratories", "pharmaceuticals"}
 )
+
+
+def _name_word(word: str) -> bool:
+    return bool(_NAME_WORD.match(word)) and (word[0].isupper() or word[0].isdigit())
 
 
 def _words(name: str) -> list[str]:
@@ -35,7 +40,7 @@ def capitalised_name(name: str) -> bool:
     words = _words(name)
     if not words or _LIST_MARKS.search(name):
         return False
-    return all(_NAME_WORD.match(w) or w in _JOINERS for w in words) and words[0][:1].isupper()
+    return all(_name_word(w) or w in _JOINERS for w in words) and words[0][:1].isupper()
 
 
 def _company_suffixed(name: str) -> bool:
@@ -48,7 +53,7 @@ def proper_root(short: str, full: str) -> bool:
     Healthineers AG", "Lupron" / "Lupron Depot"), not a common-noun compound ("liver" / "liver cancer", "Health" /
     "Health Organization", "Eastern" / "Eastern Cooperative Oncology Group")."""
     words = _words(short)
-    if len(words) != 1 or not _NAME_WORD.match(words[0]) or is_everyday_word(fold(short)):
+    if len(words) != 1 or not _name_word(words[0]) or is_everyday_word(fold(short)):
         return False
     return capitalised_name(full) or _company_suffixed(full)
 

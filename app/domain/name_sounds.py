@@ -94,6 +94,11 @@ def load_name_lists() -> None:
     _census()
 
 
+def census_given_name(word: str) -> bool:
+    """A folded word the US Census lists as a given name (spelt as English spells it)."""
+    return word in _census()[0]
+
+
 def _romanised(word: str) -> bool:
     return any(mark.search(word) for mark in _ROMANISED)
 

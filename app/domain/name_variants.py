@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from app.domain.name_matching import acronym_letters, fold, is_acronym, is_person, titled, tokens
+from app.domain.name_nicknames import nickname_pair
 from app.domain.name_spellings import phonetic_key, spelling_variant
 
 # First words that name a kind of thing, not one thing: never a root on their own.
@@ -82,7 +83,9 @@ def lone_word(name: str, entity_type: str) -> str | None:
     if is_acronym(name):
         return None
     words = tokens(name, entity_type if is_person(entity_type) else "person")
-    shortest = 2 if titled(name) else _MIN_ROOT  # "Prof. Rao", "Mrs. Ma": a title says it is a surname
+    # "Prof. Rao", "Mrs. Ma": a title says it is a surname, and so does a person's type ("Hu", "Eze"); a short
+    # word of no type may be anything
+    shortest = 2 if titled(name) or is_person(entity_type) else _MIN_ROOT
     if len(words) != 1 or len(words[0]) < shortest or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
         return None
     return words[0]
@@ -152,7 +155,8 @@ def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
             initial = (len(fa) == 1 and fb.startswith(fa)) or (len(fb) == 1 and fa.startswith(fb))
             # "Yevgeny Kuznetsov" / "Evgeny Kouznetsov": one name; "Catherine" / "Katherine Garrity": two people
             spelt = phonetic_key(a, "person") == phonetic_key(b, "person") is not None
-            return fa != fb and not initial and not spelt
+            # "Bill Hale" / "William Hale", "Emeka Okoye" / "Chukwuemeka Okoye": a given name and its short form
+            return fa != fb and not initial and not spelt and not nickname_pair(fa, fb)
         return False
     if len(wa) < 2 or len(wb) < 2:
         return False

@@ -10,10 +10,11 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
 3. the match key (app/domain/name_matching.py) of an existing entity of a compatible type;
 4. another name of the document with the same match key (the plain form is preferred as the canonical);
 5. an acronym whose initials fit exactly one entity of the document or the project;
-6. across documents (app/domain/cross_document.py): the name written the other way round ("Lisbon Treaty" /
-   "Treaty of Lisbon"), a root or surname alone that fits exactly one entity of a compatible type ("Siemens",
-   "Dr. Okafor"), a near spelling of one entity of the same type the confusable guard lets through, one
-   person's or place's name spelt otherwise ("Evgeny Kouznetsov", app/domain/name_spellings.py).
+6. across documents (app/domain/cross_document.py): the name the other way round ("Lisbon Treaty"), a root or
+   surname alone fitting exactly one entity of a compatible type ("Siemens", "Dr. Okafor"), a near spelling the
+   confusable guard lets through, a name spelt otherwise ("Evgeny Kouznetsov", app/domain/name_spellings.py),
+   a given name's short form ("Emeka Okoye", app/domain/name_nicknames.py) — unless the document relates the
+   two names: then they are two people.
 
 Once decided, the document's full names may show earlier nodes of the project to be their aliases ("Okafor",
 ingested before "Ngozi Okafor" was): those are listed as `absorptions`, merged after the document.
@@ -31,14 +32,13 @@ With mode "suggest" no merge is applied: each match becomes a suggested pair (a 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Literal
 
-from app.domain.absorption import Absorption, absorptions
+from app.domain.absorption import absorptions
 from app.domain.aliases import AliasSource
 from app.domain.cross_document import (
     NameIndex,
-    Nearby,
     close_candidates,
     extension_candidates,
     initialled_candidates,
@@ -60,54 +60,22 @@ from app.domain.name_matching import (
     tokens,
     types_compatible,
 )
+from app.domain.name_nicknames import nickname_candidates, related_in_document
 from app.domain.name_shapes import capitalised_name, person_name
 from app.domain.name_spellings import phonetic_index, spelt_candidates
-from app.domain.name_variants import confusable, inverted_forms
+from app.domain.name_variants import confusable, inverted_forms, surname_of
 from app.domain.names import entity_key
+from app.domain.resolution_state import Decision, Known, Resolution
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 VARIANT_ROW = MATCH_INDEX + "\x1d"  # those by phonetic or compact key (cross_document.py::variant_rows)
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
-_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration"})  # named so in the ledger
+_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration", "nickname"})  # named so in the ledger
 
 
 def index_key(match: str) -> str:
     return MATCH_INDEX + match
-
-
-@dataclass
-class Known:
-    """What the project holds about the looked-up keys (read under their key locks)."""
-
-    entity_types: dict[str, str] = field(default_factory=dict)  # existing entity key → its type
-    aliases: dict[str, str] = field(default_factory=dict)  # alias key or index_key(match) → entity key
-    initials: dict[str, list[str]] = field(default_factory=dict)  # acronym → entity keys with those initials
-    nearby: Nearby = field(default_factory=dict)  # entities sharing a root or surname with the document's names
-    defined: set[str] = field(default_factory=set)  # acronyms the document defines in any form (never by initials)
-
-
-@dataclass(frozen=True)
-class Decision:
-    target: str  # key the name's records merge into (the name's own key when none)
-    source: AliasSource | None = None
-    evidence: str = ""
-    scoped: bool = False  # the alias holds only inside this document
-    apart: bool = False  # kept apart from an entity of another type holding the name
-    rule: str | None = None  # what the ledger names as the rule, when not the alias source ("llm_judge")
-
-
-@dataclass
-class Resolution:
-    decisions: dict[str, Decision]  # every name's key → decision (applied ones have target != key)
-    suggestions: list[tuple[str, str, float, str]]  # (key, other key, score, evidence), not applied
-    index: dict[str, str]  # index_key(match) → entity key, to record for later documents
-    display: dict[str, str]  # target key → display name for entities new in this document
-    absorptions: list[Absorption] = field(default_factory=list)  # earlier nodes to merge into this document's
-    open: dict[str, set[str]] = field(default_factory=dict)  # name key → candidates left to the judge
-
-    def target(self, key: str) -> str:
-        return self.decisions[key].target if key in self.decisions else key
 
 
 def lookup_keys(doc: DocumentNames, definitions: dict[str, str]) -> set[str]:
@@ -152,6 +120,9 @@ class _Resolver:
 
     def type_of(self, key: str) -> str:
         return self.known.entity_types.get(key) or self.doc.types.get(key, "unknown")
+
+    def two_people(self, key: str, other: str) -> bool:
+        return is_person(self.type_of(key)) and related_in_document(key, other, self.doc.related)
 
     def resolve(self, key: str) -> Decision:
         if key in self.done:
@@ -206,6 +177,8 @@ class _Resolver:
         match = self.matches[key]
         for candidate in (match, self.known.aliases.get(match), self.known.aliases.get(index_key(match))):
             if candidate and candidate != key and candidate in self.known.entity_types:
+                if self.two_people(key, candidate):  # "Bob Everly" and "Robert Everly" met in one text
+                    continue
                 if not types_compatible(etype, self.known.entity_types[candidate]):
                     self.open.setdefault(key, set()).add(candidate)  # one name, two types: the judge may tell
                     continue
@@ -215,7 +188,11 @@ class _Resolver:
                 return Decision(candidate, "rule", evidence)
         group = self.groups[match]
         canonical = match if match in group else group[0]
-        if canonical != key and all(types_compatible(etype, self.type_of(k)) for k in group):
+        if (
+            canonical != key
+            and not self.two_people(key, canonical)
+            and all(types_compatible(etype, self.type_of(k)) for k in group)
+        ):
             return self._follow(key, canonical, "rule", f"same name as {canonical!r} once normalised ({match!r})")
         if is_acronym(name):
             if acronym_letters(name) in self.known.defined:  # the text says what it stands for: no guessing
@@ -255,6 +232,8 @@ class _Resolver:
             scoped = rule == "year"
         if not found:
             found, rule = spelt_candidates(name, etype, self.index.sounding(name, etype), key), "transliteration"
+        if not found and (family := self.index.surnames.get(surname_of(name) or "")):
+            found, rule = nickname_candidates(name, etype, self.index.names, family, key, self.doc.related), "nickname"
         near = found or close_candidates(name, etype, self.index, exclude=key)
         targets = {self.resolve(k).target if k in self.doc.names else k for k in near}
         if len(targets) != 1 or not found or key in targets:

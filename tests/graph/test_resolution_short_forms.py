@@ -81,7 +81,8 @@ def test_a_surname_with_letters_folding_changes_is_read_as_the_keys_hold_it():
 def test_a_title_lets_a_short_surname_stand_alone():
     assert titled("Prof. Rao") and titled("Mrs. Ma") and not titled("Rao") and not titled("Doctor")
     assert lone_word("Prof. Rao", "person") == "rao" and lone_word("Mrs. Ma", "person") == "ma"
-    assert lone_word("Rao", "person") is None  # three letters without a title say too little
+    assert lone_word("Rao", "unknown") is None  # three letters of no type, without a title, say too little
+    assert lone_word("Rao", "person") == "rao" and lone_word("Hu", "person") == "hu"  # a person's type says it
     assert target("Mrs. Ma", "person", {"zhiwei ma": ("Zhiwei Ma", "person")}) == "zhiwei ma"
     assert target("Prof. Rao", "person", {"arjun rao": ("Arjun Rao", "person")}) == "arjun rao"
     two = {"zhiwei ma": ("Zhiwei Ma", "person"), "lin ma": ("Lin Ma", "person")}
