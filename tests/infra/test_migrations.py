@@ -258,3 +258,29 @@ async def test_person_spelling_keys_are_recomputed(pg_cluster):
         assert old_person not in rows
         assert rows[place] == "kharkiv"
         assert rows["dr. shevchenko"] == "dmitriy shevchenko"
+
+
+async def test_comma_first_people_are_indexed_given_names_first(pg_cluster):
+    """0020: a person stored as "Kariuki, A. K." gets the match-key and phonetic entries of "A. K. Kariuki", so a
+    later document writing the usual order finds it; other people's phonetic rows are kept under today's keys."""
+    from app.domain.name_matching import match_key
+    from app.domain.name_spellings import phonetic_slots
+    from app.domain.resolution import MATCH_INDEX, index_key
+
+    async with _scratch_database(pg_cluster, "comma_mig") as db:
+        async with db.transaction() as c:
+            await c.run_sync(_upgrade_to("0019"))
+            await c.execute(
+                text(
+                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
+                    " ('default', 'kariuki, a. k.', 'Kariuki, A. K.', 'person'),"
+                    " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person')"
+                )
+            )
+            await c.run_sync(_upgrade_to("head"))
+        async with db.connect() as c:
+            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
+        usual = match_key("A. K. Kariuki", "person")
+        assert match_key("Kariuki, A. K.", "person") == usual
+        assert rows[index_key(usual)] == "kariuki, a. k."
+        assert rows[MATCH_INDEX + phonetic_slots("Dmitriy Shevchenko", "person")[0]] == "dmitriy shevchenko"
