@@ -81,8 +81,10 @@ async def ranked_chunk_ids(
     if not seeds and not nearest:
         return []
     seeds, passage_edges = with_passage_seeds(seeds, nearest)
-    keys = list(dict.fromkeys([k for k in seeds if not is_passage(k)] + [k for _, _, ks in nearest for k in ks]))
-    edges = await neighbourhood.neighbourhood_edges(r.conn, r.project_id, keys)
+    # the walk's two hops start from the entity seeds only: a passage's entities are one edge from its node, so
+    # a bridge entity gets mass through it, and its chunks are scored by that mass without its own neighbourhood
+    keys = [k for k in seeds if not is_passage(k)]
+    edges = await neighbourhood.neighbourhood_edges(r.conn, r.project_id, keys) if keys else []
     edges += [(rel.src_key, rel.tgt_key, rel.weight) for rel in hits.relations] + passage_edges
     ranks = personalized_pagerank(edges, seeds)
     entity_keys = [k for k in ranked(ranks, list(seeds)) if not is_passage(k)][:RANKED_ENTITIES]
