@@ -10,7 +10,7 @@ is left out a little longer. Per process; a process holds at most MAX_ENTRIES de
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,35 +34,38 @@ class CommonWords:
     async def searchable(self, conn: AsyncConnection, project_id: str, table: str, words: list[str]) -> list[str]:
         """`words` without those found in more than COMMON_WORD_ROWS rows of the project's `table`."""
         threshold = lexical.COMMON_WORD_ROWS
-        now = self.clock()
-        common: dict[str, bool] = {}
-        for word in words:
-            decided = self._decided.get((project_id, table, threshold, word))
-            if decided is not None and decided[1] > now:
-                common[word] = decided[0]
-        unknown = [w for w in words if w not in common]
-        if unknown:
-            found = await lexical.common_words(conn, table, project_id, unknown)
-            for word in unknown:
-                common[word] = word in found
-                self._remember((project_id, table, threshold, word), word in found, now + self.ttl)
-        return [w for w in words if not common[w]]
+
+        async def count(unknown: list[str]) -> set[str]:
+            return await lexical.common_words(conn, table, project_id, unknown)
+
+        common = await self._decided_all((project_id, table, threshold), words, count)
+        return [w for w in words if w not in common]
 
     async def generic_phrases(self, conn: AsyncConnection, project_id: str, phrases: list[str], floor: int) -> set[str]:
         """Those of `phrases` too generic to say which relations are meant (`lexical.generic_phrases`)."""
-        now = time.monotonic()
-        generic: dict[str, bool] = {}
-        for phrase in phrases:
-            decided = self._decided.get((project_id, "generic relations", floor, phrase))
+
+        async def count(unknown: list[str]) -> set[str]:
+            return await lexical.generic_phrases(conn, project_id, unknown, floor)
+
+        return await self._decided_all((project_id, "generic relations", floor), phrases, count)
+
+    async def _decided_all(
+        self, scope: tuple[str, str, int], items: list[str], count: Callable[[list[str]], Awaitable[set[str]]]
+    ) -> set[str]:
+        """Those of `items` decided common in `scope`: remembered decisions, the others counted now and kept."""
+        now = self.clock()
+        common: dict[str, bool] = {}
+        for item in items:
+            decided = self._decided.get((*scope, item))
             if decided is not None and decided[1] > now:
-                generic[phrase] = decided[0]
-        unknown = [p for p in phrases if p not in generic]
+                common[item] = decided[0]
+        unknown = [i for i in items if i not in common]
         if unknown:
-            found = await lexical.generic_phrases(conn, project_id, unknown, floor)
-            for phrase in unknown:
-                generic[phrase] = phrase in found
-                self._remember((project_id, "generic relations", floor, phrase), phrase in found, now + self.ttl)
-        return {p for p in phrases if generic[p]}
+            found = await count(unknown)
+            for item in unknown:
+                common[item] = item in found
+                self._remember((*scope, item), item in found, now + self.ttl)
+        return {i for i in items if common[i]}
 
     def _remember(self, key: _Key, common: bool, expires: float) -> None:
         self._decided.pop(key, None)
