@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.multihop import data
-from bench.realtext.cache import DEFAULT_DIR
 
 WIDE = {"chunk_top_k": 100, "max_total_tokens": 200_000}  # --diagnose: the ranking beyond the budget's cut
 
@@ -118,26 +117,12 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
 
 
 def main() -> None:
-    from bench.realtext.__main__ import BUDGETS, MODES
+    from bench.realtext.__main__ import add_run_options
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=data.DATASETS, required=True)
     parser.add_argument("--sample", type=int, default=None, help="the first N questions and their passages only")
-    parser.add_argument("--modes", default=",".join(MODES))
-    parser.add_argument("--budgets", default=",".join(BUDGETS))
-    parser.add_argument("--systems", default="service,official")
-    parser.add_argument("--embeddings", choices=("minilm", "hashed"), default="minilm")
-    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE", help="a service setting")
-    parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
-    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
-    parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
-    parser.add_argument(
-        "--keep-data",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="keep the service's database in DIR; a later run with the same documents and settings skips ingestion",
-    )
+    add_run_options(parser)
     parser.add_argument("--reuse-official", type=Path, default=None, metavar="FILE")
     parser.add_argument(
         "--diagnose",

@@ -164,11 +164,8 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sample", type=int, default=60, help="questions per type (stratified, fixed seed)")
-    parser.add_argument("--all", action="store_true", help="all 2,062 questions")
-    parser.add_argument("--seed", type=int, default=7)
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options both real-text benches take: what to run, where the service's code and data come from."""
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--budgets", default=",".join(BUDGETS))
     parser.add_argument("--systems", default="service,official")
@@ -187,8 +184,16 @@ def main() -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="keep the service's database in DIR; a later run with the same documents and settings skips ingestion",
+        help="keep the service's database in DIR; a later run on the same documents cut the same way skips ingestion",
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", type=int, default=60, help="questions per type (stratified, fixed seed)")
+    parser.add_argument("--all", action="store_true", help="all 2,062 questions")
+    parser.add_argument("--seed", type=int, default=7)
+    add_run_options(parser)
     parser.add_argument(
         "--reuse-official", type=Path, default=None, metavar="FILE", help="official's rows from an earlier --out"
     )
