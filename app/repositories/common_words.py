@@ -41,14 +41,6 @@ class CommonWords:
         common = await self._decided_all((project_id, table, threshold), words, count)
         return [w for w in words if w not in common]
 
-    async def generic_phrases(self, conn: AsyncConnection, project_id: str, phrases: list[str], floor: int) -> set[str]:
-        """Those of `phrases` too generic to say which relations are meant (`lexical.generic_phrases`)."""
-
-        async def count(unknown: list[str]) -> set[str]:
-            return await lexical.generic_phrases(conn, project_id, unknown, floor)
-
-        return await self._decided_all((project_id, "generic relations", floor), phrases, count)
-
     async def _decided_all(
         self, scope: tuple[str, str, int], items: list[str], count: Callable[[list[str]], Awaitable[set[str]]]
     ) -> set[str]:

@@ -23,10 +23,6 @@ COMMON_WORD_ROWS = 1000
 
 _HAS_LEXEMES = "numnode(plainto_tsquery('english', w)) > 0"  # stop words alone give an empty query
 
-# A theme phrase is generic when it matches more than this share of the project's relations ("film" in a
-# film corpus, "place of birth"): an inverse document frequency too low to tell which relations are meant.
-GENERIC_SHARE = 0.01
-
 
 def _words_query(word_query: str) -> str:
     """The CTE `q`: the OR of the words' queries (NULL when no word is left)."""
@@ -47,20 +43,6 @@ WHERE {_HAS_LEXEMES}
                              LIMIT :common_rows + 1) AS found) > :common_rows
 """)
 
-
-# Each phrase (all its words) is counted up to the generic bound plus one row, so the cost stays bounded on a
-# large project as COMMON_WORD_ROWS bounds the common words'; the bound is counted once per statement.
-_GENERIC_PHRASES = text("""
-WITH bound AS MATERIALIZED (
-    SELECT greatest(:floor, ceil(CAST(:share AS float8) * count(*)))::int AS rows
-    FROM relations WHERE project_id = :project_id
-)
-SELECT w FROM unnest(CAST(:words AS text[])) AS w
-WHERE numnode(plainto_tsquery('english', w)) > 0
-  AND (SELECT count(*) FROM (SELECT 1 FROM relations r
-                             WHERE r.project_id = :project_id AND r.search_vector @@ plainto_tsquery('english', w)
-                             LIMIT (SELECT rows + 1 FROM bound)) AS found) > (SELECT rows FROM bound)
-""")
 
 _STEMMED = "plainto_tsquery('english', w)"
 _STEMMED_OR_NAME = "plainto_tsquery('english', w) || plainto_tsquery('simple', w)"
@@ -221,15 +203,6 @@ async def common_words(conn: AsyncConnection, table: str, project_id: str, words
         _COMMON_WORDS[table], {"project_id": project_id, "words": words, "common_rows": COMMON_WORD_ROWS}
     )
     return set(result.scalars())
-
-
-async def generic_phrases(conn: AsyncConnection, project_id: str, phrases: list[str], floor: int) -> set[str]:
-    """Those of `phrases` matching (all their words) more than GENERIC_SHARE of the project's relations and
-    more than `floor` of them (a phrase whose every match can be shown is never too generic to use)."""
-    if not phrases:
-        return set()
-    params = {"project_id": project_id, "words": phrases, "share": GENERIC_SHARE, "floor": floor}
-    return set((await conn.execute(_GENERIC_PHRASES, params)).scalars())
 
 
 async def search_entities(conn: AsyncConnection, project_id: str, words: list[str], limit: int) -> list[EntityHit]:

@@ -234,28 +234,3 @@ async def test_chunks_ranked_by_density_put_a_short_dense_chunk_first(make_app):
     query = {"query": "saffron harvest valley", "chunk_top_k": 1, "hl_keywords": ["none"], "ll_keywords": ["none"]}
     assert [c["id"] for c in (await context(app, mode="naive", **query))["chunks"]] == ["doc-long-c0"]
     assert [c["id"] for c in (await context(app, mode="mix", **query))["chunks"]] == ["doc-short-c0"]
-
-
-async def test_a_phrase_matching_a_large_share_of_relations_brings_the_named_entities_relations(make_app, monkeypatch):
-    from app.repositories import lexical
-
-    monkeypatch.setattr(lexical, "GENERIC_SHARE", 1.0)  # no phrase is generic
-    app = await make_app()
-    ask = {"query": "Whose money paid Zorvath Kell?", "mode": "global", "top_k": 1, "chunk_selection": None}
-    ask |= {"hl_keywords": ["money"], "ll_keywords": ["Zorvath Kell"]}
-    assert "Zorvath Kell" not in pairs(await context(app, **ask))[0]  # a relation whose description says money
-    monkeypatch.setattr(lexical, "GENERIC_SHARE", 0.25)  # "money": 2 of 4 relations, too generic to tell
-    app = await make_app(insert=False)
-    assert "Zorvath Kell" in pairs(await context(app, **ask))[0]
-
-
-async def test_a_phrase_is_generic_above_both_the_share_and_the_floor(make_app, monkeypatch):
-    from app.repositories import lexical
-
-    app = await make_app()
-    monkeypatch.setattr(lexical, "GENERIC_SHARE", 0.5)
-    phrases = ["seed", "seed funding", "regatta", "the"]  # 3, 2, 1 and no relation of 4
-    async with app.container.db.transaction() as conn:
-        assert await lexical.generic_phrases(conn, "default", phrases, floor=1) == {"seed"}
-        assert await lexical.generic_phrases(conn, "default", phrases, floor=3) == set()  # all 3 could be shown
-        assert await lexical.generic_phrases(conn, "default", [], floor=1) == set()

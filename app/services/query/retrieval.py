@@ -7,9 +7,7 @@ local  — entities named exactly by a low-level keyword (always found), then th
          between them; then the edges, those of the named entities first, the rest by closeness to the query;
 global — relations by the high-level keyword vector, by the whole question's vector (QUERY_GRAPH_RANK) and by
          full-text (keyword-column matches, i.e. the asked themes, first; the low-level keywords too when no
-         theme matched), and when a phrase matches a large share of the relations, the edges of the entities
-         the low-level keywords name; fused by reciprocal rank with a mild weight factor; then the entities at
-         their ends;
+         theme matched), fused by reciprocal rank with a mild weight factor; then the entities at their ends;
 hybrid — both, each side's leading items (see `GraphHits`) first, the rest round-robin; mix adds the chunk
          searches (vector and full-text, fused); naive is chunks only.
 """
@@ -126,21 +124,12 @@ class Retriever:
     ) -> GraphHits:
         """Relations by the high-level keywords' vector, by the whole question's vector (generic keywords such as
         "place of birth" say little, the question says more) and by full text; when no keyword phrase names
-        a relation's theme, the full-text search also takes the low-level keywords. When a keyword phrase
-        matches a large share of the relations (`lexical.generic_phrases`), the relations of the entities the
-        low-level keywords name are searched too: on a templated question ("Where was the director of film X
-        born?") the names say which relations are meant. (Generic phrases stay in the full-text search: one
-        may still name the asked theme in the relations' keywords, which the synthetic world's themes do.)"""
+        a relation's theme, the full-text search also takes the low-level keywords."""
         vector = await repo.search_relations(self.conn, self.project_id, hl_vec, top_k, self.plan.min_similarity)
         found = [[(relation, src, tgt) for relation, src, tgt in vector]]
         if query_vec is not None and self.plan.graph_rank:
             asked = await repo.search_relations(self.conn, self.project_id, query_vec, top_k, self.plan.min_similarity)
             found.append([(relation, src, tgt) for relation, src, tgt in asked])
-        generic: set[str] = set()
-        if self.plan.graph_rank and ll:
-            generic = await self.common_words.generic_phrases(self.conn, self.project_id, hl, top_k)
-            if generic and query_vec is not None:
-                found.append(await self._named_relations(ll, query_vec, top_k))
         themed: set[tuple[str, str]] = set()
         if self.plan.lexical:
             words = await self.searchable("relations", hl)
@@ -176,22 +165,6 @@ class Retriever:
             lead_entities=lead_entities,
             lead_relations=len(themed),
         )
-
-    async def _named_relations(
-        self, ll: list[str], query_vec: list[float], limit: int
-    ) -> list[tuple[RelationHit, EntityHit, EntityHit]]:
-        """The edges of the entities the low-level keywords name, closest to the question first, with their ends."""
-        keys = list(dict.fromkeys(entity_key(k) for k in ll if k.strip()))
-        named = await lexical.named_entities(self.conn, self.project_id, keys)
-        if not named:
-            return []
-        edges = await repo.relations_of_entities(
-            self.conn, self.project_id, [e.key for e in named], limit, query_vec, anchored=0
-        )
-        ends = {e.key: e for e in named}
-        missing = list(dict.fromkeys(k for r in edges for k in r.pair if k not in ends))
-        ends.update({e.key: e for e in await lexical.entities_by_keys(self.conn, self.project_id, missing)})
-        return [(r, ends[r.src_key], ends[r.tgt_key]) for r in edges if r.src_key in ends and r.tgt_key in ends]
 
     async def search_chunks(self, query: str, query_vec: list[float], limit: int) -> list[ChunkHit]:
         """The chunk vector search, fused with the full-text chunk search when that is on (ranked by density
