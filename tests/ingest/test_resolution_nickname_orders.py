@@ -7,21 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ingest.test_pipeline import entity_line, ingest, relation_line
+from tests.ingest.test_pipeline import ingest
 from tests.ingest.test_resolution_ingest import graph, install
-
-
-def _doc(name: str, marker: str) -> list[str]:
-    clerk = f"Clerk {marker.title()}"
-    return [
-        entity_line(name, "person", f"{name} is quoted in the {marker}."),
-        entity_line(clerk, "person", f"{clerk} files the {marker}."),
-        relation_line(name, clerk, "interview", f"{clerk} interviewed {name}."),
-    ]
+from tests.ingest.test_resolution_spelling_orders import quoted_person_doc
 
 
 async def _people(app, fake_llm, short: str, full: str, short_first: bool) -> set[str]:
-    install(fake_llm, {"short doc": _doc(short, "short doc"), "full doc": _doc(full, "full doc")})
+    install(
+        fake_llm, {"short doc": quoted_person_doc(short, "short doc"), "full doc": quoted_person_doc(full, "full doc")}
+    )
     for marker in ("short doc", "full doc") if short_first else ("full doc", "short doc"):
         [doc] = await ingest(app, [marker])
         assert doc["status"] == "processed"

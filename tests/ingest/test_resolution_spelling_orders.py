@@ -14,7 +14,8 @@ from tests.ingest.test_resolution_ingest import graph, install
 DOCS = ("first doc", "second doc", "third doc")
 
 
-def _doc(name: str, marker: str) -> list[str]:
+def quoted_person_doc(name: str, marker: str) -> list[str]:
+    """A document quoting the person `name`, interviewed by a clerk named after the document."""
     clerk = f"Clerk {marker.title()}"
     return [
         entity_line(name, "person", f"{name} is quoted in the {marker}."),
@@ -29,7 +30,7 @@ THREE_PEOPLE = dict(zip(DOCS, ("Karen Ashcombe", "Karin Ashcombe", "Karyn Ashcom
 
 
 async def _people(app, fake_llm, names: dict[str, str], order: tuple[str, ...]) -> set[str]:
-    install(fake_llm, {marker: _doc(name, marker) for marker, name in names.items()})
+    install(fake_llm, {marker: quoted_person_doc(name, marker) for marker, name in names.items()})
     for marker in order:
         [doc] = await ingest(app, [marker])
         assert doc["status"] == "processed"
