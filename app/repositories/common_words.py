@@ -10,7 +10,7 @@ is left out a little longer. Per process; a process holds at most MAX_ENTRIES de
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,30 +34,19 @@ class CommonWords:
     async def searchable(self, conn: AsyncConnection, project_id: str, table: str, words: list[str]) -> list[str]:
         """`words` without those found in more than COMMON_WORD_ROWS rows of the project's `table`."""
         threshold = lexical.COMMON_WORD_ROWS
-
-        async def count(unknown: list[str]) -> set[str]:
-            return await lexical.common_words(conn, table, project_id, unknown)
-
-        common = await self._decided_all((project_id, table, threshold), words, count)
-        return [w for w in words if w not in common]
-
-    async def _decided_all(
-        self, scope: tuple[str, str, int], items: list[str], count: Callable[[list[str]], Awaitable[set[str]]]
-    ) -> set[str]:
-        """Those of `items` decided common in `scope`: remembered decisions, the others counted now and kept."""
         now = self.clock()
         common: dict[str, bool] = {}
-        for item in items:
-            decided = self._decided.get((*scope, item))
+        for word in words:
+            decided = self._decided.get((project_id, table, threshold, word))
             if decided is not None and decided[1] > now:
-                common[item] = decided[0]
-        unknown = [i for i in items if i not in common]
+                common[word] = decided[0]
+        unknown = [w for w in words if w not in common]
         if unknown:
-            found = await count(unknown)
-            for item in unknown:
-                common[item] = item in found
-                self._remember((*scope, item), item in found, now + self.ttl)
-        return {i for i in items if common[i]}
+            found = await lexical.common_words(conn, table, project_id, unknown)
+            for word in unknown:
+                common[word] = word in found
+                self._remember((project_id, table, threshold, word), word in found, now + self.ttl)
+        return [w for w in words if not common[w]]
 
     def _remember(self, key: _Key, common: bool, expires: float) -> None:
         self._decided.pop(key, None)
