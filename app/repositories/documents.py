@@ -204,24 +204,19 @@ async def heartbeat(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[
     return [(r[0], r[1]) for r in rows if r[2]]
 
 
+# The claim `worker_id` still holds on a processing document, its row locked; also read by
+# resolution_reads.decision_reading, in the statement that reads what the merge decides on.
+HELD_CLAIM_SQL = """SELECT d.id, d.graph_merged, d.cancel_requested FROM documents d
+ WHERE d.project_id = :project_id AND d.id = :document_id AND d.status = 'processing'
+   AND d.claimed_by = :worker_id
+   FOR UPDATE"""
+_HELD_CLAIM = text(HELD_CLAIM_SQL)
+
+
 async def lock_claim(conn: AsyncConnection, project_id: str, document_id: str, worker_id: str) -> HeldClaim | None:
     """Inside a transaction: lock the document row if `worker_id` still holds its claim."""
-    row = (
-        (
-            await conn.execute(
-                select(documents.c.id, documents.c.graph_merged, documents.c.cancel_requested)
-                .where(
-                    documents.c.project_id == project_id,
-                    documents.c.id == document_id,
-                    documents.c.status == "processing",
-                    documents.c.claimed_by == worker_id,
-                )
-                .with_for_update()
-            )
-        )
-        .mappings()
-        .first()
-    )
+    params = {"project_id": project_id, "document_id": document_id, "worker_id": worker_id}
+    row = (await conn.execute(_HELD_CLAIM, params)).mappings().first()
     return HeldClaim.from_row(row) if row else None
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.domain.aliases import scoped_key
 from app.domain.cross_document import Nearby, Ranges
 from app.domain.document_rows import HeldClaim
+from app.repositories.documents import HELD_CLAIM_SQL
 from app.repositories.resolution_ledger import NEARBY_SQL, near_params
 
 Pair = tuple[str, str]
@@ -57,17 +58,12 @@ SELECT DISTINCT 'd', 0, k.key, a.entity_key, NULL
  WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key){{claimed}}
 """
 _READING = text(_READING_SQL.format(claim="", claimed=""))
-# Under the key locks the document's claim is checked in the same statement (as documents.lock_claim: its row
-# locked if `worker_id` still holds it), one round trip fewer per merge. The reading's snapshot is taken once the
-# key locks are held, as before; only a wait for the document's own row (a progress write) may now come after it.
+# Under the key locks the document's claim is checked in the same statement (documents.lock_claim's read: its
+# row locked if `worker_id` still holds it), one round trip fewer per merge. The reading's snapshot is taken once
+# the key locks are held, as before; only a wait for the document's own row (a progress write) may now come after.
 _CLAIM_AND_READING = text(
     _READING_SQL.format(
-        claim="""held AS (
-    SELECT d.id, d.graph_merged, d.cancel_requested FROM documents d
-     WHERE d.project_id = :project_id AND d.id = :document_id AND d.status = 'processing'
-       AND d.claimed_by = :worker_id
-       FOR UPDATE
-), """,
+        claim=f"held AS ({HELD_CLAIM_SQL}), ",
         claimed="""
 UNION ALL
 SELECT 'c', 0, h.id, CAST(h.graph_merged AS text), CAST(h.cancel_requested AS text) FROM held h""",
