@@ -108,7 +108,6 @@ class NameResolution:
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
     aliases_read: dict[str, str] = field(default_factory=dict)  # the last reading's aliases (name key → entity)
-    claim: HeldClaim | None = None  # the claim the last reading asked for with a worker id, if still held
     _asked: _Asked | None = None
     _prepared: Known | None = None  # the reading `prepare` took, for `anticipate` when no judge ran between
 
@@ -151,11 +150,14 @@ class NameResolution:
         )
         return self
 
-    async def _known(self, conn: AsyncConnection, worker_id: str | None = None) -> Known:
+    async def _known(self, conn: AsyncConnection) -> Known:
+        return (await self._read(conn))[0]
+
+    async def _read(self, conn: AsyncConnection, worker_id: str | None = None) -> tuple[Known, HeldClaim | None]:
         """Aliases, entity types, nearby entities, entities fitting undefined acronyms' initials and rejected
         pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
-        `_drop_rejected`, and the aliases read are kept for `record`. With `worker_id`, the document's claim
-        is checked and its row locked in the same statement (kept in `claim`)."""
+        `_drop_rejected`, and the aliases read are kept for `record`. With `worker_id`, also the document's
+        claim, checked and its row locked in the same statement."""
         if self._asked is None:  # the same for every reading: the document's names do not change
             lookups, qualified = lookup_keys(self.doc, self.definitions), qualified_keys(self.doc)
             keys = lookups | set(qualified.values())
@@ -186,7 +188,6 @@ class NameResolution:
             {k for key, keys in asked.undefined.items() for k in (key, self.doc.match(key))},
             worker_id,
         )
-        self.claim = reading.claim
         self.rejected = reading.rejected
         types = reading.types
         initials: dict[str, list[str]] = {}
@@ -201,7 +202,7 @@ class NameResolution:
             for k in keys
         }
         aliases = self.aliases_read = {k: e for k, e in reading.aliases.items() if k not in contested}
-        return Known(types, aliases, initials, reading.nearby, self.defined)
+        return Known(types, aliases, initials, reading.nearby, self.defined), reading.claim
 
     async def rules_only(self, conn: AsyncConnection) -> tuple[Known, Resolution]:
         """The reading as the project stands now and what the rules alone decide on it (no judge's verdicts):
@@ -262,8 +263,8 @@ class NameResolution:
     async def read_locked(self, conn: AsyncConnection, worker_id: str) -> tuple[HeldClaim | None, Known]:
         """Under the locks of `lock_keys`: the document's claim (as documents.lock_claim reads it, its row locked if
         `worker_id` still holds it) and the reading to decide on (`decide_locked`), in one statement."""
-        known = await self._known(conn, worker_id)
-        return self.claim, known
+        known, claim = await self._read(conn, worker_id)
+        return claim, known
 
     def decide_locked(self, known: Known) -> None:
         """Decide on `known`, read under the locks of `lock_keys`; raises Relock if a target lies outside them."""
