@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app.domain.document_names import DocumentNames
-from app.domain.name_matching import acronym_letters, is_acronym, is_person, tokens, types_compatible
+from app.domain.name_matching import GENERATIONS, acronym_letters, is_acronym, is_person, tokens, types_compatible
 from app.domain.name_spellings import phonetic_key
 from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
@@ -30,7 +30,6 @@ from app.domain.resolution import Decision, Resolution
 CODE_FIT = 0.5  # the rank of a neighbour found by a code's letters alone, among embedding similarities
 PER_NAME = 2  # neighbours shown to the judge per new name
 PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
-_GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def may_be_one_person(a: str, a_type: str, b: str, b_type: str) -> bool:
     if not (is_person(a_type) or is_person(b_type)):
         return True
     wa, wb = tokens(a, "person"), tokens(b, "person")
-    ga, gb = (w[-1] if len(w) > 1 and w[-1] in _GENERATIONS else "" for w in (wa, wb))
+    ga, gb = (w[-1] if len(w) > 1 and w[-1] in GENERATIONS else "" for w in (wa, wb))
     if ga and gb and ga != gb:  # "Sr." / "Jr.": a father and his son
         return False
     wa, wb = wa[: len(wa) - bool(ga)], wb[: len(wb) - bool(gb)]

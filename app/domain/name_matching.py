@@ -43,7 +43,8 @@ _ORDINALS = {
 _ROMAN = {"i": "1st", "ii": "2nd", "iii": "3rd", "iv": "4th", "v": "5th", "vi": "6th", "vii": "7th", "viii": "8th"}
 _NUMBERS = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8"}
 _NUMBERED_KINDS = frozenset({"type", "class", "phase", "stage", "grade", "category", "schedule", "tier"})
-_NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md", "esq", "dds", "obe", "mbe", "cbe", "kc", "qc"})
+GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})  # a generation after a person's surname
+_NAME_SUFFIXES = GENERATIONS | {"phd", "md", "esq", "dds", "obe", "mbe", "cbe", "kc", "qc"}  # and degrees, honours
 _E_PREFIX = re.compile(r"\b[eE]-(?=[a-zA-Z]{3})")  # "e-health record" is an "electronic health record"
 _PRODUCT_TYPES = frozenset({"artifact", "product", "device", "software", "model", "vehicle", "technology"})
 _ABBREVIATED_HEADS = {"st": "saint", "mt": "mount", "ft": "fort"}  # "St. Ives", "Mt Pune"
