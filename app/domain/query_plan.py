@@ -31,6 +31,9 @@ class ModeSearch:
     local: bool = False  # entities found by the low-level keywords, their edges and paths
     global_: bool = False  # relations found by the high-level keywords, and their ends
     chunk_search: bool = False  # chunks found by the query's vector and full text
+    # hybrid with QUERY_GRAPH_RANK: the searched chunks are a third ranking beside the sides' (so hybrid is never
+    # far below naive: bench/multihop); LightRAG's hybrid, with per-item chunk picks, searches no chunks
+    chunk_search_when_ranked: bool = False
     # mix: the graph already states the facts of its entities, so a searched chunk should add much per token
     # (full-text rank per word of the chunk); naive has only chunks, so one covering more is better
     chunks_by_density: bool = False
@@ -44,7 +47,7 @@ class ModeSearch:
 MODE_SEARCHES: Mapping[QueryMode, ModeSearch] = {
     "local": ModeSearch(local=True, chunks_before_weak_graph=True),
     "global": ModeSearch(global_=True),
-    "hybrid": ModeSearch(local=True, global_=True, chunks_before_weak_graph=True),
+    "hybrid": ModeSearch(local=True, global_=True, chunk_search_when_ranked=True, chunks_before_weak_graph=True),
     "mix": ModeSearch(
         local=True, global_=True, chunk_search=True, chunks_by_density=True, chunks_before_weak_graph=True
     ),
@@ -130,11 +133,10 @@ class QueryPlan:
         """`guessed_low_level`: the low-level keywords are only the question and the high-level ones (the model
         gave none): local then also searches the global side, as the high-level keywords are all it was told."""
         s = self.search
-        return Sides(
-            local=s.graph and has_low_level and (s.local or not has_high_level),
-            global_=s.graph and has_high_level and (s.global_ or not has_low_level or guessed_low_level),
-            chunk_search=s.chunk_search,
-        )
+        local = s.graph and has_low_level and (s.local or not has_high_level)
+        global_ = s.graph and has_high_level and (s.global_ or not has_low_level or guessed_low_level)
+        ranked_search = s.chunk_search_when_ranked and self.graph_rank and (local or global_)
+        return Sides(local=local, global_=global_, chunk_search=s.chunk_search or ranked_search)
 
 
 def plan_query(

@@ -68,3 +68,23 @@ def priority_merge(sides: Sequence[tuple[Sequence[T], int]], key: Callable[[T], 
             if i < len(rest):
                 take(rest[i])
     return out
+
+
+def interleave(rankings: Sequence[Sequence[Hashable]]) -> list[Hashable]:
+    """Keys of all rankings by their best rank in any of them, so the first n keys hold every ranking's top
+    n // len(rankings) (a key two rankings share frees a place for a deeper one); at equal best rank, a key more
+    rankings hold, then one they rank higher in sum, comes first; then first appearance (rankings in turn).
+    Unlike summed reciprocal ranks, a passage only one ranking finds is never pushed out by keys every ranking
+    ranks middling."""
+    positions: dict[Hashable, list[int]] = {}
+    for i in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if i < len(ranking):
+                positions.setdefault(ranking[i], [])
+    for ranking in rankings:
+        for rank, key in enumerate(dict.fromkeys(ranking)):
+            positions[key].append(rank)
+    first = {key: i for i, key in enumerate(positions)}
+    return sorted(
+        positions, key=lambda key: (min(positions[key]), -len(positions[key]), sum(positions[key]), first[key])
+    )

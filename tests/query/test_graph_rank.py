@@ -60,25 +60,28 @@ def test_weighted_rrf_favours_agreement_and_honours_weights():
     assert weighted_rrf([], k=10) == []
 
 
-def test_hybrid_takes_the_sides_chunks_in_turn_and_mix_fuses_them_with_its_searched_chunks():
+def test_hybrid_and_mix_interleave_the_searched_chunks_and_the_sides_rankings_by_best_rank():
     from app.domain.hits import ChunkHit, GraphHits
     from app.services.query.graph_chunks import fused_chunk_order
 
     local = GraphHits(chunk_ids=["shared", "l1", "l2", "l3"])
     global_ = GraphHits(chunk_ids=["g1", "g2", "shared", "g3"])
-    # a passage only global finds comes second, before chunks both sides rank lower
-    assert fused_chunk_order(local, global_, [], k=60) == [
+    searched = [ChunkHit(i, "doc", "text", "f.txt", "vector") for i in ("v1", "g1", "v2")]
+    # best rank 1: g1 and shared are held by two rankings each, g1 higher in sum (global 1st, searched 2nd), then
+    # v1, held by one; every ranking's first chunk precedes every second one, a chunk held twice counted once
+    assert fused_chunk_order(local, global_, searched) == [
+        ("g1", "vector"),
         ("shared", "entity"),
-        ("g1", "relation"),
+        ("v1", "vector"),
         ("l1", "entity"),
         ("g2", "relation"),
+        ("v2", "vector"),
         ("l2", "entity"),
         ("l3", "entity"),
         ("g3", "relation"),
     ]
-    searched = [ChunkHit("v1", "doc", "text", "f.txt", "vector")]
-    order = [c for c, _ in fused_chunk_order(local, global_, searched, k=60)]
-    assert order[0] == "shared" and set(order) == {"v1", "shared", "l1", "l2", "l3", "g1", "g2", "g3"}
+    # without searched chunks (local or global mode) a side's own ranking is kept as it is
+    assert [c for c, _ in fused_chunk_order(local, GraphHits(), [])] == local.chunk_ids
 
 
 def test_a_passage_sharing_a_bridge_entity_with_the_questions_nearest_passage_gets_mass():

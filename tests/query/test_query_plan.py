@@ -31,9 +31,9 @@ SIDES = [
     ("global", False, True, False, True, False, True, False),
     ("global", True, True, False, True, False, True, False),
     ("hybrid", False, False, False, False, False, False, False),
-    ("hybrid", True, False, True, False, False, True, False),
-    ("hybrid", False, True, False, True, False, True, False),
-    ("hybrid", True, True, True, True, False, True, True),
+    ("hybrid", True, False, True, False, True, True, True),  # graph-ranked hybrid searches chunks too
+    ("hybrid", False, True, False, True, True, True, False),
+    ("hybrid", True, True, True, True, True, True, True),
     ("mix", False, False, False, False, True, True, False),
     ("mix", True, False, True, False, True, True, True),
     ("mix", False, True, False, True, True, True, False),
@@ -66,6 +66,15 @@ def test_sides_per_mode_and_keywords(mode, low, high, local, global_, chunk_sear
     assert sides.query_vector == query_vector
     assert sides.parallel == parallel
     assert sides.graph == (local or global_)
+
+
+@pytest.mark.parametrize("low,high", [(True, False), (False, True), (True, True)])
+def test_hybrid_searches_chunks_only_when_it_ranks_them_itself(low, high):
+    """LightRAG's hybrid (per-item chunk picks) searches no chunks; graph-ranked hybrid interleaves them with its
+    sides' rankings, as mix does."""
+    assert plan_query("hybrid", FakeSettings()).sides(low, high).chunk_search
+    assert not plan_query("hybrid", FakeSettings(query_graph_rank=False)).sides(low, high).chunk_search
+    assert not plan_query("hybrid", FakeSettings(), chunk_selection="vector").sides(low, high).chunk_search
 
 
 # mode -> retrieves, needs_keywords (and a graph in the context), chunks ranked by density

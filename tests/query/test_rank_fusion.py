@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.rank_fusion import fuse, priority_merge, rrf_scores, weight_factor
+from app.domain.rank_fusion import fuse, interleave, priority_merge, rrf_scores, weight_factor
 from app.domain.search_terms import search_terms
 
 
@@ -72,3 +72,24 @@ def test_search_terms_are_distinct_folded_words_in_order():
 
 def test_search_terms_are_capped():
     assert search_terms([" ".join(f"w{i}" for i in range(100))], max_terms=5) == ["w0", "w1", "w2", "w3", "w4"]
+
+
+def test_interleave_puts_keys_by_best_rank_and_at_a_tie_those_more_rankings_agree_on():
+    rankings = [["v1", "x", "v2"], ["l1", "x", "l2"], ["g1", "g2", "l1"]]
+    # best rank 1: l1 (also 3rd in the last) before v1 and g1; best rank 2: x (held twice) before g2
+    assert interleave(rankings) == ["l1", "v1", "g1", "x", "g2", "v2", "l2"]
+    assert interleave([]) == [] and interleave([[], ["a"]]) == ["a"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_interleave_holds_every_rankings_top_share_in_its_first_n(seed):
+    import random
+
+    rng = random.Random(seed)
+    pool = [f"c{i}" for i in range(30)]
+    rankings = [rng.sample(pool, rng.randint(0, 15)) for _ in range(3)]
+    order = interleave(rankings)
+    assert sorted(order) == sorted({c for r in rankings for c in r})
+    for n in range(len(order) + 1):
+        for ranking in rankings:
+            assert set(ranking[: n // len(rankings)]) <= set(order[:n])

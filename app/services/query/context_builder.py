@@ -171,7 +171,7 @@ class ContextBuilder:
                 kept = GraphHits(ctx.entities, ctx.relations)
                 await r.attach_sources(found)
             if plan.graph_rank and plan.graph:
-                order = fused_chunk_order(local, glob, searched, plan.rrf_k)
+                order = fused_chunk_order(local, glob, searched)
                 return await r.load_chunks(searched, order, limit), found
             entity_ids: list[str] = []
             relation_ids: list[str] = []

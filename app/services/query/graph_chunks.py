@@ -9,9 +9,9 @@ entity two hops away can so be chosen, which the per-entity picks of LightRAG ne
 
 from __future__ import annotations
 
-from app.domain.chunk_selection import round_robin
 from app.domain.graph_rank import Edge, chunk_scores, personalized_pagerank, ranked, weighted_rrf
 from app.domain.hits import ChunkHit, GraphHits
+from app.domain.rank_fusion import interleave
 from app.repositories import neighbourhood
 from app.services.query.retrieval import Retriever
 
@@ -106,19 +106,16 @@ async def ranked_chunk_ids(
     return [str(c) for c in fused if c in evidence]
 
 
-def fused_chunk_order(local: GraphHits, global_: GraphHits, searched: list[ChunkHit], k: int) -> list[tuple[str, str]]:
-    """Hybrid: the two sides' chunk rankings taken in turn (local first), so its first n chunks hold each side's
-    best n/2: a fusion by summed reciprocal ranks put chunks both sides rank middling (passages sharing the
-    question's vocabulary) before a passage only one side finds, and hybrid fell below global alone on
-    multi-hop questions (bench/multihop). Mix: the sides' rankings and its searched chunks fused with equal
-    weights, so a chunk two sides agree on leads. As (chunk id, how it was found: "vector" searched, "entity"
-    the local side, "relation" the global side)."""
+def fused_chunk_order(local: GraphHits, global_: GraphHits, searched: list[ChunkHit]) -> list[tuple[str, str]]:
+    """Hybrid and mix: the searched chunks' ranking and the two sides' chunk rankings interleaved by best rank
+    (`domain/rank_fusion.py::interleave`), a chunk several of them rank alike first. So the first n chunks hold
+    each ranking's best n/3, and a passage only one of them finds keeps its place: summed reciprocal ranks put
+    chunks every ranking holds middling first, and the sides taken in turn without the searched chunks fell
+    below naive on multi-hop questions (bench/multihop). As (chunk id, how it was found: "vector" searched,
+    "entity" the local side, "relation" the global side)."""
     sides = [([c.id for c in searched], "vector"), (local.chunk_ids, "entity"), (global_.chunk_ids, "relation")]
     source: dict[str, str] = {}
     for ids, name in sides:
         for chunk_id in ids:
             source.setdefault(chunk_id, name)
-    if not searched:
-        return [(c, source[c]) for c in round_robin(local.chunk_ids, global_.chunk_ids)]
-    order = weighted_rrf([(ids, 1.0) for ids, _ in sides if ids], k=k)
-    return [(str(c), source[str(c)]) for c in order]
+    return [(str(c), source[str(c)]) for c in interleave([ids for ids, _ in sides])]
