@@ -100,15 +100,32 @@ async def add(conn: AsyncConnection, project_id: str, items: Sequence[LedgerItem
         await conn.execute(_ADD, {"project_id": project_id, "ledger": [i.__dict__ for i in items]})
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A merge's new aliases (by entity key) and ledger entries, as `add_with_aliases` writes them."""
+
+    aliases: Mapping[str, Sequence[AliasItem]]
+    items: Sequence[LedgerItem]
+
+    def params(self) -> dict[str, object]:
+        """The parameters of RECORDED_SQL (the project's id aside): none when there is nothing to write."""
+        rows = alias_rows(self.aliases)
+        if not (rows or self.items):
+            return {}
+        return {"rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in self.items]}
+
+
+# `add_with_aliases` as the WITH list of another statement of the merge (merge_writes.py), one round trip fewer
+RECORDED_SQL = f"written AS ({ADD_ALIASES_SQL} RETURNING 1), ledger AS ({_ADD_SQL} RETURNING 1)"
+
+
 async def add_with_aliases(
     conn: AsyncConnection, project_id: str, aliases: Mapping[str, Sequence[AliasItem]], items: Sequence[LedgerItem]
 ) -> None:
     """aliases.add_aliases_of (aliases by entity key, an alias already naming another existing entity kept) and
     `add` in one statement."""
-    rows = alias_rows(aliases)
-    if rows or items:
-        params = {"project_id": project_id, "rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in items]}
-        await conn.execute(_ADD_WITH_ALIASES, params)
+    if params := Recorded(aliases, items).params():
+        await conn.execute(_ADD_WITH_ALIASES, {"project_id": project_id, **params})
 
 
 async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None = None) -> list[LedgerItem]:

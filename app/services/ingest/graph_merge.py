@@ -21,6 +21,7 @@ from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationTe
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
 from app.repositories import merge_writes
+from app.repositories.resolution_ledger import Recorded
 from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.lock_guess import LockGuesses
@@ -200,8 +201,9 @@ class GraphMerger:
                     held(claim)
                     resolution.decide_locked(known)
                     extractions = resolution.apply(extractions)
-                    await resolution.record(conn)
-                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)
+                    await resolution.suggest(conn)
+                recorded = resolution.recorded() if resolution is not None else None  # written with the rows
+                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions, recorded)
         except _AlreadyMerged:
             return None
         self.last_writers.wrote(touched, idents)
@@ -213,9 +215,10 @@ class GraphMerger:
         project_id: str,
         document_id: str,
         extractions: list[ChunkExtraction],
+        recorded: Recorded | None = None,
     ) -> tuple[Touched, list[tuple]]:
         """Fold the records into the rows under the key locks; the items as written and their process-wide
-        names."""
+        names. `recorded`: resolution's aliases and ledger entries, written in the same statements."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[Pair, list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -269,6 +272,7 @@ class GraphMerger:
             [m.row() for m in written],
             [m.row() for m in relation_merges if not m.skipped],
             merge_writes.degrees_added(new_pairs),
+            recorded,
         )
         await graph_repo.add_entity_sources(
             conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]

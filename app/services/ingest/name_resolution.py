@@ -48,7 +48,7 @@ from app.domain.resolution import (
 from app.repositories import aliases as aliases_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
-from app.repositories.resolution_ledger import LedgerItem
+from app.repositories.resolution_ledger import LedgerItem, Recorded
 from app.repositories.resolution_reads import Initials, decision_reading
 from app.services.ingest.lock_guess import KnownKeys
 from app.services.ingest.resolved_records import resolved_extractions as resolved_extractions  # its old home
@@ -346,6 +346,12 @@ class NameResolution:
 
     async def record(self, conn: AsyncConnection) -> None:
         """Write the new aliases, the match-key index entries and the suggestions."""
+        recorded = self.recorded()
+        await ledger_repo.add_with_aliases(conn, self.project_id, recorded.aliases, recorded.items)
+        await self.suggest(conn)
+
+    def recorded(self) -> Recorded:
+        """The new aliases, the match-key index entries and the ledger entries, for the merge to write."""
         assert self.result is not None
         by_target: dict[str, list[AliasItem]] = {}
         for key, decision in self.result.decisions.items():
@@ -360,16 +366,16 @@ class NameResolution:
             by_target.setdefault(target, []).append(
                 AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
             )
-        await ledger_repo.add_with_aliases(
-            conn,
-            self.project_id,
-            by_target,
-            [
-                LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
-                for key, d in sorted(self.result.decisions.items())
-                if d.target != key and d.source is not None and not d.apart
-            ],
-        )
+        items = [
+            LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
+            for key, d in sorted(self.result.decisions.items())
+            if d.target != key and d.source is not None and not d.apart
+        ]
+        return Recorded(by_target, items)
+
+    async def suggest(self, conn: AsyncConnection) -> None:
+        """Write the suggestions."""
+        assert self.result is not None
         if self.result.suggestions:
             await aliases_repo.add_suggestions(
                 conn,
