@@ -149,3 +149,12 @@ def test_known_keys_guess_the_keys_in_a_reading_s_ranges() -> None:
     known.learn(["acme holdings ltd.", "acme", "dr. mira tolven", "zed"])
     ranges = Ranges(frozenset({"acme holdings "}), frozenset({" tolven"[::-1]}), frozenset({"acme", "gone"}))
     assert known.near(ranges) == {"acme holdings ltd.", "acme", "dr. mira tolven"}
+
+
+def test_lock_guesses_keep_the_projects_merged_into_last() -> None:
+    guesses = LockGuesses()
+    first = guesses.of("p0")
+    for n in range(1, 17):
+        guesses.of(f"p{n}")
+    assert guesses.of("p1") is guesses.of("p1")  # remembered
+    assert guesses.of("p0") is not first  # the least recently merged into was forgotten

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 
 from app.domain.cross_document import Ranges
 
-_LIMIT = 200_000  # keys remembered per project: past it, guesses miss more often and merges read twice
+_LIMIT = 50_000  # keys remembered per project: past it, guesses miss more often and merges read twice
+_PROJECTS = 16  # projects remembered (the least recently merged into forgotten first)
 _PER_RANGE = 40  # the reading takes 20 per range; a few more cover keys the process saw that are gone
 
 
@@ -66,6 +67,8 @@ class LockGuesses:
         self._projects: dict[str, KnownKeys] = {}
 
     def of(self, project_id: str) -> KnownKeys:
-        if (known := self._projects.get(project_id)) is None:
-            known = self._projects[project_id] = KnownKeys()
+        known = self._projects.pop(project_id, None) or KnownKeys()
+        self._projects[project_id] = known  # the most recent last
+        if len(self._projects) > _PROJECTS:
+            del self._projects[next(iter(self._projects))]
         return known
