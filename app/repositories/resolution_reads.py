@@ -1,6 +1,6 @@
 """The reading a resolution decision is taken on (services/ingest/name_resolution.py), in one round trip: every
 document's merge reads it under its key locks (and before them when the locks are not guessed), so each
-statement saved, and each array element sent, counts once or twice per document.
+statement saved counts once or twice per document.
 
 One statement returns, by kind: the aliases among the document's keys that name an existing entity ('a'), the
 types of its keys and of those targets ('t'), the rejected pairs touching its names ('r'), the entities near
@@ -28,10 +28,7 @@ Pair = tuple[str, str]
 _READING_SQL = f"""
 WITH {{claim}}al AS (
     SELECT a.alias_key, a.entity_key FROM entity_aliases a
-     WHERE a.project_id = :project_id
-       AND a.alias_key = ANY(CAST(:wanted AS text[])
-                             || ARRAY(SELECT w || chr(31) || CAST(:document_id AS text)
-                                        FROM unnest(CAST(:wanted AS text[])) w))
+     WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:stored AS text[]))
        AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
 )
 SELECT 'a' AS kind, 0 AS n, alias_key AS x, entity_key AS y, CAST(NULL AS text) AS z FROM al
@@ -112,11 +109,13 @@ async def decision_reading(
     each of `initials`; the entities the acronym keys `acronyms` are defined as, in any document. With
     `worker_id`, inside a transaction: also the document's claim, its row locked, if that worker still holds it."""
     wanted = sorted(set(alias_keys))
+    # sent as one constant array, not built by the server from `wanted`: the server matches a constant array by
+    # hashing it, and a built one element by element, three times slower for a reading's two hundred keys
+    stored = wanted + [scoped_key(k, document_id) for k in wanted]
     firsts = [i.first for i in initials]
     params = {
         "project_id": project_id,
-        "document_id": document_id,
-        "wanted": wanted,  # and each scoped to the document (aliases.scoped_key), built by the server
+        "stored": stored,
         "keys": sorted(set(type_keys)),
         "names": sorted(set(names)),
         "patterns": [i.pattern for i in initials],
@@ -126,7 +125,7 @@ async def decision_reading(
         **near_params(ranges),
     }
     if worker_id is not None:
-        params["worker_id"] = worker_id
+        params |= {"document_id": document_id, "worker_id": worker_id}
     rows = (await conn.execute(_READING if worker_id is None else _CLAIM_AND_READING, params)).all()
     found = {x: y for kind, _, x, y, _ in rows if kind == "a"}
     aliases = {k: found[k] for k in wanted if k in found}
