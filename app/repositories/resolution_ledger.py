@@ -18,9 +18,9 @@ from app.repositories.aliases import ADD_ALIASES_SQL, alias_rows
 _PER_RANGE = 20  # more entities than this under one root or surname: ambiguous whatever they are
 
 
-def _upper(prefix: str) -> str:
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
+# A prefix's range ends before the prefix with its last character one code point on, worked out by the server so
+# that only the prefixes are sent: a decision's reading asks for a hundred or so (resolution_reads.py).
+_UPPER_SQL = "left(r.lo, -1) || chr(ascii(right(r.lo, 1)) + 1)"
 
 # Each range is a scan of an index (the primary key, or the reversed key of migration 0013), cut at a few rows.
 # Parameters: `near_params`. Also part of the reading a resolution decision is taken on (resolution_reads.py).
@@ -29,30 +29,23 @@ SELECT e.key, e.name, e.entity_type FROM entities e
  WHERE e.project_id = :project_id AND e.key = ANY(CAST(:exact AS text[]))
 UNION
 SELECT x.key, x.name, x.entity_type
-  FROM unnest(CAST(:lo AS text[]), CAST(:hi AS text[])) AS r(lo, hi),
+  FROM unnest(CAST(:lo AS text[])) AS r(lo),
        LATERAL (SELECT e.key, e.name, e.entity_type FROM entities e
-                 WHERE e.project_id = :project_id AND e.key >= r.lo AND e.key < r.hi
+                 WHERE e.project_id = :project_id AND e.key >= r.lo AND e.key < {_UPPER_SQL}
                  LIMIT {_PER_RANGE}) x
 UNION
 SELECT x.key, x.name, x.entity_type
-  FROM unnest(CAST(:rlo AS text[]), CAST(:rhi AS text[])) AS r(lo, hi),
+  FROM unnest(CAST(:rlo AS text[])) AS r(lo),
        LATERAL (SELECT e.key, e.name, e.entity_type FROM entities e
-                 WHERE e.project_id = :project_id AND reverse(e.key) >= r.lo AND reverse(e.key) < r.hi
+                 WHERE e.project_id = :project_id AND reverse(e.key) >= r.lo AND reverse(e.key) < {_UPPER_SQL}
                  LIMIT {_PER_RANGE}) x
 """
 _NEARBY = text(NEARBY_SQL)
 
 
 def near_params(ranges: Ranges) -> dict[str, list[str]]:
-    """The parameters of NEARBY_SQL (and of ALIASES_NEAR_SQL, which reads the first three) for `ranges`."""
-    prefixes, reversed_prefixes = sorted(ranges.prefixes), sorted(ranges.reversed_prefixes)
-    return {
-        "exact": sorted(ranges.exact),
-        "lo": prefixes,
-        "hi": [_upper(p) for p in prefixes],
-        "rlo": reversed_prefixes,
-        "rhi": [_upper(p) for p in reversed_prefixes],
-    }
+    """The parameters of NEARBY_SQL (and of ALIASES_NEAR_SQL, which reads the first two) for `ranges`."""
+    return {"exact": sorted(ranges.exact), "lo": sorted(ranges.prefixes), "rlo": sorted(ranges.reversed_prefixes)}
 
 
 async def entities_near(conn: AsyncConnection, project_id: str, ranges: Ranges) -> Nearby:
@@ -107,15 +100,32 @@ async def add(conn: AsyncConnection, project_id: str, items: Sequence[LedgerItem
         await conn.execute(_ADD, {"project_id": project_id, "ledger": [i.__dict__ for i in items]})
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A merge's new aliases (by entity key) and ledger entries, as `add_with_aliases` writes them."""
+
+    aliases: Mapping[str, Sequence[AliasItem]]
+    items: Sequence[LedgerItem]
+
+    def params(self) -> dict[str, object]:
+        """The parameters of RECORDED_SQL (the project's id aside): none when there is nothing to write."""
+        rows = alias_rows(self.aliases)
+        if not (rows or self.items):
+            return {}
+        return {"rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in self.items]}
+
+
+# `add_with_aliases` as the WITH list of another statement of the merge (merge_writes.py), one round trip fewer
+RECORDED_SQL = f"written AS ({ADD_ALIASES_SQL} RETURNING 1), ledger AS ({_ADD_SQL} RETURNING 1)"
+
+
 async def add_with_aliases(
     conn: AsyncConnection, project_id: str, aliases: Mapping[str, Sequence[AliasItem]], items: Sequence[LedgerItem]
 ) -> None:
     """aliases.add_aliases_of (aliases by entity key, an alias already naming another existing entity kept) and
     `add` in one statement."""
-    rows = alias_rows(aliases)
-    if rows or items:
-        params = {"project_id": project_id, "rows": rows, "overwrite": False, "ledger": [i.__dict__ for i in items]}
-        await conn.execute(_ADD_WITH_ALIASES, params)
+    if params := Recorded(aliases, items).params():
+        await conn.execute(_ADD_WITH_ALIASES, {"project_id": project_id, **params})
 
 
 async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None = None) -> list[LedgerItem]:
@@ -139,9 +149,9 @@ SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
          WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
         UNION
         SELECT y.alias_key, y.alias_name, y.entity_key
-          FROM unnest(CAST(:lo AS text[]), CAST(:hi AS text[])) AS r(lo, hi),
+          FROM unnest(CAST(:lo AS text[])) AS r(lo),
                LATERAL (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
-                         WHERE a.project_id = :project_id AND a.alias_key >= r.lo AND a.alias_key < r.hi
+                         WHERE a.project_id = :project_id AND a.alias_key >= r.lo AND a.alias_key < {_UPPER_SQL}
                          LIMIT {_PER_RANGE}) y) x
   JOIN entities e ON e.project_id = :project_id AND e.key = x.entity_key
  WHERE strpos(x.alias_key, chr(31)) = 0 AND strpos(x.alias_key, chr(30)) = 0

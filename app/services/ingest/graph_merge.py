@@ -21,8 +21,10 @@ from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationTe
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
 from app.repositories import merge_writes
+from app.repositories.resolution_ledger import Recorded
 from app.services.graph.gate import locked_keys
 from app.services.ingest.last_writers import LastWriters
+from app.services.ingest.lock_guess import LockGuesses
 from app.services.ingest.name_resolution import NameResolution, Relock
 from app.services.ingest.progress import DocumentCancelled
 from app.services.ingest.resolution_judge import ResolutionJudge
@@ -120,6 +122,7 @@ class GraphMerger:
         self.settings = settings
         self.last_writers = last_writers
         self.judge = judge
+        self.lock_guesses = LockGuesses()
 
     async def merge(
         self,
@@ -135,17 +138,28 @@ class GraphMerger:
         judge is asked about the pairs the rules leave open before the locks are taken. `chunk_texts`: the
         document's chunk texts in order, if the caller has them (resolution reads acronym definitions there)."""
         resolution = None
-        if self.settings.entity_resolution != "off":
-            async with self.db.connect() as conn:
+        mode = self.settings.entity_resolution
+        if mode != "off":
+            # the rules alone: the locks guessed, nothing read before them (the judge reads what it asks about)
+            guess = self.lock_guesses.of(project_id) if mode != "llm" and chunk_texts is not None else None
+            if guess is None:
+                async with self.db.connect() as conn:
+                    resolution = await NameResolution.prepare(
+                        conn, mode, project_id, document_id, extractions, chunk_texts
+                    )
+            else:
                 resolution = await NameResolution.prepare(
-                    conn, self.settings.entity_resolution, project_id, document_id, extractions, chunk_texts
+                    None, mode, project_id, document_id, extractions, chunk_texts, guess
                 )
             await self.judge.settle(project_id, resolution)
         while True:
             try:
-                return await self._merge(project_id, document_id, worker_id, extractions, resolution)
+                touched = await self._merge(project_id, document_id, worker_id, extractions, resolution)
             except Relock:
                 continue
+            if touched is not None and resolution is not None and resolution.guess is not None:
+                resolution.guess.learn(touched.entities)
+            return touched
 
     async def _merge(
         self,
@@ -166,9 +180,11 @@ class GraphMerger:
             if claim.cancel_requested:  # ordered with POST /documents/{id}/cancel by the row lock
                 raise DocumentCancelled(document_id)
 
-        if resolution is not None:  # decided before the locks, so they are held only to check and write it
-            async with self.db.connect() as conn:
+        if resolution is not None and resolution.reads_ahead:  # decided before the locks, so they are held only
+            async with self.db.connect() as conn:  # to check and write it
                 await resolution.anticipate(conn)
+        elif resolution is not None:  # on the reading it has (or, locks guessed, none: it decides under them)
+            await resolution.anticipate(None)
         # the keys resolution may merge names into (it raises Relock for one outside them), else the records'
         keys = resolution.lock_keys if resolution is not None else _keys_of(extractions)
         try:
@@ -185,8 +201,9 @@ class GraphMerger:
                     held(claim)
                     resolution.decide_locked(known)
                     extractions = resolution.apply(extractions)
-                    await resolution.record(conn)
-                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions)
+                    await resolution.suggest(conn)
+                recorded = resolution.recorded() if resolution is not None else None  # written with the rows
+                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions, recorded)
         except _AlreadyMerged:
             return None
         self.last_writers.wrote(touched, idents)
@@ -198,9 +215,10 @@ class GraphMerger:
         project_id: str,
         document_id: str,
         extractions: list[ChunkExtraction],
+        recorded: Recorded | None = None,
     ) -> tuple[Touched, list[tuple]]:
         """Fold the records into the rows under the key locks; the items as written and their process-wide
-        names."""
+        names. `recorded`: resolution's aliases and ledger entries, written in the same statements."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[Pair, list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -254,6 +272,7 @@ class GraphMerger:
             [m.row() for m in written],
             [m.row() for m in relation_merges if not m.skipped],
             merge_writes.degrees_added(new_pairs),
+            recorded,
         )
         await graph_repo.add_entity_sources(
             conn, project_id, [(m.key, c, document_id) for m in entity_merges for c in m.new_sources]

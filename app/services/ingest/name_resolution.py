@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.domain.aliases import AliasItem, SuggestionItem, scoped_key
+from app.domain.aliases import AliasItem, SuggestionItem
 from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.document_rows import HeldClaim
@@ -48,8 +48,10 @@ from app.domain.resolution import (
 from app.repositories import aliases as aliases_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
-from app.repositories.resolution_ledger import LedgerItem
+from app.repositories.resolution_ledger import LedgerItem, Recorded
 from app.repositories.resolution_reads import Initials, decision_reading
+from app.services.ingest.lock_guess import KnownKeys
+from app.services.ingest.resolved_records import resolved_extractions as resolved_extractions  # its old home
 
 
 class Relock(Exception):
@@ -108,26 +110,31 @@ class NameResolution:
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
     aliases_read: dict[str, str] = field(default_factory=dict)  # the last reading's aliases (name key → entity)
+    guess: KnownKeys | None = None  # what the process has seen of the project, learning from each reading
+    guessed: bool = False  # `lock_keys` guessed from `guess`: nothing read before the locks yet
     _asked: _Asked | None = None
     _prepared: Known | None = None  # the reading `prepare` took, for `anticipate` when no judge ran between
 
     @classmethod
     async def prepare(
         cls,
-        conn: AsyncConnection,
+        conn: AsyncConnection | None,
         mode: ResolutionMode,
         project_id: str,
         document_id: str,
         extractions: list[ChunkExtraction],
         chunk_texts: list[str] | None = None,
+        guess: KnownKeys | None = None,
     ) -> NameResolution:
         """`chunk_texts`: the document's chunk texts in order when the caller holds them (the pipeline just stored
-        them), else they are read when an acronym asks for its definitions."""
+        them), else they are read when an acronym asks for its definitions. With `guess` (and no judge to ask),
+        nothing is read before the locks: they are guessed from it (`guessed`), and the one reading is under them."""
         doc = document_names(extractions)
         definitions: dict[str, str] = {}
         defined: set[str] = set()
         if any(is_acronym(n) for n in doc.names.values()):
             if chunk_texts is None:
+                assert conn is not None, "the chunk texts to read"
                 chunk_texts = await aliases_repo.document_texts(conn, project_id, document_id)
             texts = list(chunk_texts)
             texts += [e.description for x in extractions for e in x.entities] + list(doc.names.values())
@@ -138,17 +145,32 @@ class NameResolution:
             for e in x.entities:
                 if e.description and e.key not in self.descriptions:
                     self.descriptions[e.key] = e.description
+        if guess is not None and mode != "llm":
+            self.guess, self.guessed = guess, True
+            asked = self._ask()
+            self.lock_keys = (
+                asked.lookups
+                | set(asked.qualified.values())
+                | {t for k in asked.alias_keys if (t := guess.aliases.get(k)) is not None}
+                | {k for letters in asked.acronyms for k in guess.initials.get(letters, ())}
+                | guess.near(asked.ranges)
+            )
+            return self
+        assert conn is not None, "a reading to take"
         known = self._prepared = await self._known(conn)
-        assert self._asked is not None  # `_known` worked it out
-        qualified = self._asked.qualified
-        self.lock_keys = (
-            set(self._asked.lookups)
+        self.lock_keys = self._named(known)
+        return self
+
+    def _named(self, known: Known) -> set[str]:
+        """The keys a reading names, which its decision is taken under the locks of."""
+        asked = self._ask()
+        return (
+            set(asked.lookups)
             | set(known.aliases.values())
             | {k for keys in known.initials.values() for k in keys}
             | set(known.nearby)
-            | {q for k, q in qualified.items() if k in known.entity_types or q in known.entity_types}
+            | {q for k, q in asked.qualified.items() if k in known.entity_types or q in known.entity_types}
         )
-        return self
 
     async def _known(self, conn: AsyncConnection) -> Known:
         return (await self._read(conn))[0]
@@ -158,7 +180,45 @@ class NameResolution:
         pairs of the document's names as stored now, in one statement; the rejected pairs are kept for
         `_drop_rejected`, and the aliases read are kept for `record`. With `worker_id`, also the document's
         claim, checked and its row locked in the same statement."""
-        if self._asked is None:  # the same for every reading: the document's names do not change
+        asked = self._ask()
+        proposed = {p.target for p in self.proposed.values()}  # whether the judge's picks still exist
+        reading = await decision_reading(
+            conn,
+            self.project_id,
+            self.document_id,
+            asked.alias_keys | proposed,
+            asked.type_keys | proposed,
+            self.doc.names,
+            asked.ranges,
+            list(asked.acronyms.values()),
+            {k for key, keys in asked.undefined.items() for k in (key, self.doc.match(key))},
+            worker_id,
+        )
+        if self.guess is not None:  # what exists now, for the next documents' guesses
+            self.guess.learn(reading.types)
+            self.guess.learn(reading.nearby)
+            self.guess.learn_aliases(reading.aliases)
+        self.rejected = reading.rejected
+        types = reading.types
+        initials: dict[str, list[str]] = {}
+        for letters, found in zip(asked.acronyms, reading.by_initials, strict=True):
+            initials[letters] = [k for k, _ in found]
+            types.update(found)
+        if self.guess is not None:
+            self.guess.initials.update(initials)
+        # an acronym documents define two ways is ambiguous where it stands undefined: no alias of it is followed
+        contested = {
+            k
+            for key, keys in asked.undefined.items()
+            if len(reading.defined_as.get(key, set()) | reading.defined_as.get(self.doc.match(key), set())) > 1
+            for k in keys
+        }
+        aliases = self.aliases_read = {k: e for k, e in reading.aliases.items() if k not in contested}
+        return Known(types, aliases, initials, reading.nearby, self.defined), reading.claim
+
+    def _ask(self) -> _Asked:
+        """What every reading of the document's names asks for (the names do not change: worked out once)."""
+        if self._asked is None:
             lookups, qualified = lookup_keys(self.doc, self.definitions), qualified_keys(self.doc)
             keys = lookups | set(qualified.values())
             acronyms: dict[str, Initials] = {}
@@ -174,35 +234,7 @@ class NameResolution:
             ranges = nearby_ranges([(name, self.doc.types.get(key, "unknown")) for key, name in self.doc.names.items()])
             alias_keys = keys | index_lookups(self.doc, self.definitions)
             self._asked = _Asked(alias_keys, keys, acronyms, ranges, undefined, lookups, qualified)
-        asked = self._asked
-        proposed = {p.target for p in self.proposed.values()}  # whether the judge's picks still exist
-        reading = await decision_reading(
-            conn,
-            self.project_id,
-            self.document_id,
-            asked.alias_keys | proposed,
-            asked.type_keys | proposed,
-            self.doc.names,
-            asked.ranges,
-            list(asked.acronyms.values()),
-            {k for key, keys in asked.undefined.items() for k in (key, self.doc.match(key))},
-            worker_id,
-        )
-        self.rejected = reading.rejected
-        types = reading.types
-        initials: dict[str, list[str]] = {}
-        for letters, found in zip(asked.acronyms, reading.by_initials, strict=True):
-            initials[letters] = [k for k, _ in found]
-            types.update(found)
-        # an acronym documents define two ways is ambiguous where it stands undefined: no alias of it is followed
-        contested = {
-            k
-            for key, keys in asked.undefined.items()
-            if len(reading.defined_as.get(key, set()) | reading.defined_as.get(self.doc.match(key), set())) > 1
-            for k in keys
-        }
-        aliases = self.aliases_read = {k: e for k, e in reading.aliases.items() if k not in contested}
-        return Known(types, aliases, initials, reading.nearby, self.defined), reading.claim
+        return self._asked
 
     async def rules_only(self, conn: AsyncConnection) -> tuple[Known, Resolution]:
         """The reading as the project stands now and what the rules alone decide on it (no judge's verdicts):
@@ -244,13 +276,21 @@ class NameResolution:
                 )
         return pairs
 
-    async def anticipate(self, conn: AsyncConnection) -> None:
+    @property
+    def reads_ahead(self) -> bool:
+        """Whether `anticipate` reads (it needs a connection)."""
+        return not self.guessed and (self._prepared is None or self.mode == "llm")
+
+    async def anticipate(self, conn: AsyncConnection | None) -> None:
         """Decide without locks (after the judge, whose verdicts are part of the decision), to be reused under
         them if what it was taken on is unchanged; the lock set grows by the targets it chose, which would
         otherwise cost a `Relock` round."""
         # straight after `prepare` (no judge call between) its reading is as fresh as a new one would be
         known, self._prepared = self._prepared, None
+        if self.guessed:  # nothing read: the decision is taken on the reading under the locks
+            return
         if known is None or self.mode == "llm":
+            assert conn is not None, "a reading to take"
             known = await self._known(conn)
         result = self._decide(known)
         self.anticipated = _Anticipated(_reading(known, self.rejected), result)
@@ -276,6 +316,12 @@ class NameResolution:
             self.result = self._decide(known)
         self._drop_rejected()
         targets = {d.target for d in self.result.decisions.values()} | set(self.result.index.values())
+        if self.guessed:  # locks guessed: everything the reading names must be locked, or it is a reading before
+            self.guessed = False  # them, and the retry decides under the locks it names, as `prepare` would have
+            if not (named := self._named(known) | targets) <= self.lock_keys:
+                self.lock_keys |= named
+                self._prepared = known
+                raise Relock
         if not targets <= self.lock_keys:
             self.lock_keys |= targets
             raise Relock
@@ -300,6 +346,12 @@ class NameResolution:
 
     async def record(self, conn: AsyncConnection) -> None:
         """Write the new aliases, the match-key index entries and the suggestions."""
+        recorded = self.recorded()
+        await ledger_repo.add_with_aliases(conn, self.project_id, recorded.aliases, recorded.items)
+        await self.suggest(conn)
+
+    def recorded(self) -> Recorded:
+        """The new aliases, the match-key index entries and the ledger entries, for the merge to write."""
         assert self.result is not None
         by_target: dict[str, list[AliasItem]] = {}
         for key, decision in self.result.decisions.items():
@@ -314,58 +366,19 @@ class NameResolution:
             by_target.setdefault(target, []).append(
                 AliasItem(ikey, self.doc.names.get(target, target), "rule", self.document_id)
             )
-        await ledger_repo.add_with_aliases(
-            conn,
-            self.project_id,
-            by_target,
-            [
-                LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
-                for key, d in sorted(self.result.decisions.items())
-                if d.target != key and d.source is not None and not d.apart
-            ],
-        )
+        items = [
+            LedgerItem(d.target, key, self.doc.names[key], d.rule or d.source, d.evidence, self.document_id)
+            for key, d in sorted(self.result.decisions.items())
+            if d.target != key and d.source is not None and not d.apart
+        ]
+        return Recorded(by_target, items)
+
+    async def suggest(self, conn: AsyncConnection) -> None:
+        """Write the suggestions."""
+        assert self.result is not None
         if self.result.suggestions:
             await aliases_repo.add_suggestions(
                 conn,
                 self.project_id,
                 [SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions],
             )
-
-
-async def resolved_extractions(
-    conn: AsyncConnection, project_id: str, extractions: dict[str, ChunkExtraction]
-) -> dict[str, ChunkExtraction]:
-    """Cached extractions (chunk id → records) with names mapped to the entities their aliases name, as the
-    merge mapped them: an alias scoped to the chunk's document first, then a project-wide alias of a name
-    that is not itself an entity. Deletion rebuilds read them, so a rebuilt item keeps its resolved records.
-    A handful of set-based queries whatever the number of chunks and documents; none without aliases."""
-    if not extractions or not await aliases_repo.has_aliases(conn, project_id):
-        return extractions  # before reading the names of thousands of records
-    keys_by_chunk = {cid: set(document_names([x]).names) for cid, x in extractions.items()}
-    all_keys = set().union(*keys_by_chunk.values())
-    if not all_keys:
-        return extractions
-    keys_by_document: dict[str, set[str]] = {}
-    chunks_by_document: dict[str, list[str]] = {}
-    for chunk_id, document_id in (await aliases_repo.document_of_chunks(conn, project_id, extractions)).items():
-        keys_by_document.setdefault(document_id, set()).update(keys_by_chunk[chunk_id])
-        chunks_by_document.setdefault(document_id, []).append(chunk_id)
-    wanted = all_keys | {scoped_key(k, d) for d, keys in keys_by_document.items() for k in keys}
-    found = await aliases_repo.alias_targets(conn, project_id, wanted)
-    if not found:
-        return extractions
-    entities_now = set(await aliases_repo.entity_types(conn, project_id, all_keys))
-    out = dict(extractions)
-    for document_id, keys in sorted(keys_by_document.items()):
-        targets: dict[str, str] = {}
-        for key in keys:
-            target = found.get(scoped_key(key, document_id))  # a scoped alias always applies
-            if target is None and key not in entities_now:
-                target = found.get(key)
-            if target is not None:
-                targets[key] = target
-        if targets:
-            chunk_ids = sorted(chunks_by_document[document_id])
-            for cid, mapped in zip(chunk_ids, remap([extractions[c] for c in chunk_ids], targets), strict=True):
-                out[cid] = mapped
-    return out
