@@ -1,19 +1,28 @@
-"""A query's provenance reads, remembered for the rest of the query.
+"""A query's reads that its two connections share, remembered for the rest of the query: provenance and the
+question's nearest chunks.
 
 The chunk ids of an entity or a relation are read up to three times per hybrid or mix query: by each side's
 chunk ranking and again for the entities and relations kept in the context, with many keys in common (about
 a quarter of the entities and half of the relations on the big-corpus bench). Every read of a query sees one
 snapshot (`repositories/retrieval.py::open_query_reads`), so a key read once has the same answer for the
 whole query: later reads ask only for the keys not read yet. A hub's provenance is thousands of rows.
+
+Both sides of hybrid and mix walk from the same question's nearest chunks (`graph_chunks.ranked_chunk_ids`),
+at the same time on their two connections: the first side to need them reads them and the other waits for
+that read instead of running the same search again.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.repositories import neighbourhood
 from app.repositories import retrieval as repo
 
 Pair = tuple[str, str]
+Nearest = list[tuple[str, float, list[str]]]
 
 
 class QueryProvenance:
@@ -23,6 +32,7 @@ class QueryProvenance:
         self.project_id = project_id
         self._entities: dict[str, list[str]] = {}
         self._pairs: dict[Pair, list[str]] = {}
+        self._nearest: dict[tuple, asyncio.Future[Nearest]] = {}
 
     async def read(
         self, conn: AsyncConnection, keys: list[str], pairs: list[Pair]
@@ -35,3 +45,29 @@ class QueryProvenance:
             self._entities.update(by_entity)
             self._pairs.update(by_pair)
         return {k: list(self._entities[k]) for k in keys}, {p: list(self._pairs[p]) for p in pairs}
+
+    async def nearest_chunks(
+        self, conn: AsyncConnection, vec: list[float], limit: int, max_distance: float, per_chunk: int
+    ) -> Nearest:
+        """As `repositories.neighbourhood.nearest_chunk_entities`, read once per query and arguments (the
+        caller gets its own lists). A caller arriving while another's read runs waits for it."""
+        key = (tuple(vec), limit, max_distance, per_chunk)
+        pending = self._nearest.get(key)
+        if pending is None:
+            pending = self._nearest[key] = asyncio.get_running_loop().create_future()
+            try:
+                found = await neighbourhood.nearest_chunk_entities(
+                    conn, self.project_id, vec, limit, max_distance, per_chunk
+                )
+            except BaseException as error:
+                del self._nearest[key]  # a later caller reads again
+                if isinstance(error, asyncio.CancelledError):
+                    pending.cancel()
+                else:
+                    pending.set_exception(error)
+                    pending.exception()  # a waiter takes it, if any; none need not be warned of
+                raise
+            pending.set_result(found)
+        # shielded: a waiter cancelled with its side must not cancel the read the other side waits for
+        found = await asyncio.shield(pending)
+        return [(chunk_id, distance, list(keys)) for chunk_id, distance, keys in found]
