@@ -259,21 +259,19 @@ async def relations_of_entities(
 # Provenance in insertion order; when the stored (capped, KEEP/FIFO) source_ids list is non-empty only
 # the chunks it keeps are used, as the official implementation reads its capped source_id field.
 # Entities and relations in one statement (kind 'e' / 'r'), to save a round trip per query.
-# An entity's kept chunk ids are unnested once and looked up by primary key: testing `chunk_id =
-# ANY(source_ids)` on each of a hub's provenance rows read its TOASTed array once per row (a 25x corpus:
-# thousands of rows per hub, most of a global query's time). The processed check is a join, not
-# `processed()`'s per-row subquery (the planner ran that as a sequential scan of every document for each
-# of the thousands of rows), and an entity's rows are checked once per distinct document: a query's
-# ~2,000 entity provenance rows come from a few hundred documents.
+# An entity's kept chunk ids are the array of one index condition (`chunk_id = ANY(source_ids)` on the
+# provenance key): one scan per entity walks its keys in order, where a lookup per kept id (a hub keeps 200)
+# descended the index each time, most of the walk's read at 25x. As a filter on each of a hub's provenance
+# rows instead, the same test read its TOASTed array once per row (thousands of rows per hub).
+# The processed check is a join, not `processed()`'s per-row subquery (the planner ran that as a sequential
+# scan of every document for each of the thousands of rows), and an entity's rows are checked once per
+# distinct document: a query's ~2,000 entity provenance rows come from a few hundred documents.
 # One row per key, its chunk ids aggregated in order: building a result row per chunk id cost the
 # application more than the statement cost the server.
 _SOURCES = text(f"""
 WITH picked AS MATERIALIZED (
     SELECT e.key, e.source_ids FROM entities e
     WHERE e.project_id = :project_id AND e.key = ANY(CAST(:keys AS text[]))
-),
-kept AS MATERIALIZED (
-    SELECT DISTINCT p.key, k.chunk_id FROM picked p, unnest(p.source_ids) AS k(chunk_id)
 ),
 entity_rows AS MATERIALIZED (
     SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
@@ -282,8 +280,10 @@ entity_rows AS MATERIALIZED (
     WHERE cardinality(p.source_ids) = 0
     UNION ALL
     SELECT es.entity_key, es.chunk_id, es.seq, es.document_id
-    FROM kept k
-    JOIN entity_sources es ON es.project_id = :project_id AND es.entity_key = k.key AND es.chunk_id = k.chunk_id
+    FROM picked p
+    JOIN entity_sources es
+      ON es.project_id = :project_id AND es.entity_key = p.key AND es.chunk_id = ANY(p.source_ids)
+    WHERE cardinality(p.source_ids) > 0
 ),
 entity_documents AS MATERIALIZED (
     SELECT d.id FROM documents d

@@ -75,9 +75,7 @@ async def ranked_chunk_ids(
 ) -> list[str]:
     """The side's candidate chunks (the `candidates` best by graph score), best first by all evidence."""
     seeds = seed_weights(hits)
-    nearest = await neighbourhood.nearest_chunk_entities(
-        r.conn, r.project_id, query_vec, CHUNK_SEEDS, 1.0 - r.plan.min_similarity, CHUNK_ENTITIES
-    )
+    nearest = await r.nearest_chunks(query_vec, CHUNK_SEEDS, CHUNK_ENTITIES)
     if not seeds and not nearest:
         return []
     seeds, passage_edges = with_passage_seeds(seeds, nearest)

@@ -26,7 +26,7 @@ from app.domain.search_terms import search_terms
 from app.repositories import lexical
 from app.repositories import retrieval as repo
 from app.repositories.common_words import CommonWords
-from app.services.query.provenance import QueryProvenance
+from app.services.query.provenance import Nearest, QueryProvenance
 
 MAX_PATHS = 50  # connecting paths between named entities considered per query (the budget cuts further)
 
@@ -175,6 +175,12 @@ class Retriever:
         words = await self.searchable("chunks", [query])
         found = await lexical.search_chunks(self.conn, self.project_id, words, limit, self.plan.chunks_by_density)
         return [c for c, _ in fuse([vector, found], key=lambda c: c.id, k=self.plan.rrf_k)][:limit]
+
+    async def nearest_chunks(self, query_vec: list[float], limit: int, per_chunk: int) -> Nearest:
+        """The `limit` chunks nearest to the question (within the plan's similarity) and the keys of (at most
+        `per_chunk` of) the entities each cites, nearest first: read once per query, whichever side asks first."""
+        max_distance = 1.0 - self.plan.min_similarity
+        return await self.provenance.nearest_chunks(self.conn, query_vec, limit, max_distance, per_chunk)
 
     async def sources(
         self, keys: list[str], pairs: list[tuple[str, str]]
