@@ -19,7 +19,10 @@ from app.domain.name_designations import (
     contraction_rows,
     contractions,
     designated_core,
+    dotted_cut,
+    dotted_cuts,
     dotted_initials,
+    dotted_parts,
     truncated_letters,
     truncates,
     truncations,
@@ -137,6 +140,7 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
         )  # and the other way: "Colorado" reads "colo."
         if (dotted := dotted_initials(name, etype)) is not None:  # "North Carolina" reads "n.c."
             exact.add(dotted)
+            exact.update(dotted_cuts(name, etype))  # and "West Virginia" reads "w.va."
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
@@ -257,6 +261,12 @@ def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str 
             k
             for k, (other, other_type) in index.names.items()
             if k != exclude and types_compatible(etype, other_type) and truncates(name, other, other_type)
+        }
+    if dotted_parts(name, etype) is not None:  # "W.Va." → "West Virginia"
+        return {
+            k
+            for k, (other, other_type) in index.names.items()
+            if k != exclude and types_compatible(etype, other_type) and dotted_cut(name, other, other_type)
         }
     if designated_core(name, etype) is not None or not capitalised_name(name):
         return set()

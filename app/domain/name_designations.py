@@ -37,6 +37,8 @@ _FORMS = frozenset(
 _TRUNCATED = re.compile(r"^([A-Z][a-z]{1,4})\.$")  # "Colo.", "Calif.", "Vt.": as the extraction parser keeps them
 _OWN_WORDS = frozenset({"st", "mt", "ft", "pt"})  # Saint, Mount, Fort, Point
 _DIVIDED = frozenset({"democratic", "people", "peoples"})  # one of two states of a name
+_DOTTED = re.compile(r"^(?:[A-Z][a-z]{0,4}\.\s?){2,3}$")  # "W.Va.", "N. Dak.": each word cut with a period
+_DOTTED_WORDS = 3
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
 
 
@@ -92,12 +94,55 @@ def contractions(name: str, entity_type: str) -> list[str]:
 
 def contraction_rows(name: str, entity_type: str) -> list[str]:
     """The index rows (without their prefix) of a place's contractions, `SLOTS` per contraction; for a name written
-    contracted ("Vt."), the rows of those letters, to read."""
+    contracted ("Vt."), the rows of those letters, to read. A place of two or three words is recorded under its
+    dotted initials ("w.v." for "West Virginia"), where a name of its words cut short ("W.Va.") reads."""
     if (letters := truncated_letters(name, entity_type)) is not None:
         cut = [f"{letters}."]
+    elif (parts := dotted_parts(name, entity_type)) is not None:
+        cut = ["".join(f"{p[0]}." for p in parts)]
     else:
         cut = contractions(name, entity_type)
+        if (dotted := dotted_initials(name, entity_type)) is not None and dotted.count(".") <= _DOTTED_WORDS:
+            cut.append(dotted)
     return [f"\x1dcut {c}#{i}" for c in cut for i in range(SLOTS)]
+
+
+def dotted_parts(name: str, entity_type: str) -> list[str] | None:
+    """The letters of a place's name of two or three words each cut short with a period, one of them by more than
+    its initial ("w", "va" for "W.Va."; "n", "dak" for "N. Dak."), else None ("N.C." is dotted initials)."""
+    if specific_type(entity_type) not in PLACE_TYPES or not _DOTTED.match(name.strip()):
+        return None
+    parts = [p.strip().lower() for p in name.strip().rstrip(".").split(".")]
+    return parts if any(len(p) > 1 for p in parts) and not set(parts) & _OWN_WORDS else None
+
+
+def _cut_forms(word: str, entity_type: str) -> list[str]:
+    """A word of a place's name as it may be cut short: its initial, or cut or contracted as a one-word name."""
+    return [word[:1]] + [c.rstrip(".") for c in truncations(word, entity_type) + contractions(word, entity_type)]
+
+
+def dotted_cuts(name: str, entity_type: str) -> list[str]:
+    """The keys of a place of two or three words cut short word by word ("w.va.", "w. va.", "w.vir." ... for "West
+    Virginia"), each of its words its initial or a cut of it, one at least more than its initial."""
+    if (dotted := dotted_initials(name, entity_type)) is None or dotted.count(".") > _DOTTED_WORDS:
+        return []
+    forms = [_cut_forms(w, entity_type) for w in match_key(name, entity_type).split()]
+    if len(forms) != dotted.count("."):
+        return []
+    found = [""]
+    for options in forms:
+        found = [f"{head}{cut}." for head in found for cut in options]
+    cuts = [f for f in found if f != dotted]
+    return cuts + [f.replace(".", ". ").strip() for f in cuts]
+
+
+def dotted_cut(short: str, full: str, full_type: str) -> bool:
+    """`short` ("W.Va.") is `full` ("West Virginia", or its key "west virginia") cut short word by word."""
+    parts = dotted_parts(short, full_type)
+    words = match_key(full, full_type).split()
+    if parts is None or len(parts) != len(words) or not (capitalised_name(full) or full.islower()):
+        return False
+    return all(p in _cut_forms(w, full_type) for p, w in zip(parts, words, strict=True))
 
 
 def truncates(short: str, full: str, full_type: str) -> bool:
