@@ -147,9 +147,9 @@ def nearby_ranges(names: list[tuple[str, str]]) -> Ranges:
 
 
 def _as_written(name: str, word: str) -> set[str]:
-    """The folded last word, and as keys hold it when it has letters folding changes ("østergaard")."""
-    written = entity_key(name).split()[-1].strip(".,;:")
-    return {word, written} if written and fold(written) == word else {word}
+    """The folded word, and as keys hold it when it has letters folding changes ("østergaard"), wherever the name
+    writes it: last, or first before a comma ("Østergaard, J. B.")."""
+    return {word} | {w for w in (x.strip(".,;:") for x in entity_key(name).split()) if w and fold(w) == word}
 
 
 def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes: set[str], exact: set[str]) -> None:
