@@ -294,6 +294,8 @@ def _lower_case_definitions(text: str) -> Iterable[tuple[str, str]]:
             yield pair
         elif _one_word_definition(last := long.split()[-1], short):
             yield acronym_letters(short), last
+        elif last[:1].isupper() and (pair := _code_definition(last, short)) is not None:  # "Niger (NER)"
+            yield pair
 
 
 def defined_acronyms(texts: Iterable[str]) -> set[str]:

@@ -153,3 +153,12 @@ def test_a_place_of_two_words_cut_short_word_by_word_is_it():
     assert (absorbed.key, absorbed.target) == ("w.mar.", "west marches")
     assert "\x1dcut w.m.#0" in variant_rows("West Marches", PLACE)
     assert [r for r in variant_rows("W.Mar.", PLACE) if "cut" in r] == [f"\x1dcut w.m.#{i}" for i in range(3)]
+
+
+def test_a_designation_made_of_the_name_s_adjective_is_it():
+    assert target("Ruritania", {"r": ("Ruritanian Free Republic", PLACE)}) == "r"
+    assert target("Quelmar", {"q": ("Quelmarese Republic", PLACE)}) == "q"
+    assert target("Ruritania", {"r": ("Ruritanian Republic", PLACE)}) == "ruritania"  # "Dominican Republic"
+    assert target("Ruritania", {"r": ("Ruritanian People's Republic", PLACE)}) == "ruritania"
+    assert "ruritania" in nearby_ranges([("Ruritania", PLACE)]).prefixes  # reads "ruritanian ..."
+    assert "ruritania" in nearby_ranges([("Ruritanian Free Republic", PLACE)]).exact

@@ -49,8 +49,9 @@ def test_codes_after_longer_names_are_still_the_older_rules():
         (["Costs of quorvane iron salt (QFS) fell."], ["quorvane iron salt", "QFS"], "quorvane iron salt"),
         (["Priced in New Tarvosian Dram (TDR)."], ["New Tarvosian Dram", "TDR"], "New Tarvosian Dram"),
         (["From Velmora and Tobrin (VTO) came."], ["Velmora and Tobrin"], "Velmora and Tobrin"),
+        (["Notes.\n\nTarvos (TRV) grew."], ["Tarvos"], "Tarvos"),
     ],
-    ids=["letters-not-initials", "letters-of-its-tail", "joining-word"],
+    ids=["letters-not-initials", "letters-of-its-tail", "joining-word", "one-short-word"],
 )
 def test_a_code_right_after_a_name_of_the_document_is_that_name(texts, names, expected):
     assert code_definitions(texts, names)[texts[0].split("(")[1][:3]] == expected

@@ -1,7 +1,8 @@
 """A code the document defines right after one of its names joins that name across documents in either order,
 whatever letters it takes (app/domain/name_codes.py::code_definitions): a term in lower case whose code is not
 its initials ("quorvane iron salt (QFS)"), a name whose code spells only its last words ("New Tarvosian Dram
-(TDR)") and a place with a joining word inside ("Velmora and Tobrin (VTO)"). A code after a person names
+(TDR)"), a place with a joining word inside ("Velmora and Tobrin (VTO)") and a short word spelling its code
+("Tarvos (TRV)"). A code after a person names
 another entity and stays apart. Invented names: none is in the holdout or blind worlds."""
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ async def _keys(app, fake_llm, name: str, code: str, etype: str, order: int, cod
         ("quorvane iron salt", "QFS", "concept"),  # lower case, the letters not its initials
         ("New Tarvosian Dram", "TDR", "concept"),  # the letters spell "Tarvosian Dram" only
         ("Velmora and Tobrin", "VTO", "location"),  # a joining word inside a place's name
+        ("Tarvos", "TRV", "location"),  # one short word spelling its code
     ],
-    ids=["lower-case-term", "tail-spelled", "joining-word"],
+    ids=["lower-case-term", "tail-spelled", "joining-word", "one-word"],
 )
 async def test_a_code_defined_after_a_name_joins_it_in_either_order(
     make_settings, start_app, fake_llm, order, name, code, etype

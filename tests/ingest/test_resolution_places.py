@@ -38,8 +38,19 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
         ("W.M.", "West Marches"),
         ("W.Mar.", "West Marches"),
         ("N. Qt.", "North Quellmart"),
+        ("Ruritania", "Ruritanian Free Republic"),
+        ("Quelmar", "Quelmarese Republic"),
     ],
-    ids=["designation", "cut-short", "contracted", "dotted", "dotted-cut", "dotted-contracted"],
+    ids=[
+        "designation",
+        "cut-short",
+        "contracted",
+        "dotted",
+        "dotted-cut",
+        "dotted-contracted",
+        "adjective-designation",
+        "demonym-designation",
+    ],
 )
 async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
     app = await start_app(make_settings())
@@ -52,6 +63,8 @@ async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, star
         ("Republic of the Elbonia", "Democratic Republic of the Elbonia"),
         ("Elbonia", "Democratic Republic of Elbonia"),
         ("Freedonia", "Lower Freedonia"),
+        ("Ruritania", "Ruritanian Republic"),  # the shape of "Dominica" / "Dominican Republic"
+        ("Ruritania", "Ruritanian People's Republic"),
         ("W.Mar.", "East Marches"),
         ("W.Mar.", "Marches"),
     ],
