@@ -10,7 +10,8 @@ resolver accepts it only when exactly one designated place of the project has th
 says "Democratic" or "People's" is left out: those words mark one of two states sharing a name ("Democratic
 People's Republic of Korea" beside the "Republic of Korea", the two Congos), so the name alone may be the other.
 A designation may also be made of the name's adjective ("Syrian Arab Republic" / "Syria", "Togolese Republic" /
-"Togo", `adjectival_cores`), but not a bare "-n" adjective before the form: "Dominican Republic" is not Dominica.
+"Togo", `adjectival_cores`), but not a bare "-n" adjective before the form: "Dominican Republic" is not Dominica;
+and a place of two words or more goes on with "of ..." ("United States" / "United States of America").
 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
 project whose one-word name starts with those letters (three to five, and three letters cut at least: "Mt.",
@@ -72,9 +73,22 @@ def designated_cores(name: str, entity_type: str) -> tuple[str, ...]:
     """The match keys a designated place may go by alone: `designated_core` ("malta" for "Republic of Malta"), or
     the name its first word is an adjective of ("syria" for "Syrian Arab Republic", "togo" for "Togolese
     Republic"; `adjectival_cores`)."""
-    if (core := designated_core(name, entity_type)) is not None:
-        return (core,)
-    return adjectival_cores(name, entity_type)
+    found = tuple(c for c in (designated_core(name, entity_type), _head_core(name, entity_type)) if c is not None)
+    return found or adjectival_cores(name, entity_type)
+
+
+@lru_cache(maxsize=4096)
+def _head_core(name: str, entity_type: str) -> str | None:
+    """A place of two words or more that goes on with "of ..." ("United States of America", "United Kingdom of
+    Great Britain and Northern Ireland"): the words before "of" ("united states", "united kingdom"), a name of its
+    own; never a "Democratic" or "People's" one."""
+    if specific_type(entity_type) not in PLACE_TYPES or not capitalised_name(name):
+        return None
+    words = match_key(name, entity_type).split()
+    at = words.index("of") if "of" in words else 0
+    if at < 2 or _DIVIDED & set(words) or at == len(words) - 1:
+        return None
+    return " ".join(words[:at])
 
 
 @lru_cache(maxsize=4096)

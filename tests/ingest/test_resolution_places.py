@@ -40,6 +40,7 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
         ("N. Qt.", "North Quellmart"),
         ("Ruritania", "Ruritanian Free Republic"),
         ("Quelmar", "Quelmarese Republic"),
+        ("United Provinces", "United Provinces of Elbonia"),
     ],
     ids=[
         "designation",
@@ -50,6 +51,7 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
         "dotted-contracted",
         "adjective-designation",
         "demonym-designation",
+        "head-before-of",
     ],
 )
 async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
@@ -65,6 +67,7 @@ async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, star
         ("Freedonia", "Lower Freedonia"),
         ("Ruritania", "Ruritanian Republic"),  # the shape of "Dominica" / "Dominican Republic"
         ("Ruritania", "Ruritanian People's Republic"),
+        ("United Provinces", "Democratic United Provinces of Elbonia"),
         ("W.Mar.", "East Marches"),
         ("W.Mar.", "Marches"),
     ],
