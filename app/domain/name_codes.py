@@ -131,5 +131,7 @@ def _named_before_codes(texts: Collection[str], names: list[str], out: dict[str,
             out[code] = name
         elif current is not None and match_key(current, "organization") not in shown:
             ours, theirs = fold(name).split(), fold(current).split()
-            if ours[-len(theirs) :] == theirs or theirs[-len(ours) :] == ours:  # a tail of one another
+            # the letters spell a tail of the name ("Israeli Sheqel"), or the code was read after a longer run of
+            # capitalised words it does not spell ("Importers Swiss Franc")
+            if ours[-len(theirs) :] == theirs or (theirs[-len(ours) :] == ours and not spelled_out(current, code)):
                 out[code] = name

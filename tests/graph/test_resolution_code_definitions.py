@@ -65,3 +65,8 @@ def test_a_code_after_a_name_defined_otherwise_keeps_the_other_reading():
 def test_a_code_after_two_names_is_no_ones():
     texts = ["Costs of quorvane iron salt (QFS) fell.", "Costs of brindle copper wire (QFS) rose."]
     assert "QFS" not in code_definitions(texts, ["quorvane iron salt", "brindle copper wire"])
+
+
+def test_a_name_the_letters_spell_is_kept_over_a_shorter_name_of_the_document_ending_it():
+    texts = ["Notes on the Bank of Ruritania Central Office (BRC)."]
+    assert code_definitions(texts, ["Central Office"])["BRC"] == "Bank of Ruritania Central Office"
