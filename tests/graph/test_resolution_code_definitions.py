@@ -68,5 +68,5 @@ def test_a_code_after_two_names_is_no_ones():
 
 
 def test_a_name_the_letters_spell_is_kept_over_a_shorter_name_of_the_document_ending_it():
-    texts = ["Notes on the Bank of Ruritania Central Office (BRC)."]
-    assert code_definitions(texts, ["Central Office"])["BRC"] == "Bank of Ruritania Central Office"
+    texts = ["Notes on Ruritania Central Office (RNO)."]
+    assert code_definitions(texts, ["Central Office"])["RNO"] == "Ruritania Central Office"
