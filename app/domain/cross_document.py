@@ -18,8 +18,11 @@ from functools import lru_cache
 from app.domain.name_designations import (
     contraction_rows,
     contractions,
-    designated_core,
+    designated_cores,
+    dotted_cut,
+    dotted_cuts,
     dotted_initials,
+    dotted_parts,
     truncated_letters,
     truncates,
     truncations,
@@ -34,7 +37,7 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
-from app.domain.name_spellings import SLOTS, phonetic_key, phonetic_slots
+from app.domain.name_spellings import PLACE_TYPES, SLOTS, phonetic_key, phonetic_slots
 from app.domain.name_variants import (
     abbreviated_tail,
     compact_key,
@@ -142,8 +145,10 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         if (initials := initials_key(name, etype)) is not None:
             exact |= {initials, "".join(f"{letter}." for letter in initials)}  # "BIS" or "B.I.S."
         exact |= term_initials(name, etype)
-        if (core := designated_core(name, etype)) is not None:  # "Malta" for "Republic of Malta"
+        for core in designated_cores(name, etype):  # "Malta" for "Republic of Malta", "Syria" for "Syrian ..."
             exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
+        if (word := _place_word(name, etype)) is not None:  # "Syria" reads "syrian arab republic"
+            prefixes.add(word)
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
             prefixes.add(letters)
         exact.update(
@@ -151,15 +156,24 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         )  # and the other way: "Colorado" reads "colo."
         if (dotted := dotted_initials(name, etype)) is not None:  # "North Carolina" reads "n.c."
             exact.add(dotted)
+            exact.update(dotted_cuts(name, etype))  # and "West Virginia" reads "w.va."
         if not _person_like(etype):
             _variant_ranges(name, etype, prefixes, reversed_prefixes, exact)
     return Ranges(frozenset(prefixes), frozenset(reversed_prefixes), frozenset(exact))
 
 
+def _place_word(name: str, etype: str) -> str | None:
+    """A place's name of one word (its key), where designations made of its adjective begin."""
+    words = match_key(name, etype).split()
+    if specific_type(etype) not in PLACE_TYPES or len(words) != 1 or len(words[0]) < 4 or is_acronym(name):
+        return None
+    return words[0]
+
+
 def _as_written(name: str, word: str) -> set[str]:
-    """The folded last word, and as keys hold it when it has letters folding changes ("østergaard")."""
-    written = entity_key(name).split()[-1].strip(".,;:")
-    return {word, written} if written and fold(written) == word else {word}
+    """The folded word, and as keys hold it when it has letters folding changes ("østergaard"), wherever the name
+    writes it: last, or first before a comma ("Østergaard, J. B.")."""
+    return {word} | {w for w in (x.strip(".,;:") for x in entity_key(name).split()) if w and fold(w) == word}
 
 
 def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes: set[str], exact: set[str]) -> None:
@@ -235,7 +249,7 @@ class NameIndex:
                     self.roots.setdefault(root, set()).add(key)
                 if (compact := compact_key(match_key(name, etype))) is not None:
                     self.compact.setdefault(compact, set()).add(key)
-                if (core := designated_core(name, etype)) is not None:
+                for core in designated_cores(name, etype):
                     self.cores.setdefault(core, set()).add(key)
 
 
@@ -272,7 +286,13 @@ def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str 
             for k, (other, other_type) in index.names.items()
             if k != exclude and types_compatible(etype, other_type) and truncates(name, other, other_type)
         }
-    if designated_core(name, etype) is not None or not capitalised_name(name):
+    if dotted_parts(name, etype) is not None:  # "W.Va." → "West Virginia"
+        return {
+            k
+            for k, (other, other_type) in index.names.items()
+            if k != exclude and types_compatible(etype, other_type) and dotted_cut(name, other, other_type)
+        }
+    if designated_cores(name, etype) or not capitalised_name(name):
         return set()
     cores = index.cores.get(match_key(name, etype), set()) - {exclude}
     return {k for k in cores if types_compatible(etype, index.names[k][1])}

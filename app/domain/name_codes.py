@@ -13,6 +13,7 @@ from app.domain.name_matching import (
     acronym_definitions,
     defined_acronyms,
     fold,
+    is_acronym,
     match_key,
     specific_type,
     spelled_out,
@@ -24,6 +25,7 @@ from app.domain.name_spellings import PLACE_TYPES
 # word before it (if any) is checked by `_one_word_codes`: a capitalised one makes the name longer than one word.
 _ONE_WORD_THEN_CODE = re.compile(r"(?<![\w'\u2019&.-])([A-Z][a-z][\w'\u2019-]*)\s*\(\s*([A-Z]{3,5})\s*\)")
 _WORD_BEFORE = re.compile(r"([\w'\u2019&.-]+)\s*$")
+_CODE = re.compile(r"\(\s*([A-Z]{3,5})\s*\)")
 
 
 def expansion_forms(expansion: str, acronym: str) -> list[str]:
@@ -68,14 +70,15 @@ def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, 
     Franc"), it is the only name the texts put before the code, and the code is defined nowhere else in the texts
     (a code defined two ways is no one's: a longer name defining it otherwise drops it too). The types are
     checked by `acronym_fits` when the code is resolved."""
+    all_names = list(names)
     out = acronym_definitions(texts)
+    _named_before_codes(texts, all_names, out)
     words: dict[str, set[str]] = {}
     for text in texts:
         for code, word in _one_word_codes(text or ""):
             words.setdefault(code, set()).add(word)
     if not words:
         return out
-    all_names = list(names)
     keys = {match_key(n, "organization") for n in all_names}
     elsewhere = defined_acronyms(texts)
     for code, found in words.items():
@@ -92,3 +95,43 @@ def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, 
         if match_key(word, "organization") in keys and not holders:
             out[code] = word
     return out
+
+
+def _names_before(text: str, long_names: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    """(code, key of the longest name written right before it) for each code in parentheses that follows one of
+    `long_names` ((folded name, key) pairs) word for word: "lithium iron phosphate (LFP)"."""
+    for found in _CODE.finditer(text):
+        before = fold(text[max(found.start() - 240, 0) : found.start()]).rstrip()
+        fits = [(n, k) for n, k in long_names if before.endswith(n) and not before[-len(n) - 1 : -len(n)].isalnum()]
+        if fits:
+            yield found.group(1), max(fits, key=lambda f: len(f[0]))[1]
+
+
+def _named_before_codes(texts: Collection[str], names: list[str], out: dict[str, str]) -> None:
+    """The document's own definition "X (ABC)" when X is one of its names of two words or more, written right
+    before the code, the same name wherever the code is: the code stands for that name even when its letters are
+    not the name's initials ("lithium iron phosphate (LFP)") or spell out only its tail ("New Israeli Sheqel (ILS)"
+    read as "Israeli Sheqel" by the letters alone). A code the texts define otherwise keeps its reading, and the
+    resolver still checks the types when the name does not spell the code (`acronym_fits`)."""
+    long_names = [(fold(n), match_key(n, "organization")) for n in names if len(n.split()) > 1 and not is_acronym(n)]
+    if not long_names or not any("(" in (t or "") for t in texts):
+        return
+    shown = {match_key(n, "organization"): n for n in names}
+    before: dict[str, set[str]] = {}
+    for text in texts:
+        for code, key in _names_before(text or "", long_names):
+            before.setdefault(code, set()).add(key)
+    defined = defined_acronyms(texts)
+    for code, keys in before.items():
+        if len(keys) != 1:
+            continue
+        name = shown[next(iter(keys))]
+        current = out.get(code)
+        if current is None and code not in defined:
+            out[code] = name
+        elif current is not None and match_key(current, "organization") not in shown:
+            ours, theirs = fold(name).split(), fold(current).split()
+            # the letters spell a tail of the name ("Israeli Sheqel"), or the code was read after a longer run of
+            # capitalised words it does not spell ("Importers Swiss Franc")
+            if ours[-len(theirs) :] == theirs or (theirs[-len(ours) :] == ours and not spelled_out(current, code)):
+                out[code] = name

@@ -9,6 +9,9 @@ designations of one core ("Republic of the Congo" / "Democratic Republic of the 
 resolver accepts it only when exactly one designated place of the project has that core. A designation that
 says "Democratic" or "People's" is left out: those words mark one of two states sharing a name ("Democratic
 People's Republic of Korea" beside the "Republic of Korea", the two Congos), so the name alone may be the other.
+A designation may also be made of the name's adjective ("Syrian Arab Republic" / "Syria", "Togolese Republic" /
+"Togo", `adjectival_cores`), but not a bare "-n" adjective before the form: "Dominican Republic" is not Dominica;
+and a place of two words or more goes on with "of ..." ("United States" / "United States of America").
 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
 project whose one-word name starts with those letters (three to five, and three letters cut at least: "Mt.",
@@ -19,6 +22,8 @@ A contraction keeps the first letter or two and the last ("Vt." / "Vermont", "Fl
 (`contraction_rows`), as no key range holds both "vt." and "vermont".
 Its initials written with periods ("N.C." / "North Carolina") are one too, even for two words: the periods say
 each letter is a word cut short, unlike "US" or "EU", which are words of their own.
+So is a place of two words written with its initial and its last word cut short or contracted ("W.Va." / "West
+Virginia", "N.Dak." / "North Dakota"), found through the row of its dotted initials ("w.v.").
 """
 
 from __future__ import annotations
@@ -37,7 +42,11 @@ _FORMS = frozenset(
 _TRUNCATED = re.compile(r"^([A-Z][a-z]{1,4})\.$")  # "Colo.", "Calif.", "Vt.": as the extraction parser keeps them
 _OWN_WORDS = frozenset({"st", "mt", "ft", "pt"})  # Saint, Mount, Fort, Point
 _DIVIDED = frozenset({"democratic", "people", "peoples"})  # one of two states of a name
+_DOTTED = re.compile(r"^[A-Z]\.\s?[A-Z][a-z]{1,4}\.$")  # "W.Va.", "N. Dak.": each word cut with a period
+_DOTTED_WORDS = 2
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
+_DEMONYM_ENDINGS = ("n", "an", "ian", "ese", "lese", "i", "ic", "ish")  # "Syria-n", "Togo-lese", "Rwand(a)-ese"
+_OWN_DEMONYMS = frozenset({"ese", "lese"})  # endings only a people's adjective has
 
 
 @lru_cache(maxsize=4096)
@@ -58,6 +67,50 @@ def designated_core(name: str, entity_type: str) -> str | None:
         if "of" not in words[1:]:
             return " ".join(words)
     return None
+
+
+def designated_cores(name: str, entity_type: str) -> tuple[str, ...]:
+    """The match keys a designated place may go by alone: `designated_core` ("malta" for "Republic of Malta"), or
+    the name its first word is an adjective of ("syria" for "Syrian Arab Republic", "togo" for "Togolese
+    Republic"; `adjectival_cores`)."""
+    found = tuple(c for c in (designated_core(name, entity_type), _head_core(name, entity_type)) if c is not None)
+    return found or adjectival_cores(name, entity_type)
+
+
+@lru_cache(maxsize=4096)
+def _head_core(name: str, entity_type: str) -> str | None:
+    """A place of two words or more that goes on with "of ..." ("United States of America", "United Kingdom of
+    Great Britain and Northern Ireland"): the words before "of" ("united states", "united kingdom"), a name of its
+    own; never a "Democratic" or "People's" one."""
+    if specific_type(entity_type) not in PLACE_TYPES or not capitalised_name(name):
+        return None
+    words = match_key(name, entity_type).split()
+    at = words.index("of") if "of" in words else 0
+    if at < 2 or _DIVIDED & set(words) or at == len(words) - 1:
+        return None
+    return " ".join(words[:at])
+
+
+@lru_cache(maxsize=4096)
+def adjectival_cores(name: str, entity_type: str) -> tuple[str, ...]:
+    """A place written "<adjective> [<words>] <form of government>" ("Syrian Arab Republic", "Togolese Republic"):
+    the names the adjective is made from by a demonym's ending ("syria", "togo"), four letters or more. A bare "-n"
+    or "-i" adjective before the form alone is no designation: "Dominican Republic" is not Dominica's, as a state
+    is often named after a region or a city, so that shape needs a word between ("Syrian Arab Republic") or an
+    ending only demonyms have ("-ese"). A "Democratic" or "People's" designation is left out, as above."""
+    if specific_type(entity_type) not in PLACE_TYPES or not capitalised_name(name):
+        return ()
+    words = match_key(name, entity_type).split()
+    if len(words) < 2 or words[-1] not in _FORMS or "of" in words or _DIVIDED & set(words):
+        return ()
+    first = words[0]
+    cores = []
+    for ending in _DEMONYM_ENDINGS:
+        core = first[: -len(ending)]
+        if first.endswith(ending) and len(core) + 1 >= _MIN_CORE and (len(words) > 2 or ending in _OWN_DEMONYMS):
+            # "-ese" may take the place of a final "a": "Rwandese" / "Rwanda"
+            cores += [c for c in (core, core + "a" if ending == "ese" else "") if len(c) >= _MIN_CORE]
+    return tuple(cores)
 
 
 def truncated_letters(name: str, entity_type: str) -> str | None:
@@ -92,12 +145,58 @@ def contractions(name: str, entity_type: str) -> list[str]:
 
 def contraction_rows(name: str, entity_type: str) -> list[str]:
     """The index rows (without their prefix) of a place's contractions, `SLOTS` per contraction; for a name written
-    contracted ("Vt."), the rows of those letters, to read."""
+    contracted ("Vt."), the rows of those letters, to read. A place of two words is recorded under its
+    dotted initials ("w.v." for "West Virginia"), where a name of its words cut short ("W.Va.") reads."""
     if (letters := truncated_letters(name, entity_type)) is not None:
         cut = [f"{letters}."]
+    elif (parts := dotted_parts(name, entity_type)) is not None:
+        cut = ["".join(f"{p[0]}." for p in parts)]
     else:
         cut = contractions(name, entity_type)
+        if (dotted := dotted_initials(name, entity_type)) is not None and dotted.count(".") <= _DOTTED_WORDS:
+            cut.append(dotted)
     return [f"\x1dcut {c}#{i}" for c in cut for i in range(SLOTS)]
+
+
+def dotted_parts(name: str, entity_type: str) -> list[str] | None:
+    """The letters of a place's name of two words each cut short with a period, the last by more than its
+    initial ("w", "va" for "W.Va."; "n", "dak" for "N. Dak."), else None ("N.C." is dotted initials)."""
+    if specific_type(entity_type) not in PLACE_TYPES or not _DOTTED.match(name.strip()):
+        return None
+    parts = [p.strip().lower() for p in name.strip().rstrip(".").split(".")]
+    return parts if all(len(p) == 1 for p in parts[:-1]) and len(parts[-1]) > 1 else None
+
+
+def _cut_forms(word: str, entity_type: str) -> list[str]:
+    """A word of a place's name as it may be cut short: its initial, or cut or contracted as a one-word name."""
+    return [word[:1]] + [c.rstrip(".") for c in truncations(word, entity_type) + contractions(word, entity_type)]
+
+
+def dotted_cuts(name: str, entity_type: str) -> list[str]:
+    """The keys of a place of two words cut short word by word ("w.va.", "w. va.", "w.vir." ... for "West
+    Virginia"): its initials, the last word cut or contracted as a one-word place is."""
+    if (dotted := dotted_initials(name, entity_type)) is None or dotted.count(".") > _DOTTED_WORDS:
+        return []
+    words = match_key(name, entity_type).split()
+    if len(words) != dotted.count("."):
+        return []
+    forms = [[w[:1]] for w in words[:-1]] + [_cut_forms(words[-1], entity_type)]
+    found = [""]
+    for options in forms:
+        found = [f"{head}{cut}." for head in found for cut in options]
+    cuts = [f for f in found if f != dotted]
+    return cuts + [f.replace(".", ". ").strip() for f in cuts]
+
+
+def dotted_cut(short: str, full: str, full_type: str) -> bool:
+    """`short` ("W.Va.") is `full` ("West Virginia", or its key "west virginia") cut short word by word."""
+    parts = dotted_parts(short, full_type)
+    words = match_key(full, full_type).split()
+    if parts is None or len(parts) != len(words) or not (capitalised_name(full) or full.islower()):
+        return False
+    return all(p == w[:1] for p, w in zip(parts[:-1], words, strict=False)) and parts[-1] in _cut_forms(
+        words[-1], full_type
+    )
 
 
 def truncates(short: str, full: str, full_type: str) -> bool:

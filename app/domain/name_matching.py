@@ -238,10 +238,13 @@ def _code_definition(long: str, short: str) -> tuple[str, str] | None:
     words = long.split()
     if len(letters) < 3 or not letters.isalpha():
         return None
-    for start in range(len(words) - 1, max(len(words) - len(letters), 0) - 1, -1):
-        if not words[start][:1].isupper():
+    named = 0
+    for start in range(len(words) - 1, -1, -1):
+        if start and words[start] in _STOPWORDS:  # "Trinidad and Tobago (TTO)": a joining word inside the name
+            continue
+        if not words[start][:1].isupper() or (named := named + 1) > len(letters):
             return None
-        joined = fold("".join(words[start:])).replace(" ", "")
+        joined = fold("".join(w for w in words[start:] if w not in _STOPWORDS))
         rest = iter(joined[1:])
         if joined[:1] == letters[0] and all(ch in rest for ch in letters[1:]):
             return acronym_letters(short), " ".join(words[start:])
@@ -291,6 +294,8 @@ def _lower_case_definitions(text: str) -> Iterable[tuple[str, str]]:
             yield pair
         elif _one_word_definition(last := long.split()[-1], short):
             yield acronym_letters(short), last
+        elif last[:1].isupper() and (pair := _code_definition(last, short)) is not None:  # "Niger (NER)"
+            yield pair
 
 
 def defined_acronyms(texts: Iterable[str]) -> set[str]:

@@ -139,3 +139,26 @@ def test_a_place_is_read_by_its_contraction_through_index_rows():
     assert "\x1dcut qt.#0" in rows and "\x1dcut qut.#2" in rows
     assert [r for r in variant_rows("Qt.", PLACE) if "cut" in r] == [f"\x1dcut qt.#{i}" for i in range(3)]
     assert not [r for r in variant_rows("Quellmart", "organization") if "cut" in r]
+
+
+def test_a_place_of_two_words_cut_short_word_by_word_is_it():
+    held = {"west marches": ("West Marches", PLACE), "east marches": ("East Marches", PLACE)}
+    assert target("W.Mar.", held) == "west marches"  # W. + Mar(ches)
+    assert target("W. Ms.", held) == "west marches"  # M...s contracted
+    assert target("N.Mar.", held) == "n.mar."  # neither
+    assert target("W.Mar.", {**held, "wide marches": ("Wide Marches", PLACE)}) == "w.mar."  # two fit
+    assert target("W.Mar.", {"marches": ("Marches", PLACE)}) == "w.mar."  # one word is not two
+    assert "w.mar." in nearby_ranges([("West Marches", PLACE)]).exact
+    (absorbed,) = absorptions({"west marches": held["west marches"]}, {"w.mar.": ("W.Mar.", PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == ("w.mar.", "west marches")
+    assert "\x1dcut w.m.#0" in variant_rows("West Marches", PLACE)
+    assert [r for r in variant_rows("W.Mar.", PLACE) if "cut" in r] == [f"\x1dcut w.m.#{i}" for i in range(3)]
+
+
+def test_a_designation_made_of_the_name_s_adjective_is_it():
+    assert target("Ruritania", {"r": ("Ruritanian Free Republic", PLACE)}) == "r"
+    assert target("Quelmar", {"q": ("Quelmarese Republic", PLACE)}) == "q"
+    assert target("Ruritania", {"r": ("Ruritanian Republic", PLACE)}) == "ruritania"  # "Dominican Republic"
+    assert target("Ruritania", {"r": ("Ruritanian People's Republic", PLACE)}) == "ruritania"
+    assert "ruritania" in nearby_ranges([("Ruritania", PLACE)]).prefixes  # reads "ruritanian ..."
+    assert "ruritania" in nearby_ranges([("Ruritanian Free Republic", PLACE)]).exact

@@ -26,8 +26,13 @@ async def _people(app, fake_llm, short: str, full: str, short_first: bool) -> se
 @pytest.mark.parametrize("short_first", [True, False], ids=["short first", "full first"])
 @pytest.mark.parametrize(
     ("short", "full"),
-    [("Emeka Okoye", "Chukwuemeka Okoye"), ("Kariuki, A. K.", "Amani K. Kariuki"), ("Hu", "Meilin Hu")],
-    ids=["clipped given name", "family name first", "short surname"],
+    [
+        ("Emeka Okoye", "Chukwuemeka Okoye"),
+        ("Kariuki, A. K.", "Amani K. Kariuki"),
+        ("Ødvik, S. T.", "Sølve T. Ødvik"),  # keys keep the "ø" that folding reads "o"
+        ("Hu", "Meilin Hu"),
+    ],
+    ids=["clipped given name", "family name first", "family name first, not ASCII", "short surname"],
 )
 async def test_a_short_form_and_the_full_name_give_one_node(
     make_settings, start_app, fake_llm, short, full, short_first
@@ -42,3 +47,12 @@ async def test_a_given_name_of_its_own_stays_another_person(make_settings, start
     app = await start_app(make_settings())
     nodes = await _people(app, fake_llm, "Bella Harrow", "Isabella Harrow", short_first)
     assert nodes == {"bella harrow", "isabella harrow"}
+
+
+@pytest.mark.parametrize("short_first", [True, False], ids=["short first", "full first"])
+async def test_initials_family_name_first_of_another_given_name_stay_apart(
+    make_settings, start_app, fake_llm, short_first
+):
+    app = await start_app(make_settings())
+    nodes = await _people(app, fake_llm, "Ødvik, K. T.", "Sølve T. Ødvik", short_first)
+    assert nodes == {"ødvik, k. t.", "sølve t. ødvik"}

@@ -31,8 +31,28 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
 @pytest.mark.parametrize("order", [1, -1], ids=["short-first", "long-first"])
 @pytest.mark.parametrize(
     ("short", "long"),
-    [("Ruritania", "Republic of Ruritania"), ("Rurit.", "Ruritania"), ("Qt.", "Quellmart"), ("W.M.", "West Marches")],
-    ids=["designation", "cut-short", "contracted", "dotted"],
+    [
+        ("Ruritania", "Republic of Ruritania"),
+        ("Rurit.", "Ruritania"),
+        ("Qt.", "Quellmart"),
+        ("W.M.", "West Marches"),
+        ("W.Mar.", "West Marches"),
+        ("N. Qt.", "North Quellmart"),
+        ("Ruritania", "Ruritanian Free Republic"),
+        ("Quelmar", "Quelmarese Republic"),
+        ("United Provinces", "United Provinces of Elbonia"),
+    ],
+    ids=[
+        "designation",
+        "cut-short",
+        "contracted",
+        "dotted",
+        "dotted-cut",
+        "dotted-contracted",
+        "adjective-designation",
+        "demonym-designation",
+        "head-before-of",
+    ],
 )
 async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
     app = await start_app(make_settings())
@@ -45,11 +65,33 @@ async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, star
         ("Republic of the Elbonia", "Democratic Republic of the Elbonia"),
         ("Elbonia", "Democratic Republic of Elbonia"),
         ("Freedonia", "Lower Freedonia"),
+        ("Ruritania", "Ruritanian Republic"),  # the shape of "Dominica" / "Dominican Republic"
+        ("Ruritania", "Ruritanian People's Republic"),
+        ("United Provinces", "Democratic United Provinces of Elbonia"),
+        ("W.Mar.", "East Marches"),
+        ("W.Mar.", "Marches"),
     ],
 )
 async def test_look_alike_places_stay_two(make_settings, start_app, fake_llm, a, b):
     app = await start_app(make_settings())
     assert await _keys(app, fake_llm, a, b, 1) == {a.casefold(), b.casefold()}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["cut-first", "places-first"])
+async def test_a_place_cut_short_word_by_word_that_two_places_fit_stays_apart(
+    make_settings, start_app, fake_llm, order
+):
+    app = await start_app(make_settings())
+    records = {
+        "first doc": _doc("W.Mar.", "first doc"),
+        "second doc": [*_doc("West Marches", "second doc"), *_doc("Wide Marches", "second doc")],
+    }
+    install(fake_llm, records)
+    for marker in ("first doc", "second doc")[::order]:
+        [doc] = await ingest(app, [marker])
+        assert doc["status"] == "processed"
+    keys, _ = await graph(app)
+    assert {k for k in keys if not k.startswith("clerk ")} == {"w.mar.", "west marches", "wide marches"}
 
 
 async def test_a_dotted_node_named_again_beside_its_place_joins_it(make_settings, start_app, fake_llm):
