@@ -9,6 +9,7 @@ import json
 import sqlalchemy as sa
 
 from app.domain.match_index import missing_rows
+from app.domain.name_designations import contraction_rows
 from app.domain.name_matching import PERSON_TYPES
 from app.domain.name_spellings import phonetic_index, phonetic_slots
 from app.domain.resolution import MATCH_INDEX
@@ -28,6 +29,11 @@ INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, sourc
 SELECT r.project_id, r.alias_key, r.entity_key, r.alias_name, 'rule'
   FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(project_id text, alias_key text, entity_key text, alias_name text)
 ON CONFLICT (project_id, alias_key) DO NOTHING
+""")
+_CUT_ROWS = sa.text("""
+SELECT project_id, alias_key, entity_key FROM entity_aliases
+ WHERE alias_key LIKE :pattern AND (project_id, alias_key) > (:project_id, :key)
+ ORDER BY project_id, alias_key LIMIT :page
 """)
 _OLD_SPELLINGS = MATCH_INDEX + "\x1dspelt person %"
 _DROP = sa.text("DELETE FROM entity_aliases WHERE alias_key LIKE :pattern")
@@ -70,6 +76,27 @@ def reindex_person_spellings(conn: sa.Connection) -> None:
         people.setdefault(project, {})[key] = (name, entity_type)
     for project, named in people.items():
         index = phonetic_index(named, {}, MATCH_INDEX, phonetic_slots)
+        _add(
+            conn,
+            [
+                {"project_id": project, "alias_key": r, "entity_key": k, "alias_name": named[k][0]}
+                for r, k in index.items()
+            ],
+        )
+
+
+def add_place_cut_rows(conn: sa.Connection) -> None:
+    """Every stored place gets the contraction rows today's rules record it under (a two-word place's dotted
+    initials, where a name of its words cut short reads), in the first free slot, the rows already there kept."""
+    stored: dict[str, dict[str, str]] = {}
+    for project, row, key in _pages(conn, _CUT_ROWS, pattern=MATCH_INDEX + "\x1dcut %"):
+        stored.setdefault(project, {})[row] = key
+    places: dict[str, dict[str, tuple[str, str]]] = {}
+    for project, key, name, entity_type in _pages(conn, _ENTITIES):
+        if contraction_rows(name, entity_type):
+            places.setdefault(project, {})[key] = (name, entity_type)
+    for project, named in places.items():
+        index = phonetic_index(named, stored.get(project, {}), MATCH_INDEX, contraction_rows)
         _add(
             conn,
             [

@@ -284,3 +284,38 @@ async def test_comma_first_people_are_indexed_given_names_first(pg_cluster):
         assert match_key("Kariuki, A. K.", "person") == usual
         assert rows[index_key(usual)] == "kariuki, a. k."
         assert rows[MATCH_INDEX + phonetic_slots("Dmitriy Shevchenko", "person")[0]] == "dmitriy shevchenko"
+
+
+async def test_two_word_places_get_their_dotted_initials_row(pg_cluster):
+    """0021: a place stored as "West Virginia" gets the row of its dotted initials, where a later "W.Va." reads;
+    a row already there keeps its slot."""
+    from app.domain.name_designations import contraction_rows
+    from app.domain.resolution import MATCH_INDEX
+
+    async with _scratch_database(pg_cluster, "cut_mig") as db:
+        async with db.transaction() as c:
+            await c.run_sync(_upgrade_to("0020"))
+            await c.execute(
+                text(
+                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
+                    " ('default', 'west virginia', 'West Virginia', 'location'),"
+                    " ('default', 'west victoria', 'West Victoria', 'location'),"
+                    " ('default', 'vermont', 'Vermont', 'location')"
+                )
+            )
+            taken = MATCH_INDEX + contraction_rows("West Victoria", "location")[0]
+            await c.execute(
+                text(
+                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source)"
+                    " VALUES ('default', :row, 'west victoria', 'West Victoria', 'rule')"
+                ),
+                {"row": taken},
+            )
+            await c.run_sync(_upgrade_to("head"))
+        async with db.connect() as c:
+            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
+        first, second = (MATCH_INDEX + r for r in contraction_rows("West Virginia", "location")[:2])
+        assert first == taken
+        assert rows[first] == "west victoria"
+        assert rows[second] == "west virginia"
+        assert rows[MATCH_INDEX + contraction_rows("Vermont", "location")[0]] == "vermont"
