@@ -1,10 +1,13 @@
 """Retroactive absorption (pure): an earlier short node ("Dr. Okafor", "BIS", "Colo.") that exactly one full
 name of the project fits once a later document brings that name; the resolver's final pass
-(app/services/ingest/absorb.py) merges it and records the alias."""
+(app/services/ingest/absorb.py) merges it and records the alias. And the other way: the standing merges a
+document contradicts by relating two names that had become one node (`related_forms`, `contradicted`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from app.domain.cross_document import (
     NameIndex,
@@ -15,9 +18,13 @@ from app.domain.cross_document import (
     lone_word_candidates,
     term_initials,
 )
+from app.domain.document_names import document_names
 from app.domain.name_designations import dotted_initials
-from app.domain.name_matching import acronym_letters, is_acronym, tokens, types_compatible
+from app.domain.name_matching import acronym_letters, is_acronym, is_person, match_key, tokens, types_compatible
+from app.domain.name_nicknames import nickname_candidates
 from app.domain.name_shapes import capitalised_name
+from app.domain.names import sorted_pair
+from app.domain.records import ChunkExtraction
 
 _WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 
@@ -73,3 +80,51 @@ def absorbs(a: Absorption, full: Nearby) -> bool:
     """Whether the fit `a` is into one of the full names `full`: a one-word name is no full name, unless the short
     node is it cut short ("Colo.")."""
     return a.target in full and (len(tokens(*full[a.target])) >= 2 or a.rule == "designation")
+
+
+def related_forms(extractions: list[ChunkExtraction]) -> set[tuple[str, str]]:
+    """The pairs of names (keys, sorted) a document relates to each other that the match key or a given name's
+    short form would read as one person ("Bob Everly" / "Robert Everly"): the document names two people, and the
+    resolver keeps the two apart in it (app/domain/resolution.py, `two_people`). Another document naming each
+    form alone may have merged them before: that merge is contradicted (`contradicted`)."""
+    doc = document_names(extractions)
+    out: set[tuple[str, str]] = set()
+    for a, b in doc.related:
+        (name_a, type_a), (name_b, type_b) = (doc.names[a], doc.types[a]), (doc.names[b], doc.types[b])
+        if a == b or not (is_person(type_a) or is_person(type_b)):
+            continue
+        same_key = match_key(name_a, type_a) == match_key(name_b, type_b)
+        if same_key or nickname_candidates(name_a, type_a, {b: (name_b, type_b)}, [b], exclude=a):
+            out.add(sorted_pair(a, b))
+    return out
+
+
+class StandingMerge(Protocol):
+    """A standing automatic merge of the name `merged_key` into the entity `entity_key` (a ledger entry)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def entity_key(self) -> str: ...
+    @property
+    def merged_key(self) -> str: ...
+
+
+M = TypeVar("M", bound=StandingMerge)
+
+
+def contradicted(related: Collection[tuple[str, str]], merges: Sequence[M]) -> list[M]:
+    """Among `merges` (the standing merges of the names of `related`), one per merged name and entity that
+    joins the two names of a related pair into one entity: "Robert Everly" merged into "Bob Everly" (or both
+    into a third writing) while the document relates the two. Undone, the names are two nodes, as they are
+    in the order where the relating document came first."""
+    into: dict[str, set[str]] = {}
+    for m in merges:
+        into.setdefault(m.merged_key, set()).add(m.entity_key)
+    out: dict[tuple[str, str], M] = {}
+    for a, b in sorted(related):
+        joined = into.get(a, {a}) & into.get(b, {b})
+        for m in merges:
+            if m.merged_key in (a, b) and m.entity_key in joined:
+                out.setdefault((m.entity_key, m.merged_key), m)
+    return sorted(out.values(), key=lambda m: m.id)

@@ -234,7 +234,9 @@ class NameIndex:
         self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
         self.cores: dict[str, set[str]] = {}  # "malta" → "republic of malta" (app/domain/name_designations.py)
         for key, (name, etype) in names.items():
-            if is_acronym(name):
+            if is_acronym(name):  # only its letters, for a writing that joins them otherwise ("TELENOVA")
+                if not is_person(etype) and (compact := compact_key(match_key(name, etype))) is not None:
+                    self.compact.setdefault(compact, set()).add(key)
                 continue
             self.kinds.setdefault(specific_type(etype), []).append(key)
             if (sound := phonetic_key(name, etype)) is not None:
@@ -340,23 +342,31 @@ def spelling_candidates(name: str, etype: str, index: NameIndex, exclude: str = 
     with their last word in the other number (`compact_key`), or with their last words as their acronym
     (`abbreviated_tail`). No word differs otherwise, so the guard has nothing to tell apart."""
     kind = specific_type(etype)
-    if is_person(etype) or kind is None or is_acronym(name):
+    if is_person(etype) or kind is None:
         return set()
     mine = match_key(name, etype)
     compact = compact_key(mine)
+    capitals = is_acronym(name)
     found = {
         key
         for key in (index.compact.get(compact, set()) if compact else set()) - {exclude}
         if specific_type(other_type := index.names[key][1]) == kind
-        and not is_acronym(other := index.names[key][0])
-        and match_key(other, other_type) != mine  # the same key is the exact rule's (it picks the canonical form)
+        and (other := match_key(index.names[key][0], other_type)) != mine  # the same key is the exact rule's
+        # a long name in capitals ("TELENOVA") is its letters, as the exact rule reads it: the same letters only
+        and (not (capitals or is_acronym(index.names[key][0])) or _letters(other) == _letters(mine))
     }
+    if capitals:
+        return found
     tailed = set(index.names) if len(name.split()) >= 2 and is_acronym(name.split()[-1]) else index.tailed
     return found | {
         key
         for key in tailed
         if key != exclude and specific_type(index.names[key][1]) == kind and abbreviated_tail(name, index.names[key][0])
     }
+
+
+def _letters(match: str) -> str:
+    return match.replace(" ", "").replace("-", "")
 
 
 def extension_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:

@@ -197,7 +197,7 @@ class _Resolver:
         if is_acronym(name):
             if acronym_letters(name) in self.known.defined:  # the text says what it stands for: no guessing
                 return Decision(key)
-            return self._initials(key, name, etype) or Decision(key)
+            return self._initials(key, name, etype) or self._capitals(key, name, etype) or Decision(key)
         return self._inverted(key, name, etype, match) or self._across(key, name, etype) or Decision(key)
 
     def _inverted(self, key: str, name: str, etype: str, match: str) -> Decision | None:
@@ -244,6 +244,16 @@ class _Resolver:
         shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
         evidence = f"{name!r} fits only {shown!r} ({rule})"
         return Decision(target, source, evidence, scoped=scoped, rule=rule if rule in _OWN_RULES else None)
+
+    def _capitals(self, key: str, name: str, etype: str) -> Decision | None:
+        """A long name in capitals that is another name's letters joined otherwise ("TELENOVA" / "Tele-Nova")."""
+        found = spelling_candidates(name, etype, self.index, exclude=key)
+        targets = {self.resolve(k).target if k in self.doc.names else k for k in found}
+        if len(targets) != 1 or key in targets:
+            return None
+        (target,) = targets
+        shown = self.doc.names.get(target) or self.index.names.get(target, (target,))[0]
+        return Decision(target, "rule", f"{name!r} fits only {shown!r} (spelling)", rule="spelling")
 
     def _expansion_key(self, expansion: str, acronym: str) -> str | None:
         """The document name or project entity an acronym's expansion (or its longest tail naming one) names."""

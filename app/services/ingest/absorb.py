@@ -17,19 +17,20 @@ so no absorption is lost with the attempt that computed it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.errors import AppError
-from app.domain.absorption import Absorption, absorbs, absorptions, lone_fit
+from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit
 from app.domain.aliases import AliasItem, AliasSource
 from app.domain.cross_document import NameIndex, Nearby, Ranges, lone_word_candidates, nearby_ranges
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
+from app.repositories import contradicted_merges as contradicted_repo
 from app.repositories import final_pass_reads as passes_repo
 from app.repositories import graph as graph_repo
 from app.repositories import resolution_ledger as ledger_repo
@@ -134,13 +135,20 @@ class Absorber:
         self.merges = EntityMergeService(c)
 
     async def review(
-        self, project_id: str, document_id: str, undo: UndoMerge | None, expected: Nearby | None = None
+        self,
+        project_id: str,
+        document_id: str,
+        undo: UndoMerge | None,
+        expected: Nearby | None = None,
+        related: Collection[tuple[str, str]] = (),
     ) -> None:
         """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
-        standing short-form merge the document makes ambiguous (none checked without `undo`), and for each merge
-        of an undefined use of an acronym the document defines otherwise than another document does. One
-        statement reads all of it when the pass finds nothing to absorb and the nodes are the `expected` ones
-        (as the merge wrote them), as for most documents (repositories/final_pass_reads.py)."""
+        standing short-form merge the document makes ambiguous (none checked without `undo`), for each merge
+        of an undefined use of an acronym the document defines otherwise than another document does, and for
+        each merge that joined two writings of a person's name the document relates to each other (`related`,
+        absorption.py::related_forms). One statement reads all of it when the pass finds nothing to absorb and
+        the nodes are the `expected` ones (as the merge wrote them), as for most documents
+        (repositories/final_pass_reads.py); the related forms, when there are some, one more."""
         async with self.db.connect() as conn:
             reading, near = await _readings(conn, project_id, document_id, expected, undo is not None)
             mine = reading.mine
@@ -157,8 +165,20 @@ class Absorber:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        for merge in ambiguous + undefined:
+        for merge in ambiguous + undefined + await self.contradicted(project_id, related):
             await undo(project_id, merge)
+
+    async def contradicted(self, project_id: str, related: Collection[tuple[str, str]]) -> list[ShortFormMerge]:
+        """The standing merges that joined two names the document relates to each other as two people ("Robert
+        Everly" merged into "Bob Everly" by documents naming each alone): had this document come first, the
+        names would have stayed apart (app/domain/resolution.py), so the caller undoes them."""
+        if not related:
+            return []
+        async with self.db.connect() as conn:
+            merges = await contradicted_repo.standing_merges_of(
+                conn, project_id, sorted({k for p in related for k in p})
+            )
+        return contradicted(related, merges)
 
     async def contest(self, project_id: str, acronyms: list[str]) -> list[ShortFormMerge]:
         """For acronyms two documents define as two entities ("FRC": a commission here, a railway there): their

@@ -16,6 +16,7 @@ from app.container import Container
 from app.core import metrics
 from app.core.errors import first_failure
 from app.core.usage import Usage, track_usage
+from app.domain.absorption import related_forms
 from app.domain.chunk_records import encode as encode_records
 from app.domain.chunk_records import parse_fingerprint
 from app.domain.chunking import Chunk, chunk_id, chunk_text
@@ -141,6 +142,7 @@ class DocumentPipeline:
         file_path = doc.file_path or UNKNOWN_SOURCE
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
+        related: set[tuple[str, str]] = set()  # two writings of a person's name the document relates (absorb.py)
         if not doc.graph_merged:
             progress.check()
             with stage("chunk", self.timings):
@@ -162,6 +164,7 @@ class DocumentPipeline:
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
                 texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
                 touched = await self.merger.merge(project_id, document_id, worker_id, extractions, texts)
+            related = related_forms(extractions)
         if on_merged is not None:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
@@ -178,7 +181,7 @@ class DocumentPipeline:
             self.last_writers.release(touched)
         if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
             with stage("absorb", self.timings):
-                await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes())
+                await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes(), related)
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""
