@@ -101,80 +101,34 @@ def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
     ]
 
 
-def _worth(name: str, etype: str, other: str, other_type: str) -> bool:
-    """A pair the judge may be asked about: compatible types, not kept apart by the guard, maybe one person."""
-    return (
-        types_compatible(etype, other_type)
-        and not confusable(name, etype, other, other_type)
-        and may_be_one_person(name, etype, other, other_type)
-    )
-
-
-def _best(found: Iterable[Neighbour], doc: DocumentNames, rejected: Collection[tuple[str, str]]) -> list[Neighbour]:
-    """The neighbours worth a verdict, one per (name, entity) the most similar way found, best first."""
-    best: dict[tuple[str, str], Neighbour] = {}
-    for n in found:
-        if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
-            continue
-        name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
-        if sorted_pair(n.name_key, n.key) in rejected or not _worth(name, etype, n.name, n.entity_type):
-            continue
-        pair = (n.name_key, n.key)
-        if pair not in best or n.similarity > best[pair].similarity:
-            best[pair] = n
-    return sorted(best.values(), key=lambda n: (-n.similarity, n.name_key, n.key))
-
-
-def _forward(ranked: list[Neighbour], per_name: int) -> set[tuple[str, str]]:
-    """The pairs among each name's `per_name` nearest entities."""
-    taken: dict[str, int] = {}
-    out = set()
-    for n in ranked:
-        if taken.get(n.name_key, 0) < per_name:
-            taken[n.name_key] = taken.get(n.name_key, 0) + 1
-            out.add((n.name_key, n.key))
-    return out
-
-
-def reverse_wanted(
-    found: Iterable[Neighbour], doc: DocumentNames, rejected: Collection[tuple[str, str]], per_name: int = PER_NAME
-) -> set[str]:
-    """The stored entities found by embedding beyond their new name's `per_name` nearest: whether the name is
-    among their own nearest (`choose`) takes their stored neighbours."""
-    ranked = _best(found, doc, rejected)
-    forward = _forward(ranked, per_name)
-    return {n.key for n in ranked if n.found_by == "embedding" and (n.name_key, n.key) not in forward}
-
-
-def _reverse(ranked: list[Neighbour], around: Mapping[str, Sequence[Neighbour]], per_name: int) -> set[tuple[str, str]]:
-    """The embedding pairs whose stored entity would rank the new name among its own `per_name` nearest (its
-    stored neighbours `around` it, those worth a verdict): the pairs the other ingestion order asks."""
-    out = set()
-    for n in ranked:
-        if n.found_by != "embedding" or n.key not in around:
-            continue
-        theirs = [x for x in around[n.key] if x.key != n.key and _worth(n.name, n.entity_type, x.name, x.entity_type)]
-        bar = theirs[per_name - 1].similarity if len(theirs) >= per_name else -1.0
-        if n.similarity > bar:
-            out.add((n.name_key, n.key))
-    return out
-
-
 def choose(
     found: Iterable[Neighbour],
     doc: DocumentNames,
     rejected: Collection[tuple[str, str]],
     per_name: int = PER_NAME,
     per_document: int = PER_DOCUMENT,
-    around: Mapping[str, Sequence[Neighbour]] | None = None,
 ) -> list[Neighbour]:
-    """The neighbours worth a verdict, best first: one per (name, entity), the most similar way found, among
-    the name's `per_name` nearest or (with the stored entities' neighbours `around` them) the entity's own
-    `per_name` nearest, so that a pair is asked whichever of its two names came first; `per_document` in all.
-    Which pairs win the document's cap follows their similarity and keys alone."""
-    ranked = _best(found, doc, rejected)
-    asked = _forward(ranked, per_name) | _reverse(ranked, around or {}, per_name)
-    return [n for n in ranked if (n.name_key, n.key) in asked][:per_document]
+    """The neighbours worth a verdict, best first: one per (name, entity), the most similar way found."""
+    best: dict[tuple[str, str], Neighbour] = {}
+    for n in found:
+        if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
+            continue
+        name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
+        if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
+            continue
+        if confusable(name, etype, n.name, n.entity_type) or not may_be_one_person(name, etype, n.name, n.entity_type):
+            continue
+        pair = (n.name_key, n.key)
+        if pair not in best or n.similarity > best[pair].similarity:
+            best[pair] = n
+    ranked = sorted(best.values(), key=lambda n: (-n.similarity, n.name_key, n.key))
+    taken: dict[str, int] = {}
+    chosen: list[Neighbour] = []
+    for n in ranked:
+        if taken.get(n.name_key, 0) < per_name and len(chosen) < per_document:
+            taken[n.name_key] = taken.get(n.name_key, 0) + 1
+            chosen.append(n)
+    return chosen
 
 
 def document_neighbours(

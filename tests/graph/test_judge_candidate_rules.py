@@ -15,7 +15,6 @@ from app.domain.judge_candidates import (
     document_neighbours,
     lone_names,
     may_be_one_person,
-    reverse_wanted,
     with_proposals,
 )
 from app.domain.resolution import Decision, Resolution
@@ -54,26 +53,6 @@ def test_choose_caps_per_name_and_per_document():
     assert len(chosen) == 5
     per_name = [n.name_key for n in chosen]
     assert all(per_name.count(k) <= 2 for k in per_name)
-
-
-def test_a_pair_beyond_the_names_cap_is_asked_when_the_entity_would_rank_the_name_among_its_own_nearest():
-    """ "New Hebrides" ranks "Vanuatu" third, behind two other islands; "Vanuatu" ranks "New Hebrides" first among
-    what it is stored beside, so in the other order the pair is asked: asked in this one too."""
-    doc = doc_of(("New Hebrides", "location"))
-    found = [
-        near("new hebrides", "Fiji", "location", 0.82),
-        near("new hebrides", "Tonga", "location", 0.81),
-        near("new hebrides", "Vanuatu", "location", 0.8),
-        near("new hebrides", "Samoa", "location", 0.7),
-    ]
-    assert reverse_wanted(found, doc, set()) == {"vanuatu", "samoa"}
-    assert [n.key for n in choose(found, doc, set())] == ["fiji", "tonga"]  # without the entities' neighbours
-    around = {
-        "vanuatu": [near("vanuatu", "Fiji", "location", 0.78), near("vanuatu", "Tonga", "location", 0.75)],
-        "samoa": [near("samoa", "Tonga", "location", 0.9), near("samoa", "Fiji", "location", 0.85)],
-    }
-    assert [n.key for n in choose(found, doc, set(), around=around)] == ["fiji", "tonga", "vanuatu"]
-    assert [n.key for n in choose(found, doc, set(), per_document=2, around=around)] == ["fiji", "tonga"]
 
 
 def resolution(doc: DocumentNames, decisions: dict[str, Decision], index: dict[str, str]) -> Resolution:

@@ -13,7 +13,7 @@ import pytest
 from tests.ingest.test_judge_candidates import RENAMED
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line
 from tests.ingest.test_resolution_ingest import graph, install
-from tests.ingest.test_resolution_judge import answer_same_for, judge_pairs
+from tests.ingest.test_resolution_judge import judge_pairs
 
 AGAIN = {
     "third doc": [
@@ -69,35 +69,3 @@ async def test_a_pair_judged_apart_is_answered_so_again_without_a_call(make_sett
     assert len(fake_llm.calls_of("judge")) == 1
     keys, _ = await graph(app)
     assert {"madras", "chennai"} <= keys
-
-
-def _island(name: str, description: str, marker: str) -> list[str]:
-    clerk = f"Clerk {marker.title()}"
-    return [
-        entity_line(name, "location", description),
-        entity_line(clerk, "person", f"{clerk} files the {marker}."),
-        relation_line(clerk, name, "filing", f"{clerk} wrote about {name}."),
-    ]
-
-
-REEFS = "coral reefs, lagoons, atolls, volcanoes"
-ISLANDS = {
-    "islands doc": [entity_line(n, "location", f"{n}: {REEFS}.") for n in ("Tonga", "Fiji", "Samoa")],
-    "former doc": _island("New Hebrides", f"New Hebrides: {REEFS}; Anglo-French condominium.", "former doc"),
-    "current doc": _island("Vanuatu", "Vanuatu: Anglo-French condominium until independence.", "current doc"),
-}
-
-
-@pytest.mark.parametrize("later", [("former doc", "current doc"), ("current doc", "former doc")], ids=" > ".join)
-async def test_a_pair_beyond_one_names_nearest_is_asked_in_either_order(make_settings, start_app, fake_llm, later):
-    """ "New Hebrides" has three islands nearer than "Vanuatu" (its cap is two); "Vanuatu" has "New Hebrides"
-    nearest. Asked only when "Vanuatu" came last, before the stored entities' own nearest were read."""
-    app = await start_app(make_settings(entity_resolution="llm", entity_judge_similarity=0.15))
-    install(fake_llm, ISLANDS)
-    fake_llm.handlers["judge"] = answer_same_for("Vanuatu")
-    for marker in ("islands doc", *later):
-        [doc] = await ingest(app, [marker])
-        assert doc["status"] == "processed"
-    keys, _ = await graph(app)
-    places = {k for k in keys if not k.startswith("clerk ")}
-    assert {"tonga", "fiji", "samoa"} < places and len(places) == 4, places  # the two names one node

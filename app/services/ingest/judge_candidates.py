@@ -3,9 +3,7 @@ rules leave as a new node, the stored entities nearest to it by name-and-descrip
 embedding call, counted in the document's embedding usage), by trigram similarity where pg_trgm is installed,
 by a bare code's letters ("LBN" / "Lebanon", either way round), and the document's other new names near it by
 the same embeddings (a thing named two ways in one document), filtered and capped by
-app/domain/judge_candidates.py, as pairs for the judge's one call. An entity a name ranks beyond its nearest
-is read with its own nearest (repositories/stored_neighbours.py): if it would rank the name among them, as it
-does when it is the new name and the other stored, the pair is asked too.
+app/domain/judge_candidates.py, as pairs for the judge's one call.
 
 Without an embedding endpoint, or when it fails, the judge gets the rules' open pairs only.
 """
@@ -17,21 +15,12 @@ import logging
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
-from app.domain.judge_candidates import (
-    PER_NAME,
-    Neighbour,
-    choose,
-    code_pattern,
-    document_neighbours,
-    lone_names,
-    reverse_wanted,
-)
+from app.domain.judge_candidates import PER_NAME, Neighbour, choose, code_pattern, document_neighbours, lone_names
 from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
 from app.repositories import aliases as aliases_repo
 from app.repositories import name_neighbours as repo
-from app.repositories import stored_neighbours as stored_repo
 from app.repositories.retrieval import prepare_vector_search
 from app.services.ingest.name_resolution import NameResolution
 
@@ -71,11 +60,7 @@ class JudgeCandidates:
             found += await repo.fitting_codes(conn, project_id, codes, words, limit=FETCHED)
             found += document_neighbours(vectors, resolution.doc, resolution.descriptions, self.min_similarity)
             rejected = await aliases_repo.rejected_pairs(conn, project_id, [(n.name_key, n.key) for n in found])
-            rejected |= resolution.rejected
-            # the entities a name ranks beyond its nearest: their own nearest say whether the other order asks
-            wanted = reverse_wanted(found, resolution.doc, rejected)
-            around = await stored_repo.around_stored(conn, project_id, sorted(wanted), limit=FETCHED) if wanted else {}
-        chosen = choose(found, resolution.doc, rejected, around=around)
+        chosen = choose(found, resolution.doc, rejected | resolution.rejected)
         doc = resolution.doc
         return [
             JudgePair(
