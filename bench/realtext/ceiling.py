@@ -28,30 +28,51 @@ def wide_limits(limits: dict[str, int]) -> dict[str, int]:
     return {**limits, "chunk_top_k": LOCAL_CANDIDATES + CANDIDATES, "max_total_tokens": WIDE_TOKENS}
 
 
-async def candidate_pool(system: Any, question: str, limits: dict[str, int]) -> list[str]:
-    """The distinct chunk texts any mode could show for `question` at `limits`: hybrid's candidates (ranked
-    order), then naive's searched chunks."""
+async def candidate_pool(system: Any, question: str, limits: dict[str, int]) -> tuple[list[str], list[str]]:
+    """The distinct chunk texts any mode could show for `question` at `limits`: hybrid's candidates in its
+    ranked order, and naive's searched chunks hybrid lacks."""
     wide = await system.query(question, "hybrid", wide_limits(limits))
     searched = await system.query(question, "naive", limits)
-    return list(dict.fromkeys(c["content"].strip() for c in wide.get("chunks", []) + searched.get("chunks", [])))
+    ranked = list(dict.fromkeys(c["content"].strip() for c in wide.get("chunks", [])))
+    return ranked, [
+        t for t in dict.fromkeys(c["content"].strip() for c in searched.get("chunks", [])) if t not in ranked
+    ]
 
 
-def pool_figures(answer: str, pool: Sequence[str], count: Callable[[str], int], limits: dict[str, int]) -> dict:
-    """One question's pool: its size, the share of the answer's terms it holds at all, and the answer-aware
-    choice's coverage within the budget's tokens, and within its tokens and chunk_top_k chunks."""
+def pool_figures(
+    answer: str, pool: tuple[Sequence[str], Sequence[str]], count: Callable[[str], int], limits: dict[str, int]
+) -> dict:
+    """One question's pool (hybrid's ranked candidates, naive's others): its size, the share of the answer's terms
+    it holds at all, the answer-aware choice's coverage within the budget's tokens, and within its tokens and
+    chunk_top_k chunks; and, answer-blind, the coverage of hybrid's first chunk_top_k and 2 × chunk_top_k
+    candidates (chunk text only: what its own order would give with the room of twice the chunks)."""
+    ranked, others = pool
     wanted = terms(answer)
-    corpus = Corpus.of(pool, count)
-    held = corpus.every_term if pool else frozenset()
+    corpus = Corpus.of([*ranked, *others], count)
+    held = corpus.every_term if corpus.chunk_terms else frozenset()
     tokens, top_k = limits["max_total_tokens"], limits["chunk_top_k"]
+
+    def first(n: int) -> float | None:
+        return len(wanted & frozenset().union(*corpus.chunk_terms[:n])) / len(wanted) if wanted else None
+
     return {
-        "pool_chunks": len(pool),
+        "pool_chunks": len(corpus.chunk_terms),
         "pool_terms": len(wanted & held) / len(wanted) if wanted else None,
         "pool_oracle": oracle_coverage(wanted, corpus, tokens),
         "pool_oracle_top_k": oracle_coverage(wanted, corpus, tokens, top_k),
+        "hybrid_first_top_k": first(min(top_k, len(ranked))),
+        "hybrid_first_2_top_k": first(min(2 * top_k, len(ranked))),
     }
 
 
-FIGURES = ("pool_chunks", "pool_terms", "pool_oracle", "pool_oracle_top_k")
+FIGURES = (
+    "pool_chunks",
+    "pool_terms",
+    "pool_oracle",
+    "pool_oracle_top_k",
+    "hybrid_first_top_k",
+    "hybrid_first_2_top_k",
+)
 
 
 def summarise_pools(rows: list[dict[str, Any]], types: Sequence[str]) -> dict[str, dict[str, Any]]:

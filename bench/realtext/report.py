@@ -93,8 +93,9 @@ def headroom_lines(headroom: dict[str, dict[str, Any]]) -> str:
 
 
 def ceiling_lines(pools: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
-    """Per budget, the candidate pool's oracle (bench/realtext/ceiling.py) beside the combining modes' coverage,
-    overall and per question type: how much of their gap to it is ranking."""
+    """Per budget, the candidate pool's oracle (bench/realtext/ceiling.py) and hybrid's own candidate order cut at
+    chunk_top_k and twice that (chunk text only), beside the combining modes' coverage, overall and per question
+    type: how much of their gap to the oracle is ranking, and how far their own order is from closing it."""
     types = "".join(f"{SHORT[t]:>8}" for t in QUESTION_TYPES)
     lines = ["\ncandidate-pool ceiling (answer-aware best choice among the chunks any mode considers)"]
     for budget, p in pools.items():
@@ -105,6 +106,10 @@ def ceiling_lines(pools: dict[str, dict[str, Any]], summary: dict[str, Any]) -> 
             f"{'':16}{'cov':>7}{types}",
             f"{'pool oracle':16}{_f(p['pool_oracle_top_k'], 7)}"
             + "".join(_f(p["by_type"][t]["pool_oracle_top_k"], 8) for t in QUESTION_TYPES),
+            f"{'hybrid first k':16}{_f(p['hybrid_first_top_k'], 7)}"
+            + "".join(_f(p["by_type"][t]["hybrid_first_top_k"], 8) for t in QUESTION_TYPES),
+            f"{'hybrid first 2k':16}{_f(p['hybrid_first_2_top_k'], 7)}"
+            + "".join(_f(p["by_type"][t]["hybrid_first_2_top_k"], 8) for t in QUESTION_TYPES),
         ]
         for mode in ("hybrid", "mix"):
             for system, s in summary.get(budget, {}).get(mode, {}).items():
