@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
                                        [--budgets default,tight] [--systems service,official]
                                        [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
-                                       [--out result.json] [--reuse-official earlier.json]
+                                       [--out result.json] [--reuse-official earlier.json] [--ceiling]
 
 Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
 o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
@@ -14,7 +14,8 @@ tokens). Scored without a judge (bench/realtext/scoring.py): answer coverage, th
 coverage >= 0.8, context tokens (o200k), latency p50 / p95. NLP parses and embeddings are cached in
 .bench-cache/ (git-ignored) so reruns skip them. Needs the `bench` extra (`make bench-real`).
 Official's figures do not depend on the service's code: `--reuse-official FILE` takes its rows from an earlier
-run's `--out` file (same questions, modes and budgets, checked) and runs the service alone.
+run's `--out` file (same questions, modes and budgets, checked) and runs the service alone. `--ceiling` adds the
+candidate-pool oracle (bench/realtext/ceiling.py) beside the whole-corpus one (bench/realtext/headroom.py).
 """
 
 from __future__ import annotations
@@ -119,6 +120,12 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
                 result["chunks"]["service"] = sorted(c.strip() for c in await svc.chunks())
                 print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
                 result["rows"] += await _ask_all("service", svc, questions, args)
+                if args.ceiling:
+                    from app.providers.tokenizer import get_tokenizer
+                    from bench.realtext.ceiling import pool_rows
+
+                    budgets = {b: BUDGETS[b] for b in args.budgets}
+                    result["pools"] = await pool_rows(svc, questions, budgets, get_tokenizer().count)
         if "official" in args.systems:
             from bench.realtext.official_side import Official
 
@@ -197,6 +204,11 @@ def main() -> None:
     parser.add_argument(
         "--reuse-official", type=Path, default=None, metavar="FILE", help="official's rows from an earlier --out"
     )
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also the candidate-pool oracle: the best choice among the chunks the service's modes consider",
+    )
     args = parser.parse_args()
     args.modes, args.budgets = args.modes.split(","), args.budgets.split(",")
     args.systems = args.systems.split(",")
@@ -236,7 +248,9 @@ def _headroom(result: dict[str, Any], questions: list[data.Question], args: argp
 
 
 def _show(result: dict[str, Any], args: argparse.Namespace, questions: list[data.Question]) -> None:
-    from bench.realtext.report import headroom_lines, summarise, table
+    from bench.realtext.ceiling import summarise_pools
+    from bench.realtext.data import QUESTION_TYPES
+    from bench.realtext.report import ceiling_lines, headroom_lines, summarise, table
 
     chunks = result["chunks"]
     if len(chunks) == 2:
@@ -249,6 +263,9 @@ def _show(result: dict[str, Any], args: argparse.Namespace, questions: list[data
     limits = _headroom(result, questions, args)
     if limits:
         print(headroom_lines(limits))
+    pools = summarise_pools(result["pools"], QUESTION_TYPES) if result.get("pools") else None
+    if pools:
+        print(ceiling_lines(pools, summary))
     if args.out:
         out = {
             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
@@ -258,6 +275,8 @@ def _show(result: dict[str, Any], args: argparse.Namespace, questions: list[data
             "official_chunks": chunks.get("official"),
             "summary": summary,
             "headroom": limits,
+            "ceiling": pools,
+            "pool_rows": result.get("pools"),
             "rows": result["rows"],
         }
         Path(args.out).write_text(json.dumps(out, indent=1))

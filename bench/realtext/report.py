@@ -90,3 +90,29 @@ def headroom_lines(headroom: dict[str, dict[str, Any]]) -> str:
             f"{_f(h['oracle_top_k'], 0)}"
         )
     return "\n".join(lines)
+
+
+def ceiling_lines(pools: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
+    """Per budget, the candidate pool's oracle (bench/realtext/ceiling.py) and hybrid's own candidate order cut at
+    chunk_top_k and twice that (chunk text only), beside the combining modes' coverage, overall and per question
+    type: how much of their gap to the oracle is ranking, and how far their own order is from closing it."""
+    types = "".join(f"{SHORT[t]:>8}" for t in QUESTION_TYPES)
+    lines = ["\ncandidate-pool ceiling (answer-aware best choice among the chunks any mode considers)"]
+    for budget, p in pools.items():
+        lines += [
+            f"[{budget}] pool {p['pool_chunks'] or 0:.0f} chunks a question, holding {_f(p['pool_terms'], 0)} of the "
+            f"answer terms; best choice within the tokens {_f(p['pool_oracle'], 0)}, and chunk_top_k "
+            f"{_f(p['pool_oracle_top_k'], 0)}",
+            f"{'':16}{'cov':>7}{types}",
+            f"{'pool oracle':16}{_f(p['pool_oracle_top_k'], 7)}"
+            + "".join(_f(p["by_type"][t]["pool_oracle_top_k"], 8) for t in QUESTION_TYPES),
+            f"{'hybrid first k':16}{_f(p['hybrid_first_top_k'], 7)}"
+            + "".join(_f(p["by_type"][t]["hybrid_first_top_k"], 8) for t in QUESTION_TYPES),
+            f"{'hybrid first 2k':16}{_f(p['hybrid_first_2_top_k'], 7)}"
+            + "".join(_f(p["by_type"][t]["hybrid_first_2_top_k"], 8) for t in QUESTION_TYPES),
+        ]
+        for mode in ("hybrid", "mix"):
+            for system, s in summary.get(budget, {}).get(mode, {}).items():
+                cells = "".join(_f(s["by_type"][t], 8) for t in QUESTION_TYPES)
+                lines.append(f"{mode + ' ' + system:16}{_f(s['coverage'], 7)}{cells}")
+    return "\n".join(lines)

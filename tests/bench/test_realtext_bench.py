@@ -198,3 +198,71 @@ def test_the_headroom_line_names_the_ceiling_and_both_oracles():
     )
     assert "[default] whole-corpus ceiling 0.950" in line
     assert "0.940" in line and "20 chunks 0.930" in line and "upper bounds" in line
+
+
+def test_the_candidate_pool_oracle_chooses_only_among_the_pool():
+    from bench.realtext.ceiling import pool_figures
+
+    pool = (["aspirin thins blood", "unrelated text"], ["insulin lowers glucose"])  # hybrid's ranked, naive's
+    count = lambda text: len(text.split())  # noqa: E731
+    found = pool_figures("Aspirin relieves pain; insulin lowers glucose", pool, count, _LIMITS)
+    # "relieve" and "pain" are in the corpus but not in the pool: the pool holds 4 of the 6 terms
+    assert found["pool_chunks"] == 3 and found["pool_terms"] == pytest.approx(4 / 6)
+    assert found["pool_oracle"] == pytest.approx(4 / 6)
+    assert found["pool_oracle_top_k"] == pytest.approx(3 / 6)  # one chunk: "insulin lowers glucose"
+    # hybrid's own order: its first chunk ("aspirin"), its first two (still "aspirin": naive's is not its own)
+    assert found["hybrid_first_top_k"] == found["hybrid_first_2_top_k"] == pytest.approx(1 / 6)
+    empty = pool_figures("Aspirin", ([], []), count, _LIMITS)
+    assert empty["pool_terms"] == empty["pool_oracle"] == empty["hybrid_first_top_k"] == 0.0
+
+
+_LIMITS = {"max_total_tokens": 100, "chunk_top_k": 1}
+
+
+def test_the_pool_is_hybrids_candidates_with_room_for_all_then_naives_chunks():
+    import asyncio
+
+    from app.services.query.graph_chunks import CANDIDATES, LOCAL_CANDIDATES
+    from bench.realtext.ceiling import WIDE_TOKENS, candidate_pool
+
+    asked = []
+
+    class System:
+        async def query(self, question, mode, limits):
+            asked.append((mode, limits))
+            texts = {"hybrid": [" b ", "a"], "naive": ["a", "c"]}[mode]
+            return {"chunks": [{"content": t} for t in texts]}
+
+    pool = asyncio.run(candidate_pool(System(), "q", {"top_k": 40, "chunk_top_k": 20, "max_total_tokens": 30000}))
+    assert pool == (["b", "a"], ["c"])
+    assert asked[0] == (
+        "hybrid",
+        {"top_k": 40, "chunk_top_k": LOCAL_CANDIDATES + CANDIDATES, "max_total_tokens": WIDE_TOKENS},
+    )
+    assert asked[1] == ("naive", {"top_k": 40, "chunk_top_k": 20, "max_total_tokens": 30000})
+
+
+def test_the_ceiling_lines_put_the_pool_oracle_beside_hybrid_and_mix_per_type():
+    from bench.realtext.ceiling import summarise_pools
+    from bench.realtext.report import ceiling_lines
+
+    rows = [
+        {"budget": "default", "id": "1", "type": t, "pool_chunks": 100, "pool_terms": 0.9}
+        | {"pool_oracle": 0.9, "pool_oracle_top_k": v, "hybrid_first_top_k": 0.6, "hybrid_first_2_top_k": 0.7}
+        for t, v in zip(data.QUESTION_TYPES, (0.8, 0.9, 1.0, 0.7), strict=True)
+    ]
+    pools = summarise_pools(rows, data.QUESTION_TYPES)
+    assert pools["default"]["pool_oracle_top_k"] == pytest.approx(0.85)
+    assert pools["default"]["by_type"]["Fact Retrieval"]["pool_oracle_top_k"] == 0.8
+    summary = summarise(
+        [
+            {"system": "service", "budget": "default", "mode": "hybrid", "id": "1", "type": t}
+            | {"seconds": 0.1, "coverage": 0.5, "tokens": 10}
+            for t in data.QUESTION_TYPES
+        ]
+    )
+    text = ceiling_lines(pools, summary)
+    assert "pool 100 chunks" in text and "0.900 of the answer terms" in text
+    assert "pool oracle       0.850   0.800   0.900   1.000   0.700" in text
+    assert "hybrid first 2k   0.700   0.700" in text
+    assert "hybrid service    0.500" in text
