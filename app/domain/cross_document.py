@@ -27,6 +27,8 @@ from app.domain.name_designations import (
     truncates,
     truncations,
 )
+from app.domain.name_index import NameIndex as NameIndex  # re-exported with Nearby: the index moved out
+from app.domain.name_index import Nearby as Nearby
 from app.domain.name_matching import (
     fold,
     is_acronym,
@@ -37,7 +39,7 @@ from app.domain.name_matching import (
     types_compatible,
 )
 from app.domain.name_shapes import capitalised_name, person_name, proper_root
-from app.domain.name_spellings import PLACE_TYPES, SLOTS, phonetic_key, phonetic_slots
+from app.domain.name_spellings import PLACE_TYPES, SLOTS, phonetic_slots
 from app.domain.name_variants import (
     abbreviated_tail,
     compact_key,
@@ -50,7 +52,6 @@ from app.domain.name_variants import (
 )
 from app.domain.names import entity_key
 
-Nearby = dict[str, tuple[str, str]]  # entity key → (display name, type)
 # A place or an event alone is another entity than the things named after it: "Varga" the town is not
 # "Varga Airport", "Lisbon" is not the "Lisbon Treaty".
 _NOT_BY_ROOT = frozenset({"location", "place", "geo", "gpe", "city", "country", "region", "event", "facility"})
@@ -87,6 +88,11 @@ def variant_rows(name: str, entity_type: str) -> list[str]:
     """The index rows (without their prefix) an entity of this name is recorded under for names no key range
     reaches: its phonetic key's slots (a person or place, app/domain/name_spellings.py) and its compact key's
     ("e-health record" for "electronic health records": no prefix of one is the other's)."""
+    return list(_variant_rows(name, entity_type))
+
+
+@lru_cache(maxsize=65536)  # asked for every name of a document twice (to read, to record), and names recur
+def _variant_rows(name: str, entity_type: str) -> tuple[str, ...]:
     rows = phonetic_slots(name, entity_type) + contraction_rows(name, entity_type)
     if (
         not _person_like(entity_type)
@@ -94,7 +100,7 @@ def variant_rows(name: str, entity_type: str) -> list[str]:
         and (compact := compact_key(match_key(name, entity_type)))
     ):
         rows += [f"\x1dcompact {compact}#{i}" for i in range(SLOTS)]
-    return rows
+    return tuple(rows)
 
 
 @lru_cache(maxsize=65536)
@@ -213,46 +219,6 @@ def _joinings(words: list[str]) -> set[str]:
     for part in parts[1:]:
         found = {f"{head}{glue}{part}" for head in found for glue in (" ", "-")}
     return found | {" ".join(words)}
-
-
-class NameIndex:
-    """Names by surname (people) and by root (other things), built once per document: each rule then looks up
-    one word instead of reading every name."""
-
-    def sounding(self, name: str, entity_type: str) -> Nearby:
-        """The names of the same phonetic key as this one."""
-        sound = phonetic_key(name, entity_type)
-        return {k: self.names[k] for k in self.sounds.get(sound, ())} if sound else {}
-
-    def __init__(self, names: Nearby) -> None:
-        self.names = names
-        self.surnames: dict[str, set[str]] = {}
-        self.roots: dict[str, set[str]] = {}
-        self.compact: dict[str, set[str]] = {}
-        self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
-        self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
-        self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
-        self.cores: dict[str, set[str]] = {}  # "malta" → "republic of malta" (app/domain/name_designations.py)
-        for key, (name, etype) in names.items():
-            if is_acronym(name):  # only its letters, for a writing that joins them otherwise ("TELENOVA")
-                if not is_person(etype) and (compact := compact_key(match_key(name, etype))) is not None:
-                    self.compact.setdefault(compact, set()).add(key)
-                continue
-            self.kinds.setdefault(specific_type(etype), []).append(key)
-            if (sound := phonetic_key(name, etype)) is not None:
-                self.sounds.setdefault(sound, set()).add(key)
-            if len(written := name.split()) >= 2 and is_acronym(written[-1]):
-                self.tailed.add(key)
-            if is_person(etype):
-                if (surname := surname_of(name)) is not None:
-                    self.surnames.setdefault(surname, set()).add(key)
-            else:
-                if (root := root_of(name, etype)) is not None:
-                    self.roots.setdefault(root, set()).add(key)
-                if (compact := compact_key(match_key(name, etype))) is not None:
-                    self.compact.setdefault(compact, set()).add(key)
-                for core in designated_cores(name, etype):
-                    self.cores.setdefault(core, set()).add(key)
 
 
 def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:

@@ -69,6 +69,7 @@ def designated_core(name: str, entity_type: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)  # asked of every name of every index and by each short name's candidates
 def designated_cores(name: str, entity_type: str) -> tuple[str, ...]:
     """The match keys a designated place may go by alone: `designated_core` ("malta" for "Republic of Malta"), or
     the name its first word is an adjective of ("syria" for "Syrian Arab Republic", "togo" for "Togolese

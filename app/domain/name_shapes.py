@@ -8,6 +8,7 @@ another thing, and an extractor's "person" type on "Nausea Vomiting Mouth" does 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from app.domain.everyday_words import is_everyday_word
 from app.domain.name_matching import fold, tokens
@@ -34,6 +35,7 @@ def _words(name: str) -> list[str]:
     return name.split()
 
 
+@lru_cache(maxsize=65536)  # asked of every name near a document by several rules, for each document
 def capitalised_name(name: str) -> bool:
     """Every word but a joining one ("of", "de") starts with a capital letter or is a number ("Skyfold Lite 4"),
     the first a capital letter, and it is no list fragment."""
