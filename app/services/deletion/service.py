@@ -60,7 +60,7 @@ from app.services.deletion.rebuild_inputs import RebuildInputs, read_inputs, sto
 from app.services.graph.embedding import embed_changed
 from app.services.graph.gate import entity_gate, locked_keys
 from app.services.graph.summaries import Summarizer
-from app.services.ingest.name_resolution import resolved_extractions
+from app.services.ingest.resolved_records import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
 
 log = logging.getLogger(__name__)

@@ -51,7 +51,6 @@ from app.repositories import resolution_ledger as ledger_repo
 from app.repositories.resolution_ledger import LedgerItem, Recorded
 from app.repositories.resolution_reads import Initials, decision_reading
 from app.services.ingest.lock_guess import KnownKeys
-from app.services.ingest.resolved_records import resolved_extractions as resolved_extractions  # its old home
 
 
 class Relock(Exception):

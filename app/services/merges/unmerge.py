@@ -34,7 +34,7 @@ from app.services.deletion.service import DeletionService, llm_call_counter
 from app.services.graph.gate import CurationBase, entity_gate, locked_keys, project_exists
 from app.services.graph.inputs import ordered_union
 from app.services.graph.lookups import not_found
-from app.services.ingest.name_resolution import resolved_extractions
+from app.services.ingest.resolved_records import resolved_extractions
 from app.services.projects import EffectiveSettings, effective_settings, require_project
 
 log = logging.getLogger(__name__)
