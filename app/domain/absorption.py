@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from app.domain.cross_document import (
-    NameIndex,
-    Nearby,
     extension_candidates,
     initialled_candidates,
     initials_key,
@@ -20,6 +18,7 @@ from app.domain.cross_document import (
 )
 from app.domain.document_names import document_names
 from app.domain.name_designations import dotted_initials
+from app.domain.name_index import NameIndex, Nearby
 from app.domain.name_matching import acronym_letters, is_acronym, is_person, match_key, tokens, types_compatible
 from app.domain.name_nicknames import nickname_candidates
 from app.domain.name_shapes import capitalised_name

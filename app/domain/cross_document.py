@@ -27,8 +27,7 @@ from app.domain.name_designations import (
     truncates,
     truncations,
 )
-from app.domain.name_index import NameIndex as NameIndex  # re-exported with Nearby: the index moved out
-from app.domain.name_index import Nearby as Nearby
+from app.domain.name_index import NameIndex
 from app.domain.name_matching import (
     fold,
     is_acronym,

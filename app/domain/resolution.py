@@ -38,7 +38,6 @@ from typing import Literal
 from app.domain.absorption import absorptions
 from app.domain.aliases import AliasSource
 from app.domain.cross_document import (
-    NameIndex,
     close_candidates,
     extension_candidates,
     initialled_candidates,
@@ -49,6 +48,7 @@ from app.domain.cross_document import (
 )
 from app.domain.document_names import DocumentNames
 from app.domain.name_codes import acronym_fits, expansion_forms
+from app.domain.name_index import NameIndex
 from app.domain.name_matching import (
     acronym_letters,
     initials_match,

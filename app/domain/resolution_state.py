@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from app.domain.absorption import Absorption
 from app.domain.aliases import AliasSource
-from app.domain.cross_document import Nearby
+from app.domain.name_index import Nearby
 
 
 @dataclass

@@ -18,7 +18,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.domain.cross_document import Nearby, Ranges
+from app.domain.cross_document import Ranges
+from app.domain.name_index import Nearby
 from app.repositories.resolution_ledger import (
     ALIASES_NEAR_SQL,
     NEARBY_SQL,

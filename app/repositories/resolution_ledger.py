@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import entity_merge_ledger
 from app.domain.aliases import AliasItem
-from app.domain.cross_document import Nearby, Ranges
+from app.domain.cross_document import Ranges
+from app.domain.name_index import Nearby
 from app.repositories.aliases import ADD_ALIASES_SQL, alias_rows
 
 _PER_RANGE = 20  # more entities than this under one root or surname: ambiguous whatever they are

@@ -18,8 +18,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import scoped_key
-from app.domain.cross_document import Nearby, Ranges
+from app.domain.cross_document import Ranges
 from app.domain.document_rows import HeldClaim
+from app.domain.name_index import Nearby
 from app.repositories.documents import HELD_CLAIM_SQL
 from app.repositories.resolution_ledger import NEARBY_SQL, near_params
 

@@ -5,8 +5,9 @@ finds what an index per call found."""
 from __future__ import annotations
 
 from app.domain.absorption import absorbs, absorptions, lone_fit
-from app.domain.cross_document import NameIndex, term_initials
+from app.domain.cross_document import term_initials
 from app.domain.document_names import DocumentNames
+from app.domain.name_index import NameIndex
 from app.domain.name_matching import acronym_definitions, defined_acronyms, fold, tokens
 from app.domain.resolution import Known, resolve
 from app.repositories.resolution_ledger import ShortFormMerge

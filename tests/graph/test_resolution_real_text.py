@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from app.domain.absorption import absorptions
-from app.domain.cross_document import NameIndex, lone_word_candidates
+from app.domain.cross_document import lone_word_candidates
 from app.domain.document_names import DocumentNames
+from app.domain.name_index import NameIndex
 from app.domain.name_matching import acronym_definitions, defined_acronyms
 from app.domain.name_shapes import person_name, proper_root
 from app.domain.resolution import Known, resolve

@@ -9,8 +9,9 @@ import re
 import pytest
 
 from app.domain.absorption import absorptions
-from app.domain.cross_document import NameIndex, initialled_candidates, nearby_ranges
+from app.domain.cross_document import initialled_candidates, nearby_ranges
 from app.domain.document_names import DocumentNames
+from app.domain.name_index import NameIndex
 from app.domain.name_matching import acronym_definitions, defined_acronyms, initials_pattern, match_key, titled
 from app.domain.name_variants import abbreviated_tail, lone_word
 from app.domain.resolution import Known, index_lookups, resolve

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.domain.cross_document import Nearby, Ranges, nearby_ranges
+from app.domain.cross_document import Ranges, nearby_ranges
+from app.domain.name_index import Nearby
 from app.repositories import final_pass_reads, resolution_ledger
 from app.repositories import graph as graph_repo
 from app.services.ingest.absorb import _readings, _short_words

@@ -25,7 +25,8 @@ from app.container import Container
 from app.core.errors import AppError
 from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit
 from app.domain.aliases import AliasItem, AliasSource
-from app.domain.cross_document import NameIndex, Nearby, Ranges, lone_word_candidates, nearby_ranges
+from app.domain.cross_document import Ranges, lone_word_candidates, nearby_ranges
+from app.domain.name_index import NameIndex, Nearby
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
