@@ -70,6 +70,11 @@ class Ranges:
     exact: frozenset[str]
 
 
+def prefix_end(prefix: str) -> str:
+    """The least string above every key starting with `prefix`: keys in [prefix, prefix_end(prefix)) start with it."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
 def _person_like(entity_type: str) -> bool:
     return is_person(entity_type) or specific_type(entity_type) is None
 

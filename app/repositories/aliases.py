@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, entities, entity_aliases, entity_rejections, entity_suggestions
 from app.domain.aliases import AliasItem, AliasRow, SuggestionItem, SuggestionRow
+from app.domain.cross_document import prefix_end
 from app.domain.names import sorted_pair
 from app.domain.resolution import MATCH_INDEX
 from app.repositories.graph import any_of, pair_rows
@@ -165,7 +166,7 @@ async def keys_by_prefix(conn: AsyncConnection, project_id: str, pattern: str, f
     """(key, entity_type) of the project's entities whose key starts with `first` and matches the POSIX
     regular expression `pattern` (acronym initials); the prefix keeps it to a range of the primary key."""
     e = entities.c
-    upper = first[:-1] + chr(ord(first[-1]) + 1)
+    upper = prefix_end(first)
     rows = await conn.execute(
         select(e.key, e.entity_type)
         .where(e.project_id == project_id, e.key >= first, e.key < upper, e.key.regexp_match(pattern))

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import scoped_key
-from app.domain.cross_document import Ranges
+from app.domain.cross_document import Ranges, prefix_end
 from app.domain.document_rows import HeldClaim
 from app.domain.name_index import Nearby
 from app.repositories.documents import HELD_CLAIM_SQL
@@ -121,7 +121,7 @@ async def decision_reading(
         "names": sorted(set(names)),
         "patterns": [i.pattern for i in initials],
         "firsts": firsts,
-        "uppers": [f[:-1] + chr(ord(f[-1]) + 1) for f in firsts],
+        "uppers": [prefix_end(f) for f in firsts],
         "acronyms": sorted(set(acronyms)),
         **near_params(ranges),
     }

@@ -14,15 +14,11 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping
 
-from app.domain.cross_document import Ranges
+from app.domain.cross_document import Ranges, prefix_end
 
 _LIMIT = 50_000  # keys remembered per project: past it, guesses miss more often and merges read twice
 _PROJECTS = 16  # projects remembered (the least recently merged into forgotten first)
 _PER_RANGE = 40  # the reading takes 20 per range; a few more cover keys the process saw that are gone
-
-
-def _upper(prefix: str) -> str:
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 class KnownKeys:
@@ -51,11 +47,11 @@ class KnownKeys:
         out = {k for k in ranges.exact if k in self._present}
         for prefix in ranges.prefixes:
             start = bisect_left(self._sorted, prefix)
-            end = bisect_left(self._sorted, _upper(prefix), start)
+            end = bisect_left(self._sorted, prefix_end(prefix), start)
             out.update(self._sorted[start : min(end, start + _PER_RANGE)])
         for prefix in ranges.reversed_prefixes:
             start = bisect_left(self._reversed, prefix)
-            end = bisect_left(self._reversed, _upper(prefix), start)
+            end = bisect_left(self._reversed, prefix_end(prefix), start)
             out.update(k[::-1] for k in self._reversed[start : min(end, start + _PER_RANGE)])
         return out
 
