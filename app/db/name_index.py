@@ -5,6 +5,7 @@ Alembic's). Both are idempotent: `add_missing_match_keys` only adds entries (app
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import sqlalchemy as sa
 
@@ -74,15 +75,7 @@ def reindex_person_spellings(conn: sa.Connection) -> None:
     people: dict[str, dict[str, tuple[str, str]]] = {}
     for project, key, name, entity_type in _pages(conn, _PEOPLE, types=sorted(PERSON_TYPES)):
         people.setdefault(project, {})[key] = (name, entity_type)
-    for project, named in people.items():
-        index = phonetic_index(named, {}, MATCH_INDEX, phonetic_slots)
-        _add(
-            conn,
-            [
-                {"project_id": project, "alias_key": r, "entity_key": k, "alias_name": named[k][0]}
-                for r, k in index.items()
-            ],
-        )
+    _add_slots(conn, people, {}, phonetic_slots)
 
 
 def add_place_cut_rows(conn: sa.Connection) -> None:
@@ -95,8 +88,19 @@ def add_place_cut_rows(conn: sa.Connection) -> None:
     for project, key, name, entity_type in _pages(conn, _ENTITIES):
         if contraction_rows(name, entity_type):
             places.setdefault(project, {})[key] = (name, entity_type)
-    for project, named in places.items():
-        index = phonetic_index(named, stored.get(project, {}), MATCH_INDEX, contraction_rows)
+    _add_slots(conn, places, stored, contraction_rows)
+
+
+def _add_slots(
+    conn: sa.Connection,
+    named_by_project: dict[str, dict[str, tuple[str, str]]],
+    stored_by_project: dict[str, dict[str, str]],
+    rows: Callable[[str, str], list[str]],
+) -> None:
+    """Each project's entities (key → (name, type)) recorded under their `rows` slots (`phonetic_index`: the
+    first free slot, in key order), the stored rows (row → entity key) kept."""
+    for project, named in named_by_project.items():
+        index = phonetic_index(named, stored_by_project.get(project, {}), MATCH_INDEX, rows)
         _add(
             conn,
             [
