@@ -72,7 +72,8 @@ def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, 
     checked by `acronym_fits` when the code is resolved."""
     all_names = list(names)
     out = acronym_definitions(texts)
-    _named_before_codes(texts, all_names, out)
+    elsewhere = defined_acronyms(texts)
+    _named_before_codes(texts, all_names, out, elsewhere)
     words: dict[str, set[str]] = {}
     for text in texts:
         for code, word in _one_word_codes(text or ""):
@@ -80,7 +81,6 @@ def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, 
     if not words:
         return out
     keys = {match_key(n, "organization") for n in all_names}
-    elsewhere = defined_acronyms(texts)
     for code, found in words.items():
         one = len({match_key(w, "organization") for w in found}) == 1
         if code in out:  # defined by a longer name too: one definition only if that name ends with the word
@@ -107,12 +107,13 @@ def _names_before(text: str, long_names: list[tuple[str, str]]) -> Iterable[tupl
             yield found.group(1), max(fits, key=lambda f: len(f[0]))[1]
 
 
-def _named_before_codes(texts: Collection[str], names: list[str], out: dict[str, str]) -> None:
+def _named_before_codes(texts: Collection[str], names: list[str], out: dict[str, str], defined: set[str]) -> None:
     """The document's own definition "X (ABC)" when X is one of its names of two words or more, written right
     before the code, the same name wherever the code is: the code stands for that name even when its letters are
     not the name's initials ("lithium iron phosphate (LFP)") or spell out only its tail ("New Israeli Sheqel (ILS)"
     read as "Israeli Sheqel" by the letters alone). A code the texts define otherwise keeps its reading, and the
-    resolver still checks the types when the name does not spell the code (`acronym_fits`)."""
+    resolver still checks the types when the name does not spell the code (`acronym_fits`). `defined`: the
+    acronyms the texts define in any form."""
     long_names = [(fold(n), match_key(n, "organization")) for n in names if len(n.split()) > 1 and not is_acronym(n)]
     if not long_names or not any("(" in (t or "") for t in texts):
         return
@@ -121,7 +122,6 @@ def _named_before_codes(texts: Collection[str], names: list[str], out: dict[str,
     for text in texts:
         for code, key in _names_before(text or "", long_names):
             before.setdefault(code, set()).add(key)
-    defined = defined_acronyms(texts)
     for code, keys in before.items():
         if len(keys) != 1:
             continue
