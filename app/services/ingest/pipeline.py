@@ -142,6 +142,7 @@ class DocumentPipeline:
         file_path = doc.file_path or UNKNOWN_SOURCE
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
+        resolves = self.settings.entity_resolution in ("auto", "llm")
         related: set[tuple[str, str]] = set()  # two writings of a person's name the document relates (absorb.py)
         if not doc.graph_merged:
             progress.check()
@@ -164,7 +165,8 @@ class DocumentPipeline:
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
                 texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
                 touched = await self.merger.merge(project_id, document_id, worker_id, extractions, texts)
-            related = related_forms(extractions)
+            if resolves:
+                related = related_forms(extractions)
         if on_merged is not None:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
@@ -179,7 +181,7 @@ class DocumentPipeline:
             raise
         finally:  # a cancelled document is retried later, and its retry embeds whatever is stale among its items
             self.last_writers.release(touched)
-        if self.settings.entity_resolution in ("auto", "llm"):  # also when an earlier attempt merged
+        if resolves:  # also when an earlier attempt merged
             with stage("absorb", self.timings):
                 await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes(), related)
 
