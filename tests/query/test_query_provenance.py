@@ -32,17 +32,7 @@ async def test_only_keys_not_read_yet_are_asked_and_answers_are_copies(monkeypat
 async def test_keys_the_other_sides_read_is_bringing_are_awaited_not_read_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    started, release = asyncio.Event(), asyncio.Event()
-    asked: list[list[str]] = []
-
-    async def stored(conn, project_id, keys, pairs):  # noqa: ANN001
-        asked.append(keys)
-        if conn == "slow":
-            started.set()
-            await release.wait()
-        return {k: [f"{k}-c"] for k in keys}, {p: [] for p in pairs}
-
-    monkeypatch.setattr(repo, "source_chunk_ids", stored)
+    asked, started, release = _held_reads(monkeypatch, "slow")
     memo = QueryProvenance("p")
     first = asyncio.create_task(memo.read("slow", ["hub", "a"], []))  # type: ignore[arg-type]
     await started.wait()
@@ -58,18 +48,7 @@ async def test_keys_the_other_sides_read_is_bringing_are_awaited_not_read_again(
 async def test_a_failed_read_fails_the_reads_waiting_for_it_and_its_keys_are_read_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    started, release = asyncio.Event(), asyncio.Event()
-    asked: list[list[str]] = []
-
-    async def stored(conn, project_id, keys, pairs):  # noqa: ANN001
-        asked.append(keys)
-        if conn == "failing":
-            started.set()
-            await release.wait()
-            raise RuntimeError("connection lost")
-        return {k: [f"{k}-c"] for k in keys}, {}
-
-    monkeypatch.setattr(repo, "source_chunk_ids", stored)
+    asked, started, release = _held_reads(monkeypatch, "failing", RuntimeError("connection lost"))
     memo = QueryProvenance("p")
     first = asyncio.create_task(memo.read("failing", ["hub"], []))  # type: ignore[arg-type]
     await started.wait()
@@ -81,3 +60,24 @@ async def test_a_failed_read_fails_the_reads_waiting_for_it_and_its_keys_are_rea
             await task
     assert (await memo.read("fine", ["hub"], []))[0] == {"hub": ["hub-c"]}  # type: ignore[arg-type]
     assert asked == [["hub"], ["hub"]]
+
+
+def _held_reads(
+    monkeypatch: pytest.MonkeyPatch, held: str, error: Exception | None = None
+) -> tuple[list[list[str]], asyncio.Event, asyncio.Event]:
+    """Provenance reads faked: each read's keys recorded; a read on the connection `held` signals `started`
+    and waits for `release`, then fails with `error` if given."""
+    started, release = asyncio.Event(), asyncio.Event()
+    asked: list[list[str]] = []
+
+    async def stored(conn, project_id, keys, pairs):  # noqa: ANN001
+        asked.append(keys)
+        if conn == held:
+            started.set()
+            await release.wait()
+            if error is not None:
+                raise error
+        return {k: [f"{k}-c"] for k in keys}, {p: [] for p in pairs}
+
+    monkeypatch.setattr(repo, "source_chunk_ids", stored)
+    return asked, started, release
