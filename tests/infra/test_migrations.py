@@ -190,35 +190,28 @@ async def test_match_keys_are_recomputed_for_stored_names(pg_cluster):
     an entry already holding a key keeps its entity."""
     from app.domain.resolution import index_key
 
-    async with _scratch_database(pg_cluster, "keys_mig") as db:
-        async with db.transaction() as c:
-            await c.run_sync(_upgrade_to("0015"))
-            await c.execute(
-                text(
-                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
-                    " ('default', 'zhou meilin', 'ZHOU Meilin', 'person'),"
-                    " ('default', 'tromsø', 'Tromsø', 'location'),"
-                    " ('default', 'pune peak', 'Pune Peak', 'location'),"
-                    " ('default', 'basin plan ii', 'Basin Plan II', 'concept'),"
-                    " ('default', 'second basin plan', 'Second Basin Plan', 'concept')"
-                )
-            )
-            await c.execute(
-                text(
-                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) VALUES"
-                    " ('default', 'mt. pune', 'pune peak', 'Mt. Pune', 'manual'),"
-                    " ('default', :held, 'second basin plan', 'Second Basin Plan', 'rule')"
-                ),
-                {"held": index_key("2nd basin plan")},
-            )
-            await c.run_sync(_upgrade_to("head"))
-        async with db.connect() as c:
-            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
-        assert rows[index_key("meilin zhou")] == "zhou meilin"
-        assert rows[index_key("tromso")] == "tromsø"
-        assert rows[index_key("mount pune")] == "pune peak"
-        assert rows[index_key("2nd basin plan")] == "second basin plan"  # held already: kept
-        assert rows["mt. pune"] == "pune peak"
+    rows = await _alias_rows_after_upgrade(
+        pg_cluster,
+        "keys_mig",
+        "0015",
+        (
+            " ('default', 'zhou meilin', 'ZHOU Meilin', 'person'),"
+            " ('default', 'tromsø', 'Tromsø', 'location'),"
+            " ('default', 'pune peak', 'Pune Peak', 'location'),"
+            " ('default', 'basin plan ii', 'Basin Plan II', 'concept'),"
+            " ('default', 'second basin plan', 'Second Basin Plan', 'concept')"
+        ),
+        (
+            " ('default', 'mt. pune', 'pune peak', 'Mt. Pune', 'manual'),"
+            " ('default', :held, 'second basin plan', 'Second Basin Plan', 'rule')"
+        ),
+        {"held": index_key("2nd basin plan")},
+    )
+    assert rows[index_key("meilin zhou")] == "zhou meilin"
+    assert rows[index_key("tromso")] == "tromsø"
+    assert rows[index_key("mount pune")] == "pune peak"
+    assert rows[index_key("2nd basin plan")] == "second basin plan"  # held already: kept
+    assert rows["mt. pune"] == "pune peak"
 
 
 async def test_person_spelling_keys_are_recomputed(pg_cluster):
@@ -228,36 +221,29 @@ async def test_person_spelling_keys_are_recomputed(pg_cluster):
     from app.domain.resolution import MATCH_INDEX
 
     old_person, place = MATCH_INDEX + "\x1dspelt person TMTR XFXNK#0", MATCH_INDEX + "\x1dspelt place KRKF#0"
-    async with _scratch_database(pg_cluster, "spelt_mig") as db:
-        async with db.transaction() as c:
-            await c.run_sync(_upgrade_to("0018"))
-            await c.execute(
-                text(
-                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
-                    " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person'),"
-                    " ('default', 'dmitri chevtchenko', 'Dmitri Chevtchenko', 'PERSON'),"
-                    " ('default', 'kharkiv', 'Kharkiv', 'location')"
-                )
-            )
-            await c.execute(
-                text(
-                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) VALUES"
-                    " ('default', :old_person, 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'rule'),"
-                    " ('default', :place, 'kharkiv', 'Kharkiv', 'rule'),"
-                    " ('default', 'dr. shevchenko', 'dmitriy shevchenko', 'Dr. Shevchenko', 'manual')"
-                ),
-                {"old_person": old_person, "place": place},
-            )
-            await c.run_sync(_upgrade_to("head"))
-        async with db.connect() as c:
-            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
-        slots = phonetic_slots("Dmitriy Shevchenko", "person")
-        assert slots == phonetic_slots("Dmitri Chevtchenko", "person")  # one key for both spellings
-        assert rows[MATCH_INDEX + slots[0]] == "dmitri chevtchenko"  # first in key order
-        assert rows[MATCH_INDEX + slots[1]] == "dmitriy shevchenko"
-        assert old_person not in rows
-        assert rows[place] == "kharkiv"
-        assert rows["dr. shevchenko"] == "dmitriy shevchenko"
+    rows = await _alias_rows_after_upgrade(
+        pg_cluster,
+        "spelt_mig",
+        "0018",
+        (
+            " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person'),"
+            " ('default', 'dmitri chevtchenko', 'Dmitri Chevtchenko', 'PERSON'),"
+            " ('default', 'kharkiv', 'Kharkiv', 'location')"
+        ),
+        (
+            " ('default', :old_person, 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'rule'),"
+            " ('default', :place, 'kharkiv', 'Kharkiv', 'rule'),"
+            " ('default', 'dr. shevchenko', 'dmitriy shevchenko', 'Dr. Shevchenko', 'manual')"
+        ),
+        {"old_person": old_person, "place": place},
+    )
+    slots = phonetic_slots("Dmitriy Shevchenko", "person")
+    assert slots == phonetic_slots("Dmitri Chevtchenko", "person")  # one key for both spellings
+    assert rows[MATCH_INDEX + slots[0]] == "dmitri chevtchenko"  # first in key order
+    assert rows[MATCH_INDEX + slots[1]] == "dmitriy shevchenko"
+    assert old_person not in rows
+    assert rows[place] == "kharkiv"
+    assert rows["dr. shevchenko"] == "dmitriy shevchenko"
 
 
 async def test_comma_first_people_are_indexed_given_names_first(pg_cluster):
@@ -267,23 +253,19 @@ async def test_comma_first_people_are_indexed_given_names_first(pg_cluster):
     from app.domain.name_spellings import phonetic_slots
     from app.domain.resolution import MATCH_INDEX, index_key
 
-    async with _scratch_database(pg_cluster, "comma_mig") as db:
-        async with db.transaction() as c:
-            await c.run_sync(_upgrade_to("0019"))
-            await c.execute(
-                text(
-                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
-                    " ('default', 'kariuki, a. k.', 'Kariuki, A. K.', 'person'),"
-                    " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person')"
-                )
-            )
-            await c.run_sync(_upgrade_to("head"))
-        async with db.connect() as c:
-            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
-        usual = match_key("A. K. Kariuki", "person")
-        assert match_key("Kariuki, A. K.", "person") == usual
-        assert rows[index_key(usual)] == "kariuki, a. k."
-        assert rows[MATCH_INDEX + phonetic_slots("Dmitriy Shevchenko", "person")[0]] == "dmitriy shevchenko"
+    rows = await _alias_rows_after_upgrade(
+        pg_cluster,
+        "comma_mig",
+        "0019",
+        (
+            " ('default', 'kariuki, a. k.', 'Kariuki, A. K.', 'person'),"
+            " ('default', 'dmitriy shevchenko', 'Dmitriy Shevchenko', 'person')"
+        ),
+    )
+    usual = match_key("A. K. Kariuki", "person")
+    assert match_key("Kariuki, A. K.", "person") == usual
+    assert rows[index_key(usual)] == "kariuki, a. k."
+    assert rows[MATCH_INDEX + phonetic_slots("Dmitriy Shevchenko", "person")[0]] == "dmitriy shevchenko"
 
 
 async def test_two_word_places_get_their_dotted_initials_row(pg_cluster):
@@ -292,30 +274,43 @@ async def test_two_word_places_get_their_dotted_initials_row(pg_cluster):
     from app.domain.name_designations import contraction_rows
     from app.domain.resolution import MATCH_INDEX
 
-    async with _scratch_database(pg_cluster, "cut_mig") as db:
+    taken = MATCH_INDEX + contraction_rows("West Victoria", "location")[0]
+    rows = await _alias_rows_after_upgrade(
+        pg_cluster,
+        "cut_mig",
+        "0020",
+        (
+            " ('default', 'west virginia', 'West Virginia', 'location'),"
+            " ('default', 'west victoria', 'West Victoria', 'location'),"
+            " ('default', 'vermont', 'Vermont', 'location')"
+        ),
+        ("('default', :row, 'west victoria', 'West Victoria', 'rule')"),
+        {"row": taken},
+    )
+    first, second = (MATCH_INDEX + r for r in contraction_rows("West Virginia", "location")[:2])
+    assert first == taken
+    assert rows[first] == "west victoria"
+    assert rows[second] == "west virginia"
+    assert rows[MATCH_INDEX + contraction_rows("Vermont", "location")[0]] == "vermont"
+
+
+async def _alias_rows_after_upgrade(
+    pg_cluster, name: str, revision: str, entities: str, aliases: str = "", params: dict | None = None
+) -> dict[str, str]:
+    """A scratch database at `revision` with the entities (and aliases) given as the rows of an INSERT's
+    VALUES, upgraded to head: its entity_aliases rows, alias key → entity key."""
+    async with _scratch_database(pg_cluster, name) as db:
         async with db.transaction() as c:
-            await c.run_sync(_upgrade_to("0020"))
-            await c.execute(
-                text(
-                    "INSERT INTO entities (project_id, key, name, entity_type) VALUES"
-                    " ('default', 'west virginia', 'West Virginia', 'location'),"
-                    " ('default', 'west victoria', 'West Victoria', 'location'),"
-                    " ('default', 'vermont', 'Vermont', 'location')"
+            await c.run_sync(_upgrade_to(revision))
+            await c.execute(text("INSERT INTO entities (project_id, key, name, entity_type) VALUES " + entities))
+            if aliases:
+                await c.execute(
+                    text(
+                        "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source) VALUES "
+                        + aliases
+                    ),
+                    params or {},
                 )
-            )
-            taken = MATCH_INDEX + contraction_rows("West Victoria", "location")[0]
-            await c.execute(
-                text(
-                    "INSERT INTO entity_aliases (project_id, alias_key, entity_key, alias_name, source)"
-                    " VALUES ('default', :row, 'west victoria', 'West Victoria', 'rule')"
-                ),
-                {"row": taken},
-            )
             await c.run_sync(_upgrade_to("head"))
         async with db.connect() as c:
-            rows = dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
-        first, second = (MATCH_INDEX + r for r in contraction_rows("West Virginia", "location")[:2])
-        assert first == taken
-        assert rows[first] == "west victoria"
-        assert rows[second] == "west virginia"
-        assert rows[MATCH_INDEX + contraction_rows("Vermont", "location")[0]] == "vermont"
+            return dict((await c.execute(text("SELECT alias_key, entity_key FROM entity_aliases"))).all())
