@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from app.domain.graph_rank import chunk_scores, personalized_pagerank, ranked, weighted_rrf
@@ -101,3 +103,16 @@ def test_passage_seeds_alone_hold_all_the_restarts_and_none_leave_the_entity_see
     seeds, _ = with_passage_seeds({}, [("p1", 0.5, []), ("p2", 0.5, ["x"])])
     assert seeds == {passage_node("p1"): pytest.approx(0.5), passage_node("p2"): pytest.approx(0.5)}
     assert with_passage_seeds({"a": 2.0}, []) == ({"a": 2.0}, [])
+
+
+def test_ranked_orders_as_one_sort_by_score_tie_position_and_key():
+    """Its stable sorts give the order of the single sort it replaces, duplicates in the tie order (a key's
+    last place counts), keys outside it and equal scores (-0.0 and 0.0 too) included."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        keys = [rng.choice("abcdef") + str(rng.randint(0, 9)) for _ in range(rng.randint(0, 25))]
+        scores = {k: rng.choice([0.0, -0.0, 0.25, 0.5, rng.random()]) for k in keys}
+        tie_order = [rng.choice([*keys, "x", "y"]) for _ in range(rng.randint(0, 8))]
+        position = {k: i for i, k in enumerate(tie_order)}
+        one_sort = sorted(scores, key=lambda k: (-scores[k], position.get(k, len(position)), k))
+        assert ranked(scores, tie_order) == one_sort
