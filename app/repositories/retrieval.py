@@ -291,7 +291,8 @@ async def relations_of_entities(
 # scan of every document for each of the thousands of rows), and an entity's rows are checked once per
 # distinct document: a query's ~2,000 entity provenance rows come from a few hundred documents.
 # One row per key, its chunk ids aggregated in order: building a result row per chunk id cost the
-# application more than the statement cost the server.
+# application more than the statement cost the server. Each kind is grouped on its own: one sort of every
+# row by (kind, keys, seq) cost the server about 0.8 ms more per walk than the groups' own sorts.
 _SOURCES = text(f"""
 WITH picked AS MATERIALIZED (
     SELECT e.key, e.source_ids FROM entities e
@@ -313,20 +314,18 @@ entity_documents AS MATERIALIZED (
     SELECT d.id FROM documents d
     WHERE d.project_id = :project_id AND d.status = 'processed'
       AND d.id IN (SELECT DISTINCT document_id FROM entity_rows)
-),
-found AS (
-    SELECT 'e' AS kind, er.entity_key AS src_key, '' AS tgt_key, er.chunk_id, er.seq
-    FROM entity_rows er JOIN entity_documents d ON d.id = er.document_id
-    UNION ALL
-    SELECT 'r', rs.src_key, rs.tgt_key, rs.chunk_id, rs.seq
-    FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
-    JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
-    JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
-    {_processed_join("rs")}
-    WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
 )
-SELECT kind, src_key, tgt_key, array_agg(chunk_id ORDER BY seq, chunk_id) AS chunk_ids
-FROM found GROUP BY kind, src_key, tgt_key
+SELECT 'e' AS kind, er.entity_key AS src_key, '' AS tgt_key, array_agg(er.chunk_id ORDER BY er.seq, er.chunk_id)
+FROM entity_rows er JOIN entity_documents d ON d.id = er.document_id
+GROUP BY er.entity_key
+UNION ALL
+SELECT 'r', rs.src_key, rs.tgt_key, array_agg(rs.chunk_id ORDER BY rs.seq, rs.chunk_id)
+FROM unnest(CAST(:srcs AS text[]), CAST(:tgts AS text[])) AS p(src_key, tgt_key)
+JOIN relation_sources rs ON rs.project_id = :project_id AND rs.src_key = p.src_key AND rs.tgt_key = p.tgt_key
+JOIN relations r ON r.project_id = rs.project_id AND r.src_key = rs.src_key AND r.tgt_key = rs.tgt_key
+{_processed_join("rs")}
+WHERE cardinality(r.source_ids) = 0 OR rs.chunk_id = ANY(r.source_ids)
+GROUP BY rs.src_key, rs.tgt_key
 """)
 
 
