@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.graph_rank import Edge
-from app.repositories.retrieval import QueryVector, processed
+from app.repositories.retrieval import QUERY_VECTOR, processed
 
 SEED_EDGES = 10  # heaviest edges followed out of each seed entity
 FRONTIER = 30  # entities one hop away whose own edges are followed (by the weight that reached them)
@@ -69,7 +69,7 @@ SELECT c.id, c.embedding <=> :vec AS distance,
        coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical
 FROM chunks c, q
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
-""").bindparams(bindparam("vec", type_=QueryVector()))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 
 async def neighbourhood_edges(conn: AsyncConnection, project_id: str, keys: list[str]) -> list[Edge]:
@@ -123,7 +123,7 @@ LEFT JOIN LATERAL (
 ) e ON true
 WHERE n.distance < :max_distance
 ORDER BY n.distance, n.id
-""").bindparams(bindparam("vec", type_=QueryVector()))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 
 async def nearest_chunk_entities(

@@ -29,14 +29,17 @@ from app.domain.hits import ChunkHit, EntityHit, RelationHit
 
 class QueryVector(Vector):
     """pgvector's column type for a bound query vector, its text form remembered: one query binds the same
-    vector to up to five statements, and writing 384 floats as text took about 0.6 ms each time."""
+    vector to up to five statements, and writing 384 floats as text took about 0.6 ms each time. Remembered
+    per type object (SQLAlchemy keeps one bind processor per type and dialect), so every query statement
+    binds `QUERY_VECTOR`; only the last few vectors are kept: enough for a few queries at once (each has up
+    to three), too few for a question asked again after others to find its text still there."""
 
     cache_ok = True
 
     def bind_processor(self, dialect: Any) -> Any:
         convert = super().bind_processor(dialect)
         # keyed by the exact doubles: the text is a function of them alone (-0.0 and 0.0 differ in both)
-        text_of = lru_cache(maxsize=64)(lambda doubles: convert(array("d", doubles).tolist()))
+        text_of = lru_cache(maxsize=8)(lambda doubles: convert(array("d", doubles).tolist()))
 
         def process(value: Any) -> Any:
             try:
@@ -48,7 +51,7 @@ class QueryVector(Vector):
         return process
 
 
-_VEC = QueryVector()
+QUERY_VECTOR = QueryVector()
 _TEXTS = ARRAY(Text)
 
 
@@ -109,7 +112,7 @@ WITH nearest AS MATERIALIZED (
     LIMIT :limit
 )
 SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, key
-""").bindparams(bindparam("vec", type_=_VEC))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 # The two ends of a relation row, joined as `s` (source) and `t` (target); read back by `endpoint_hit`.
 ENDPOINT_COLUMNS = """s.entity_type AS src_type, s.description AS src_description, s.degree AS src_degree,
@@ -132,7 +135,7 @@ JOIN entities s ON s.project_id = :project_id AND s.key = n.src_key
 JOIN entities t ON t.project_id = :project_id AND t.key = n.tgt_key
 WHERE n.distance < :max_distance
 ORDER BY n.distance, n.src_key, n.tgt_key
-""").bindparams(bindparam("vec", type_=_VEC))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 _CHUNK_SEARCH = text(f"""
 WITH nearest AS MATERIALIZED (
@@ -143,7 +146,7 @@ WITH nearest AS MATERIALIZED (
     LIMIT :limit
 )
 SELECT * FROM nearest WHERE distance < :max_distance ORDER BY distance, id
-""").bindparams(bindparam("vec", type_=_VEC))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 
 async def mapped_rows(conn: AsyncConnection, statement: Any, params: dict) -> list[dict]:
@@ -256,7 +259,7 @@ SELECT t.src_key, t.tgt_key, t.src_name, t.tgt_name, t.edge_degree, t.first_pos,
 FROM top t
 JOIN relations r ON r.project_id = :project_id AND r.src_key = t.src_key AND r.tgt_key = t.tgt_key
 ORDER BY t.tier, t.distance, t.edge_degree DESC, r.weight DESC, t.first_pos, t.src_key, t.tgt_key
-""").bindparams(bindparam("vec", type_=_VEC))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 
 async def relations_of_entities(
@@ -356,7 +359,7 @@ SELECT c.id, c.embedding <=> :vec AS distance
 FROM chunks c
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND c.embedding IS NOT NULL
   AND {processed("c")}
-""").bindparams(bindparam("vec", type_=_VEC))
+""").bindparams(bindparam("vec", type_=QUERY_VECTOR))
 
 
 async def chunks_by_ids(conn: AsyncConnection, project_id: str, sources: dict[str, str]) -> dict[str, ChunkHit]:

@@ -8,11 +8,12 @@ import random
 import pgvector
 import pytest
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
+from sqlalchemy import TextClause, bindparam, text
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 
 from app.db.engine import Database, async_url
-from app.repositories.retrieval import QueryVector
+from app.repositories import neighbourhood, retrieval
+from app.repositories.retrieval import QUERY_VECTOR, QueryVector
 
 DIALECT = asyncpg_dialect()
 
@@ -52,6 +53,18 @@ def test_a_vector_bound_again_is_written_once_even_as_another_list(monkeypatch: 
     assert len(calls) == 1
     assert process([0.1, -0.2, 0.30000000000000004]) != process(vec)  # one bit apart is another vector
     assert process([-0.0, 1.0]) == "[-0.0,1.0]" and process([0.0, 1.0]) == "[0.0,1.0]"
+
+
+def test_every_query_statement_binds_its_vector_through_the_one_remembering_type():
+    """The text is remembered per type object: a statement with its own would write the vector again."""
+    statements = [
+        value
+        for module in (retrieval, neighbourhood)
+        for value in vars(module).values()
+        if isinstance(value, TextClause) and "vec" in value._bindparams
+    ]
+    assert len(statements) >= 7
+    assert all(statement._bindparams["vec"].type is QUERY_VECTOR for statement in statements)
 
 
 async def test_the_database_gets_the_same_distance_through_either_type(database_url: str):
