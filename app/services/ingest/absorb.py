@@ -17,12 +17,14 @@ so no absorption is lost with the attempt that computed it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.container import Container
 from app.core.errors import AppError
+from app.db.engine import Database
 from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit
 from app.domain.aliases import AliasItem, AliasSource
 from app.domain.cross_document import Ranges, lone_word_candidates, nearby_ranges
@@ -63,6 +65,11 @@ def through_aliases(mine: Nearby, others: Nearby, aliases: dict[str, NearAlias])
 _SOURCE: dict[str, AliasSource] = {"partial": "partial", "acronym": "acronym"}  # other rules: "rule"
 
 
+def _across_documents(m: ShortFormMerge, targets: Nearby) -> bool:
+    """Whether `ambiguous_now` asks about the merge: a short form joined across documents into one of `targets`."""
+    return m.entity_key in targets and (m.retroactive or m.evidence.endswith(f"({m.rule})"))
+
+
 def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) -> list[ShortFormMerge]:
     """The merges (of a short form across documents, into one of `targets`) whose short form now fits another
     entity among `names` (this document's and the project's near it) as well. A short form joined by evidence
@@ -71,7 +78,7 @@ def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) 
     out = []
     indexes: dict[str, NameIndex] = {}  # one per entity, not per merge: an entity may have many short forms
     for m in merges:
-        if m.entity_key not in targets or not (m.retroactive or m.evidence.endswith(f"({m.rule})")):
+        if not _across_documents(m, targets):
             continue
         target_type = targets[m.entity_key][1]
         if (index := indexes.get(m.entity_key)) is None:
@@ -130,6 +137,15 @@ async def _readings(
     return reading, near
 
 
+@asynccontextmanager
+async def _reads(db: Database) -> AsyncIterator[AsyncConnection]:
+    """A connection for the pass's reads without a transaction around them: each statement takes its own
+    snapshot, as it does in a READ COMMITTED transaction, and the BEGIN and ROLLBACK round trips are saved
+    (every document runs the pass)."""
+    async with db.connect() as conn:
+        yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
 class Absorber:
     def __init__(self, c: Container) -> None:
         self.db = c.db
@@ -150,7 +166,7 @@ class Absorber:
         absorption.py::related_forms). One statement reads all of it when the pass finds nothing to absorb and
         the nodes are the `expected` ones (as the merge wrote them), as for most documents
         (repositories/final_pass_reads.py); the related forms, when there are some, one more."""
-        async with self.db.connect() as conn:
+        async with _reads(self.db) as conn:
             reading, near = await _readings(conn, project_id, document_id, expected, undo is not None)
             mine = reading.mine
             found, contested = await self.final_pass(conn, project_id, reading, near)
@@ -162,7 +178,7 @@ class Absorber:
         if undo is None:
             return
         if ambiguous is None:  # the nodes read again only when the pass merged some away
-            async with self.db.connect() as conn:
+            async with _reads(self.db) as conn:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
@@ -175,7 +191,7 @@ class Absorber:
         names would have stayed apart (app/domain/resolution.py), so the caller undoes them."""
         if not related:
             return []
-        async with self.db.connect() as conn:
+        async with _reads(self.db) as conn:
             merges = await contradicted_repo.standing_merges_of(
                 conn, project_id, sorted({k for p in related for k in p})
             )
@@ -248,7 +264,7 @@ class Absorber:
         self, conn: AsyncConnection, project_id: str, mine: Nearby, merges: list[ShortFormMerge], targets: Nearby
     ) -> list[ShortFormMerge]:
         """`now_ambiguous` on the standing merges of the document's short words and their entities (`targets`)."""
-        if not merges:
+        if not any(_across_documents(m, targets) for m in merges):  # nothing `ambiguous_now` would ask about
             return []
         # every entity of the project the short forms fit, not only this document's: a document resolving at
         # the same time as the second full name's may commit after that one's pass
