@@ -77,3 +77,11 @@ def decode(
         recovered=len(entities) + len(relations),
         completed=True,
     )
+
+
+def as_merged(stored: Any, chunk_id: str, file_path: str | None) -> ChunkExtraction | None:
+    """The chunk's records as its document's merge used them, whatever the parse inputs are now: for reading
+    what that document said (its names and relations) again, not for rebuilding from current answers."""
+    if not isinstance(stored, dict) or not isinstance(keys := stored.get("keys"), list):
+        return None
+    return decode(stored, chunk_id, file_path, keys, stored.get("fp", ""))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.domain.name_designations import (
+    adjective_prefixes,
     contraction_rows,
     contractions,
     designated_cores,
@@ -23,6 +24,7 @@ from app.domain.name_designations import (
     dotted_cuts,
     dotted_initials,
     dotted_parts,
+    people_word,
     truncated_letters,
     truncates,
     truncations,
@@ -158,7 +160,7 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         for core in designated_cores(name, etype):  # "Malta" for "Republic of Malta", "Syria" for "Syrian ..."
             exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
         if (word := _place_word(name, etype)) is not None:  # "Syria" reads "syrian arab republic"
-            prefixes.add(word)
+            prefixes.update(adjective_prefixes(word))  # and "Italy" "italian ...", "Slovakia" "slovak ..."
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
             prefixes.add(letters)
         exact.update(
@@ -267,7 +269,16 @@ def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str 
     if designated_cores(name, etype) or not capitalised_name(name):
         return set()
     cores = index.cores.get(match_key(name, etype), set()) - {exclude}
-    return {k for k in cores if types_compatible(etype, index.names[k][1])}
+    return {k for k in cores if types_compatible(etype, index.names[k][1]) and not _named_alone(k, index)}
+
+
+def _named_alone(key: str, index: NameIndex) -> bool:
+    """The designation `key` is made of a people's name that a place of the project goes by alone ("Niger
+    Republic" beside "Niger"): it may be that place's, so no name made with a suffix ("Nigeria") joins it."""
+    word = people_word(*index.names[key])
+    return word is not None and any(
+        specific_type(t) in PLACE_TYPES for k, (n, t) in index.names.items() if k != key and match_key(n, t) == word
+    )
 
 
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:

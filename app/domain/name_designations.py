@@ -10,7 +10,9 @@ resolver accepts it only when exactly one designated place of the project has th
 says "Democratic" or "People's" is left out: those words mark one of two states sharing a name ("Democratic
 People's Republic of Korea" beside the "Republic of Korea", the two Congos), so the name alone may be the other.
 A designation may also be made of the name's adjective ("Syrian Arab Republic" / "Syria", "Togolese Republic" /
-"Togo", `adjectival_cores`), but not a bare "-n" adjective before the form: "Dominican Republic" is not Dominica;
+"Togo", "Lebanese Republic" / "Lebanon", "Italian Republic" / "Italy", `adjectival_cores`), or of the name of its
+people, from which the country's name is made with a place suffix ("Slovak Republic" / "Slovakia", "Kyrgyz
+Republic" / "Kyrgyzstan"); but not a bare "-n" adjective before the form: "Dominican Republic" is not Dominica;
 and a place of two words or more goes on with "of ..." ("United States" / "United States of America").
 
 A place's name cut short with a period ("Colo." / "Colorado", "Calif." / "California") is the one place of the
@@ -31,6 +33,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from app.domain.everyday_words import is_everyday_word
 from app.domain.name_matching import match_key, specific_type
 from app.domain.name_shapes import capitalised_name
 from app.domain.name_spellings import PLACE_TYPES, SLOTS
@@ -47,6 +50,14 @@ _DOTTED_WORDS = 2
 _MIN_CORE = 4  # letters: "Republic of Chad" is "Chad"; shorter cores are initials or fragments
 _DEMONYM_ENDINGS = ("n", "an", "ian", "ese", "lese", "i", "ic", "ish")  # "Syria-n", "Togo-lese", "Rwand(a)-ese"
 _OWN_DEMONYMS = frozenset({"ese", "lese"})  # endings only a people's adjective has
+# what "-ese" takes the place of at the end of a name: nothing ("Gabon-ese"), its last vowel ("Malt(a)-ese"), or its
+# last vowel and an "n" ("Leban(on)-ese")
+_BEFORE_ESE = ("", "a", "e", "o", "an", "en", "on")
+# an adjective ending that takes the place of the name's own ending ("Ital(y)-ian", "Argent(ina)-ine"): unlike a
+# bare "-n" ("Dominica-n"), the name is not the adjective cut short
+_REPLACED_ENDINGS = (("ian", "y"), ("ine", "ina"))
+_PLACE_SUFFIXES = ("ia", "stan", "istan")  # a country named after its people: "Slovak-ia", "Kyrgyz-stan"
+_MIN_PEOPLE = 5  # letters: "Arab", "Serb", "Kurd", "Turk" name peoples of several lands or regions
 
 
 @lru_cache(maxsize=4096)
@@ -98,7 +109,10 @@ def adjectival_cores(name: str, entity_type: str) -> tuple[str, ...]:
     the names the adjective is made from by a demonym's ending ("syria", "togo"), four letters or more. A bare "-n"
     or "-i" adjective before the form alone is no designation: "Dominican Republic" is not Dominica's, as a state
     is often named after a region or a city, so that shape needs a word between ("Syrian Arab Republic") or an
-    ending only demonyms have ("-ese"). A "Democratic" or "People's" designation is left out, as above."""
+    ending only demonyms have ("-ese", taking the place of the name's last vowel, and an "n" after it: "Lebanese"),
+    or an ending that takes the place of the name's own ("Italian" / "Italy"). A people's name of five letters or
+    more, with no adjective's ending, before the form alone is the country named after that people with a place
+    suffix ("Slovak Republic" / "Slovakia"). A "Democratic" or "People's" designation is left out, as above."""
     if specific_type(entity_type) not in PLACE_TYPES or not capitalised_name(name):
         return ()
     words = match_key(name, entity_type).split()
@@ -109,9 +123,44 @@ def adjectival_cores(name: str, entity_type: str) -> tuple[str, ...]:
     for ending in _DEMONYM_ENDINGS:
         core = first[: -len(ending)]
         if first.endswith(ending) and len(core) + 1 >= _MIN_CORE and (len(words) > 2 or ending in _OWN_DEMONYMS):
-            # "-ese" may take the place of a final "a": "Rwandese" / "Rwanda"
-            cores += [c for c in (core, core + "a" if ending == "ese" else "") if len(c) >= _MIN_CORE]
-    return tuple(cores)
+            cores += [core + tail for tail in (_BEFORE_ESE if ending == "ese" else ("",))]
+    cores += [first[: -len(ending)] + own for ending, own in _REPLACED_ENDINGS if first.endswith(ending)]
+    if len(words) == 2 and _people_name(first):
+        cores += [first + suffix for suffix in _PLACE_SUFFIXES]
+    return tuple(dict.fromkeys(c for c in cores if len(c) >= _MIN_CORE))
+
+
+def adjective_prefixes(word: str) -> list[str]:
+    """Where designations made of a one-word place's adjective or people's name begin (the key `word` and what
+    `adjectival_cores` reads back to it): "syria" for "Syrian Arab Republic", "italian" for "Italy", "lebanese"
+    for "Lebanon", "slovak" for "Slovakia"."""
+    found = [word]
+    found += [word[: -len(own)] + ending for ending, own in _REPLACED_ENDINGS if word.endswith(own)]
+    found += [word[: len(word) - len(tail)] + "ese" for tail in _BEFORE_ESE if tail and word.endswith(tail)]
+    # the people's name alone too: a place of that name keeps its designation from the one made with a suffix
+    found += [p for suffix in _PLACE_SUFFIXES if word.endswith(suffix) and _people_name(p := word[: -len(suffix)])]
+    return sorted({f for f in found if len(f) >= _MIN_CORE})
+
+
+def people_word(name: str, entity_type: str) -> str | None:
+    """The word of a designation made of a people's name ("slovak" for "Slovak Republic"), else None. When a
+    place of the project goes by that word alone, the designation may be that place's ("Niger Republic" is
+    Niger, not Nigeria): the resolver then leaves it apart from the name with a suffix."""
+    words = match_key(name, entity_type).split()
+    if len(words) != 2 or not _people_name(words[0]) or not adjectival_cores(name, entity_type):
+        return None
+    return words[0]
+
+
+def _people_name(word: str) -> bool:
+    """A word that may be a people's name a country is named after: five letters or more, no adjective's ending
+    ("Dominican", "Argentine", "Hellenic"), no everyday word ("Federal", "United", "Socialist")."""
+    return (
+        len(word) >= _MIN_PEOPLE
+        and word.isalpha()
+        and not word.endswith((*_DEMONYM_ENDINGS, "ine", "al", "ist", "ed"))
+        and not is_everyday_word(word)
+    )
 
 
 def truncated_letters(name: str, entity_type: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks
@@ -40,3 +40,13 @@ async def backfill(
         .values(extraction_records=bindparam("records", type_=chunks.c.extraction_records.type))
     )
     await conn.execute(stmt, [{"cid": c, "keys": k, "records": r} for c, k, r in sorted(rows, key=lambda r: r[0])])
+
+
+async def of_document(conn: AsyncConnection, project_id: str, document_id: str) -> list[tuple[str, str | None, Any]]:
+    """(chunk_id, file_path, stored records) of the document's chunks, in their order: what its merge used."""
+    stmt = (
+        select(chunks.c.id, chunks.c.file_path, chunks.c.extraction_records)
+        .where(chunks.c.project_id == project_id, chunks.c.document_id == document_id)
+        .order_by(chunks.c.order_index)
+    )
+    return [(r.id, r.file_path, r.extraction_records) for r in (await conn.execute(stmt)).all()]

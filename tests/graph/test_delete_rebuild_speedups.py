@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.db.tables import chunks, llm_cache
-from app.domain.chunk_records import decode, encode, parse_fingerprint
+from app.domain.chunk_records import as_merged, decode, encode, parse_fingerprint
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.services.deletion import rebuild_inputs
 from app.services.ingest.extraction import extraction_from_cached
@@ -71,6 +71,14 @@ def test_unusable_stored_records_are_ignored(stored, keys, fingerprint):
     if stored == "sample":
         stored = encode(_sample(), ["k1"], FP)
     assert decode(stored, "c1", None, keys, fingerprint) is None
+
+
+def test_records_as_merged_are_read_whatever_the_parse_inputs_are_now():
+    stored = encode(_sample(), ["k1"], parse_fingerprint(["person"], 40))  # parsed with other inputs than now
+    back = as_merged(stored, "c9", None)
+    assert back is not None and [e.key for e in back.entities] == ["alice"] and back.relations[0].chunk_id == "c9"
+    assert as_merged(None, "c9", None) is None
+    assert as_merged({"fp": FP, "keys": "k1", "e": [], "r": []}, "c9", None) is None
 
 
 def test_fingerprint_tells_default_types_from_configured_ones():

@@ -162,3 +162,46 @@ def test_a_designation_made_of_the_name_s_adjective_is_it():
     assert target("Ruritania", {"r": ("Ruritanian People's Republic", PLACE)}) == "ruritania"
     assert "ruritania" in nearby_ranges([("Ruritania", PLACE)]).prefixes  # reads "ruritanian ..."
     assert "ruritania" in nearby_ranges([("Ruritanian Free Republic", PLACE)]).exact
+
+
+@pytest.mark.parametrize(
+    ("short", "designation"),
+    [
+        ("Quelmaron", "Quelmarese Republic"),  # "-ese" in place of the name's last vowel and "n": "Lebanese"
+        ("Quelmara", "Quelmarese Republic"),  # or of its last vowel: "Maltese"
+        ("Ruritany", "Ruritanian Republic"),  # "-ian" in place of a final "-y": "Italian" / "Italy"
+        ("Freedonina", "Freedonine Republic"),  # "-ine" in place of "-ina": "Argentine" / "Argentina"
+        ("Elbonkia", "Elbonk Republic"),  # a people's name and a place suffix: "Slovak" / "Slovakia"
+        ("Elbonkstan", "Elbonk Republic"),  # "Kyrgyz" / "Kyrgyzstan"
+    ],
+)
+def test_a_designation_made_of_the_name_s_adjective_or_people_is_it_both_ways(short, designation):
+    key = designation.casefold()
+    assert target(short, {key: (designation, PLACE)}) == key  # the designation stored first
+    assert short.casefold() in nearby_ranges([(designation, PLACE)]).exact  # the designation reads the short name
+    prefixes = nearby_ranges([(short, PLACE)]).prefixes  # and the short name the designation
+    assert any(key.startswith(p) for p in prefixes)
+    (absorbed,) = absorptions({key: (designation, PLACE)}, {short.casefold(): (short, PLACE)}, set())
+    assert (absorbed.key, absorbed.target) == (short.casefold(), key)
+
+
+@pytest.mark.parametrize(
+    ("short", "designation"),
+    [
+        ("Ruritania", "Ruritanian Republic"),  # a bare "-n": "Dominica" / "Dominican Republic"
+        ("Federalia", "Federal Republic"),  # an everyday word is no people's name
+        ("Serbia", "Serb Republic"),  # four letters: "Arab" / "Arabia", "Serb", "Kurd", "Turk"
+        ("Elbonkia", "Elbonk People's Republic"),  # one of two states of a name
+        ("Elbonkia", "Elbonk Free Republic"),  # a people's name only right before the form
+        ("Ruritany", "Ruritanese Republic"),  # "-ese" never in place of "-y"
+    ],
+)
+def test_look_alike_adjective_designations_stay_apart(short, designation):
+    assert target(short, {"d": (designation, PLACE)}) == short.casefold()
+
+
+def test_a_people_s_designation_beside_a_place_of_that_name_is_not_the_suffixed_one():
+    held = {"elbonk republic": ("Elbonk Republic", PLACE), "elbonk": ("Elbonk", PLACE)}
+    assert target("Elbonkia", held) == "elbonkia"  # "Niger Republic" may be Niger's: not Nigeria's
+    assert "elbonk" in nearby_ranges([("Elbonkia", PLACE)]).prefixes  # both read in either order
+    assert "elbonk" in nearby_ranges([("Elbonk Republic", PLACE)]).exact

@@ -25,14 +25,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.container import Container
 from app.core.errors import AppError
 from app.db.engine import Database
-from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit
+from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit, related_forms
 from app.domain.aliases import AliasItem, AliasSource
+from app.domain.chunk_records import as_merged
 from app.domain.cross_document import Ranges, lone_word_candidates, nearby_ranges
 from app.domain.name_index import NameIndex, Nearby
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
+from app.repositories import chunk_records as records_repo
 from app.repositories import contradicted_merges as contradicted_repo
 from app.repositories import final_pass_reads as passes_repo
 from app.repositories import graph as graph_repo
@@ -157,15 +159,17 @@ class Absorber:
         document_id: str,
         undo: UndoMerge | None,
         expected: Nearby | None = None,
-        related: Collection[tuple[str, str]] = (),
+        related: Collection[tuple[str, str]] | None = (),
     ) -> None:
         """The final pass over the document's committed nodes, its absorptions made, then `undo` called for each
         standing short-form merge the document makes ambiguous (none checked without `undo`), for each merge
         of an undefined use of an acronym the document defines otherwise than another document does, and for
         each merge that joined two writings of a person's name the document relates to each other (`related`,
-        absorption.py::related_forms). One statement reads all of it when the pass finds nothing to absorb and
-        the nodes are the `expected` ones (as the merge wrote them), as for most documents
-        (repositories/final_pass_reads.py); the related forms, when there are some, one more."""
+        absorption.py::related_forms; None when the extractions are not in hand, as on a retry after the merge
+        committed: then read from the document's stored records). One statement reads all of it when the pass
+        finds nothing to absorb and the nodes are the `expected` ones (as the merge wrote them), as for most
+        documents (repositories/final_pass_reads.py); the related forms, when there are some, one more (and on
+        such a retry, one for the stored records)."""
         async with _reads(self.db) as conn:
             reading, near = await _readings(conn, project_id, document_id, expected, undo is not None)
             mine = reading.mine
@@ -182,16 +186,26 @@ class Absorber:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        for merge in ambiguous + undefined + await self.contradicted(project_id, related):
+        for merge in ambiguous + undefined + await self.contradicted(project_id, document_id, related):
             await undo(project_id, merge)
 
-    async def contradicted(self, project_id: str, related: Collection[tuple[str, str]]) -> list[ShortFormMerge]:
+    async def contradicted(
+        self, project_id: str, document_id: str, related: Collection[tuple[str, str]] | None
+    ) -> list[ShortFormMerge]:
         """The standing merges that joined two names the document relates to each other as two people ("Robert
         Everly" merged into "Bob Everly" by documents naming each alone): had this document come first, the
-        names would have stayed apart (app/domain/resolution.py), so the caller undoes them."""
-        if not related:
+        names would have stayed apart (app/domain/resolution.py), so the caller undoes them. `related` None: an
+        earlier attempt merged the document and ended before this undo (a failure, a crash, a claim retaken),
+        so its relations are read back from its stored records, no extraction call; a standing merge is one
+        not undone yet, so an undo the earlier attempt finished is not done twice."""
+        if related is not None and not related:
             return []
         async with _reads(self.db) as conn:
+            if related is None:
+                stored = await records_repo.of_document(conn, project_id, document_id)
+                related = related_forms([x for cid, path, rec in stored if (x := as_merged(rec, cid, path))])
+            if not related:
+                return []
             merges = await contradicted_repo.standing_merges_of(
                 conn, project_id, sorted({k for p in related for k in p})
             )

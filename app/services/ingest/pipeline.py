@@ -143,7 +143,9 @@ class DocumentPipeline:
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
         resolves = self.settings.entity_resolution in ("auto", "llm")
-        related: set[tuple[str, str]] = set()  # two writings of a person's name the document relates (absorb.py)
+        # two writings of a person's name the document relates (absorb.py); None: merged by an earlier attempt,
+        # so the final pass reads them from the document's stored records
+        related: set[tuple[str, str]] | None = None
         if not doc.graph_merged:
             progress.check()
             with stage("chunk", self.timings):
