@@ -15,7 +15,7 @@ import logging
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
-from app.domain.judge_candidates import PER_NAME, Neighbour, choose, code_pattern, document_neighbours, lone_names
+from app.domain.judge_candidates import Neighbour, choose, code_pattern, document_neighbours, lone_names
 from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
@@ -26,7 +26,9 @@ from app.services.ingest.name_resolution import NameResolution
 
 log = logging.getLogger(__name__)
 
-FETCHED = 3 * PER_NAME  # neighbours read per name and source, before the type and guard checks
+# Neighbours read per name and source, before the type and guard checks: a bound on the work, wide enough that the
+# floor, not the rank among what is stored, decides which pairs the judge is asked (domain/judge_candidates.py).
+FETCHED = 16
 SEARCH_EF = 40
 TRIGRAM_FLOOR = 0.45  # pg_trgm similarity of keys ("fiorano reactor" / "fiorano-reactors": ~0.6)
 
