@@ -35,6 +35,9 @@ from app.domain.resolution import Decision, Resolution
 
 CODE_FIT = 0.5  # the place of a neighbour found by a code's letters alone, among embedding similarities
 PER_DOCUMENT = 12  # pairs shown to the judge per document: each costs its prompt ~50 tokens
+# How much less alike a pair with a bare code ("UGX" / "Uganda Shilling") may be: the code's side of the embedding
+# is nearly all description (a model knows few codes), so even its own name's reads as weakly near.
+CODE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -106,19 +109,29 @@ def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
     ]
 
 
+def floor_of(name: str, other: str, floor: float) -> float:
+    """The similarity from which an embedding neighbour is asked: `floor`, less CODE_MARGIN when either name is a
+    bare code."""
+    return floor - CODE_MARGIN if code_pattern(name) or code_pattern(other) else floor
+
+
 def choose(
     found: Iterable[Neighbour],
     doc: DocumentNames,
     rejected: Collection[tuple[str, str]],
+    floor: float = 0.0,
     per_document: int = PER_DOCUMENT,
 ) -> list[Neighbour]:
     """The neighbours worth a verdict: one per (name, entity), the most similar way found, each judged on the pair
-    alone; at most `per_document`, by similarity then by the unordered pair (module docstring)."""
+    alone (an embedding neighbour from `floor_of` the pair); at most `per_document`, by similarity then by the
+    unordered pair (module docstring)."""
     best: dict[tuple[str, str], Neighbour] = {}
     for n in found:
         if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
             continue
         name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
+        if n.found_by in ("embedding", "document") and n.similarity < floor_of(name, n.name, floor):
+            continue
         if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
             continue
         if confusable(name, etype, n.name, n.entity_type) or not may_be_one_person(name, etype, n.name, n.entity_type):

@@ -8,11 +8,14 @@ import pytest
 
 from app.domain.document_names import DocumentNames
 from app.domain.judge_candidates import (
+    CODE_FIT,
+    CODE_MARGIN,
     Neighbour,
     Proposal,
     choose,
     code_pattern,
     document_neighbours,
+    floor_of,
     lone_names,
     may_be_one_person,
     with_proposals,
@@ -50,6 +53,24 @@ def test_choose_takes_a_pair_on_its_own_not_by_its_rank_among_a_names_neighbours
     doc = doc_of(("Vanuatu", "location"))
     found = [near("vanuatu", n, "location", s) for n, s in (("Fiji", 0.84), ("Tonga", 0.83), ("New Hebrides", 0.75))]
     assert {n.key for n in choose(found, doc, set())} == {"fiji", "tonga", "new hebrides"}
+
+
+def test_an_embedding_neighbour_is_asked_from_the_floor_a_bare_codes_a_little_lower():
+    doc = doc_of(("UGX", "concept"), ("Kwacha", "concept"))
+    found = [
+        near("ugx", "Uganda Shilling", "concept", 0.42),  # a code: asked from 0.45 - CODE_MARGIN
+        near("kwacha", "Zambian Pound", "concept", 0.42),  # two names: not asked under 0.45
+        near("kwacha", "Malawi Pound", "concept", 0.46),
+        Neighbour("ugx", "ugandan cent", "Ugandan Cent", "concept", "", CODE_FIT, "letters"),  # letters: any floor
+    ]
+    chosen = choose(found, doc, set(), floor=0.45)
+    assert {(n.name_key, n.key) for n in chosen} == {
+        ("ugx", "uganda shilling"),
+        ("kwacha", "malawi pound"),
+        ("ugx", "ugandan cent"),
+    }
+    assert floor_of("UGX", "Uganda Shilling", 0.45) == pytest.approx(0.45 - CODE_MARGIN)
+    assert floor_of("Uganda", "Uganda Shilling", 0.45) == 0.45
 
 
 def _both_ways(similarity: dict[tuple[int, int], float], per_document: int) -> tuple[set, set]:
