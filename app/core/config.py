@@ -148,8 +148,9 @@ class Settings(BaseSettings):
     # cosine-similar are listed as possible duplicates (never merged without a person accepting them)
     entity_similarity_threshold: float = Field(0.85, ge=0.0, le=1.0)
     # ENTITY_RESOLUTION=llm: a new name's stored entities at least this cosine-similar (name + description
-    # embeddings) are shown to the judge as candidates (two per name, eight per document at most)
-    entity_judge_similarity: float = Field(0.4, ge=0.0, le=1.0)
+    # embeddings) are shown to the judge as candidates: each pair on its similarity alone, whichever name came
+    # first (twelve per document at most, the most similar first)
+    entity_judge_similarity: float = Field(0.45, ge=0.0, le=1.0)
 
     # --- caching ---
     enable_llm_cache: bool = True

@@ -3,11 +3,17 @@ new name of the document may stand for when no rule relates them ("Burma" / "Mya
 and how the judge's "same" on one of them becomes a decision.
 
 The neighbours come from the database (app/repositories/name_neighbours.py: the entities whose name and
-description embeddings are nearest to the name's, names of close trigram similarity where pg_trgm is
-installed, and a bare code and the names holding its letters in order, "LBN" / "Lebanon"). Each is checked
-here before the judge sees it: a type compatible with the name's, not a pair the confusable guard or a user
-keeps apart, at most `per_name` per name and `per_document` in all, best first, so
-the judge's call stays a small addition to the document's extraction tokens. Two names of people must also
+description embeddings are at least ENTITY_JUDGE_SIMILARITY alike to the name's, names of close trigram
+similarity where pg_trgm is installed, and a bare code and the names holding its letters in order, "LBN" /
+"Lebanon"). Each is checked here before the judge sees it: a type compatible with the name's, not a pair the
+confusable guard or a user keeps apart.
+
+Whether a pair is asked depends on the pair alone, never on its rank among what happens to be stored: "B is
+among A's two nearest" holds when A's document comes last and may not when B's does, so the nodes depended on
+the order of ingestion. The similarity of the two names' embeddings is the same whichever side is stored, so
+the same pairs pass in either order. Only the per-document cap (`per_document`, so the judge's call stays a
+small addition to the document's extraction tokens) can still drop one; it takes pairs by similarity and then
+by the unordered pair of keys, a key the pair has whichever side is the document's. Two names of people must also
 share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
 ("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
 
@@ -27,9 +33,11 @@ from app.domain.name_variants import confusable
 from app.domain.names import sorted_pair
 from app.domain.resolution import Decision, Resolution
 
-CODE_FIT = 0.5  # the rank of a neighbour found by a code's letters alone, among embedding similarities
-PER_NAME = 2  # neighbours shown to the judge per new name
-PER_DOCUMENT = 8  # and per document: each pair costs the judge's prompt ~70 tokens
+CODE_FIT = 0.5  # the place of a neighbour found by a code's letters alone, among embedding similarities
+PER_DOCUMENT = 12  # pairs shown to the judge per document: each costs its prompt ~50 tokens
+# How much less alike a pair with a bare code ("UGX" / "Uganda Shilling") may be: the code's side of the embedding
+# is nearly all description (a model knows few codes), so even its own name's reads as weakly near.
+CODE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -101,19 +109,29 @@ def lone_names(result: Resolution, stored: Collection[str]) -> list[str]:
     ]
 
 
+def floor_of(name: str, other: str, floor: float) -> float:
+    """The similarity from which an embedding neighbour is asked: `floor`, less CODE_MARGIN when either name is a
+    bare code."""
+    return floor - CODE_MARGIN if code_pattern(name) or code_pattern(other) else floor
+
+
 def choose(
     found: Iterable[Neighbour],
     doc: DocumentNames,
     rejected: Collection[tuple[str, str]],
-    per_name: int = PER_NAME,
+    floor: float = 0.0,
     per_document: int = PER_DOCUMENT,
 ) -> list[Neighbour]:
-    """The neighbours worth a verdict, best first: one per (name, entity), the most similar way found."""
+    """The neighbours worth a verdict: one per (name, entity), the most similar way found, each judged on the pair
+    alone (an embedding neighbour from `floor_of` the pair); at most `per_document`, by similarity then by the
+    unordered pair (module docstring)."""
     best: dict[tuple[str, str], Neighbour] = {}
     for n in found:
         if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
             continue
         name, etype = doc.names[n.name_key], doc.types.get(n.name_key, "unknown")
+        if n.found_by in ("embedding", "document") and n.similarity < floor_of(name, n.name, floor):
+            continue
         if not types_compatible(etype, n.entity_type) or sorted_pair(n.name_key, n.key) in rejected:
             continue
         if confusable(name, etype, n.name, n.entity_type) or not may_be_one_person(name, etype, n.name, n.entity_type):
@@ -121,14 +139,13 @@ def choose(
         pair = (n.name_key, n.key)
         if pair not in best or n.similarity > best[pair].similarity:
             best[pair] = n
-    ranked = sorted(best.values(), key=lambda n: (-n.similarity, n.name_key, n.key))
-    taken: dict[str, int] = {}
-    chosen: list[Neighbour] = []
-    for n in ranked:
-        if taken.get(n.name_key, 0) < per_name and len(chosen) < per_document:
-            taken[n.name_key] = taken.get(n.name_key, 0) + 1
-            chosen.append(n)
-    return chosen
+    return sorted(best.values(), key=_standing)[:per_document]
+
+
+def _standing(n: Neighbour) -> tuple[float, tuple[str, str]]:
+    """A pair's place under the cap, the same whichever of its names is the document's (similarities rounded: the
+    two sides' vectors may differ in their last digits)."""
+    return -round(n.similarity, 4), sorted_pair(n.name_key, n.key)
 
 
 def document_neighbours(

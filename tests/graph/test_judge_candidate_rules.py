@@ -8,11 +8,14 @@ import pytest
 
 from app.domain.document_names import DocumentNames
 from app.domain.judge_candidates import (
+    CODE_FIT,
+    CODE_MARGIN,
     Neighbour,
     Proposal,
     choose,
     code_pattern,
     document_neighbours,
+    floor_of,
     lone_names,
     may_be_one_person,
     with_proposals,
@@ -46,13 +49,50 @@ def test_choose_keeps_compatible_unguarded_unrejected_neighbours_best_first():
     assert [(n.name_key, n.key, n.similarity) for n in chosen] == [("chennai", "madras", 0.7), ("harbour", "quay", 0.5)]
 
 
-def test_choose_caps_per_name_and_per_document():
-    doc = doc_of(*((f"Newport{i}", "location") for i in range(6)))
-    found = [near(f"newport{i}", f"Oldport{j}", "location", 0.9 - j / 100) for i in range(6) for j in range(4)]
-    chosen = choose(found, doc, set(), per_name=2, per_document=5)
-    assert len(chosen) == 5
-    per_name = [n.name_key for n in chosen]
-    assert all(per_name.count(k) <= 2 for k in per_name)
+def test_choose_takes_a_pair_on_its_own_not_by_its_rank_among_a_names_neighbours():
+    doc = doc_of(("Vanuatu", "location"))
+    found = [near("vanuatu", n, "location", s) for n, s in (("Fiji", 0.84), ("Tonga", 0.83), ("New Hebrides", 0.75))]
+    assert {n.key for n in choose(found, doc, set())} == {"fiji", "tonga", "new hebrides"}
+
+
+def test_an_embedding_neighbour_is_asked_from_the_floor_a_bare_codes_a_little_lower():
+    doc = doc_of(("UGX", "concept"), ("Kwacha", "concept"))
+    found = [
+        near("ugx", "Uganda Shilling", "concept", 0.42),  # a code: asked from 0.45 - CODE_MARGIN
+        near("kwacha", "Zambian Pound", "concept", 0.42),  # two names: not asked under 0.45
+        near("kwacha", "Malawi Pound", "concept", 0.46),
+        Neighbour("ugx", "ugandan cent", "Ugandan Cent", "concept", "", CODE_FIT, "letters"),  # letters: any floor
+    ]
+    chosen = choose(found, doc, set(), floor=0.45)
+    assert {(n.name_key, n.key) for n in chosen} == {
+        ("ugx", "uganda shilling"),
+        ("kwacha", "malawi pound"),
+        ("ugx", "ugandan cent"),
+    }
+    assert floor_of("UGX", "Uganda Shilling", 0.45) == pytest.approx(0.45 - CODE_MARGIN)
+    assert floor_of("Uganda", "Uganda Shilling", 0.45) == 0.45
+
+
+def _both_ways(similarity: dict[tuple[int, int], float], per_document: int) -> tuple[set, set]:
+    """The unordered pairs chosen when the "new" names are the document's and the "old" ones stored, and the
+    other way round, the same similarities read from either side."""
+    new = doc_of(*((f"Newport{i}", "location") for i in range(4)))
+    old = doc_of(*((f"Oldport{j}", "location") for j in range(4)))
+    forward = [near(f"newport{i}", f"Oldport{j}", "location", s) for (i, j), s in similarity.items()]
+    backward = [near(f"oldport{j}", f"Newport{i}", "location", s) for (i, j), s in similarity.items()]
+    return tuple(  # type: ignore[return-value]
+        {frozenset((n.name_key, n.key)) for n in choose(found, doc, set(), per_document=per_document)}
+        for found, doc in ((forward, new), (backward, old))
+    )
+
+
+@pytest.mark.parametrize("per_document", [3, 5, 16])
+def test_choose_caps_the_document_by_a_key_the_pair_has_whichever_side_is_the_documents(per_document):
+    # ties on similarity included: the cap then goes by the unordered pair of keys
+    similarity = {(i, j): round(0.9 - ((i * 7 + j * 3) % 5) / 20, 2) for i in range(4) for j in range(4)}
+    forward, backward = _both_ways(similarity, per_document)
+    assert len(forward) == min(per_document, 16)
+    assert forward == backward
 
 
 def resolution(doc: DocumentNames, decisions: dict[str, Decision], index: dict[str, str]) -> Resolution:

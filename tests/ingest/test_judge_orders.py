@@ -69,3 +69,51 @@ async def test_a_pair_judged_apart_is_answered_so_again_without_a_call(make_sett
     assert len(fake_llm.calls_of("judge")) == 1
     keys, _ = await graph(app)
     assert {"madras", "chennai"} <= keys
+
+
+def island(name: str) -> str:
+    text = f"{name} is an island nation of the South Pacific Ocean, a chain of volcanic islands east of Australia."
+    return entity_line(name, "location", text)
+
+
+# Vanuatu's three nearest are the other islands, New Hebrides only its fourth; New Hebrides, stored alone
+# before it, has Vanuatu as its nearest. A pair chosen by rank would be asked in one order only.
+ISLANDS = {
+    "old names doc": [island(n) for n in ("New Hebrides", "Fiji", "Tonga", "Samoa")],
+    "new name doc": [
+        island("Vanuatu"),
+        entity_line("Ana Tupou", "person", "Ana Tupou charts reefs for a living."),
+        relation_line("Ana Tupou", "Vanuatu", "charts", "Ana Tupou charts the reefs of Vanuatu."),
+    ],
+}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["old-names-first", "new-name-first"])
+async def test_a_pair_beyond_a_names_nearest_is_asked_and_joined_in_either_order(
+    make_settings, start_app, fake_llm, order
+):
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, ISLANDS)
+    fake_llm.handlers["judge"] = answer_pair("New Hebrides", "Vanuatu")
+    for marker in ("old names doc", "new name doc")[::order]:
+        await ingest(app, [marker])
+    shown = {
+        frozenset((p["a"]["name"], p["b"]["name"])) for c in fake_llm.calls_of("judge") for p in judge_pairs(c.messages)
+    }
+    assert frozenset({"New Hebrides", "Vanuatu"}) in shown
+    keys, _ = await graph(app)
+    assert len(keys & {"new hebrides", "vanuatu"}) == 1
+    assert {"fiji", "tonga", "samoa"} <= keys
+
+
+def answer_pair(a: str, b: str):
+    """ "same" for the pair of `a` and `b` only."""
+
+    def judge(messages) -> str:
+        verdicts = [
+            {"pair": p["pair"], "same": {p["a"]["name"], p["b"]["name"]} == {a, b}, "reason": "r"}
+            for p in judge_pairs(messages)
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return judge

@@ -15,7 +15,7 @@ import logging
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
-from app.domain.judge_candidates import PER_NAME, Neighbour, choose, code_pattern, document_neighbours, lone_names
+from app.domain.judge_candidates import CODE_MARGIN, Neighbour, choose, code_pattern, document_neighbours, lone_names
 from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
@@ -26,7 +26,9 @@ from app.services.ingest.name_resolution import NameResolution
 
 log = logging.getLogger(__name__)
 
-FETCHED = 3 * PER_NAME  # neighbours read per name and source, before the type and guard checks
+# Neighbours read per name and source, before the type and guard checks: a bound on the work, wide enough that the
+# floor, not the rank among what is stored, decides which pairs the judge is asked (domain/judge_candidates.py).
+FETCHED = 16
 SEARCH_EF = 40
 TRIGRAM_FLOOR = 0.45  # pg_trgm similarity of keys ("fiorano reactor" / "fiorano-reactors": ~0.6)
 
@@ -52,15 +54,17 @@ class JudgeCandidates:
             if vectors:
                 await prepare_vector_search(conn, SEARCH_EF)
                 found += await repo.nearest_by_embedding(
-                    conn, project_id, vectors, min_similarity=self.min_similarity, limit=FETCHED
+                    conn, project_id, vectors, min_similarity=self.min_similarity - CODE_MARGIN, limit=FETCHED
                 )
             found += await repo.nearest_by_trigrams(conn, project_id, lone, min_similarity=TRIGRAM_FLOOR, limit=FETCHED)
             codes = {k: p for k in lone if (p := code_pattern(resolution.doc.names[k])) is not None}
             words = [k for k in lone if k not in codes]
             found += await repo.fitting_codes(conn, project_id, codes, words, limit=FETCHED)
-            found += document_neighbours(vectors, resolution.doc, resolution.descriptions, self.min_similarity)
+            found += document_neighbours(
+                vectors, resolution.doc, resolution.descriptions, self.min_similarity - CODE_MARGIN
+            )
             rejected = await aliases_repo.rejected_pairs(conn, project_id, [(n.name_key, n.key) for n in found])
-        chosen = choose(found, resolution.doc, rejected | resolution.rejected)
+        chosen = choose(found, resolution.doc, rejected | resolution.rejected, self.min_similarity)
         doc = resolution.doc
         return [
             JudgePair(
