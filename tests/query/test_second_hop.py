@@ -1,10 +1,10 @@
 """The second hop of a two-hop question (`graph_chunks.with_second_hop`): among a side's leading chunks, the one
-citing an entity the first chunk cites and holding most of the question's words the first chunk lacks moves up
-to second place, so a tight chunk_top_k keeps both passages of a bridge question."""
+sharing a specific entity (few chunks cite it) with the first chunk and holding most of the question's words the
+first chunk lacks moves up to second place, so a tight chunk_top_k keeps both passages of a bridge question."""
 
 from __future__ import annotations
 
-from app.services.query.graph_chunks import SECOND_HOP_WINDOW, with_second_hop
+from app.services.query.graph_chunks import BRIDGE_CHUNKS, SECOND_HOP_WINDOW, with_second_hop
 from tests.support.graph_factory import GraphFactory
 
 # the question "Where was the designer of the Velm lighthouse born?" searched for: velm, lighthouse, designer, born
@@ -45,9 +45,16 @@ def test_the_earlier_chunk_wins_a_tie_and_one_beyond_the_window_is_never_moved()
     words = {**WORDS, "keeper": {"velm", "born"}}
     order = ["lighthouse", "harbour", "keeper", "fenn"]
     assert with_second_hop(order, words, CITED_BY) == ["lighthouse", "keeper", "harbour", "fenn"]
-    fillers = [f"filler{i}" for i in range(SECOND_HOP_WINDOW)]
-    deep = ["lighthouse", *fillers, "fenn"]
-    assert with_second_hop(deep, WORDS, {**CITED_BY, "orla fenn": ["lighthouse", *fillers, "fenn"]}) == deep
+    deep = ["lighthouse", *(f"filler{i}" for i in range(SECOND_HOP_WINDOW)), "fenn"]
+    assert with_second_hop(deep, WORDS, CITED_BY) == deep
+
+
+def test_an_entity_many_chunks_cite_links_nothing():
+    broad = {"orla fenn": ["lighthouse", "fenn", *(f"other{i}" for i in range(BRIDGE_CHUNKS - 1))]}
+    order = ["lighthouse", "keeper", "fenn"]
+    assert with_second_hop(order, WORDS, broad) == order
+    specific = {"orla fenn": ["lighthouse", "fenn", *(f"other{i}" for i in range(BRIDGE_CHUNKS - 2))]}
+    assert with_second_hop(order, WORDS, specific) == ["lighthouse", "fenn", "keeper"]
 
 
 def lighthouse_graph() -> GraphFactory:

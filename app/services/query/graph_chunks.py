@@ -114,20 +114,24 @@ async def ranked_chunk_ids(
 # question ranked 3rd to 16th (most within the first 10), and a deeper chunk holding a word of the question was
 # noise.
 SECOND_HOP_WINDOW = 15
+# A bridge entity is specific: the first passage names it and its own passage is about it, so few chunks cite it.
+# Through a broad entity (a disease most chunks of a medical text cite) every chunk is linked, and the move
+# became a mere "most words" pick, which cost Medical's tight budget.
+BRIDGE_CHUNKS = 3
 
 
 def with_second_hop(order: list[str], words: Mapping[str, set[str]], cited: Mapping[str, list[str]]) -> list[str]:
-    """The second hop of a two-hop question: among the first SECOND_HOP_WINDOW chunks of `order`, the one citing
-    an entity the first chunk cites (`cited`: entity key → the chunks citing it) and holding most of the
-    question's words the first chunk lacks (`words`: chunk id → the question's words it holds; the earlier one
-    on a tie) moves up to second place. The first chunk answers the question's first hop; the passage about the
-    entity it names (the bridge) holds the rest of the question's words, and it ranks only middling by every
-    evidence, since the question never names that entity."""
+    """The second hop of a two-hop question: among the first SECOND_HOP_WINDOW chunks of `order`, the one
+    sharing with the first chunk an entity at most BRIDGE_CHUNKS chunks cite (`cited`: entity key → the chunks
+    citing it) and holding most of the question's words the first chunk lacks (`words`: chunk id → the
+    question's words it holds; the earlier one on a tie) moves up to second place. The first chunk answers the
+    question's first hop; the passage about the entity it names (the bridge) holds the rest of the question's
+    words, and it ranks only middling by every evidence, since the question never names that entity."""
     if len(order) < 3:
         return order
     first = order[0]
     lacking = {w for c in order for w in words.get(c, ())} - words.get(first, set())
-    linked = {c for ids in cited.values() if first in ids for c in ids}
+    linked = {c for ids in cited.values() if first in ids and len(set(ids)) <= BRIDGE_CHUNKS for c in ids}
     best, most = None, 0
     for chunk_id in order[1:SECOND_HOP_WINDOW]:
         held = len(words.get(chunk_id, set()) & lacking) if chunk_id in linked else 0
