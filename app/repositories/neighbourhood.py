@@ -70,17 +70,16 @@ ORDER BY src_key, tgt_key, weight
 # `q` is materialized: inlined, the planner put it inside the loop over the candidates and parsed every word
 # again for each chunk.
 _CHUNK_EVIDENCE = text(f"""
-WITH q AS MATERIALIZED (
-    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
-    FROM unnest(CAST(:words AS text[])) AS w
+WITH word AS MATERIALIZED (
+    SELECT w, n, plainto_tsquery('english', w) AS query
+    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(w, n)
     WHERE numnode(plainto_tsquery('english', w)) > 0
+), q AS MATERIALIZED (
+    SELECT string_agg('(' || word.query::text || ')', ' | ' ORDER BY word.n)::tsquery AS query FROM word
 )
 SELECT c.id, c.embedding <=> :vec AS distance,
        coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical,
-       ARRAY(
-           SELECT w FROM unnest(CAST(:words AS text[])) AS w
-           WHERE numnode(plainto_tsquery('english', w)) > 0 AND c.search_vector @@ plainto_tsquery('english', w)
-       ) AS matched
+       ARRAY(SELECT word.w FROM word WHERE c.search_vector @@ word.query ORDER BY word.n) AS matched
 FROM chunks c, q
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
 """).bindparams(bindparam("vec", type_=Vector()))
