@@ -7,6 +7,8 @@ the walk only needs the strongest ways out of each node.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -16,6 +18,13 @@ from app.repositories.retrieval import QUERY_VECTOR, processed
 SEED_EDGES = 10  # heaviest edges followed out of each seed entity
 FRONTIER = 30  # entities one hop away whose own edges are followed (by the weight that reached them)
 FRONTIER_EDGES = 5  # heaviest edges followed out of each of those
+
+
+class ChunkEvidence(NamedTuple):
+    distance: float | None  # cosine distance to the question, None without an embedding
+    lexical: float  # full-text rank of the question's words
+    words: list[str]  # the question's words the chunk holds
+
 
 # Each side takes its own heaviest edges first, walking the (key, weight DESC, other key) index (migration
 # 0017) and stopping after `limit`: the top of the union is among them. Sorting the union alone read every
@@ -60,13 +69,16 @@ ORDER BY src_key, tgt_key, weight
 # `q` is materialized: inlined, the planner put it inside the loop over the candidates and parsed every word
 # again for each chunk.
 _CHUNK_EVIDENCE = text(f"""
-WITH q AS MATERIALIZED (
-    SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS query
-    FROM unnest(CAST(:words AS text[])) AS w
+WITH word AS MATERIALIZED (
+    SELECT w, n, plainto_tsquery('english', w) AS query
+    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(w, n)
     WHERE numnode(plainto_tsquery('english', w)) > 0
+), q AS MATERIALIZED (
+    SELECT string_agg('(' || word.query::text || ')', ' | ' ORDER BY word.n)::tsquery AS query FROM word
 )
 SELECT c.id, c.embedding <=> :vec AS distance,
-       coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical
+       coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical,
+       ARRAY(SELECT word.w FROM word WHERE c.search_vector @@ word.query ORDER BY word.n) AS matched
 FROM chunks c, q
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
 """).bindparams(bindparam("vec", type_=QUERY_VECTOR))
@@ -91,14 +103,17 @@ async def neighbourhood_edges(conn: AsyncConnection, project_id: str, keys: list
 
 async def chunk_evidence(
     conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float], words: list[str]
-) -> dict[str, tuple[float | None, float]]:
-    """chunk id → (cosine distance to `vec` or None without an embedding, full-text rank of `words`) for the
-    stored, processed chunks among `ids`."""
+) -> dict[str, ChunkEvidence]:
+    """chunk id → its evidence (cosine distance to `vec` or None without an embedding, full-text rank of
+    `words`, the `words` it holds) for the stored, processed chunks among `ids`."""
     if not ids:
         return {}
     params = {"project_id": project_id, "ids": ids, "vec": vec, "words": words}
     result = await conn.execute(_CHUNK_EVIDENCE, params)
-    return {row.id: (None if row.distance is None else float(row.distance), float(row.lexical)) for row in result}
+    return {
+        row.id: ChunkEvidence(None if row.distance is None else float(row.distance), float(row.lexical), row.matched)
+        for row in result
+    }
 
 
 # The question's nearest chunks and the entities each cites (at most :per_chunk, first extracted first): the
