@@ -10,6 +10,7 @@ Before serving, it parses the corpus's chunks as both systems will cut them (the
 size and overlap) in one batch, so ingestion does not wait on one parse per call; a chunk cut otherwise
 is parsed when asked. NLP and embeddings each run in a worker thread of their own, off the server's loop.
 Embeddings: MiniLM, or (`hashed`) the test fake's hashed bag of words, for quick runs on a loaded machine.
+It also serves `/v1/rerank` (bench/realtext/rerank.py, with MiniLM), the reranker of `--rerank` for both systems.
 
     python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function]
     (prints its URL; stops when stdin closes)
@@ -129,6 +130,7 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
 
     class RealTextFake(FakeOpenAI):
         embedder: Any = None
+        rerank_requests = 0
         embed_thread = ThreadPoolExecutor(1, "embed")
 
         async def chat(self, request: Request) -> Response:
@@ -157,6 +159,35 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
                 }
             )
+
+        async def rerank(self, request: Request) -> Response:
+            """The Jina/Cohere rerank shape, scored by bench/realtext/rerank.py (MiniLM embeddings only)."""
+            from bench.realtext import rerank
+
+            if self.embedder is None:
+                return JSONResponse({"error": "rerank needs MiniLM embeddings"}, status_code=400)
+            body = await request.json()
+            answer = await asyncio.get_running_loop().run_in_executor(
+                self.embed_thread, rerank.response, self.embedder, body
+            )
+            with self._lock:
+                self.rerank_requests += 1
+            return JSONResponse(answer)
+
+        def start(self, loop: str = "asyncio") -> RealTextFake:
+            from starlette.applications import Starlette
+            from starlette.routing import Route
+
+            from tests.support.live_server import serve_in_thread
+
+            routes = [
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+                Route("/v1/rerank", self.rerank, methods=["POST"]),
+            ]
+            self._live = serve_in_thread(Starlette(routes=routes), lifespan="off", loop=loop)
+            self.port = self._live.port
+            return self
 
     model = NlpModel(cache_dir)
     print(f"provider: {model.prepare(chunk_size, chunk_overlap, corpus)} chunks parsed", file=sys.stderr, flush=True)
