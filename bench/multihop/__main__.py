@@ -71,7 +71,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
     locate = Locator(documents)
     file_paths = [f"{args.dataset}-{i}.txt" for i in documents]  # official drops a document whose path it has seen
     corpus = f"bench.multihop.data:{args.dataset}_documents"
-    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, corpus)
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, corpus, rerank=args.rerank)
     result: dict[str, Any] = {"ingest_seconds": {}, "rows": []}
     try:
         if "service" in args.systems:

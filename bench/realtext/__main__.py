@@ -106,7 +106,7 @@ async def _ask_all(name: str, system: Any, questions: list[data.Question], args:
 async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Question]) -> dict[str, Any]:
     from bench.realtext.provider import ProviderProcess
 
-    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings)
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, rerank=args.rerank)
     result: dict[str, Any] = {"ingest_seconds": {}, "chunks": {}, "rows": []}
     try:
         if "service" in args.systems:

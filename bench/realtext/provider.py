@@ -12,7 +12,8 @@ is parsed when asked. NLP and embeddings each run in a worker thread of their ow
 Embeddings: MiniLM, or (`hashed`) the test fake's hashed bag of words, for quick runs on a loaded machine.
 It also serves `/v1/rerank` (bench/realtext/rerank.py, with MiniLM), the reranker of `--rerank` for both systems.
 
-    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function]
+    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function
+                                      [rerank|plain]]
     (prints its URL; stops when stdin closes)
 """
 
@@ -99,6 +100,7 @@ class NlpModel:
             for c in chunk_text(tokenizer, doc, size=chunk_size, overlap=chunk_overlap)
         ]
         self.parser.parse_many(texts)
+        self.prepared = texts
         return len(texts)
 
     async def answer_async(self, messages: list[dict]) -> str:
@@ -121,7 +123,9 @@ class NlpModel:
         return "The bench asks for context only."
 
 
-def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str) -> Any:
+def _server(
+    cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str, rerank: bool = False
+) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 
@@ -194,6 +198,10 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
     fake = RealTextFake(dim=DIM)
     if embeddings == "minilm":
         fake.embedder = Embedder(cache_dir)
+        if rerank:  # every window embedded now, so that no timed query waits for a chunk's first embedding
+            from bench.realtext.rerank import warm
+
+            print(f"provider: {warm(fake.embedder, model.prepared)} rerank windows", file=sys.stderr, flush=True)
     for operation in [*DEFAULT_HANDLERS, "extract_retry", "unknown"]:
         fake.handlers[operation] = model.answer_async
     return fake
@@ -205,7 +213,8 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         replies.flush()
 
     corpus = args[4] if len(args) > 4 else MEDICAL
-    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3], corpus).start(loop="uvloop")
+    rerank = len(args) > 5 and args[5] == "rerank"
+    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3], corpus, rerank).start(loop="uvloop")
     reply(fake.url)
     try:
         for line in commands:  # ends when the parent closes the pipe (or dies)
@@ -224,7 +233,14 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
 
 class ProviderProcess(FakeProcess):
     def __init__(  # noqa: D107
-        self, cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str = MEDICAL
+        self,
+        cache_dir: Path,
+        chunk_size: int,
+        chunk_overlap: int,
+        embeddings: str,
+        corpus: str = MEDICAL,
+        *,
+        rerank: bool = False,
     ) -> None:
         self._proc = subprocess.Popen(
             [
@@ -236,6 +252,7 @@ class ProviderProcess(FakeProcess):
                 str(chunk_overlap),
                 embeddings,
                 corpus,
+                "rerank" if rerank else "plain",
             ],
             cwd=ROOT,
             stdin=subprocess.PIPE,

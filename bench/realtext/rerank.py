@@ -57,6 +57,13 @@ def _cosines(vectors: Any) -> list[float]:
     return [sum(a * b for a, b in zip(v, query, strict=True)) for v in vectors[1:]]
 
 
+def warm(embedder: _Embeds, texts: list[str]) -> int:
+    """Embed (and so cache) every window of `texts`; returns how many windows."""
+    flat = [w for t in texts for w in windows(t)]
+    embedder.embed(flat)
+    return len(flat)
+
+
 def ranked(embedder: _Embeds, query: str, documents: list[str], top_n: int | None) -> list[dict[str, Any]]:
     """The rerank response's results: {index, relevance_score}, best first, at most `top_n` (None: all); ties
     keep the order given."""

@@ -62,6 +62,13 @@ def test_a_chunk_scores_by_its_best_window_so_an_answer_late_in_a_long_chunk_cou
     assert rerank.ranked(embedder, "insulin", [], top_n=3) == []
 
 
+def test_warming_embeds_every_window_of_every_text_once():
+    embedder = BagOfWords()
+    texts = [" ".join(["heart"] * 200), "skin cancer"]
+    assert rerank.warm(embedder, texts) == 5
+    assert embedder.seen == [*rerank.windows(texts[0]), "skin cancer"]
+
+
 @pytest.fixture
 def rerank_url():
     """The provider's `/v1/rerank` route (the same `rerank.response`) on a loopback port, with BagOfWords."""
