@@ -71,15 +71,18 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
     locate = Locator(documents)
     file_paths = [f"{args.dataset}-{i}.txt" for i in documents]  # official drops a document whose path it has seen
     corpus = f"bench.multihop.data:{args.dataset}_documents"
-    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, corpus)
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, corpus, rerank=args.rerank)
     result: dict[str, Any] = {"ingest_seconds": {}, "rows": []}
     try:
         if "service" in args.systems:
             from bench.multihop.specificity import keyword_profiles
+            from bench.realtext.rerank import service_settings
             from bench.realtext.service_side import service
 
             settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
             settings |= {"embedding_timeout": 600, "llm_timeout": 600}
+            if args.rerank:
+                settings |= service_settings(provider.url)
             settings |= dict(item.split("=", 1) for item in args.set)
             async with service(provider.url, settings, args.keep_data) as svc:
                 result["ingest_seconds"]["service"] = await svc.ingest_once(texts, file_paths, settings)
@@ -91,7 +94,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
             from bench.realtext.official_side import Official
 
             with tempfile.TemporaryDirectory(prefix="multihop-official-") as work_dir:
-                official = Official(Path(work_dir), provider.url, CHUNK_SIZE, CHUNK_OVERLAP)
+                official = Official(Path(work_dir), provider.url, CHUNK_SIZE, CHUNK_OVERLAP, rerank=args.rerank)
                 try:
                     await official.start()
                     result["ingest_seconds"]["official"] = await official.ingest(texts, file_paths)
@@ -110,6 +113,8 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     for key in ("dataset", "sample", "embeddings"):
         if saved["args"].get(key) != getattr(args, key):
             raise ValueError(f"the saved run used {key}={saved['args'].get(key)}, not {getattr(args, key)}")
+    if bool(saved["args"].get("rerank")) != args.rerank:
+        raise ValueError(f"the saved run has rerank {bool(saved['args'].get('rerank'))}, this one {args.rerank}")
     from bench.realtext.__main__ import official_rows
 
     rows = official_rows(saved, {q.id for q in questions}, args)

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.realtext [--sample 60 | --all] [--seed 7] [--modes local,global,...]
                                        [--budgets default,tight] [--systems service,official]
                                        [--embeddings minilm|hashed] [--set SETTING=VALUE] [--app-dir DIR]
-                                       [--out result.json] [--reuse-official earlier.json] [--ceiling]
+                                       [--out result.json] [--reuse-official earlier.json] [--ceiling] [--rerank]
 
 Both systems ingest the committed corpus (checksums verified first) with the same chunking (1200 / 100
 o200k tokens) against one deterministic fake provider (bench/realtext/provider.py: spaCy extraction and
@@ -16,6 +16,7 @@ coverage >= 0.8, context tokens (o200k), latency p50 / p95. NLP parses and embed
 Official's figures do not depend on the service's code: `--reuse-official FILE` takes its rows from an earlier
 run's `--out` file (same questions, modes and budgets, checked) and runs the service alone. `--ceiling` adds the
 candidate-pool oracle (bench/realtext/ceiling.py) beside the whole-corpus one (bench/realtext/headroom.py).
+`--rerank` has both systems rerank their chunks with one model, the provider's (bench/realtext/rerank.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from bench.realtext import data
+from bench.realtext import data, rerank
 from bench.realtext.cache import DEFAULT_DIR
 
 MODES = ("local", "global", "hybrid", "mix", "naive")
@@ -105,7 +106,7 @@ async def _ask_all(name: str, system: Any, questions: list[data.Question], args:
 async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Question]) -> dict[str, Any]:
     from bench.realtext.provider import ProviderProcess
 
-    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings)
+    provider = ProviderProcess(args.cache_dir, CHUNK_SIZE, CHUNK_OVERLAP, args.embeddings, rerank=args.rerank)
     result: dict[str, Any] = {"ingest_seconds": {}, "chunks": {}, "rows": []}
     try:
         if "service" in args.systems:
@@ -113,6 +114,8 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
 
             settings: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap_size": CHUNK_OVERLAP}
             settings |= {"embedding_timeout": 600, "llm_timeout": 600}  # a loaded machine's MiniLM is slow
+            if args.rerank:
+                settings |= rerank.service_settings(provider.url)
             settings |= dict(item.split("=", 1) for item in args.set)
             async with service(provider.url, settings, args.keep_data) as svc:
                 result["ingest_seconds"]["service"] = await svc.ingest_once(texts, None, settings)
@@ -130,7 +133,7 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
             from bench.realtext.official_side import Official
 
             with tempfile.TemporaryDirectory(prefix="realtext-official-") as work_dir:
-                official = Official(Path(work_dir), provider.url, CHUNK_SIZE, CHUNK_OVERLAP)
+                official = Official(Path(work_dir), provider.url, CHUNK_SIZE, CHUNK_OVERLAP, rerank=args.rerank)
                 try:
                     await official.start()
                     result["ingest_seconds"]["official"] = await official.ingest(texts)
@@ -164,6 +167,8 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     modes and budgets; ValueError when the file lacks any of them or used other embeddings."""
     if saved["args"].get("embeddings") != args.embeddings:
         raise ValueError(f"the saved run used {saved['args'].get('embeddings')} embeddings, not {args.embeddings}")
+    if bool(saved["args"].get("rerank")) != args.rerank:
+        raise ValueError(f"the saved run has rerank {bool(saved['args'].get('rerank'))}, this one {args.rerank}")
     return {
         "rows": official_rows(saved, {q.id for q in questions}, args),
         "chunks": saved.get("official_chunks"),
@@ -185,6 +190,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE", help="a service setting")
     parser.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument(
+        "--rerank",
+        action="store_true",
+        help="rerank both systems' chunks with the bench's MiniLM passage reranker (bench/realtext/rerank.py)",
+    )
     parser.add_argument("--out", default=None, help="also write the tables' figures and every row as JSON")
     parser.add_argument(
         "--keep-data",

@@ -34,9 +34,13 @@ class _O200k:
 
 
 class Official:
-    def __init__(self, work_dir: Path, provider_url: str, chunk_size: int, chunk_overlap: int) -> None:
+    def __init__(
+        self, work_dir: Path, provider_url: str, chunk_size: int, chunk_overlap: int, *, rerank: bool = False
+    ) -> None:
+        """`rerank`: chunks reordered by the provider's `/rerank` (bench/realtext/rerank.py), as the service's are."""
         self.work_dir, self.url = work_dir, provider_url
         self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
+        self.rerank = rerank
         self._http = httpx.AsyncClient(base_url=provider_url, timeout=600)
         self.rag: Any = None
 
@@ -45,6 +49,7 @@ class Official:
         from lightrag.utils import EmbeddingFunc, Tokenizer
 
         from bench.realtext.embed import DIM
+        from bench.realtext.rerank import official_rerank_func
 
         logging.getLogger("lightrag").setLevel(logging.WARNING)  # one INFO line per chunk and cache write
 
@@ -76,6 +81,9 @@ class Official:
             chunk_overlap_token_size=self.chunk_overlap,
             default_llm_timeout=600,
             default_embedding_timeout=600,  # as the service's: a loaded machine's MiniLM is slow
+            rerank_model_func=official_rerank_func(http) if self.rerank else None,
+            min_rerank_score=0.0,  # as the service's MIN_RERANK_SCORE: the order changes, nothing is dropped
+            default_rerank_timeout=600,
         )
         await self.rag.initialize_storages()
 
@@ -90,7 +98,7 @@ class Official:
         """The context as {entities, relations, chunks} in the shape the service returns."""
         from lightrag import QueryParam
 
-        param = QueryParam(mode=mode, only_need_context=True, enable_rerank=False, **limits)  # type: ignore[arg-type]
+        param = QueryParam(mode=mode, only_need_context=True, enable_rerank=self.rerank, **limits)  # type: ignore[arg-type]
         result = await self.rag.aquery_data(question, param)
         data = result.get("data") or {}
         return {

@@ -10,8 +10,10 @@ Before serving, it parses the corpus's chunks as both systems will cut them (the
 size and overlap) in one batch, so ingestion does not wait on one parse per call; a chunk cut otherwise
 is parsed when asked. NLP and embeddings each run in a worker thread of their own, off the server's loop.
 Embeddings: MiniLM, or (`hashed`) the test fake's hashed bag of words, for quick runs on a loaded machine.
+It also serves `/v1/rerank` (bench/realtext/rerank.py, with MiniLM), the reranker of `--rerank` for both systems.
 
-    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function]
+    python -m bench.realtext.provider CACHE_DIR CHUNK_SIZE CHUNK_OVERLAP minilm|hashed [module:corpus_function
+                                      [rerank|plain]]
     (prints its URL; stops when stdin closes)
 """
 
@@ -98,6 +100,7 @@ class NlpModel:
             for c in chunk_text(tokenizer, doc, size=chunk_size, overlap=chunk_overlap)
         ]
         self.parser.parse_many(texts)
+        self.prepared = texts
         return len(texts)
 
     async def answer_async(self, messages: list[dict]) -> str:
@@ -120,7 +123,9 @@ class NlpModel:
         return "The bench asks for context only."
 
 
-def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str) -> Any:
+def _server(
+    cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str, rerank: bool = False
+) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 
@@ -129,6 +134,7 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
 
     class RealTextFake(FakeOpenAI):
         embedder: Any = None
+        rerank_requests = 0
         embed_thread = ThreadPoolExecutor(1, "embed")
 
         async def chat(self, request: Request) -> Response:
@@ -158,11 +164,44 @@ def _server(cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: st
                 }
             )
 
+        async def rerank(self, request: Request) -> Response:
+            """The Jina/Cohere rerank shape, scored by bench/realtext/rerank.py (MiniLM embeddings only)."""
+            from bench.realtext import rerank
+
+            if self.embedder is None:
+                return JSONResponse({"error": "rerank needs MiniLM embeddings"}, status_code=400)
+            body = await request.json()
+            answer = await asyncio.get_running_loop().run_in_executor(
+                self.embed_thread, rerank.response, self.embedder, body
+            )
+            with self._lock:
+                self.rerank_requests += 1
+            return JSONResponse(answer)
+
+        def start(self, loop: str = "asyncio") -> RealTextFake:
+            from starlette.applications import Starlette
+            from starlette.routing import Route
+
+            from tests.support.live_server import serve_in_thread
+
+            routes = [
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+                Route("/v1/rerank", self.rerank, methods=["POST"]),
+            ]
+            self._live = serve_in_thread(Starlette(routes=routes), lifespan="off", loop=loop)
+            self.port = self._live.port
+            return self
+
     model = NlpModel(cache_dir)
     print(f"provider: {model.prepare(chunk_size, chunk_overlap, corpus)} chunks parsed", file=sys.stderr, flush=True)
     fake = RealTextFake(dim=DIM)
     if embeddings == "minilm":
         fake.embedder = Embedder(cache_dir)
+        if rerank:  # every window embedded now, so that no timed query waits for a chunk's first embedding
+            from bench.realtext.rerank import warm
+
+            print(f"provider: {warm(fake.embedder, model.prepared)} rerank windows", file=sys.stderr, flush=True)
     for operation in [*DEFAULT_HANDLERS, "extract_retry", "unknown"]:
         fake.handlers[operation] = model.answer_async
     return fake
@@ -174,7 +213,8 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         replies.flush()
 
     corpus = args[4] if len(args) > 4 else MEDICAL
-    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3], corpus).start(loop="uvloop")
+    rerank = len(args) > 5 and args[5] == "rerank"
+    fake = _server(Path(args[0]), int(args[1]), int(args[2]), args[3], corpus, rerank).start(loop="uvloop")
     reply(fake.url)
     try:
         for line in commands:  # ends when the parent closes the pipe (or dies)
@@ -193,7 +233,14 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
 
 class ProviderProcess(FakeProcess):
     def __init__(  # noqa: D107
-        self, cache_dir: Path, chunk_size: int, chunk_overlap: int, embeddings: str, corpus: str = MEDICAL
+        self,
+        cache_dir: Path,
+        chunk_size: int,
+        chunk_overlap: int,
+        embeddings: str,
+        corpus: str = MEDICAL,
+        *,
+        rerank: bool = False,
     ) -> None:
         self._proc = subprocess.Popen(
             [
@@ -205,6 +252,7 @@ class ProviderProcess(FakeProcess):
                 str(chunk_overlap),
                 embeddings,
                 corpus,
+                "rerank" if rerank else "plain",
             ],
             cwd=ROOT,
             stdin=subprocess.PIPE,

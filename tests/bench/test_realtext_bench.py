@@ -147,14 +147,18 @@ def test_a_saved_official_run_is_reused_only_when_it_holds_every_asked_answer():
         for q in questions
     ]
     saved = {"args": {"embeddings": "minilm"}, "rows": rows, "ingest_seconds": {"official": 9.0}}
-    args = argparse.Namespace(embeddings="minilm", modes=["local"], budgets=["tight"])
+    args = argparse.Namespace(embeddings="minilm", modes=["local"], budgets=["tight"], rerank=False)
     reused = reused_official(saved, questions, args)
     assert {(r["system"], r["mode"]) for r in reused["rows"]} == {("official", "local")}
     assert len(reused["rows"]) == len(questions) and reused["ingest_seconds"] == 9.0
     with pytest.raises(ValueError, match="lacks 4 official answers"):
-        reused_official(saved, questions, argparse.Namespace(embeddings="minilm", modes=["naive"], budgets=["tight"]))
+        reused_official(
+            saved, questions, argparse.Namespace(embeddings="minilm", modes=["naive"], budgets=["tight"], rerank=False)
+        )
     with pytest.raises(ValueError, match="hashed"):
-        reused_official(saved, questions, argparse.Namespace(embeddings="hashed", modes=["local"], budgets=["tight"]))
+        reused_official(
+            saved, questions, argparse.Namespace(embeddings="hashed", modes=["local"], budgets=["tight"], rerank=False)
+        )
 
 
 def _tiny_corpus():
