@@ -24,6 +24,7 @@ class ChunkEvidence(NamedTuple):
     distance: float | None  # cosine distance to the question, None without an embedding
     lexical: float  # full-text rank of the question's words
     words: list[str]  # the question's words the chunk holds
+    document: str  # the document the chunk is part of
 
 
 # Each side takes its own heaviest edges first, walking the (key, weight DESC, other key) index (migration
@@ -78,7 +79,8 @@ WITH word AS MATERIALIZED (
 )
 SELECT c.id, c.embedding <=> :vec AS distance,
        coalesce(ts_rank(c.search_vector, q.query, 1), 0) AS lexical,
-       ARRAY(SELECT word.w FROM word WHERE c.search_vector @@ word.query ORDER BY word.n) AS matched
+       ARRAY(SELECT word.w FROM word WHERE c.search_vector @@ word.query ORDER BY word.n) AS matched,
+       c.document_id
 FROM chunks c, q
 WHERE c.project_id = :project_id AND c.id = ANY(CAST(:ids AS text[])) AND {processed("c")}
 """).bindparams(bindparam("vec", type_=QUERY_VECTOR))
@@ -105,13 +107,15 @@ async def chunk_evidence(
     conn: AsyncConnection, project_id: str, ids: list[str], vec: list[float], words: list[str]
 ) -> dict[str, ChunkEvidence]:
     """chunk id → its evidence (cosine distance to `vec` or None without an embedding, full-text rank of
-    `words`, the `words` it holds) for the stored, processed chunks among `ids`."""
+    `words`, the `words` it holds, its document) for the stored, processed chunks among `ids`."""
     if not ids:
         return {}
     params = {"project_id": project_id, "ids": ids, "vec": vec, "words": words}
     result = await conn.execute(_CHUNK_EVIDENCE, params)
     return {
-        row.id: ChunkEvidence(None if row.distance is None else float(row.distance), float(row.lexical), row.matched)
+        row.id: ChunkEvidence(
+            None if row.distance is None else float(row.distance), float(row.lexical), row.matched, row.document_id
+        )
         for row in result
     }
 

@@ -18,52 +18,71 @@ WORDS = {
 CITED_BY = {"orla fenn": ["lighthouse", "fenn"], "velm": ["lighthouse", "keeper", "harbour"], "kai": ["stranger"]}
 
 
+class OwnDocuments(dict):
+    """Every chunk in a document of its own, as each passage of a multi-hop corpus is."""
+
+    def get(self, chunk_id: str, default: object = None) -> str:
+        return f"doc-{chunk_id}"
+
+
+APART = OwnDocuments()
+
+
 def test_the_chunk_sharing_an_entity_with_the_first_and_holding_the_word_it_lacks_comes_second():
     order = ["lighthouse", "keeper", "harbour", "stranger", "fenn"]
-    assert with_second_hop(order, WORDS, CITED_BY) == ["lighthouse", "fenn", "keeper", "harbour", "stranger"]
+    assert with_second_hop(order, WORDS, CITED_BY, APART) == ["lighthouse", "fenn", "keeper", "harbour", "stranger"]
 
 
 def test_a_chunk_holding_the_lacking_word_but_no_shared_entity_stays_where_it_was():
     order = ["lighthouse", "keeper", "stranger", "harbour"]
-    assert with_second_hop(order, WORDS, CITED_BY) == order
+    assert with_second_hop(order, WORDS, CITED_BY, APART) == order
 
 
 def test_nothing_moves_when_the_first_chunk_lacks_no_word_or_the_best_hop_is_already_second():
-    assert with_second_hop(["fenn", "lighthouse", "keeper"], {**WORDS, "fenn": {"velm", "born"}}, CITED_BY) == [
+    assert with_second_hop(["fenn", "lighthouse", "keeper"], {**WORDS, "fenn": {"velm", "born"}}, CITED_BY, APART) == [
         "fenn",
         "lighthouse",
         "keeper",
     ]
     full = {**WORDS, "lighthouse": {"velm", "lighthouse", "designer", "born"}}
-    assert with_second_hop(["lighthouse", "keeper", "fenn"], full, CITED_BY) == ["lighthouse", "keeper", "fenn"]
-    assert with_second_hop(["lighthouse", "fenn", "keeper"], WORDS, CITED_BY) == ["lighthouse", "fenn", "keeper"]
-    assert with_second_hop(["lighthouse", "fenn"], WORDS, CITED_BY) == ["lighthouse", "fenn"]
-    assert with_second_hop([], WORDS, CITED_BY) == []
+    assert with_second_hop(["lighthouse", "keeper", "fenn"], full, CITED_BY, APART) == ["lighthouse", "keeper", "fenn"]
+    assert with_second_hop(["lighthouse", "fenn", "keeper"], WORDS, CITED_BY, APART) == ["lighthouse", "fenn", "keeper"]
+    assert with_second_hop(["lighthouse", "fenn"], WORDS, CITED_BY, APART) == ["lighthouse", "fenn"]
+    assert with_second_hop([], WORDS, CITED_BY, APART) == []
 
 
 def test_the_earlier_chunk_wins_a_tie_and_one_beyond_the_window_is_never_moved():
     words = {**WORDS, "keeper": {"velm", "born"}}
     order = ["lighthouse", "harbour", "keeper", "fenn"]
-    assert with_second_hop(order, words, CITED_BY) == ["lighthouse", "keeper", "harbour", "fenn"]
+    assert with_second_hop(order, words, CITED_BY, APART) == ["lighthouse", "keeper", "harbour", "fenn"]
     deep = ["lighthouse", *(f"filler{i}" for i in range(SECOND_HOP_WINDOW)), "fenn"]
-    assert with_second_hop(deep, WORDS, CITED_BY) == deep
+    assert with_second_hop(deep, WORDS, CITED_BY, APART) == deep
 
 
 def test_an_entity_many_chunks_cite_links_nothing():
     broad = {"orla fenn": ["lighthouse", "fenn", *(f"other{i}" for i in range(BRIDGE_CHUNKS - 1))]}
     order = ["lighthouse", "keeper", "fenn"]
-    assert with_second_hop(order, WORDS, broad) == order
+    assert with_second_hop(order, WORDS, broad, APART) == order
     specific = {"orla fenn": ["lighthouse", "fenn", *(f"other{i}" for i in range(BRIDGE_CHUNKS - 2))]}
-    assert with_second_hop(order, WORDS, specific) == ["lighthouse", "fenn", "keeper"]
+    assert with_second_hop(order, WORDS, specific, APART) == ["lighthouse", "fenn", "keeper"]
+
+
+def test_a_chunk_of_the_first_chunks_own_document_is_no_second_hop():
+    order = ["lighthouse", "keeper", "harbour", "stranger", "fenn"]
+    one_document = dict.fromkeys(order, "doc-velm")
+    assert with_second_hop(order, WORDS, CITED_BY, one_document) == order
+    assert with_second_hop(order, WORDS, CITED_BY, {**one_document, "fenn": "doc-fenn"})[:2] == ["lighthouse", "fenn"]
 
 
 def lighthouse_graph() -> GraphFactory:
-    """The question names the lighthouse; its designer's birthplace is in a passage that names only her."""
+    """The question names the lighthouse; its designer's birthplace is in another document's passage, which
+    names only her."""
     g = GraphFactory("default")
     texts = ["The Velm lighthouse was designed by Orla Fenn.", "The Velm lighthouse keeper lit the Velm lamp nightly."]
-    texts += ["Velm lighthouse stamps were sold at the Velm lighthouse shop.", "Orla Fenn was born in Kessa."]
-    texts += [f"Tide gauge {i} logs the water level every hour." for i in range(4)]
+    texts += ["Velm lighthouse stamps were sold at the Velm lighthouse shop."]
     c = g.document("doc-velm", "velm.txt", texts)
+    c += g.document("doc-fenn", "fenn.txt", ["Orla Fenn was born in Kessa."])
+    c += g.document("doc-tides", "tides.txt", [f"Tide gauge {i} logs the water level every hour." for i in range(4)])
     g.entity("Velm Lighthouse", "building", "A lighthouse.", [c[0], c[1], c[2]])
     g.entity("Orla Fenn", "person", "An architect.", [c[0], c[3]])
     g.entity("Kessa", "location", "A town.", [c[3]])

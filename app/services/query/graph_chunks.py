@@ -107,7 +107,8 @@ async def ranked_chunk_ids(
     )
     fused = weighted_rrf([(graph, GRAPH_WEIGHT), (vector, VECTOR_WEIGHT), (lexical, LEXICAL_WEIGHT)], k=r.plan.rrf_k)
     order = [str(c) for c in fused if c in evidence]
-    return with_second_hop(order, {c: set(e.words) for c, e in evidence.items()}, by_entity)
+    held = {c: set(e.words) for c, e in evidence.items()}
+    return with_second_hop(order, held, by_entity, {c: e.document for c, e in evidence.items()})
 
 
 # The second hop is looked for among the side's first chunks only: on HotpotQA the missing passage of a two-hop
@@ -120,21 +121,28 @@ SECOND_HOP_WINDOW = 15
 BRIDGE_CHUNKS = 3
 
 
-def with_second_hop(order: list[str], words: Mapping[str, set[str]], cited: Mapping[str, list[str]]) -> list[str]:
-    """The second hop of a two-hop question: among the first SECOND_HOP_WINDOW chunks of `order`, the one
-    sharing with the first chunk an entity at most BRIDGE_CHUNKS chunks cite (`cited`: entity key → the chunks
-    citing it) and holding most of the question's words the first chunk lacks (`words`: chunk id → the
-    question's words it holds; the earlier one on a tie) moves up to second place. The first chunk answers the
-    question's first hop; the passage about the entity it names (the bridge) holds the rest of the question's
-    words, and it ranks only middling by every evidence, since the question never names that entity."""
+def with_second_hop(
+    order: list[str], words: Mapping[str, set[str]], cited: Mapping[str, list[str]], documents: Mapping[str, str]
+) -> list[str]:
+    """The second hop of a two-hop question: among the first SECOND_HOP_WINDOW chunks of `order`, the one of
+    another document (`documents`: chunk id → its document) sharing with the first chunk an entity at most
+    BRIDGE_CHUNKS chunks cite (`cited`: entity key → the chunks citing it) and holding most of the question's
+    words the first chunk lacks (`words`: chunk id → the question's words it holds; the earlier one on a tie)
+    moves up to second place. The first chunk answers the question's first hop; the passage about the entity it
+    names (the bridge) holds the rest of the question's words, and it ranks only middling by every evidence,
+    since the question never names that entity. The hop crosses documents: within one document the entities
+    its chunks share are its own subject, not a bridge (on a corpus of one long document, GraphRAG-Bench's
+    Medical, every move the step made there lost coverage)."""
     if len(order) < 3:
         return order
     first = order[0]
     lacking = {w for c in order for w in words.get(c, ())} - words.get(first, set())
     linked = {c for ids in cited.values() if first in ids and len(set(ids)) <= BRIDGE_CHUNKS for c in ids}
     best, most = None, 0
+    home = documents.get(first)
     for chunk_id in order[1:SECOND_HOP_WINDOW]:
-        held = len(words.get(chunk_id, set()) & lacking) if chunk_id in linked else 0
+        crosses = chunk_id in linked and documents.get(chunk_id) != home
+        held = len(words.get(chunk_id, set()) & lacking) if crosses else 0
         if held > most:
             best, most = chunk_id, held
     if best is None or best == order[1]:
