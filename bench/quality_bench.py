@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -109,7 +110,8 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
             queries = await _ask_all(client, world, get_tokenizer().count) if args.queries else []
     finally:
         fake.stop()
-        server.cleanup()
+        server.cleanup()  # deletes pgdata, not the folder made for it
+        shutil.rmtree(root, ignore_errors=True)
     return {"ingest": ingest, "resolution": graph.__dict__ | {"split_share": graph.split_share}, "queries": queries}
 
 
