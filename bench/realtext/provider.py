@@ -178,20 +178,10 @@ def _server(
                 self.rerank_requests += 1
             return JSONResponse(answer)
 
-        def start(self, loop: str = "asyncio") -> RealTextFake:
-            from starlette.applications import Starlette
+        def routes(self) -> list[Any]:
             from starlette.routing import Route
 
-            from tests.support.live_server import serve_in_thread
-
-            routes = [
-                Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
-                Route("/v1/rerank", self.rerank, methods=["POST"]),
-            ]
-            self._live = serve_in_thread(Starlette(routes=routes), lifespan="off", loop=loop)
-            self.port = self._live.port
-            return self
+            return [*super().routes(), Route("/v1/rerank", self.rerank, methods=["POST"])]
 
     model = NlpModel(cache_dir)
     print(f"provider: {model.prepare(chunk_size, chunk_overlap, corpus)} chunks parsed", file=sys.stderr, flush=True)

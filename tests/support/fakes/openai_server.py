@@ -606,15 +606,16 @@ class FakeOpenAI:
         )
 
     # ----- lifecycle -----
+    def routes(self) -> list[Route]:
+        """What the fake serves (a subclass may serve more)."""
+        return [
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+        ]
+
     def start(self, loop: str = "asyncio") -> FakeOpenAI:
         """Serve in a background thread; loop="uvloop" serves a call with ~15% less CPU (the benchmarks' fake)."""
-        app = Starlette(
-            routes=[
-                Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
-            ]
-        )
-        self._live = serve_in_thread(app, lifespan="off", loop=loop)
+        self._live = serve_in_thread(Starlette(routes=self.routes()), lifespan="off", loop=loop)
         self.port = self._live.port
         return self
 
