@@ -8,7 +8,8 @@ Two sources, and neither is a list of the names a test or a benchmark writes:
   "Chukwuemeka", "Seun" for "Oluwaseun"): the short form keeps four letters or more and drops three or more,
   and is no given name of the US Census (`name_sounds.census_given_name`). An English given name is a name of
   its own ("Bella" / "Isabella", "Tina" / "Christina", "Arlene" / "Darlene" may be two people), and a short
-  clip says too little ("Wei" / "Zhiwei", "Tunde" / "Yetunde" are other names).
+  clip says too little ("Wei" / "Zhiwei", "Tunde" / "Yetunde" are other names). A man's name and the woman's
+  name made from it by a feminine ending ("Wilhelm" / "Wilhelmina", "Marv" / "Marvella") are two names too.
 
 A short form is one person's only when exactly one person of the project with that family name has a given
 name it fits (the resolver's rule for every candidate), and the confusable guard lets such a pair through
@@ -26,13 +27,18 @@ from app.domain.name_words import DIMINUTIVES
 
 MIN_CLIPPED = 4  # letters a clipped given name keeps
 MIN_DROPPED = 3  # letters it drops
+FEMININE_ENDINGS = frozenset({"a", "ina", "ine", "ella", "ette", "etta"})
 
 
 def clipped(short: str, formal: str) -> bool:
     """`short` is `formal` cut to its first or last letters (folded words; module docstring)."""
     if len(short) < MIN_CLIPPED or len(formal) - len(short) < MIN_DROPPED or not short.isalpha():
         return False
-    return (formal.startswith(short) or formal.endswith(short)) and not census_given_name(short)
+    if census_given_name(short):
+        return False
+    if formal.startswith(short):
+        return formal[len(short) :] not in FEMININE_ENDINGS
+    return formal.endswith(short)
 
 
 def nickname_pair(a: str, b: str) -> bool:

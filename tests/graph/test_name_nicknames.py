@@ -34,6 +34,7 @@ def test_a_given_name_clipped_to_its_first_or_last_letters_is_its_short_form():
     assert not clipped("wei", "zhiwei")  # three letters say too little
     assert not clipped("tunde", "yetunde")  # two letters dropped: another name
     assert not clipped("bella", "isabella") and not clipped("tina", "christina")  # census given names of their own
+    assert not clipped("wilhelm", "wilhelmina") and not clipped("marv", "marvella")  # a feminine name made from it
     assert nickname_pair("bill", "william") and nickname_pair("william", "bill")  # the common diminutives
     assert not nickname_pair("alex", "alexander")  # a census name, and Alexandra's too
 
