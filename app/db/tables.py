@@ -332,6 +332,19 @@ entity_suggestions = _pair_table(
 )
 entity_rejections = _pair_table("entity_rejections")
 
+# Documents owing the undo of a merge they contradict (migration 0022): written with the document's graph merge
+# when it relates two writings of a person's name, removed once checked; swept by any worker for documents no
+# attempt is processing (one failed for good after its merge never retries).
+contradiction_checks = Table(
+    "contradiction_checks",
+    metadata,
+    Column("project_id", Text, primary_key=True),
+    Column("document_id", Text, primary_key=True),
+    Column("taken_at", DateTime(timezone=True)),  # a sweeping worker's lease
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    ForeignKeyConstraint(["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
+)
+
 # Worker liveness (migration 0007): a worker that stops heartbeating (its last_seen is older than three of
 # its own heartbeat intervals) is dead, and its claimed documents are retaken at once.
 workers = Table(

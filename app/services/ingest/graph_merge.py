@@ -18,6 +18,7 @@ from app.domain.document_rows import HeldClaim
 from app.domain.merge_rules import EntityMerge, RelationMerge, endpoint_records, merge_entity, merge_relation
 from app.domain.records import ChunkExtraction, EntityRecord, RelationRecord
 from app.domain.rows import EntityRow, EntityText, Pair, RelationRow, RelationText
+from app.repositories import contradicted_merges as contradicted_repo
 from app.repositories import documents as docs_repo
 from app.repositories import graph as graph_repo
 from app.repositories import merge_writes
@@ -131,12 +132,15 @@ class GraphMerger:
         worker_id: str,
         extractions: list[ChunkExtraction],
         chunk_texts: list[str] | None = None,
+        owes_check: bool = False,
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
         earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
         they name (app/services/ingest/name_resolution.py), under the same locks; with ENTITY_RESOLUTION=llm the
         judge is asked about the pairs the rules leave open before the locks are taken. `chunk_texts`: the
-        document's chunk texts in order, if the caller has them (resolution reads acronym definitions there)."""
+        document's chunk texts in order, if the caller has them (resolution reads acronym definitions there).
+        `owes_check`: the document relates two writings of a name, so the merge records the check for contradicted
+        merges it owes (services/ingest/contradiction_sweep.py)."""
         resolution = None
         mode = self.settings.entity_resolution
         if mode != "off":
@@ -154,7 +158,7 @@ class GraphMerger:
             await self.judge.settle(project_id, resolution)
         while True:
             try:
-                touched = await self._merge(project_id, document_id, worker_id, extractions, resolution)
+                touched = await self._merge(project_id, document_id, worker_id, extractions, resolution, owes_check)
             except Relock:
                 continue
             if touched is not None and resolution is not None and resolution.guess is not None:
@@ -168,6 +172,7 @@ class GraphMerger:
         worker_id: str,
         extractions: list[ChunkExtraction],
         resolution: NameResolution | None,
+        owes_check: bool = False,
     ) -> Touched | None:
         async def claimed(conn: AsyncConnection) -> None:
             held(await docs_repo.lock_claim(conn, project_id, document_id, worker_id))
@@ -204,6 +209,8 @@ class GraphMerger:
                     await resolution.suggest(conn)
                 recorded = resolution.recorded() if resolution is not None else None  # written with the rows
                 touched, idents = await self._merge_locked(conn, project_id, document_id, extractions, recorded)
+                if owes_check:
+                    await contradicted_repo.owe_check(conn, project_id, document_id)
         except _AlreadyMerged:
             return None
         self.last_writers.wrote(touched, idents)
