@@ -90,12 +90,17 @@ documents = Table(
     # document it updates (app/services/update/).
     Column("version", Integer, nullable=False, server_default="1"),
     Column("update_of", Text),
+    # Owing its resolution review after the merge (migration 0022): set with graph_merged, cleared once
+    # processed or swept by a worker (app/services/ingest/review_sweep.py), whose lease is review_taken_at.
+    Column("review_owed", Boolean, nullable=False, server_default=text("false")),
+    Column("review_taken_at", DateTime(timezone=True)),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
     ForeignKeyConstraint(["project_id", "update_of"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
     Index(
         "ix_documents_project_id_update_of", "project_id", "update_of", postgresql_where=text("update_of IS NOT NULL")
     ),
+    Index("ix_documents_review_owed", "finished_at", postgresql_where=text("review_owed")),
     CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed', 'cancelled')", name="status"),
 )
 
@@ -331,19 +336,6 @@ entity_suggestions = _pair_table(
     Column("evidence", Text, nullable=False, server_default=""),
 )
 entity_rejections = _pair_table("entity_rejections")
-
-# Documents owing the undo of a merge they contradict (migration 0022): written with the document's graph merge
-# when it relates two writings of a person's name, removed once checked; swept by any worker for documents no
-# attempt is processing (one failed for good after its merge never retries).
-contradiction_checks = Table(
-    "contradiction_checks",
-    metadata,
-    Column("project_id", Text, primary_key=True),
-    Column("document_id", Text, primary_key=True),
-    Column("taken_at", DateTime(timezone=True)),  # a sweeping worker's lease
-    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    ForeignKeyConstraint(["project_id", "document_id"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
-)
 
 # Worker liveness (migration 0007): a worker that stops heartbeating (its last_seen is older than three of
 # its own heartbeat intervals) is dead, and its claimed documents are retaken at once.

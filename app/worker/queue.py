@@ -208,16 +208,16 @@ class Worker:
             except Exception as exc:
                 self._loop_failed("heartbeat", exc)
 
-    async def sweep_contradictions(self) -> int:
-        """Undo the merges contradicted by documents that owe it and that no attempt is processing (failed for
-        good after their merge: app/services/ingest/contradiction_sweep.py); how many documents were checked."""
-        return await self.pipeline.contradictions.sweep(self._undo_merge, self.settings.worker_claim_timeout)
+    async def sweep_reviews(self) -> int:
+        """The resolution review of documents owing it that no attempt is processing (failed for good after their
+        merge: app/services/ingest/review_sweep.py); how many were reviewed."""
+        return await self.pipeline.reviews.sweep(self._undo_merge, self.settings.worker_claim_timeout)
 
     async def _sweep_loop(self) -> None:
         """At start, then at each heartbeat interval; apart from the heartbeats, which an undo must not hold up."""
         while not self._stopping:
             try:
-                await self.sweep_contradictions()
+                await self.sweep_reviews()
             except Exception as exc:
                 self._loop_failed("sweeping", exc)
             await asyncio.sleep(self.heartbeat_interval)

@@ -36,7 +36,7 @@ async def _two_people_again(app, fake_llm) -> None:
 
 
 async def test_a_retry_after_the_merge_committed_undoes_the_contradicted_merge(make_settings, start_app, fake_llm):
-    # heartbeats (and sweeps: test_contradiction_sweep.py) far apart, so only the retry undoes the merge here
+    # heartbeats (and sweeps: test_review_sweep.py) far apart, so only the retry undoes the merge here
     app = await start_app(
         make_settings(
             force_llm_summary_on_merge=2,

@@ -31,7 +31,6 @@ from app.repositories import pipeline_events as events_repo
 from app.schemas.projects import EffectiveSettings
 from app.services.graph.summaries import Summarizer
 from app.services.ingest.absorb import Absorber, UndoMerge
-from app.services.ingest.contradiction_sweep import ContradictionSweep
 from app.services.ingest.extraction import Extractor, store_report
 from app.services.ingest.finalise import Finaliser
 from app.services.ingest.graph_merge import ClaimLost, GraphMerger, Touched, require_claim
@@ -39,6 +38,7 @@ from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.progress import DocumentCancelled, Progress
 from app.services.ingest.reporting import error_text, failure_reason, stage
 from app.services.ingest.resolution_judge import ResolutionJudge
+from app.services.ingest.review_sweep import ReviewSweep
 from app.services.projects import ProjectService
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class DocumentPipeline:
         )
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
         self.absorber = Absorber(c)
-        self.contradictions = ContradictionSweep(c.db, self.absorber)
+        self.reviews = ReviewSweep(c.db, self.absorber)  # of documents failed for good after their merge
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests
         # runs a queued update of a document (a row with `update_of`); set by the worker, which builds
         # app/services/update/runner.py (that package uses this one, so this one cannot import it)
@@ -166,13 +166,13 @@ class DocumentPipeline:
             await store_report(self.c.db, project_id, document_id, worker_id, extractions)
             progress.check()
             progress.enter("merging")
-            if resolves:  # relating two names, the merge owes the check it does after its pass (contradiction_sweep.py)
-                related = related_forms(extractions)
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
                 texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
                 touched = await self.merger.merge(
-                    project_id, document_id, worker_id, extractions, texts, owes_check=bool(related)
+                    project_id, document_id, worker_id, extractions, texts, owes_review=resolves
                 )
+            if resolves:
+                related = related_forms(extractions)
         if on_merged is not None:
             on_merged()
         if touched is None:  # an earlier attempt merged: read what it wrote; its chunk embeddings may be missing
@@ -190,8 +190,6 @@ class DocumentPipeline:
         if resolves:  # also when an earlier attempt merged
             with stage("absorb", self.timings):
                 await self.absorber.review(project_id, document_id, self.undo_merge, touched.nodes(), related)
-                if self.undo_merge is not None and (related is None or related):
-                    await self.contradictions.checked(project_id, document_id)
 
     def chunker(self, project: EffectiveSettings) -> Callable[[str], list[Chunk]]:
         """The project's chunking of a text (size, overlap, split characters), as a plain function."""

@@ -1,7 +1,8 @@
-"""A document relating two writings of a person's name ("Bob Everly" / "Robert Everly") that fails for good after
-its merge committed (no retry) still gets the standing merge it contradicts undone: its merge wrote a row owing the
-check, and a worker's sweep reads the document's stored records (no extraction call) and undoes the merge, once,
-however many workers sweep (app/services/ingest/contradiction_sweep.py)."""
+"""A document that fails for good after its merge committed (no retry) still gets its resolution review: its merge
+marked it as owing one, and a worker's sweep runs the final pass on what it stored (no extraction call), once,
+however many workers sweep (app/services/ingest/review_sweep.py). Relating two writings of a person's name ("Bob
+Everly" / "Robert Everly"), it undoes the standing merge of the two; naming in full what an earlier document gave
+as a dotted acronym, it absorbs that node."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import asyncio
 
 from sqlalchemy import select, text, update
 
-from app.db.tables import contradiction_checks, documents, entity_merge_ledger
-from app.repositories import contradicted_merges as repo
+from app.db.tables import documents, entity_merge_ledger
+from app.repositories import owed_reviews as repo
 from app.services.ingest.intake import IngestionService
-from tests.ingest.test_pipeline import ingest, rows, scalar
-from tests.ingest.test_resolution_ingest import graph
+from tests.ingest.test_pipeline import entity_line, ingest, rows, scalar
+from tests.ingest.test_resolution_ingest import graph, install
+from tests.ingest.test_resolution_order import _doc
 from tests.ingest.test_resolution_related_retry import _merged_pair
 
 QUIET = {"worker_heartbeat_interval": 600.0, "worker_claim_timeout": 1800.0}  # no sweep but the one at start
@@ -27,8 +29,12 @@ async def _failed_for_good(app, fake_llm) -> str:
     assert doc["status"] == "failed"
     assert await scalar(app, select(documents.c.graph_merged).where(documents.c.id == doc["id"]))
     assert "robert everly" not in (await graph(app))[0]
-    assert [r["document_id"] for r in await rows(app, select(contradiction_checks))] == [doc["id"]]
+    assert await _owing(app) == [doc["id"]]
     return doc["id"]
+
+
+async def _owing(app) -> list[str]:
+    return [r["id"] for r in await rows(app, select(documents.c.id).where(documents.c.review_owed))]
 
 
 async def _two_people_nothing_lost(app, fake_llm) -> None:
@@ -40,17 +46,17 @@ async def _two_people_nothing_lost(app, fake_llm) -> None:
     assert {e for e in ends if "clerk robert doc" in e} == {frozenset({"robert everly", "clerk robert doc"})}
     ledger = await rows(app, select(entity_merge_ledger))
     assert ledger and all(r["outcome"] == "undone" for r in ledger), ledger
-    assert await rows(app, select(contradiction_checks)) == []  # nothing owed any more
+    assert await _owing(app) == []  # nothing owed any more
     assert len(fake_llm.calls_of("extract")) == 3  # the sweep read the stored records
 
 
 async def test_a_sweep_undoes_the_merge_a_document_failed_for_good_contradicts(make_settings, start_app, fake_llm):
     app = await start_app(make_settings(force_llm_summary_on_merge=2, llm_max_retries=0, **QUIET))
     doc_id = await _failed_for_good(app, fake_llm)
-    assert await app.container.worker.sweep_contradictions() == 1
+    assert await app.container.worker.sweep_reviews() == 1
     await _two_people_nothing_lost(app, fake_llm)
     assert await scalar(app, select(documents.c.status).where(documents.c.id == doc_id)) == "failed"  # left as it was
-    assert await app.container.worker.sweep_contradictions() == 0
+    assert await app.container.worker.sweep_reviews() == 0
 
 
 async def test_two_workers_sweeping_at_once_undo_the_merge_once(make_settings, start_app, fake_llm):
@@ -59,7 +65,7 @@ async def test_two_workers_sweeping_at_once_undo_the_merge_once(make_settings, s
     await _failed_for_good(first, fake_llm)
     second = await start_app(settings)
     workers = [first.container.worker, second.container.worker]
-    done = await asyncio.gather(*(w.sweep_contradictions() for w in workers))
+    done = await asyncio.gather(*(w.sweep_reviews() for w in workers))
     assert sorted(done) == [0, 1]  # the lease gives the row to one of them
     await _two_people_nothing_lost(first, fake_llm)
 
@@ -70,7 +76,7 @@ async def test_sweeps_past_their_lease_undo_the_merge_once(make_settings, start_
     first = await start_app(settings)
     await _failed_for_good(first, fake_llm)
     second = await start_app(settings)
-    sweeps = [a.container.worker.pipeline.contradictions for a in (first, second)]
+    sweeps = [a.container.worker.pipeline.reviews for a in (first, second)]
     undos = [a.container.worker._undo_merge for a in (first, second)]
     await asyncio.gather(*(s.sweep(u, 0.0) for s, u in zip(sweeps, undos, strict=True)))
     await _two_people_nothing_lost(first, fake_llm)
@@ -82,7 +88,7 @@ async def test_a_worker_starting_sweeps_what_is_owed(make_settings, start_app, f
     await first.container.worker.stop()
     second = await start_app(make_settings(force_llm_summary_on_merge=2, **QUIET))
     for _ in range(200):  # its sweep loop runs at start
-        if not await rows(second, select(contradiction_checks)):
+        if not await _owing(second):
             break
         await asyncio.sleep(0.05)
     await _two_people_nothing_lost(second, fake_llm)
@@ -107,8 +113,7 @@ async def test_only_documents_no_attempt_is_processing_are_swept(app_client):
                 " VALUES ('default', 'doc-x', 'processing', 'x', 'hash-x', 1)"
             )
         )
-        await repo.owe_check(conn, "default", "doc-x")
-        await repo.owe_check(conn, "default", "doc-x")  # owed once
+        await conn.execute(update(documents).where(documents.c.id == "doc-x").values(review_owed=True))
     async with db.transaction() as conn:
         assert await repo.take_owed(conn, 60.0) is None  # its attempt does the check
         await conn.execute(update(documents).where(documents.c.id == "doc-x").values(status="failed"))
@@ -118,5 +123,35 @@ async def test_only_documents_no_attempt_is_processing_are_swept(app_client):
         assert await repo.take_owed(conn, 60.0) is None  # leased
     async with db.transaction() as conn:
         assert await repo.take_owed(conn, 0.0) == ("default", "doc-x")  # the lease ran out
-        await repo.checked(conn, "default", "doc-x")
+        await repo.reviewed(conn, "default", "doc-x")
         assert await repo.take_owed(conn, 0.0) is None
+
+
+DOTTED = {  # no document defines it: the initials alone, written with dots, then the full name (twice: a summary)
+    "first doc": _doc("R.F.S.B.", "organization", "first doc"),
+    "second doc": [
+        *_doc("Regional Food Security Board", "organization", "second doc"),
+        entity_line("Regional Food Security Board", "organization", "The board meets in the second doc."),
+    ],
+}
+
+
+async def test_a_sweep_absorbs_what_the_final_pass_of_a_document_failed_for_good_would_have(
+    make_settings, start_app, fake_llm
+):
+    app = await start_app(make_settings(force_llm_summary_on_merge=2, llm_max_retries=0, **QUIET))
+    install(fake_llm, DOTTED)
+    await ingest(app, ["first doc"])
+    fake_llm.fail_next(1, status=500, operation="summary")
+    [doc] = await ingest(app, ["second doc"])
+    assert doc["status"] == "failed"
+    assert {"r.f.s.b.", "regional food security board"} <= (await graph(app))[0]  # never reached its final pass
+    assert await _owing(app) == [doc["id"]]
+    assert await app.container.worker.sweep_reviews() == 1
+    keys, pairs = await graph(app)
+    assert "r.f.s.b." not in keys and "regional food security board" in keys
+    assert ("clerk first doc", "regional food security board") in pairs  # the dotted node's relation moved
+    ledger = await rows(app, select(entity_merge_ledger))
+    assert [(r["merged_key"], r["retroactive"]) for r in ledger] == [("r.f.s.b.", True)]
+    assert await _owing(app) == []
+    assert len(fake_llm.calls_of("extract")) == 2
