@@ -90,12 +90,17 @@ documents = Table(
     # document it updates (app/services/update/).
     Column("version", Integer, nullable=False, server_default="1"),
     Column("update_of", Text),
+    # Owing its resolution review after the merge (migration 0022): set with graph_merged, cleared once
+    # processed or swept by a worker (app/services/ingest/review_sweep.py), whose lease is review_taken_at.
+    Column("review_owed", Boolean, nullable=False, server_default=text("false")),
+    Column("review_taken_at", DateTime(timezone=True)),
     *_timestamps(),
     ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
     ForeignKeyConstraint(["project_id", "update_of"], ["documents.project_id", "documents.id"], ondelete="CASCADE"),
     Index(
         "ix_documents_project_id_update_of", "project_id", "update_of", postgresql_where=text("update_of IS NOT NULL")
     ),
+    Index("ix_documents_review_owed", "finished_at", postgresql_where=text("review_owed")),
     CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed', 'cancelled')", name="status"),
 )
 

@@ -11,9 +11,12 @@ confusable guard or a user keeps apart.
 Whether a pair is asked depends on the pair alone, never on its rank among what happens to be stored: "B is
 among A's two nearest" holds when A's document comes last and may not when B's does, so the nodes depended on
 the order of ingestion. The similarity of the two names' embeddings is the same whichever side is stored, so
-the same pairs pass in either order. Only the per-document cap (`per_document`, so the judge's call stays a
-small addition to the document's extraction tokens) can still drop one; it takes pairs by similarity and then
-by the unordered pair of keys, a key the pair has whichever side is the document's. Two names of people must also
+the same pairs pass in either order. Every pair that passes is asked, up to a ceiling (`per_document`) set
+far above what a document usually has (the holdout's documents have at most 13): a cap near the usual count
+(it was 12) bound in one order and not in the other, for what competes in a document depends on what is stored
+before it, and a dropped pair was never asked again. The ceiling only bounds the tokens of one call on a
+document naming very many things; it takes pairs by similarity and then by the unordered pair of keys, a key
+the pair has whichever side is the document's. Two names of people must also
 share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
 ("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
 
@@ -34,7 +37,10 @@ from app.domain.names import sorted_pair
 from app.domain.resolution import Decision, Resolution
 
 CODE_FIT = 0.5  # the place of a neighbour found by a code's letters alone, among embedding similarities
-PER_DOCUMENT = 12  # pairs shown to the judge per document: each costs its prompt ~50 tokens
+# Pairs shown to the judge per document at most, a hard token ceiling: a pair costs the prompt at most ~90
+# tokens (a pair line, two name lines of a one-line description cut at 120 characters) and the answer ~20, so
+# ~3,500 tokens in all; usually far less (a name in several pairs is listed once, most pairs are fewer).
+PER_DOCUMENT = 32
 # How much less alike a pair with a bare code ("UGX" / "Uganda Shilling") may be: the code's side of the embedding
 # is nearly all description (a model knows few codes), so even its own name's reads as weakly near.
 CODE_MARGIN = 0.05

@@ -241,7 +241,8 @@ async def finish(
 ) -> bool:
     """Final status plus the token usage of this attempt, only while the claim is still ours.
 
-    `claimed_by` stays set: on a finished document it names the worker that finished it."""
+    `claimed_by` stays set: on a finished document it names the worker that finished it. Processed, it owes
+    no resolution review (its attempt did it); otherwise one owed stays for a worker's sweep (owed_reviews.py)."""
     c = documents.c
     result = await conn.execute(
         update(documents)
@@ -253,6 +254,7 @@ async def finish(
             updated_at=func.now(),
             **({"progress": progress} if progress is not None else {}),
             **({"stage": stage} if stage is not None else {}),
+            **({"review_owed": False, "review_taken_at": None} if status == "processed" else {}),
             llm_prompt_tokens=c.llm_prompt_tokens + usage.prompt_tokens,
             llm_completion_tokens=c.llm_completion_tokens + usage.completion_tokens,
             llm_calls=c.llm_calls + usage.llm_calls,

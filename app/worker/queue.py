@@ -115,6 +115,7 @@ class Worker:
         self._loops = [
             asyncio.create_task(self._claim_loop(), name=f"worker-claim-{self.id}"),
             asyncio.create_task(self._heartbeat_loop(), name=f"worker-heartbeat-{self.id}"),
+            asyncio.create_task(self._sweep_loop(), name=f"worker-sweep-{self.id}"),
         ]
         log.info("worker %s started (max %d documents at once)", self.id, self.settings.max_parallel_insert)
 
@@ -206,6 +207,20 @@ class Worker:
                     metrics.WORKERS_LIVE.set(await workers_repo.live_count(conn))
             except Exception as exc:
                 self._loop_failed("heartbeat", exc)
+
+    async def sweep_reviews(self) -> int:
+        """The resolution review of documents owing it that no attempt is processing (failed for good after their
+        merge: app/services/ingest/review_sweep.py); how many were reviewed."""
+        return await self.pipeline.reviews.sweep(self._undo_merge, self.settings.worker_claim_timeout)
+
+    async def _sweep_loop(self) -> None:
+        """At start, then at each heartbeat interval; apart from the heartbeats, which an undo must not hold up."""
+        while not self._stopping:
+            try:
+                await self.sweep_reviews()
+            except Exception as exc:
+                self._loop_failed("sweeping", exc)
+            await asyncio.sleep(self.heartbeat_interval)
 
     def _loop_failed(self, what: str, exc: Exception) -> None:
         """The loops outlive any error; a database outage gets one line per attempt, not a traceback per poll."""

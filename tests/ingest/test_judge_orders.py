@@ -114,3 +114,35 @@ def answer_pair(a: str, b: str):
         return json.dumps({"verdicts": verdicts})
 
     return judge
+
+
+# Twelve islands of keys before "new hebrides", described as Vanuatu and New Hebrides are. Stored before Vanuatu,
+# they and New Hebrides are its thirteen candidates, New Hebrides the last by key: a cap of twelve dropped it in
+# that order and asked it in the other (New Hebrides stored just after Vanuatu, its one candidate).
+MANY_ISLANDS = ["Aoba", "Banks", "Efate", "Fiji", "Guam", "Epi", "Malo", "Maewo", "Erromango", "Kiribati"]
+MANY_ISLANDS += ["Lifou", "Ambae"]
+CAPPED = {
+    "islands doc": [island(n) for n in MANY_ISLANDS],
+    "hebrides doc": [island("New Hebrides")],
+    "vanuatu doc": ISLANDS["new name doc"],
+}
+
+
+@pytest.mark.parametrize(
+    "order",
+    [("islands doc", "hebrides doc", "vanuatu doc"), ("vanuatu doc", "hebrides doc", "islands doc")],
+    ids=["vanuatu-last", "vanuatu-first"],
+)
+async def test_a_pair_a_cap_of_twelve_dropped_in_one_order_is_asked_in_both(make_settings, start_app, fake_llm, order):
+    app = await start_app(make_settings(entity_resolution="llm"))
+    install(fake_llm, CAPPED)
+    fake_llm.handlers["judge"] = answer_pair("New Hebrides", "Vanuatu")
+    for marker in order:
+        await ingest(app, [marker])
+    with_vanuatu = [p for p in shown_pairs(fake_llm) if "Vanuatu" in p]
+    if order[-1] == "vanuatu doc":  # the cap of twelve binds here
+        assert len(with_vanuatu) == len(MANY_ISLANDS) + 1
+    assert frozenset({"New Hebrides", "Vanuatu"}) in {frozenset(p) for p in shown_pairs(fake_llm)}
+    keys, _ = await graph(app)
+    assert len(keys & {"new hebrides", "vanuatu"}) == 1
+    assert {k.casefold() for k in MANY_ISLANDS} <= keys

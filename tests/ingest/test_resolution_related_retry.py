@@ -36,7 +36,15 @@ async def _two_people_again(app, fake_llm) -> None:
 
 
 async def test_a_retry_after_the_merge_committed_undoes_the_contradicted_merge(make_settings, start_app, fake_llm):
-    app = await start_app(make_settings(force_llm_summary_on_merge=2, llm_max_retries=0))
+    # heartbeats (and sweeps: test_review_sweep.py) far apart, so only the retry undoes the merge here
+    app = await start_app(
+        make_settings(
+            force_llm_summary_on_merge=2,
+            llm_max_retries=0,
+            worker_heartbeat_interval=600.0,
+            worker_claim_timeout=1800.0,
+        )
+    )
     await _merged_pair(app, fake_llm)
     fake_llm.fail_next(1, status=500, operation="summary")  # the relating document fails after its merge
     [doc] = await ingest(app, ["both doc"])

@@ -131,12 +131,15 @@ class GraphMerger:
         worker_id: str,
         extractions: list[ChunkExtraction],
         chunk_texts: list[str] | None = None,
+        owes_review: bool = False,
     ) -> Touched | None:
         """Merge the extractions into the graph in one transaction; the items as written (None if an
         earlier attempt had already merged). With ENTITY_RESOLUTION on, names first resolve to the entities
         they name (app/services/ingest/name_resolution.py), under the same locks; with ENTITY_RESOLUTION=llm the
         judge is asked about the pairs the rules leave open before the locks are taken. `chunk_texts`: the
-        document's chunk texts in order, if the caller has them (resolution reads acronym definitions there)."""
+        document's chunk texts in order, if the caller has them (resolution reads acronym definitions there).
+        `owes_review`: the merge marks the document as owing its resolution review until its final write
+        (services/ingest/review_sweep.py)."""
         resolution = None
         mode = self.settings.entity_resolution
         if mode != "off":
@@ -154,7 +157,7 @@ class GraphMerger:
             await self.judge.settle(project_id, resolution)
         while True:
             try:
-                touched = await self._merge(project_id, document_id, worker_id, extractions, resolution)
+                touched = await self._merge(project_id, document_id, worker_id, extractions, resolution, owes_review)
             except Relock:
                 continue
             if touched is not None and resolution is not None and resolution.guess is not None:
@@ -168,6 +171,7 @@ class GraphMerger:
         worker_id: str,
         extractions: list[ChunkExtraction],
         resolution: NameResolution | None,
+        owes_review: bool = False,
     ) -> Touched | None:
         async def claimed(conn: AsyncConnection) -> None:
             held(await docs_repo.lock_claim(conn, project_id, document_id, worker_id))
@@ -203,7 +207,9 @@ class GraphMerger:
                     extractions = resolution.apply(extractions)
                     await resolution.suggest(conn)
                 recorded = resolution.recorded() if resolution is not None else None  # written with the rows
-                touched, idents = await self._merge_locked(conn, project_id, document_id, extractions, recorded)
+                touched, idents = await self._merge_locked(
+                    conn, project_id, document_id, extractions, recorded, owes_review
+                )
         except _AlreadyMerged:
             return None
         self.last_writers.wrote(touched, idents)
@@ -216,9 +222,11 @@ class GraphMerger:
         document_id: str,
         extractions: list[ChunkExtraction],
         recorded: Recorded | None = None,
+        owes_review: bool = False,
     ) -> tuple[Touched, list[tuple]]:
         """Fold the records into the rows under the key locks; the items as written and their process-wide
-        names. `recorded`: resolution's aliases and ledger entries, written in the same statements."""
+        names. `recorded`: resolution's aliases and ledger entries, written in the same statements;
+        `owes_review`: marked with `graph_merged`."""
         entity_records: dict[str, list[EntityRecord]] = {}
         relation_records: dict[Pair, list[RelationRecord]] = {}
         endpoint_sources: dict[str, list[str]] = {}
@@ -280,7 +288,8 @@ class GraphMerger:
         await graph_repo.add_relation_sources(
             conn, project_id, [(m.src_key, m.tgt_key, c, document_id) for m in relation_merges for c in m.new_sources]
         )
-        await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True)
+        marks = {"review_owed": True} if owes_review else {}
+        await docs_repo.set_fields(conn, project_id, document_id, graph_merged=True, **marks)
         touched = _touched(entity_merges, relation_merges, existing, existing_rel)
         idents = item_idents(
             project_id, [m.key for m in written], [(m.src_key, m.tgt_key) for m in relation_merges if not m.skipped]

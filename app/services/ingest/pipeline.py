@@ -38,6 +38,7 @@ from app.services.ingest.last_writers import LastWriters
 from app.services.ingest.progress import DocumentCancelled, Progress
 from app.services.ingest.reporting import error_text, failure_reason, stage
 from app.services.ingest.resolution_judge import ResolutionJudge
+from app.services.ingest.review_sweep import ReviewSweep
 from app.services.projects import ProjectService
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class DocumentPipeline:
         )
         self.finaliser = Finaliser(c, self.summarizer, self.last_writers, self.timings)
         self.absorber = Absorber(c)
+        self.reviews = ReviewSweep(c.db, self.absorber)  # of documents failed for good after their merge
         self.active: dict[tuple[str, str], Progress] = {}  # documents being processed, for cancel requests
         # runs a queued update of a document (a row with `update_of`); set by the worker, which builds
         # app/services/update/runner.py (that package uses this one, so this one cannot import it)
@@ -166,7 +168,9 @@ class DocumentPipeline:
             progress.enter("merging")
             with stage("merge", self.timings):  # refuses to merge, under the document's row lock, if cancelled
                 texts = [r.content for r in sorted(rows, key=lambda r: r.order_index)]  # as stored just now
-                touched = await self.merger.merge(project_id, document_id, worker_id, extractions, texts)
+                touched = await self.merger.merge(
+                    project_id, document_id, worker_id, extractions, texts, owes_review=resolves
+                )
             if resolves:
                 related = related_forms(extractions)
         if on_merged is not None:
