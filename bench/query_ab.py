@@ -164,6 +164,23 @@ def summary(rounds: list[dict], labels: list[str], modes: list[str]) -> None:
             cpus = [r[mode][label]["cpu_p95"] for r in rounds]
             per_round = " ".join(f"{w:.0f}/{c:.0f}" for w, c in zip(walls, cpus, strict=True))
             print(f"  {label:>8}: {cells[0]} | first {cells[1]} | rounds {per_round}")
+    print("\npooled: p95 of every round's askings together (ms, wall / CPU); then each tree against the others,")
+    print("round by round: the median difference of CPU p95 [min-max] and in how many rounds it was lower")
+    for mode in modes:
+        cells = []
+        for label in labels:
+            walls = [x for r in rounds for x in r[mode][label]["wall"]]
+            cpus = [x for r in rounds for x in r[mode][label]["cpu"]]
+            cells.append(f"{label} {pct(walls, 0.95):.1f} / {pct(cpus, 0.95):.1f}")
+        print(f"  {mode:7} " + ", ".join(cells))
+        for i, a in enumerate(labels):
+            for b in labels[i + 1 :]:
+                diffs = [r[mode][a]["cpu_p95"] - r[mode][b]["cpu_p95"] for r in rounds]
+                lower = sum(d < 0 for d in diffs)
+                print(
+                    f"          {a} - {b}: {statistics.median(diffs):+.1f} [{min(diffs):+.0f} to {max(diffs):+.0f}],"
+                    f" {a} lower in {lower} of {len(diffs)}"
+                )
 
 
 def main() -> None:
@@ -183,6 +200,13 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--shared-buffers", default="2GB")
     parser.add_argument("--out", type=Path, help="every sample, as JSON")
+    parser.add_argument("--summary", type=Path, help="only print the summary of an --out file")
+    if "--summary" in sys.argv:
+        path = Path(sys.argv[sys.argv.index("--summary") + 1])
+        saved = json.loads(path.read_text())
+        labels = list(saved["rounds"][0][saved["args"]["modes"][0]])
+        summary(saved["rounds"], labels, saved["args"]["modes"])
+        return
     args = parser.parse_args()
     trees = {label: Path(path).resolve() for label, path in (item.split("=", 1) for item in args.code)}
     asyncio.run(run(args, trees))
