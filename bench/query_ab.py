@@ -199,6 +199,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--shared-buffers", default="2GB")
+    parser.add_argument("--dim", type=int, default=384, help="embedding dimension of the loaded graph")
     parser.add_argument("--out", type=Path, help="every sample, as JSON")
     parser.add_argument("--summary", type=Path, help="only print the summary of an --out file")
     if "--summary" in sys.argv:
@@ -212,21 +213,11 @@ def main() -> None:
     asyncio.run(run(args, trees))
 
 
-async def run(args: argparse.Namespace, trees: dict[str, Path]) -> None:
-    from app.db.engine import EmbeddedPostgres
-    from app.providers.tokenizer import get_tokenizer
-    from bench.big_corpus_bench import _start_server, questions
-    from bench.big_corpus_world import build_world
-
-    world = build_world(args.scale, 1200, count=get_tokenizer().count)
-    asked = questions(world, args.rounds * args.questions + WARMUP)
-    # warm-up questions first, the measured ones after (the same split as big_corpus_bench's)
-    ordered = asked[-WARMUP:] + asked[:-WARMUP]
-    del world
-    setup = {"dim": 384, "modes": args.modes, "questions": [q.model_dump() for q in ordered]}
-    server = EmbeddedPostgres(args.data)
-    connect, admin = await _start_server(server, args.shared_buffers)
-    url = f"postgresql+asyncpg://{connect['user']}@/{args.database}?host={connect['host']}"
+def interleaved(
+    url: str, trees: dict[str, Path], setup: dict, args: argparse.Namespace
+) -> tuple[list[dict], dict[str, dict[str, list[str]]]]:
+    """The rounds' figures (mode → tree → p95s and samples) and each tree's context hashes per mode (first
+    asking of every round's questions, in order)."""
     workers: list[Tree] = []
     rounds: list[dict] = []
     first_hashes: dict[str, dict[str, list[str]]] = {}
@@ -259,6 +250,30 @@ async def run(args: argparse.Namespace, trees: dict[str, Path]) -> None:
             rounds.append(figures)
             cells = "  ".join(f"{m} " + "/".join(f"{figures[m][lab]['p95']:.0f}" for lab in labels) for m in args.modes)
             print(f"[round {r + 1}] wall p95 ({'/'.join(labels)}): {cells}", flush=True)
+    finally:
+        for w in workers:
+            w.close()
+    return rounds, first_hashes
+
+
+async def run(args: argparse.Namespace, trees: dict[str, Path]) -> None:
+    from app.db.engine import EmbeddedPostgres
+    from app.providers.tokenizer import get_tokenizer
+    from bench.big_corpus_bench import _start_server, questions
+    from bench.big_corpus_world import build_world
+
+    world = build_world(args.scale, 1200, count=get_tokenizer().count)
+    asked = questions(world, args.rounds * args.questions + WARMUP)
+    # warm-up questions first, the measured ones after (the same split as big_corpus_bench's)
+    ordered = asked[-WARMUP:] + asked[:-WARMUP]
+    del world
+    setup = {"dim": args.dim, "modes": args.modes, "questions": [q.model_dump() for q in ordered]}
+    server = EmbeddedPostgres(args.data)
+    connect, admin = await _start_server(server, args.shared_buffers)
+    url = f"postgresql+asyncpg://{connect['user']}@/{args.database}?host={connect['host']}"
+    try:
+        rounds, first_hashes = interleaved(url, trees, setup, args)
+        labels = list(trees)
         summary(rounds, labels, args.modes)
         reference = labels[0]
         print(f"\ncontexts differing from {reference}'s (first asking of every round's questions):")
@@ -279,8 +294,6 @@ async def run(args: argparse.Namespace, trees: dict[str, Path]) -> None:
                 )
             )
     finally:
-        for w in workers:
-            w.close()
         await admin.close()
         server.stop()
 
