@@ -18,10 +18,16 @@ NEAR_DUPLICATE = 0.5  # word-set Jaccard similarity above which a chunk repeats 
 SPARE_CHUNKS = 10  # ranked chunks read beyond the limit, to take the places of near-duplicates
 
 _WORD = re.compile(r"\w+")
+# In ASCII text \w is exactly [A-Za-z0-9_]: every other ASCII character turned into a space, str.split finds the
+# same words as the regex at a fraction of its cost (a word set is taken of every candidate chunk of a query).
+_ASCII_NON_WORD = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
 
 
 def word_set(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
+    lowered = text.lower()
+    if lowered.isascii():
+        return frozenset(lowered.translate(_ASCII_NON_WORD).split())
+    return frozenset(_WORD.findall(lowered))
 
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:

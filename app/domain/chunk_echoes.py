@@ -18,7 +18,6 @@ from app.domain.hits import ChunkHit, EntityHit, RelationHit
 from app.domain.texts import fragments, join_fragments
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_SPACE = re.compile(r"\s+")
 
 Item = TypeVar("Item", EntityHit, RelationHit)
 
@@ -27,7 +26,9 @@ MIN_WORDS = 4  # a shorter piece ("Dr.", "Mary.") is no sentence of its own (see
 
 
 def _normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+    """Whitespace runs as one space, none at the ends. str.split's whitespace is re's \\s (tested on every code
+    point), and splitting a chunk's text is several times cheaper than a regex substitution per space."""
+    return " ".join(text.split())
 
 
 def sentences(fragment: str) -> list[str]:
@@ -47,14 +48,22 @@ def sentences(fragment: str) -> list[str]:
 
 
 class ShownText:
-    """The shown chunks' texts by id, normalised once."""
+    """The shown chunks' texts by id, each normalised once, when a graph item first cites it (a shown chunk no
+    item cites is never searched)."""
 
     def __init__(self, chunks: Sequence[ChunkHit]) -> None:
-        self._texts = {c.id: _normal(c.content) for c in chunks}
+        self._contents = {c.id: c.content for c in chunks}
+        self._texts: dict[str, str] = {}
+
+    def _text(self, chunk_id: str) -> str:
+        found = self._texts.get(chunk_id)
+        if found is None:
+            found = self._texts[chunk_id] = _normal(self._contents[chunk_id])
+        return found
 
     def of(self, chunk_ids: Sequence[str]) -> list[str]:
         """The texts of those of `chunk_ids` that are shown."""
-        return [self._texts[c] for c in dict.fromkeys(chunk_ids) if c in self._texts]
+        return [self._text(c) for c in dict.fromkeys(chunk_ids) if c in self._contents]
 
 
 def unsaid(description: str, texts: Sequence[str]) -> str:
