@@ -1,15 +1,20 @@
 """What entity resolution costs: ingest time with the rules alone against none, and LLM tokens with the judge
 against the rules alone (issue 33's budgets: +10% each).
 
-    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
+    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 12] [--docs 100] [--base /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base] [--modes auto]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
                                                            [--judge gold|never|always] [--embeddings hashed|minilm]
 
 `time`: bench.quality_bench's world (seed 7, 300 entities, aliases on; queries skipped) ingested with
-ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
-setting the median and mean ingest wall time and service-process CPU, and auto's difference from off.
+ENTITY_RESOLUTION=off and =auto (and, with `--base`, auto with another checkout's service code) in interleaved
+rounds, each run in a fresh process with a fresh database, the order turning each round. Per round each run's
+wall time and service-process CPU and auto's difference from off in that round (runs side by side share the
+load of the moment); then per setting the median, quartiles and range, and auto against off by the medians and
+as the median (quartiles, range) of the per-round differences. Twelve rounds put two runs of one code within
+about two points of each other on a quiet machine; under load trust the CPU figures (wall time also holds the
+waits for cores other processes take; the load average is printed).
 `statements`: the same ingest, off then auto, in this process: the statements the service ran per caller
 (repository function <- service function; BEGIN, COMMIT and ROLLBACK by the function whose transaction they
 open or close), auto's extra ones listed (all of one mode's with `--modes`), and the CPU seconds of the service
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -45,26 +51,69 @@ def _run(module: str, args: list[str]) -> dict[str, Any]:
         return json.loads(out.read_text())
 
 
+def _quartiles(values: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(values, n=4) if len(values) >= 2 else [values[0]] * 3
+    return q[0], statistics.median(values), q[2]
+
+
+def _spread(values: list[float]) -> str:
+    """Median, quartiles and range of `values`: how far one run of the same code lies from another."""
+    low, mid, high = _quartiles(values)
+    return f"median {mid:.2f} (quartiles {low:.2f}-{high:.2f}, range {min(values):.2f}-{max(values):.2f})"
+
+
+def _percent(values: list[float]) -> str:
+    low, mid, high = _quartiles(values)
+    return f"median {mid:+.1f}% (quartiles {low:+.1f}..{high:+.1f}%, range {min(values):+.1f}..{max(values):+.1f}%)"
+
+
 def _time(args: argparse.Namespace) -> None:
-    runs: dict[str, list[dict[str, float]]] = {"off": [], "auto": []}
+    """Each round runs every setting once, in an order that turns each round, so the settings share the load the
+    machine has at that time; per round auto's difference from off (wall and CPU of the service process)."""
+    settings = [("off", "off", None), ("auto", "auto", None)]
+    if args.base:
+        settings.append(("base", "auto", args.base))
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in settings}
+    load = os.getloadavg()[0]
     for k in range(args.rounds):
-        for mode in ("off", "auto") if k % 2 == 0 else ("auto", "off"):
-            result = _run("bench.quality_bench", ["--no-queries", "--docs", str(args.docs), "--resolution", mode])
+        turn = k % len(settings)
+        for name, mode, app_dir in settings[turn:] + settings[:turn]:
+            options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode]
+            result = _run("bench.quality_bench", options + (["--app-dir", app_dir] if app_dir else []))
             ingest = result["ingest"]
-            runs[mode].append({"seconds": ingest["seconds"], "cpu": ingest["cpu_seconds"]})
+            runs[name].append({"seconds": ingest["seconds"], "cpu": ingest["cpu_seconds"]})
             tokens = sum(ingest["llm"]["prompt_tokens"].values()) + sum(ingest["llm"]["completion_tokens"].values())
             wall, cpu = ingest["seconds"], ingest["cpu_seconds"]
-            print(f"round {k + 1} {mode:4}: {wall:.1f}s wall, {cpu:.1f}s CPU, {tokens} tokens", flush=True)
-    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} alternating rounds:")
-    figures = {}
-    for mode, rows in runs.items():
-        wall, cpu = [r["seconds"] for r in rows], [r["cpu"] for r in rows]
-        figures[mode] = statistics.median(wall)
-        print(
-            f"  {mode:4}  wall median {statistics.median(wall):.1f}s mean {statistics.mean(wall):.1f}s; "
-            f"CPU median {statistics.median(cpu):.1f}s mean {statistics.mean(cpu):.1f}s"
+            print(f"round {k + 1} {name:4}: {wall:.2f}s wall, {cpu:.2f}s CPU, {tokens} tokens", flush=True)
+        off = runs["off"][-1]
+        for name in runs.keys() - {"off"}:
+            mine = runs[name][-1]
+            print(
+                f"round {k + 1} {name} against off: wall {100 * (mine['seconds'] / off['seconds'] - 1):+.1f}%, "
+                f"CPU {100 * (mine['cpu'] / off['cpu'] - 1):+.1f}%",
+                flush=True,
+            )
+    load = max(load, os.getloadavg()[0])
+    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} interleaved rounds:")
+    for name, rows in runs.items():
+        print(f"  {name:4}  wall {_spread([r['seconds'] for r in rows])}")
+        print(f"  {'':4}  CPU  {_spread([r['cpu'] for r in rows])}")
+    off = runs["off"]
+    for name in [n for n in runs if n != "off"]:
+        rows = runs[name]
+        for what, key in (("wall", "seconds"), ("CPU", "cpu")):
+            medians = 100 * (statistics.median(r[key] for r in rows) / statistics.median(r[key] for r in off) - 1)
+            paired = [100 * (r[key] / o[key] - 1) for r, o in zip(rows, off, strict=True)]
+            print(f"  {name} against off, {what:4}: medians {medians:+.1f}%; per round {_percent(paired)} (budget 10%)")
+    print(
+        f"  load average (1 min) up to {load:.1f} on {os.cpu_count()} cores: "
+        + (
+            "under load, the CPU time of the service process is the figure to trust (wall time also holds the "
+            "waits for the cores other processes take)"
+            if load > 1.5
+            else "quiet"
         )
-    print(f"  auto against off (median wall): {100 * (figures['auto'] / figures['off'] - 1):+.1f}% (budget +10%)")
+    )
 
 
 def _statements(args: argparse.Namespace) -> None:
@@ -202,8 +251,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
     time_ = sub.add_parser("time")
-    time_.add_argument("--rounds", type=int, default=3)
+    time_.add_argument("--rounds", type=int, default=12)
     time_.add_argument("--docs", type=int, default=100)
+    time_.add_argument("--base", default=None, help="also run auto with the service code of this checkout")
     statements = sub.add_parser("statements")
     statements.add_argument("--docs", type=int, default=100)
     statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
