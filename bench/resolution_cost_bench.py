@@ -3,6 +3,7 @@ against the rules alone (issue 33's budgets: +10% each).
 
     .venv/bin/python -m bench.resolution_cost_bench time [--rounds 12] [--docs 100] [--base /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base] [--modes auto]
+    .venv/bin/python -m bench.resolution_cost_bench dump OUT.json [--docs 100] [--mode auto] [--app-dir /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
                                                            [--judge gold|never|always] [--embeddings hashed|minilm]
@@ -21,6 +22,9 @@ open or close), auto's extra ones listed (all of one mode's with `--modes`), and
 process and of the PostgreSQL server (its processes and the backends it has reaped). Counts and CPU vary
 less with other load on the machine than wall time does; the server's CPU is part of a run's wall time when
 both share the cores. `--app-dir`: another checkout's service code (as quality_bench runs it).
+`dump`: the same ingest, one document at a time (documents merged side by side may make another writing of a name
+its node's, run to run); the nodes, alias rows, ledger entries and suggested pairs it left, sorted, as JSON (`cmp`
+two checkouts' dumps: a change meant only to make resolution cheaper leaves them equal).
 `tokens`: a world ingested with ENTITY_RESOLUTION=auto and =llm: the holdout world (bench/alias_world_holdout.py)
 or the blind one, one document at a time, or the quality world in batches. The LLM tokens (o200k, counted by the
 fake over every call it answered, prompt + completion) per operation, and llm's difference from auto. The
@@ -199,6 +203,53 @@ def _statements(args: argparse.Namespace) -> None:
             print(f"  {auto.get(caller, 0) - off.get(caller, 0):+5d}  {caller}")
 
 
+_DUMPS = {
+    "entities": "SELECT key, name, entity_type FROM entities",
+    "aliases": "SELECT alias_key, entity_key, alias_name, source, document_id FROM entity_aliases",
+    "ledger": "SELECT entity_key, merged_key, merged_name, rule, evidence, document_id, retroactive, outcome "
+    "FROM entity_merge_ledger",
+    "suggestions": "SELECT key_a, key_b FROM entity_suggestions",
+}
+
+
+def _dump(args: argparse.Namespace) -> None:
+    """What resolution made of the quality world (its nodes, alias rows, ledger and suggested pairs, sorted) as
+    JSON: two checkouts' dumps are equal when a change to the resolution code only made it cheaper."""
+    import asyncio
+
+    import bench.quality_bench as quality
+    from bench.quality_world import build_world
+
+    quality.use_app_from(args.app_dir)  # before anything imports the service
+    from bench import in_process
+
+    tables: dict[str, list[list[Any]]] = {}
+    client_of = in_process.service_client
+
+    def dumping(*a: Any, **k: Any) -> Any:
+        from contextlib import asynccontextmanager
+
+        from sqlalchemy import text
+
+        @asynccontextmanager
+        async def wrapped() -> Any:
+            async with client_of(*a, **k) as (app, client):
+                yield app, client
+                async with app.state.container.db.connect() as conn:
+                    for name, sql in _DUMPS.items():
+                        rows = (await conn.execute(text(sql))).all()
+                        tables[name] = sorted([list(r) for r in rows], key=lambda r: [str(x) for x in r])
+
+        return wrapped()
+
+    in_process.service_client = dumping
+    world = build_world(7, 300, args.docs, True)
+    options = dict(seed=7, entities=300, docs=args.docs, aliases=True, set=args.set, dim=256, queries=False)
+    asyncio.run(quality.run(world, argparse.Namespace(resolution=args.mode, **options)))
+    Path(args.out).write_text(json.dumps(tables, indent=0, sort_keys=True))
+    print(f"{args.out}: " + ", ".join(f"{len(rows)} {name}" for name, rows in tables.items()))
+
+
 def _quality_tokens() -> None:
     totals = {}
     for mode in ("auto", "llm"):
@@ -258,6 +309,18 @@ def main() -> None:
     statements.add_argument("--docs", type=int, default=100)
     statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     statements.add_argument("--modes", nargs="+", choices=("off", "auto"), default=["off", "auto"])
+    dump = sub.add_parser("dump")
+    dump.add_argument("out", help="the JSON file to write")
+    dump.add_argument("--docs", type=int, default=100)
+    dump.add_argument("--mode", choices=("off", "auto"), default="auto")
+    dump.add_argument("--app-dir", default=None, help="run the service code of this checkout")
+    dump.add_argument(
+        "--set",
+        action="append",
+        default=["max_parallel_insert=1"],
+        help="a setting for the service (SETTING=VALUE); one document at a time by default, so that which writing of a "
+        "name a node keeps, and which document an alias row names, does not depend on how the documents interleave",
+    )
     tokens = sub.add_parser("tokens")
     tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     tokens.add_argument("--per-kind", type=int, default=3)
@@ -267,7 +330,7 @@ def main() -> None:
         "--embeddings", choices=("hashed", "minilm"), default="hashed", help="the fake's (minilm: bench extra)"
     )
     args = parser.parse_args()
-    {"time": _time, "statements": _statements, "tokens": _tokens}[args.what](args)
+    {"time": _time, "statements": _statements, "dump": _dump, "tokens": _tokens}[args.what](args)
 
 
 if __name__ == "__main__":
