@@ -1,21 +1,31 @@
 """What entity resolution costs: ingest time with the rules alone against none, and LLM tokens with the judge
 against the rules alone (issue 33's budgets: +10% each).
 
-    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 3] [--docs 100]
+    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 12] [--docs 100] [--base /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base] [--modes auto]
+    .venv/bin/python -m bench.resolution_cost_bench dump OUT.json [--docs 100] [--mode auto] [--app-dir /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
                                                            [--world holdout|blind|quality]
                                                            [--judge gold|never|always] [--embeddings hashed|minilm]
 
 `time`: bench.quality_bench's world (seed 7, 300 entities, aliases on; queries skipped) ingested with
-ENTITY_RESOLUTION=off and =auto in alternating rounds, each run in a fresh process with a fresh database; per
-setting the median and mean ingest wall time and service-process CPU, and auto's difference from off.
+ENTITY_RESOLUTION=off and =auto (and, with `--base`, auto with another checkout's service code) in interleaved
+rounds, each run in a fresh process with a fresh database, the order turning each round. Per round each run's
+wall time and service-process CPU and auto's difference from off in that round (runs side by side share the
+load of the moment); then per setting the median, quartiles and range, and auto against off by the medians and
+as the median (quartiles, range) of the per-round differences. The CPU is the service process's without the
+bench's own polling of GET /pipeline (every 0.1 s until the documents are done, so a run slowed by other load
+polled more; costed per run after its ingest). Under load trust the CPU figures (wall time also holds the waits
+for cores other processes take; the load average is printed).
 `statements`: the same ingest, off then auto, in this process: the statements the service ran per caller
 (repository function <- service function; BEGIN, COMMIT and ROLLBACK by the function whose transaction they
 open or close), auto's extra ones listed (all of one mode's with `--modes`), and the CPU seconds of the service
 process and of the PostgreSQL server (its processes and the backends it has reaped). Counts and CPU vary
 less with other load on the machine than wall time does; the server's CPU is part of a run's wall time when
 both share the cores. `--app-dir`: another checkout's service code (as quality_bench runs it).
+`dump`: the same ingest, one document at a time (documents merged side by side may make another writing of a name
+its node's, run to run); the nodes, alias rows, ledger entries and suggested pairs it left, sorted, as JSON (`cmp`
+two checkouts' dumps: a change meant only to make resolution cheaper leaves them equal).
 `tokens`: a world ingested with ENTITY_RESOLUTION=auto and =llm: the holdout world (bench/alias_world_holdout.py)
 or the blind one, one document at a time, or the quality world in batches. The LLM tokens (o200k, counted by the
 fake over every call it answered, prompt + completion) per operation, and llm's difference from auto. The
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -45,26 +56,114 @@ def _run(module: str, args: list[str]) -> dict[str, Any]:
         return json.loads(out.read_text())
 
 
+_CALIBRATION_POLLS = 30
+
+
+def _quality_ingest() -> None:
+    """bench.quality_bench, its ingest also reporting its own polling: the bench asks GET /pipeline every 0.1 s
+    in the measured process until the documents are done, so a run slowed by other load spends more CPU on
+    polling. Once done, as many polls as the ingest made are costed by timing a few more (nothing else runs
+    then), and `poll_cpu` is reported beside `cpu_seconds`."""
+    import time
+
+    import bench.quality_bench as quality
+
+    plain = quality._ingest
+
+    async def ingest(client: Any, world: Any) -> dict[str, Any]:
+        polls, get = 0, client.get
+
+        async def counted(url: str, *rest: Any, **kwargs: Any) -> Any:
+            nonlocal polls
+            polls += url == "/pipeline"
+            return await get(url, *rest, **kwargs)
+
+        client.get = counted
+        try:
+            result = await plain(client, world)
+        finally:
+            client.get = get
+        started = time.process_time()
+        for _ in range(_CALIBRATION_POLLS):
+            await client.get("/pipeline")
+        per_poll = (time.process_time() - started) / _CALIBRATION_POLLS
+        return result | {"polls": polls, "poll_cpu": polls * per_poll}
+
+    quality._ingest = ingest
+    sys.argv = [sys.argv[0], *sys.argv[2:]]
+    quality.main()
+
+
+def _quartiles(values: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(values, n=4) if len(values) >= 2 else [values[0]] * 3
+    return q[0], statistics.median(values), q[2]
+
+
+def _spread(values: list[float]) -> str:
+    """Median, quartiles and range of `values`: how far one run of the same code lies from another."""
+    low, mid, high = _quartiles(values)
+    return f"median {mid:.2f} (quartiles {low:.2f}-{high:.2f}, range {min(values):.2f}-{max(values):.2f})"
+
+
+def _percent(values: list[float]) -> str:
+    low, mid, high = _quartiles(values)
+    return f"median {mid:+.1f}% (quartiles {low:+.1f}..{high:+.1f}%, range {min(values):+.1f}..{max(values):+.1f}%)"
+
+
 def _time(args: argparse.Namespace) -> None:
-    runs: dict[str, list[dict[str, float]]] = {"off": [], "auto": []}
+    """Each round runs every setting once, in an order that turns each round, so the settings share the load the
+    machine has at that time; per round auto's difference from off (wall and CPU of the service process)."""
+    settings = [("off", "off", None), ("auto", "auto", None)]
+    if args.base:
+        settings.append(("base", "auto", args.base))
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in settings}
+    load = os.getloadavg()[0]
     for k in range(args.rounds):
-        for mode in ("off", "auto") if k % 2 == 0 else ("auto", "off"):
-            result = _run("bench.quality_bench", ["--no-queries", "--docs", str(args.docs), "--resolution", mode])
+        turn = k % len(settings)
+        for name, mode, app_dir in settings[turn:] + settings[:turn]:
+            options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode]
+            result = _run(
+                "bench.resolution_cost_bench",
+                ["quality-ingest", *options, *(["--app-dir", app_dir] if app_dir else [])],
+            )
             ingest = result["ingest"]
-            runs[mode].append({"seconds": ingest["seconds"], "cpu": ingest["cpu_seconds"]})
+            wall, cpu = ingest["seconds"], ingest["cpu_seconds"] - ingest["poll_cpu"]
+            runs[name].append({"seconds": wall, "cpu": cpu})
             tokens = sum(ingest["llm"]["prompt_tokens"].values()) + sum(ingest["llm"]["completion_tokens"].values())
-            wall, cpu = ingest["seconds"], ingest["cpu_seconds"]
-            print(f"round {k + 1} {mode:4}: {wall:.1f}s wall, {cpu:.1f}s CPU, {tokens} tokens", flush=True)
-    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} alternating rounds:")
-    figures = {}
-    for mode, rows in runs.items():
-        wall, cpu = [r["seconds"] for r in rows], [r["cpu"] for r in rows]
-        figures[mode] = statistics.median(wall)
-        print(
-            f"  {mode:4}  wall median {statistics.median(wall):.1f}s mean {statistics.mean(wall):.1f}s; "
-            f"CPU median {statistics.median(cpu):.1f}s mean {statistics.mean(cpu):.1f}s"
+            print(
+                f"round {k + 1} {name:4}: {wall:.2f}s wall, {cpu:.2f}s CPU without polling ({ingest['polls']} polls, "
+                f"{ingest['poll_cpu']:.2f}s), {tokens} tokens",
+                flush=True,
+            )
+        off = runs["off"][-1]
+        for name in runs.keys() - {"off"}:
+            mine = runs[name][-1]
+            print(
+                f"round {k + 1} {name} against off: wall {100 * (mine['seconds'] / off['seconds'] - 1):+.1f}%, "
+                f"CPU {100 * (mine['cpu'] / off['cpu'] - 1):+.1f}%",
+                flush=True,
+            )
+    load = max(load, os.getloadavg()[0])
+    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} interleaved rounds:")
+    for name, rows in runs.items():
+        print(f"  {name:4}  wall {_spread([r['seconds'] for r in rows])}")
+        print(f"  {'':4}  CPU  {_spread([r['cpu'] for r in rows])}")
+    off = runs["off"]
+    for name in [n for n in runs if n != "off"]:
+        rows = runs[name]
+        for what, key in (("wall", "seconds"), ("CPU", "cpu")):
+            medians = 100 * (statistics.median(r[key] for r in rows) / statistics.median(r[key] for r in off) - 1)
+            paired = [100 * (r[key] / o[key] - 1) for r, o in zip(rows, off, strict=True)]
+            print(f"  {name} against off, {what:4}: medians {medians:+.1f}%; per round {_percent(paired)} (budget 10%)")
+    print(
+        f"  load average (1 min) up to {load:.1f} on {os.cpu_count()} cores: "
+        + (
+            "under load, the CPU time of the service process is the figure to trust (wall time also holds the "
+            "waits for the cores other processes take)"
+            if load > 1.5
+            else "quiet"
         )
-    print(f"  auto against off (median wall): {100 * (figures['auto'] / figures['off'] - 1):+.1f}% (budget +10%)")
+    )
 
 
 def _statements(args: argparse.Namespace) -> None:
@@ -150,6 +249,53 @@ def _statements(args: argparse.Namespace) -> None:
             print(f"  {auto.get(caller, 0) - off.get(caller, 0):+5d}  {caller}")
 
 
+_DUMPS = {
+    "entities": "SELECT key, name, entity_type FROM entities",
+    "aliases": "SELECT alias_key, entity_key, alias_name, source, document_id FROM entity_aliases",
+    "ledger": "SELECT entity_key, merged_key, merged_name, rule, evidence, document_id, retroactive, outcome "
+    "FROM entity_merge_ledger",
+    "suggestions": "SELECT key_a, key_b FROM entity_suggestions",
+}
+
+
+def _dump(args: argparse.Namespace) -> None:
+    """What resolution made of the quality world (its nodes, alias rows, ledger and suggested pairs, sorted) as
+    JSON: two checkouts' dumps are equal when a change to the resolution code only made it cheaper."""
+    import asyncio
+
+    import bench.quality_bench as quality
+    from bench.quality_world import build_world
+
+    quality.use_app_from(args.app_dir)  # before anything imports the service
+    from bench import in_process
+
+    tables: dict[str, list[list[Any]]] = {}
+    client_of = in_process.service_client
+
+    def dumping(*a: Any, **k: Any) -> Any:
+        from contextlib import asynccontextmanager
+
+        from sqlalchemy import text
+
+        @asynccontextmanager
+        async def wrapped() -> Any:
+            async with client_of(*a, **k) as (app, client):
+                yield app, client
+                async with app.state.container.db.connect() as conn:
+                    for name, sql in _DUMPS.items():
+                        rows = (await conn.execute(text(sql))).all()
+                        tables[name] = sorted([list(r) for r in rows], key=lambda r: [str(x) for x in r])
+
+        return wrapped()
+
+    in_process.service_client = dumping
+    world = build_world(7, 300, args.docs, True)
+    options = dict(seed=7, entities=300, docs=args.docs, aliases=True, set=args.set, dim=256, queries=False)
+    asyncio.run(quality.run(world, argparse.Namespace(resolution=args.mode, **options)))
+    Path(args.out).write_text(json.dumps(tables, indent=0, sort_keys=True))
+    print(f"{args.out}: " + ", ".join(f"{len(rows)} {name}" for name, rows in tables.items()))
+
+
 def _quality_tokens() -> None:
     totals = {}
     for mode in ("auto", "llm"):
@@ -199,15 +345,31 @@ def _tokens(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["quality-ingest"]:  # `time`'s runs: bench.quality_bench's arguments follow
+        _quality_ingest()
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
     time_ = sub.add_parser("time")
-    time_.add_argument("--rounds", type=int, default=3)
+    time_.add_argument("--rounds", type=int, default=12)
     time_.add_argument("--docs", type=int, default=100)
+    time_.add_argument("--base", default=None, help="also run auto with the service code of this checkout")
     statements = sub.add_parser("statements")
     statements.add_argument("--docs", type=int, default=100)
     statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
     statements.add_argument("--modes", nargs="+", choices=("off", "auto"), default=["off", "auto"])
+    dump = sub.add_parser("dump")
+    dump.add_argument("out", help="the JSON file to write")
+    dump.add_argument("--docs", type=int, default=100)
+    dump.add_argument("--mode", choices=("off", "auto"), default="auto")
+    dump.add_argument("--app-dir", default=None, help="run the service code of this checkout")
+    dump.add_argument(
+        "--set",
+        action="append",
+        default=["max_parallel_insert=1"],
+        help="a setting for the service (SETTING=VALUE); one document at a time by default, so that which writing of a "
+        "name a node keeps, and which document an alias row names, does not depend on how the documents interleave",
+    )
     tokens = sub.add_parser("tokens")
     tokens.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     tokens.add_argument("--per-kind", type=int, default=3)
@@ -217,7 +379,7 @@ def main() -> None:
         "--embeddings", choices=("hashed", "minilm"), default="hashed", help="the fake's (minilm: bench extra)"
     )
     args = parser.parse_args()
-    {"time": _time, "statements": _statements, "tokens": _tokens}[args.what](args)
+    {"time": _time, "statements": _statements, "dump": _dump, "tokens": _tokens}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ _UPPER_SQL = "left(r.lo, -1) || chr(ascii(right(r.lo, 1)) + 1)"
 # Parameters: `near_params`. Also part of the reading a resolution decision is taken on (resolution_reads.py).
 NEARBY_SQL = f"""
 SELECT e.key, e.name, e.entity_type FROM entities e
- WHERE e.project_id = :project_id AND e.key = ANY(CAST(:exact AS text[]))
+ WHERE e.project_id = :project_id AND e.key IN (SELECT unnest(CAST(:exact AS text[])))
 UNION
 SELECT x.key, x.name, x.entity_type
   FROM unnest(CAST(:lo AS text[])) AS r(lo),
