@@ -44,6 +44,8 @@ class DocumentRow(_Row):
     updated_at: datetime
     version: int = 1
     update_of: str | None = None  # set on the queued row of an update: the document it updates
+    review_owed: bool = False  # merged, its resolution review not yet done (app/services/ingest/review_sweep.py)
+    review_taken_at: datetime | None = None  # when a sweep leased that review
     content_summary: str = ""
     content: str | None = None
 
