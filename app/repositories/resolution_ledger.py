@@ -217,11 +217,12 @@ SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.re
 
 
 async def initials_merges(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[ShortFormMerge]:
-    """The standing merges of the acronym nodes `keys` into an entity their initials were the only fit of."""
+    """The standing merges of the acronym nodes `keys` into an entity their initials were the only fit of (each
+    undone alone: other merges of the acronym, by a definition, stand)."""
     if not keys:
         return []
     params = {"project_id": project_id, "keys": sorted(keys)}
-    return [ShortFormMerge(*row) for row in (await conn.execute(_BY_INITIALS, params)).all()]
+    return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_BY_INITIALS, params)).all()]
 
 
 # A document's own definition is its non-retroactive entry saying so (app/domain/resolution.py); any other

@@ -195,9 +195,9 @@ class Absorber:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        ambiguous += await self.initials_now_ambiguous(project_id, mine)
+        initials = await self.initials_now_ambiguous(project_id, mine)
         undone: set[int] = set()
-        for merge in ambiguous + undefined + await self.contradicted(project_id, document_id, related):
+        for merge in ambiguous + undefined + initials + await self.contradicted(project_id, document_id, related):
             if merge.id not in undone:
                 undone.add(merge.id)
                 await undo(project_id, merge)
