@@ -55,11 +55,11 @@ def lone_fit(key: str, name: str, etype: str, everyone: Nearby, index: NameIndex
     """The node `key` absorbed into the one name of `everyone` it fits (if one); `absorbs` says whether it may."""
     if is_acronym(name):
         letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
-        terms = {k for k, (n, t) in everyone.items() if k != key and letters in term_initials(n, t)}
-        fits = {k for k, (n, t) in everyone.items() if k != key and initials_key(n, t) == letters}
-        fits |= {k for k, (n, t) in everyone.items() if k != key and dotted_initials(n, t) == key}  # "n.c."
-        fits = {k for k in fits if capitalised_name(everyone[k][0])} | terms
-        fits = {k for k in fits if types_compatible(etype, everyone[k][1])}
+        fits = {
+            k
+            for k, (n, t) in everyone.items()
+            if k != key and initials_fit(key, letters, n, t) and types_compatible(etype, t)
+        }
         rule, evidence = "acronym", f"{name} are the initials of {{target}}, the only such name in the project"
     else:
         fits, rule = lone_word_candidates(name, etype, index, exclude=key)
@@ -73,6 +73,25 @@ def lone_fit(key: str, name: str, etype: str, everyone: Nearby, index: NameIndex
     (target,) = fits
     target_name = everyone[target][0]
     return Absorption(key, name, target, target_name, rule, evidence.format(target=repr(target_name)))
+
+
+def initials_fit(key: str, letters: str, name: str, etype: str) -> bool:
+    """Whether the acronym node `key` (its `letters`, lower case) may stand for the name: the initials of a
+    capitalised name ("BIS", "N.C." for the place "North Carolina") or of a term ("MRI")."""
+    if letters in term_initials(name, etype):
+        return True
+    return capitalised_name(name) and (initials_key(name, etype) == letters or dotted_initials(name, etype) == key)
+
+
+def initials_keys(name: str, etype: str) -> set[str]:
+    """The keys of the acronym nodes the name's initials may be (the ledger rows to read for `ambiguous_initials`):
+    "bis" and "b.i.s." for "Bank for International Settlements", "n.c." and "nc" for the place "North Carolina"."""
+    found = set(term_initials(name, etype))
+    if (letters := initials_key(name, etype)) is not None:
+        found.add(letters)
+    if (dotted := dotted_initials(name, etype)) is not None:
+        found.add(dotted.replace(".", ""))
+    return found | {"".join(f"{c}." for c in f) for f in found}
 
 
 def absorbs(a: Absorption, full: Nearby) -> bool:
@@ -127,3 +146,34 @@ def contradicted(related: Collection[tuple[str, str]], merges: Sequence[M]) -> l
             if m.merged_key in (a, b) and m.entity_key in joined:
                 out.setdefault((m.entity_key, m.merged_key), m)
     return sorted(out.values(), key=lambda m: m.id)
+
+
+class InitialsMerge(StandingMerge, Protocol):
+    """A standing merge of an acronym node into the one entity of the project its initials fitted then."""
+
+    @property
+    def merged_name(self) -> str: ...
+
+
+IM = TypeVar("IM", bound=InitialsMerge)
+
+
+def ambiguous_initials(mine: Nearby, merges: Sequence[IM], targets: Nearby) -> list[IM]:
+    """The merges (of `targets`: entity key → (name, type)) whose acronym one of the document's names (`mine`)
+    fits as well: "N.C." joined "New Caledonia" while it was the only place of those initials, and this document
+    names "North Carolina". In the other order the acronym would have joined North Carolina, so the caller
+    undoes it: fitting two names, it stays alone (and the two places are never one node through it)."""
+    out = []
+    for m in merges:
+        if m.entity_key not in targets:
+            continue
+        letters = acronym_letters(m.merged_name).lower()
+        target_type = targets[m.entity_key][1]
+        if any(
+            k not in (m.entity_key, m.merged_key)
+            and types_compatible(t, target_type)
+            and initials_fit(m.merged_key, letters, n, t)
+            for k, (n, t) in mine.items()
+        ):
+            out.append(m)
+    return out

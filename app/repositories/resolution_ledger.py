@@ -205,6 +205,26 @@ async def short_form_merges(conn: AsyncConnection, project_id: str, words: Seque
     return [ShortFormMerge(*row) for row in (await conn.execute(_SHORT_FORMS, params)).all()]
 
 
+# An acronym joined across documents by its initials alone (app/domain/resolution.py `_initials`, or absorbed
+# by app/domain/absorption.py `lone_fit`): not by a definition, nor by a full name in the acronym's document
+_BY_INITIALS = text("""
+SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
+  FROM entity_merge_ledger l
+ WHERE l.project_id = :project_id AND l.merged_key = ANY(CAST(:keys AS text[])) AND l.outcome IS NULL
+   AND l.rule = 'acronym' AND l.evidence LIKE '% are the initials of % in the project'
+ ORDER BY l.id
+""")
+
+
+async def initials_merges(conn: AsyncConnection, project_id: str, keys: Sequence[str]) -> list[ShortFormMerge]:
+    """The standing merges of the acronym nodes `keys` into an entity their initials were the only fit of (each
+    undone alone: other merges of the acronym, by a definition, stand)."""
+    if not keys:
+        return []
+    params = {"project_id": project_id, "keys": sorted(keys)}
+    return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_BY_INITIALS, params)).all()]
+
+
 # A document's own definition is its non-retroactive entry saying so (app/domain/resolution.py); any other
 # standing merge of the acronym is of a use that did not say what it stands for
 _UNDEFINED_USES = text("""

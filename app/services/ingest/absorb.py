@@ -25,7 +25,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.container import Container
 from app.core.errors import AppError
 from app.db.engine import Database
-from app.domain.absorption import Absorption, absorbs, absorptions, contradicted, lone_fit, related_forms
+from app.domain.absorption import (
+    Absorption,
+    absorbs,
+    absorptions,
+    ambiguous_initials,
+    contradicted,
+    initials_keys,
+    lone_fit,
+    related_forms,
+)
 from app.domain.aliases import AliasItem, AliasSource
 from app.domain.chunk_records import as_merged
 from app.domain.cross_document import Ranges, lone_word_candidates, nearby_ranges
@@ -186,8 +195,26 @@ class Absorber:
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        for merge in ambiguous + undefined + await self.contradicted(project_id, document_id, related):
-            await undo(project_id, merge)
+        initials = await self.initials_now_ambiguous(project_id, mine)
+        undone: set[int] = set()
+        for merge in ambiguous + undefined + initials + await self.contradicted(project_id, document_id, related):
+            if merge.id not in undone:
+                undone.add(merge.id)
+                await undo(project_id, merge)
+
+    async def initials_now_ambiguous(self, project_id: str, mine: Nearby) -> list[ShortFormMerge]:
+        """Standing merges of an acronym joined across documents by its initials alone that one of the document's
+        names (`mine`) fits as well (absorption.py `ambiguous_initials`); one read when no name has initials."""
+        keys = sorted({k for name, etype in mine.values() for k in initials_keys(name, etype)})
+        if not keys:
+            return []
+        async with _reads(self.db) as conn:
+            merges = await ledger_repo.initials_merges(conn, project_id, keys)
+            if not merges:
+                return []
+            wanted = sorted({m.entity_key for m in merges})
+            stored = await graph_repo.fetch_entities(conn, project_id, wanted, with_sources=False)
+        return ambiguous_initials(mine, merges, {k: (r.name, r.entity_type) for k, r in stored.items()})
 
     async def contradicted(
         self, project_id: str, document_id: str, related: Collection[tuple[str, str]] | None
