@@ -55,6 +55,8 @@ async def build_container(settings: Settings, database: Database | None = None) 
         await upgrade_to_head(db, settings.embedding_dim)
         async with db.transaction() as conn:
             await projects_repo.ensure(conn, DEFAULT_PROJECT, DEFAULT_PROJECT_NAME)
+        if db.replicas is not None:  # replicas serve reads only once they hold this schema and the default project
+            db.replicas.schema_floor = await db.primary_position()
     except BaseException:
         if database is None:
             await db.close()

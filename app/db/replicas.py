@@ -98,6 +98,9 @@ class ReadRouter:
     max_wait_ms: int
     max_lag_ms: int
     _turn: int = field(default=0)
+    # The primary's position once this process had migrated it: a replica that has not replayed that far may lack
+    # a table or column the code reads ("relation does not exist"), however small its lag.
+    schema_floor: int = field(default=0)
 
     @classmethod
     def build(cls, urls: list[str], *, pool_size: int, max_wait_ms: int, max_lag_ms: int, retry_s: float) -> ReadRouter:
@@ -124,7 +127,7 @@ class ReadRouter:
     async def connection(self, session: ReadSession | None) -> AsyncIterator[AsyncConnection | None]:
         """A connection to a replica able to serve `session`'s read, or None (then the caller reads the
         primary). The connection's transaction is fresh: the caller's first statement starts it."""
-        floor = session.floor if session is not None else 0
+        floor = max(session.floor if session is not None else 0, self.schema_floor)
         reason = "down"
         for replica in self._in_turn():
             async with AsyncExitStack() as attempt:

@@ -197,6 +197,25 @@ async def test_a_lagging_replica_is_skipped(make_app, servers):
         await standby.close()
 
 
+async def test_a_replica_serves_reads_only_once_it_holds_what_the_start_wrote(make_app, servers):
+    """A replica that has not replayed the migrations (or the default project) the process's start left on the
+    primary would answer "relation does not exist": until it has, the primary reads."""
+    standby = await servers.standby.admin(DATABASE)
+    try:
+        await standby.execute("SELECT pg_wal_replay_pause()")
+        first = await make_app()
+        async with first.container.db.transaction() as conn:  # WAL the paused replica does not replay
+            await conn.execute(text("INSERT INTO projects (id, name) VALUES ('schema', 'schema')"))
+        app = await make_app(database_read_max_wait_ms=50)  # its start reads the primary's position after that
+        behind = fallbacks("behind_client")
+        listing = await app.http.get("/documents", headers=auth("a"))
+        assert listing.status_code == 200, listing.text
+        assert fallbacks("behind_client") == behind + 1
+    finally:
+        await standby.execute("SELECT pg_wal_replay_resume()")
+        await standby.close()
+
+
 async def test_a_replica_url_naming_a_primary_is_not_used(make_app, servers):
     app = await make_app(database_read_url=[servers.primary_url])
     refused = fallbacks("not_a_standby")
