@@ -190,30 +190,32 @@ class Absorber:
         undefined = await self.contest(project_id, contested)
         if undo is None:
             return
-        if ambiguous is None:  # the nodes read again only when the pass merged some away
-            async with _reads(self.db) as conn:
+        async with _reads(self.db) as conn:
+            if ambiguous is None:  # the nodes read again only when the pass merged some away
                 if merged:
                     mine = await ledger_repo.document_nodes(conn, project_id, document_id)
                 ambiguous = await self.now_ambiguous(conn, project_id, mine)
-        initials = await self.initials_now_ambiguous(project_id, mine)
+            initials = await self.initials_now_ambiguous(conn, project_id, mine)
         undone: set[int] = set()
         for merge in ambiguous + undefined + initials + await self.contradicted(project_id, document_id, related):
             if merge.id not in undone:
                 undone.add(merge.id)
                 await undo(project_id, merge)
 
-    async def initials_now_ambiguous(self, project_id: str, mine: Nearby) -> list[ShortFormMerge]:
+    async def initials_now_ambiguous(
+        self, conn: AsyncConnection, project_id: str, mine: Nearby
+    ) -> list[ShortFormMerge]:
         """Standing merges of an acronym joined across documents by its initials alone that one of the document's
-        names (`mine`) fits as well (absorption.py `ambiguous_initials`); one read when no name has initials."""
+        names (`mine`) fits as well (absorption.py `ambiguous_initials`): no read when no name has initials, one
+        when no such merge stands, two when some do."""
         keys = sorted({k for name, etype in mine.values() for k in initials_keys(name, etype)})
         if not keys:
             return []
-        async with _reads(self.db) as conn:
-            merges = await ledger_repo.initials_merges(conn, project_id, keys)
-            if not merges:
-                return []
-            wanted = sorted({m.entity_key for m in merges})
-            stored = await graph_repo.fetch_entities(conn, project_id, wanted, with_sources=False)
+        merges = await ledger_repo.initials_merges(conn, project_id, keys)
+        if not merges:
+            return []
+        wanted = sorted({m.entity_key for m in merges})
+        stored = await graph_repo.fetch_entities(conn, project_id, wanted, with_sources=False)
         return ambiguous_initials(mine, merges, {k: (r.name, r.entity_type) for k, r in stored.items()})
 
     async def contradicted(
