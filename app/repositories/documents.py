@@ -129,8 +129,13 @@ async def in_flight(conn: AsyncConnection, project_id: str) -> list[InFlightDocu
 
 # A claim is stale when its worker is known dead (missed its heartbeats), or, for a worker that is not known
 # (an older version, or a row already pruned) or alive but no longer heartbeating this document (its task
-# ended without its final write), when the document's own heartbeat is older than the claim timeout.
-_STALE_CLAIM = f"(heartbeat_at < now() - make_interval(secs => :timeout) OR {CLAIMANT_DEAD})"
+# ended without its final write), when the document's own heartbeat is older than the claim timeout. A worker
+# asking is alive, whatever its liveness row says: its beats may run late on a starved machine, and it must not
+# retake (or end as abandoned) a document it is still processing.
+_STALE_CLAIM = (
+    "(heartbeat_at < now() - make_interval(secs => :timeout)"
+    f" OR (claimed_by IS DISTINCT FROM CAST(:worker AS text) AND {CLAIMANT_DEAD}))"
+)
 
 
 # A claimed document is at the pipeline's first stage (services/ingest/progress.py STAGES) from the claim on,
@@ -168,7 +173,9 @@ async def claim_next(conn: AsyncConnection, worker_id: str, claim_timeout: float
     return Claim.from_row(row) if row else None
 
 
-async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attempts: int) -> list[EndedClaim]:
+async def fail_abandoned(
+    conn: AsyncConnection, worker_id: str, claim_timeout: float, max_attempts: int
+) -> list[EndedClaim]:
     """Stale claims that already used every attempt become failed instead of being retaken forever; stale
     claims of documents whose cancellation was asked become cancelled. Returns (project_id, id, status)."""
     rows = await conn.execute(
@@ -181,7 +188,7 @@ async def fail_abandoned(conn: AsyncConnection, claim_timeout: float, max_attemp
             " AND (attempts >= :max_attempts OR cancel_requested)"
             " RETURNING project_id, id, status, error"
         ),
-        {"timeout": claim_timeout, "max_attempts": max_attempts},
+        {"timeout": claim_timeout, "max_attempts": max_attempts, "worker": worker_id},
     )
     return [EndedClaim.from_row(r) for r in rows.mappings()]
 

@@ -197,7 +197,7 @@ class Worker:
                 async with self.c.db.transaction() as conn:
                     asked = await docs_repo.heartbeat(conn, self.id, list(self._tasks))
                 async with self.c.db.transaction() as conn:
-                    ended = await docs_repo.fail_abandoned(conn, s.worker_claim_timeout, s.worker_max_attempts)
+                    ended = await docs_repo.fail_abandoned(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
                     await workers_repo.prune(conn, s.worker_claim_timeout)
                     await events_repo.add(conn, [(r.project_id, r.id, r.status, r.error) for r in ended])
                 for key in asked:

@@ -113,8 +113,46 @@ async def test_dead_worker_with_no_attempts_left_fails_its_document(make_setting
     await _claimed(db, doc, "dead", heartbeat_age=1.0, attempts=3)
     assert await _claim(db, "other", max_attempts=3) is None
     async with db.transaction() as conn:
-        ended = await docs_repo.fail_abandoned(conn, 120.0, 3)
+        ended = await docs_repo.fail_abandoned(conn, "other", 120.0, 3)
     assert [(r.id, r.status) for r in ended] == [(doc, "failed")]
+
+
+async def test_a_worker_whose_beats_run_late_keeps_its_own_claims(make_settings, start_app):
+    """On a starved machine a live worker's liveness row can look dead to itself: it must not retake a document
+    it is still processing (a third attempt) nor end it as abandoned; any other worker still treats it as dead."""
+    app = await start_app(make_settings(worker_enabled=False))
+    db = app.container.db
+    busy, last = await _add(app, "default", TEXTS[0]), await _add(app, "default", TEXTS[1])
+    await _worker_row(db, "late", 0.5, last_seen_age=2.0)  # four beats missed, as seen from the database
+    await _claimed(db, busy, "late", heartbeat_age=2.0, attempts=2)
+    await _claimed(db, last, "late", heartbeat_age=2.0, attempts=3)
+
+    assert await _claim(db, "late") is None
+    async with db.transaction() as conn:
+        assert await docs_repo.fail_abandoned(conn, "late", 120.0, 3) == []
+    rows = await document_rows(db, "default")
+    assert [(rows[d]["status"], rows[d]["claimed_by"], rows[d]["attempts"]) for d in (busy, last)] == [
+        ("processing", "late", 2),
+        ("processing", "late", 3),
+    ]
+
+    taken = await _claim(db, "other")
+    assert taken is not None and (taken.id, taken.attempts) == (busy, 3)
+    async with db.transaction() as conn:
+        ended = await docs_repo.fail_abandoned(conn, "other", 120.0, 3)
+    assert [(r.id, r.status) for r in ended] == [(last, "failed")]
+
+
+async def test_a_worker_retakes_its_own_document_once_the_claim_timeout_passed(make_settings, start_app):
+    """Its task for the document ended without the final write (database down then): the claim goes stale by the
+    document's own heartbeat, for the worker that held it too."""
+    app = await start_app(make_settings(worker_enabled=False))
+    db = app.container.db
+    doc = await _add(app, "default", TEXTS[0])
+    await _worker_row(db, "w", 0.5, last_seen_age=0)
+    await _claimed(db, doc, "w", heartbeat_age=121)
+    taken = await _claim(db, "w")
+    assert taken is not None and (taken.id, taken.attempts) == (doc, 2)
 
 
 async def test_stopped_workers_are_forgotten_and_old_rows_pruned(make_settings, start_app):
