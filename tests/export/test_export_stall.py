@@ -111,6 +111,7 @@ def _timed_get(http: httpx.Client, path: str) -> tuple[int, float]:
 
 def test_stalled_exports_leave_the_pool_free_and_are_dropped_after_the_send_timeout(serve):
     live, app = serve()
+    opening = time.perf_counter()
     opened = [_open_export(live.port) for _ in range(REQUESTS)]
     stall_started = time.perf_counter()
     stalled = [(sock, head) for sock, status, head in opened if status == 200]
@@ -128,8 +129,10 @@ def test_stalled_exports_leave_the_pool_free_and_are_dropped_after_the_send_time
         health, health_seconds = _timed_get(http, "/health")
         documents, documents_seconds = _timed_get(http, "/documents")
         assert (health, documents) == (200, 200)
-        # still within the stall: the cap is still taken by the stalled exports
-        assert http.get("/export", params={"project_id": "big"}).status_code == 503
+        # within the stall the cap is still taken by the stalled exports; on a starved machine the send timeout
+        # may have passed by now (counted from the first export's open), and only then may an export get in
+        status = http.get("/export", params={"project_id": "big"}).status_code
+        assert status == 503 or (status == 200 and time.perf_counter() - opening >= SEND_TIMEOUT)
         print(f"\nduring the stall: /health {health_seconds:.3f}s, /documents {documents_seconds:.3f}s")
 
     deadline = time.perf_counter() + SEND_TIMEOUT + 15

@@ -16,6 +16,7 @@ from tests.support.live_server import LiveServer, live_app
 
 API_KEY = "ui-test-key"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+EXPECT_TIMEOUT = 30_000  # ms
 
 
 def chromium_path() -> str | None:
@@ -45,6 +46,8 @@ def browser() -> Iterator:  # noqa: ANN201 (playwright's Browser, imported lazil
         if os.environ.get("CI"):
             raise
         pytest.skip("playwright is not installed: `make test` installs the dev extra")
+    # expect() waits 5 s by default, whatever page.set_default_timeout says: too short for a loaded CI machine
+    sync_api.expect.set_options(timeout=EXPECT_TIMEOUT)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=["--disable-gpu"])
         yield browser
