@@ -181,7 +181,7 @@ class UpdateRunner:
                 if resolution is None and mode != "off":
                     resolution = await NameResolution.prepare(conn, mode, s.project_id, s.target_id, s.extractions)
             if resolution is not None:
-                await self.pipeline.merger.judge.settle(s.project_id, resolution)
+                await self.pipeline.merger.judge.settle(s.project_id, resolution, report_of=s.update_id)
                 async with self.c.db.connect() as conn:
                     await resolution.anticipate(conn)
             named = {k for x in s.extractions for k in (*(e.key for e in x.entities), *_ends(x))}
