@@ -14,9 +14,12 @@ the order of ingestion. The similarity of the two names' embeddings is the same 
 the same pairs pass in either order. Every pair that passes is asked, up to a ceiling (`per_document`) set
 far above what a document usually has (the holdout's documents have at most 13): a cap near the usual count
 (it was 12) bound in one order and not in the other, for what competes in a document depends on what is stored
-before it, and a dropped pair was never asked again. The ceiling only bounds the tokens of one call on a
-document naming very many things; it takes pairs by similarity and then by the unordered pair of keys, a key
-the pair has whichever side is the document's. Two names of people must also
+before it. The ceiling only bounds the tokens of one call on a document naming very many things; it takes the
+pairs in the order of their unordered pair of keys, which a pair has whichever side is the document's and
+whatever was stored when it came (a similarity does not: the stored side's embedding is of its description as
+merged by then, the document's side of its own first one). The pairs over it are not dropped: they are kept
+as duplicate suggestions ("not asked: over the judge's per-document cap", `unasked_evidence`) and counted in
+the document's report (app/services/ingest/resolution_judge.py). Two names of people must also
 share something an alias of one person keeps (`may_be_one_person`): the embeddings of two names of one style
 ("Haoran Xu" / "Haoran Zhou") are near whoever they name, and a judge may say "same" to them.
 
@@ -128,9 +131,16 @@ def choose(
     floor: float = 0.0,
     per_document: int = PER_DOCUMENT,
 ) -> list[Neighbour]:
+    """The neighbours asked about: `passing`, at most `per_document` of them (module docstring)."""
+    return passing(found, doc, rejected, floor)[:per_document]
+
+
+def passing(
+    found: Iterable[Neighbour], doc: DocumentNames, rejected: Collection[tuple[str, str]], floor: float = 0.0
+) -> list[Neighbour]:
     """The neighbours worth a verdict: one per (name, entity), the most similar way found, each judged on the pair
-    alone (an embedding neighbour from `floor_of` the pair); at most `per_document`, by similarity then by the
-    unordered pair (module docstring)."""
+    alone (an embedding neighbour from `floor_of` the pair); in the order of the unordered pair of keys, the order
+    the per-document cap takes them in."""
     best: dict[tuple[str, str], Neighbour] = {}
     for n in found:
         if n.name_key not in doc.names or n.key == n.name_key:  # a stored name of this document may be it too
@@ -145,13 +155,26 @@ def choose(
         pair = (n.name_key, n.key)
         if pair not in best or n.similarity > best[pair].similarity:
             best[pair] = n
-    return sorted(best.values(), key=_standing)[:per_document]
+    return sorted(best.values(), key=_standing)
 
 
-def _standing(n: Neighbour) -> tuple[float, tuple[str, str]]:
-    """A pair's place under the cap, the same whichever of its names is the document's (similarities rounded: the
-    two sides' vectors may differ in their last digits)."""
-    return -round(n.similarity, 4), sorted_pair(n.name_key, n.key)
+def _standing(n: Neighbour) -> tuple[str, str]:
+    """A pair's place under the cap: its names' keys, the same whichever is the document's and whatever else is
+    stored (module docstring)."""
+    return sorted_pair(n.name_key, n.key)
+
+
+_FOUND_BY = {
+    "embedding": "embeddings of name and description",
+    "document": "embeddings of name and description",
+    "trigram": "trigrams of the keys",
+}
+
+
+def unasked_evidence(n: Neighbour, per_document: int = PER_DOCUMENT) -> str:
+    """The evidence of the duplicate suggestion a pair over the cap becomes."""
+    way = f"{_FOUND_BY[n.found_by]} {n.similarity:.2f} similar" if n.found_by in _FOUND_BY else "a bare code's letters"
+    return f"not asked: over the judge's per-document cap of {per_document} ({way})"
 
 
 def document_neighbours(

@@ -60,6 +60,7 @@ class ExtractionReport:
     retried_chunks: int = 0  # chunks whose first answer held no usable record
     runaway_answers: int = 0  # answers cut by their token cap or looping (the records before the loop kept)
     truncated_names: int = 0  # names cut to the name length limit (characters, or bytes of the key)
+    judge_pairs_unasked: int = 0  # judge candidates over its per-document cap, kept as suggestions (set by the judge)
     warning: str | None = None
 
     @classmethod

@@ -293,6 +293,18 @@ async def set_unembedded(conn: AsyncConnection, project_id: str, document_id: st
     )
 
 
+async def set_judge_unasked(conn: AsyncConnection, project_id: str, document_id: str, unasked: int) -> None:
+    """Record on the document's extraction report how many judge candidates were over the per-document cap (kept
+    as duplicate suggestions: services/ingest/resolution_judge.py); the report of each attempt starts at 0."""
+    c = documents.c
+    note = literal({"judge_pairs_unasked": unasked}, type_=JSONB)
+    await conn.execute(
+        update(documents)
+        .where(c.project_id == project_id, c.id == document_id, c.extraction_report.is_not(None))
+        .values(extraction_report=c.extraction_report.op("||")(note))
+    )
+
+
 async def release(conn: AsyncConnection, worker_id: str, keys: Sequence[tuple[str, str]] | None = None) -> int:
     """Give claimed documents back to the queue (graceful shutdown): not counted as an attempt."""
     c = documents.c

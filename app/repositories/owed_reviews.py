@@ -1,9 +1,12 @@
 """SQL of the documents owing their resolution review (migration 0022): marked by the document's merge (in the
 statement setting `graph_merged`, repositories/documents.py::set_fields), cleared by its final write once
 processed (`documents.py::finish`), else swept by any worker for documents no attempt is processing, each taken
-under a lease so two workers do not review one together (app/services/ingest/review_sweep.py)."""
+under a lease so two workers do not review one together (app/services/ingest/review_sweep.py). An update's row
+(`update_of` set) owes the review of the document it updates: its swap merged into that document's nodes."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -18,7 +21,7 @@ UPDATE documents d SET review_taken_at = now()
          LIMIT 1
            FOR UPDATE OF o SKIP LOCKED) AS t
  WHERE d.project_id = t.project_id AND d.id = t.id
-RETURNING d.project_id, d.id
+RETURNING d.project_id, d.id, coalesce(d.update_of, d.id)
 """)
 
 # Left owed when an attempt took the document up meanwhile (a retry): that attempt's final write clears it.
@@ -28,11 +31,18 @@ UPDATE documents SET review_owed = false, review_taken_at = NULL
 """)
 
 
-async def take_owed(conn: AsyncConnection, lease_seconds: float) -> tuple[str, str] | None:
-    """One document owing its review that no attempt is processing and no live lease holds: (project, document),
-    leased to the caller for `lease_seconds`; None when there is none."""
+@dataclass(frozen=True)
+class Owed:
+    project_id: str
+    row_id: str  # the row owing it: a document's, or an update's (`<id>@v<n>`)
+    review_of: str  # the document whose nodes are reviewed: the row's own, or the one the update updates
+
+
+async def take_owed(conn: AsyncConnection, lease_seconds: float) -> Owed | None:
+    """One row owing its review that no attempt is processing and no live lease holds, leased to the caller for
+    `lease_seconds`; None when there is none."""
     row = (await conn.execute(_TAKE, {"lease": lease_seconds})).first()
-    return (row[0], row[1]) if row is not None else None
+    return Owed(row[0], row[1], row[2]) if row is not None else None
 
 
 async def reviewed(conn: AsyncConnection, project_id: str, document_id: str) -> None:

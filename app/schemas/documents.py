@@ -171,6 +171,12 @@ class ExtractionReportOut(BaseModel):
         "characters and 1,024 bytes of UTF-8 (a relation's two ends are "
         "indexed together, and an index row holds 2,704 bytes).",
     )
+    judge_pairs_unasked: int = Field(
+        0,
+        description="With ENTITY_RESOLUTION=llm: candidate pairs of the document's names and stored entities "
+        "over the judge's cap of 32 per document, not asked but listed as duplicate suggestions "
+        "(GET /entities/duplicates) for a user to review.",
+    )
     warning: str | None = Field(
         None,
         description='Set when extraction fell short, e.g. "the model returned no '

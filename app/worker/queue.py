@@ -210,7 +210,11 @@ class Worker:
 
     async def sweep_reviews(self) -> int:
         """The resolution review of documents owing it that no attempt is processing (failed for good after their
-        merge: app/services/ingest/review_sweep.py); how many were reviewed."""
+        merge: app/services/ingest/review_sweep.py); how many were reviewed. None with ENTITY_RESOLUTION off or
+        suggest, whose documents run no final pass: what is owed (marked while another mode ran, or by migration
+        0023) waits for a mode that runs it."""
+        if self.settings.entity_resolution not in ("auto", "llm"):
+            return 0
         return await self.pipeline.reviews.sweep(self._undo_merge, self.settings.worker_claim_timeout)
 
     async def _sweep_loop(self) -> None:

@@ -34,7 +34,7 @@ def near(name_key: str, name: str, etype: str, similarity: float) -> Neighbour:
     return Neighbour(name_key, name.lower(), name, etype, f"{name} is somewhere.", similarity, "embedding")
 
 
-def test_choose_keeps_compatible_unguarded_unrejected_neighbours_best_first():
+def test_choose_keeps_compatible_unguarded_unrejected_neighbours_in_key_order():
     doc = doc_of(("Chennai", "location"), ("Imran Khan", "person"), ("Harbour", "location"))
     found = [
         near("chennai", "Madras", "location", 0.7),

@@ -378,6 +378,7 @@ async def test_document_reports_what_extraction_produced(app_client, fake_llm):
         "retried_chunks": 0,
         "runaway_answers": 0,
         "truncated_names": 0,
+        "judge_pairs_unasked": 0,
         "unembedded_items": 0,
         "embedding_warning": None,
         "warning": None,

@@ -118,11 +118,11 @@ async def test_only_documents_no_attempt_is_processing_are_swept(app_client):
         assert await repo.take_owed(conn, 60.0) is None  # its attempt does the check
         await conn.execute(update(documents).where(documents.c.id == "doc-x").values(status="failed"))
     async with db.transaction() as conn:
-        assert await repo.take_owed(conn, 60.0) == ("default", "doc-x")
+        assert await repo.take_owed(conn, 60.0) == repo.Owed("default", "doc-x", "doc-x")
     async with db.transaction() as conn:
         assert await repo.take_owed(conn, 60.0) is None  # leased
     async with db.transaction() as conn:
-        assert await repo.take_owed(conn, 0.0) == ("default", "doc-x")  # the lease ran out
+        assert await repo.take_owed(conn, 0.0) == repo.Owed("default", "doc-x", "doc-x")  # the lease ran out
         await repo.reviewed(conn, "default", "doc-x")
         assert await repo.take_owed(conn, 0.0) is None
 

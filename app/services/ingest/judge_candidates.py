@@ -3,7 +3,8 @@ rules leave as a new node, the stored entities nearest to it by name-and-descrip
 embedding call, counted in the document's embedding usage), by trigram similarity where pg_trgm is installed,
 by a bare code's letters ("LBN" / "Lebanon", either way round), and the document's other new names near it by
 the same embeddings (a thing named two ways in one document), filtered and capped by
-app/domain/judge_candidates.py, as pairs for the judge's one call.
+app/domain/judge_candidates.py, as pairs for the judge's one call; the pairs over the cap are returned apart, for
+the judge to keep as duplicate suggestions.
 
 Without an embedding endpoint, or when it fails, the judge gets the rules' open pairs only.
 """
@@ -15,7 +16,15 @@ import logging
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
 from app.domain.judge import JudgePair, one_line
-from app.domain.judge_candidates import CODE_MARGIN, Neighbour, choose, code_pattern, document_neighbours, lone_names
+from app.domain.judge_candidates import (
+    CODE_MARGIN,
+    PER_DOCUMENT,
+    Neighbour,
+    code_pattern,
+    document_neighbours,
+    lone_names,
+    passing,
+)
 from app.domain.resolution import Resolution
 from app.domain.texts import entity_embedding_text
 from app.providers.embeddings import EmbeddingClient
@@ -41,13 +50,13 @@ class JudgeCandidates:
 
     async def pairs(
         self, project_id: str, resolution: NameResolution, rules: Resolution, stored: set[str]
-    ) -> list[JudgePair]:
-        """Judge pairs for the document's new names and their nearest stored entities, best first, capped.
-        `rules`: what the rules alone decide (NameResolution.rules_only); `stored`: the names of it that are
-        entities of the project."""
+    ) -> tuple[list[JudgePair], list[Neighbour]]:
+        """Judge pairs for the document's new names and their nearest stored entities, at most PER_DOCUMENT (in
+        the order of their keys), and the neighbours that passed but were over that cap. `rules`: what the rules
+        alone decide (NameResolution.rules_only); `stored`: the names of it that are entities of the project."""
         lone = lone_names(rules, stored)
         if not lone:
-            return []
+            return [], []
         vectors = await self._embed(resolution, lone)  # before a connection is taken: no pooled one waits on it
         found: list[Neighbour] = []
         async with self.db.connect() as conn:
@@ -64,9 +73,10 @@ class JudgeCandidates:
                 vectors, resolution.doc, resolution.descriptions, self.min_similarity - CODE_MARGIN
             )
             rejected = await aliases_repo.rejected_pairs(conn, project_id, [(n.name_key, n.key) for n in found])
-        chosen = choose(found, resolution.doc, rejected | resolution.rejected, self.min_similarity)
+        worth = passing(found, resolution.doc, rejected | resolution.rejected, self.min_similarity)
+        chosen, over = worth[:PER_DOCUMENT], worth[PER_DOCUMENT:]
         doc = resolution.doc
-        return [
+        asked = [
             JudgePair(
                 n.name_key,
                 doc.names[n.name_key],
@@ -79,6 +89,7 @@ class JudgeCandidates:
             )
             for n in chosen
         ]
+        return asked, over
 
     async def _embed(self, resolution: NameResolution, keys: list[str]) -> list[tuple[str, list[float]]]:
         if self.embedder is None or not self.embedder.configured:

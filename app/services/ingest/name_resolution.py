@@ -106,6 +106,7 @@ class NameResolution:
     judged: dict[str, tuple[str, str]] = field(default_factory=dict)  # name key → (entity key, reason): judge said same
     settled: bool = False  # the judge was asked (or had nothing to answer)
     proposed: dict[str, Proposal] = field(default_factory=dict)  # name key → a neighbour the judge said is it
+    unasked: list[SuggestionItem] = field(default_factory=list)  # judge candidates over its cap: suggestions
     anticipated: _Anticipated | None = None  # the decision taken before the locks (`anticipate`)
     reused: bool = False  # the last `resolve_locked` reused it
     aliases_read: dict[str, str] = field(default_factory=dict)  # the last reading's aliases (name key → entity)
@@ -373,11 +374,18 @@ class NameResolution:
         return Recorded(by_target, items)
 
     async def suggest(self, conn: AsyncConnection) -> None:
-        """Write the suggestions."""
+        """Write the suggestions, and the judge's candidates over its cap whose names of the document stay nodes
+        of their own (resolution_judge.py)."""
         assert self.result is not None
-        if self.result.suggestions:
+        decisions = self.result.decisions
+        unasked = [
+            u
+            for u in self.unasked
+            if all(d.target == k for k in (u.key_a, u.key_b) if (d := decisions.get(k)) is not None)
+        ]
+        if self.result.suggestions or unasked:
             await aliases_repo.add_suggestions(
                 conn,
                 self.project_id,
-                [SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions],
+                [SuggestionItem(a, b, score, evidence) for a, b, score, evidence in self.result.suggestions] + unasked,
             )

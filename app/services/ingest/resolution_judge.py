@@ -15,6 +15,11 @@ The same question gets the same answer whichever name came first: each pair is s
 the pairs in key order (app/domain/judge.py::JudgePair.facing), and each verdict is kept in the response cache
 under the unordered pair of keys and types (`pair_key`): a pair settled once, from either side, is answered
 from there and not asked again (nor paid for).
+
+The candidates beyond the rules are capped per document (PER_DOCUMENT, a token ceiling); those over it are not
+lost: they become duplicate suggestions, written with the merge's (evidence "not asked: over the judge's
+per-document cap of 32 ..."), for a user to review, and the document's report counts them
+(`judge_pairs_unasked`).
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ import logging
 from app.core.config import Settings
 from app.core.errors import ServiceUnavailable
 from app.db.engine import Database
+from app.domain.aliases import SuggestionItem
 from app.domain.judge import JudgePair, Verdict, parse_verdicts, read_verdict, verdict_text
-from app.domain.judge_candidates import Proposal
+from app.domain.judge_candidates import Proposal, unasked_evidence
 from app.prompts.judge import JUDGE_SCHEMA, JUDGE_SCHEMA_NAME, judge_messages
 from app.providers.embeddings import EmbeddingClient
 from app.providers.llm import json_schema_format
+from app.repositories import documents as docs_repo
 from app.repositories import llm_cache as cache_repo
 from app.services.cached_llm import CachedLLM, ChatRequest, cache_key, llm_identity
 from app.services.ingest.judge_candidates import JudgeCandidates
@@ -71,15 +78,22 @@ class ResolutionJudge:
         self.settings = settings
         self.candidates = JudgeCandidates(db, embedder, settings.entity_judge_similarity)
 
-    async def settle(self, project_id: str, resolution: NameResolution) -> None:
-        """Ask about the resolution's open pairs once (mode llm only) and keep the verdicts on it."""
+    async def settle(self, project_id: str, resolution: NameResolution, report_of: str | None = None) -> None:
+        """Ask about the resolution's open pairs once (mode llm only) and keep the verdicts on it; the candidates
+        over the cap are kept on it as suggestions and counted on the report of `report_of` (an update's row),
+        else of the resolution's document."""
         if resolution.mode != "llm" or resolution.settled:
             return
         resolution.settled = True
         async with self.db.connect() as conn:
             known, result = await resolution.rules_only(conn)
             pairs = await resolution.open_pairs(conn, result)
-        proposed = await self.candidates.pairs(project_id, resolution, result, set(known.entity_types))
+        proposed, over = await self.candidates.pairs(project_id, resolution, result, set(known.entity_types))
+        if over:
+            resolution.unasked = [SuggestionItem(n.name_key, n.key, n.similarity, unasked_evidence(n)) for n in over]
+            log.info("entity judge: %d pairs of %s over the per-document cap", len(over), resolution.document_id)
+            async with self.db.transaction() as conn:
+                await docs_repo.set_judge_unasked(conn, project_id, report_of or resolution.document_id, len(over))
         pairs += proposed
         if not pairs:
             return

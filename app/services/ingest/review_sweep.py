@@ -9,7 +9,9 @@ has none. So the merge marks the document as owing its review (migration 0022; i
 documents no attempt is processing that still owe it: at its start and at each heartbeat interval, one at a
 time under a lease. The review reads what the document stored (its nodes, its records: no extraction call); an
 absorption or undo done already is not done again (the pass reads the committed graph, an undo needs a standing
-merge), so two workers reviewing one document change the graph once.
+merge), so two workers reviewing one document change the graph once. An update failed for good after its swap
+(app/services/update/runner.py) owes the same review of the document it updated: its row is marked, and the
+sweep reviews that document's nodes and the records of its current chunks.
 """
 
 from __future__ import annotations
@@ -37,9 +39,8 @@ class ReviewSweep:
                 owed = await repo.take_owed(conn, lease_seconds)
             if owed is None:
                 return done
-            project_id, document_id = owed
-            await self.absorber.review(project_id, document_id, undo, None, None)
+            await self.absorber.review(owed.project_id, owed.review_of, undo, None, None)
             async with self.db.transaction() as conn:
-                await repo.reviewed(conn, project_id, document_id)
-            log.info("document %s/%s: its resolution review done by a sweep", project_id, document_id)
+                await repo.reviewed(conn, owed.project_id, owed.row_id)
+            log.info("document %s/%s: its resolution review done by a sweep", owed.project_id, owed.row_id)
             done += 1

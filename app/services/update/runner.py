@@ -5,7 +5,13 @@ chunks, under the update's own row, where no query sees them → swap: in one tr
 of every key the removed chunks supported and every key the new chunks name, remove the removed chunks'
 contributions as a deletion would (app/services/update/removal.py), give the kept and new chunks to the
 document at their new positions, merge the new chunks' records with the ingestion merge rules and make the
-new text the document's current version → summarise and embed what the merge touched, as ingestion does.
+new text the document's current version → summarise and embed what the merge touched, as ingestion does →
+with ENTITY_RESOLUTION auto or llm, the final pass of resolution over the document's nodes, as after an
+ingestion (app/services/ingest/absorb.py::Absorber.review): earlier nodes the new text's full names absorb,
+standing merges it makes ambiguous or contradicts undone. So a name the update brings resolves as it would had
+the new text come in as a document. The swap marks the update's row as owing that review (`review_owed`, with
+`graph_merged`); a retry after the swap runs it on what is stored, and an update failed for good after the
+swap is reviewed by a worker's sweep (app/services/ingest/review_sweep.py), always over the updated document.
 
 Until the swap commits the document answers with its previous version; a failed or cancelled update leaves
 it so (its new chunks stay on the update's row for a retry and go when the update is deleted or replaced).
@@ -24,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.errors import Conflict
 from app.db.errors import is_deadlock
+from app.domain.absorption import related_forms
 from app.domain.chunk_diff import ChunkDiff, diff_chunks
 from app.domain.chunking import chunk_id
 from app.domain.document_rows import DocumentRow
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _DEADLOCK_RETRIES = 3  # swaps the server aborted to break a deadlock, tried again
+_REVIEWS = ("auto", "llm")  # the modes running the final pass after the merge, as ingestion (pipeline.py)
 
 
 class _Outdated(Exception):
@@ -82,10 +90,13 @@ class UpdateRunner:
         project_id, target_id = doc.project_id, doc.update_of
         assert target_id is not None  # the pipeline hands over update rows only
         project = await ProjectService(self.c).overrides(project_id)
+        # two writings of a person's name the new chunks relate (absorb.py); None: an earlier attempt swapped, so
+        # the final pass reads them from the document's stored records
+        related: set[tuple[str, str]] | None = None
         if doc.graph_merged:  # an earlier attempt swapped: finish what it touched
             touched = await self.pipeline.finaliser.read_touched(project_id, target_id)
         else:
-            touched = await self._prepare_and_swap(doc, worker_id, progress, project)
+            touched, related = await self._prepare_and_swap(doc, worker_id, progress, project)
         if on_merged is not None:
             on_merged()
         try:
@@ -97,8 +108,16 @@ class UpdateRunner:
             raise
         finally:
             self.pipeline.last_writers.release(touched)
+        if self.c.settings.entity_resolution in _REVIEWS:  # also when an earlier attempt swapped
+            with stage("absorb", self.pipeline.timings):
+                await self.pipeline.absorber.review(
+                    project_id, target_id, self.pipeline.undo_merge, touched.nodes(), related
+                )
 
-    async def _prepare_and_swap(self, doc: DocumentRow, worker_id: str, progress: Progress, project) -> Touched:
+    async def _prepare_and_swap(
+        self, doc: DocumentRow, worker_id: str, progress: Progress, project
+    ) -> tuple[Touched, set[tuple[str, str]]]:
+        """The swap's touched items, and the related forms of the new chunks' records (for the final pass)."""
         project_id, update_id, target_id = doc.project_id, doc.id, doc.update_of
         assert target_id is not None and doc.content is not None  # an update row, read with its content
         async with self.c.db.connect() as conn:
@@ -146,7 +165,8 @@ class UpdateRunner:
             extractions,
         )
         with stage("merge", self.pipeline.timings):
-            return await self._swap(swap)
+            touched = await self._swap(swap)
+        return touched, related_forms(extractions)
 
     async def _swap(self, s: _Swap) -> Touched:
         """Attempts until one writes; each plans the removal outside the locks, then locks and writes."""
@@ -161,7 +181,7 @@ class UpdateRunner:
                 if resolution is None and mode != "off":
                     resolution = await NameResolution.prepare(conn, mode, s.project_id, s.target_id, s.extractions)
             if resolution is not None:
-                await self.pipeline.merger.judge.settle(s.project_id, resolution)
+                await self.pipeline.merger.judge.settle(s.project_id, resolution, report_of=s.update_id)
                 async with self.c.db.connect() as conn:
                     await resolution.anticipate(conn)
             named = {k for x in s.extractions for k in (*(e.key for e in x.entities), *_ends(x))}
@@ -228,7 +248,9 @@ class UpdateRunner:
                 )
                 touched, idents = await self.pipeline.merger._merge_locked(conn, p, s.target_id, extractions)
                 await self._record(conn, s, current_doc)
-                await docs_repo.set_fields(conn, p, s.update_id, graph_merged=True)
+                # owing the final pass until the update's final write (or a sweep), as a document's merge marks it
+                marks = {"review_owed": True} if self.c.settings.entity_resolution in _REVIEWS else {}
+                await docs_repo.set_fields(conn, p, s.update_id, graph_merged=True, **marks)
         finally:
             for batch in batches:
                 await batch.flush_best_effort("update")
