@@ -251,16 +251,15 @@ def _shape(name: str, etype: str) -> _Shape:
     else:
         designation = "" if designated_cores(name, etype) or not capitalised_name(name) else "cores"
     word = lone_word(name, etype)
-    initialled: tuple[str, ...] | None = tuple(tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person"))
-    if not _person_like(etype) or len(initialled) < 2 or any(len(w) != 1 for w in initialled[:-1]):
-        initialled = None
+    words = tuple(tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person"))
+    initials = _person_like(etype) and len(words) >= 2 and all(len(w) == 1 for w in words[:-1])
     return _Shape(
         designation,
         match,
         word,
         word is not None and _person_like(etype) and person_name(name),
         word is not None and not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT | _CONCEPTS,
-        initialled,
+        words if initials else None,
         not (is_person(etype) or specific_type(etype) is None or is_acronym(name)),
     )
 

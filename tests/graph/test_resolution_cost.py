@@ -259,3 +259,32 @@ def test_names_extending_a_name_are_those_a_scan_of_every_name_of_its_type_finds
         assert extension_candidates(name, etype, index, exclude=key) == expected, name
     found, rule = extension_candidates("Osogbo Summit", "event", index, "osogbo summit event")
     assert found == {"osogbo summit 2004 event", "osogbo summit 2011 event"} and rule == "year"
+
+
+def test_earlier_nodes_a_document_absorbs_are_worked_out_once_when_read_and_are_what_they_were(monkeypatch):
+    from app.domain import resolution
+
+    doc = DocumentNames()
+    doc.add("halvorsen brightline pro 5", "Halvorsen Brightline Pro 5", "artifact")
+    nearby: Nearby = {"brightline pro 5": ("Brightline Pro 5", "artifact")}
+    known = Known(entity_types={"brightline pro 5": "artifact"}, nearby=nearby)
+    asked: list[int] = []
+
+    def counted(*args, **kwargs):
+        asked.append(1)
+        return absorptions(*args, **kwargs)
+
+    monkeypatch.setattr(resolution, "absorptions", counted)
+    result = resolve(doc, known, {}, "auto")
+    assert not asked  # the ingest never reads them: its final pass finds them on the committed graph
+    expected = [("brightline pro 5", "halvorsen brightline pro 5")]
+    assert [(a.key, a.target) for a in result.absorptions] == expected and len(asked) == 1
+    assert result.absorptions == absorptions({"halvorsen brightline pro 5": doc_entry(doc)}, nearby, set(doc.names))
+    assert len(result.absorptions) == 1 and result.absorptions[0].rule == "maker" and len(asked) == 1
+    suggested = resolve(doc, known, {}, "suggest")  # suggested at once, not merged
+    assert len(asked) == 2 and not suggested.absorptions
+    assert ("brightline pro 5", "halvorsen brightline pro 5", 1.0) in [s[:3] for s in suggested.suggestions]
+
+
+def doc_entry(doc: DocumentNames) -> tuple[str, str]:
+    return doc.names["halvorsen brightline pro 5"], doc.types["halvorsen brightline pro 5"]
