@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from app.domain.name_designations import (
     adjective_prefixes,
@@ -227,20 +228,57 @@ def _joinings(words: list[str]) -> set[str]:
     return found | {" ".join(words)}
 
 
+class _Shape(NamedTuple):
+    """What the candidate rules below read of one name before they look at another: the same in every index, and
+    a final pass asks them of each of its names two or three times (absorption.py::lone_fit)."""
+
+    designation: str  # "truncated" ("Colo."), "dotted" ("W.Va."), "cores" (looked up by `match`) or "" (none)
+    match: str
+    word: str | None  # `lone_word`
+    people: bool  # a root or surname alone may be a person's surname
+    things: bool  # and a thing's first word
+    initialled: tuple[str, ...] | None  # an initialled person's name: its words ("k", "l", "ndungu")
+    extended: bool  # `extension_candidates` may find names extending it
+
+
+@lru_cache(maxsize=65536)
+def _shape(name: str, etype: str) -> _Shape:
+    match = match_key(name, etype)
+    if truncated_letters(name, etype) is not None:
+        designation = "truncated"
+    elif dotted_parts(name, etype) is not None:
+        designation = "dotted"
+    else:
+        designation = "" if designated_cores(name, etype) or not capitalised_name(name) else "cores"
+    word = lone_word(name, etype)
+    words = tuple(tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person"))
+    initials = _person_like(etype) and len(words) >= 2 and all(len(w) == 1 for w in words[:-1])
+    return _Shape(
+        designation,
+        match,
+        word,
+        word is not None and _person_like(etype) and person_name(name),
+        word is not None and not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT | _CONCEPTS,
+        words if initials else None,
+        not (is_person(etype) or specific_type(etype) is None or is_acronym(name)),
+    )
+
+
 def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> tuple[set[str], str]:
     """Entities a root or surname written alone may stand for: people whose surname it is (a person's or an
     untyped name), things of a compatible type whose first word it is, the designated place a place's short name
     is ("Malta" → "Republic of Malta"). (keys, rule)."""
     if designated := designated_candidates(name, etype, index, exclude):
         return designated, "designation"
-    word = lone_word(name, etype)
+    shape = _shape(name, etype)
+    word = shape.word
     if word is None:
         return set(), ""
     people = set()
-    if _person_like(etype) and person_name(name):
+    if shape.people:
         people = {k for k in index.surnames.get(word, set()) - {exclude} if person_name(index.names[k][0])}
     things = set()
-    if not is_person(etype) and specific_type(etype) not in _NOT_BY_ROOT | _CONCEPTS:
+    if shape.things:
         things = {
             key
             for key in index.roots.get(word, set()) - {exclude}
@@ -254,21 +292,22 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
 def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """The designated places a place's short name may stand for ("Malta" → "Republic of Malta"), or the places
     a name cut short may ("Colo." → "Colorado")."""
-    if truncated_letters(name, etype) is not None:
+    shape = _shape(name, etype)
+    if shape.designation == "truncated":
         return {
             k
             for k, (other, other_type) in index.names.items()
             if k != exclude and types_compatible(etype, other_type) and truncates(name, other, other_type)
         }
-    if dotted_parts(name, etype) is not None:  # "W.Va." → "West Virginia"
+    if shape.designation == "dotted":  # "W.Va." → "West Virginia"
         return {
             k
             for k, (other, other_type) in index.names.items()
             if k != exclude and types_compatible(etype, other_type) and dotted_cut(name, other, other_type)
         }
-    if designated_cores(name, etype) or not capitalised_name(name):
+    if not shape.designation:  # a designated name itself, or not a name
         return set()
-    cores = index.cores.get(match_key(name, etype), set()) - {exclude}
+    cores = index.cores.get(shape.match, set()) - {exclude}
     return {k for k in cores if types_compatible(etype, index.names[k][1]) and not _named_alone(k, index)}
 
 
@@ -284,8 +323,8 @@ def _named_alone(key: str, index: NameIndex) -> bool:
 def initialled_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:
     """People an initialled name fits ("K. L. Ndungu" → "Kamau L. Ndungu"): the same surname, as many given
     names, each starting with its initial."""
-    words = tokens(_GLUED_INITIALS.sub(r"\1. ", name), "person")
-    if not _person_like(etype) or len(words) < 2 or any(len(w) != 1 for w in words[:-1]):
+    words = _shape(name, etype).initialled
+    if words is None:
         return set()
     found = set()
     for key in index.surnames.get(words[-1], set()) - {exclude}:
@@ -354,12 +393,19 @@ def extension_candidates(name: str, etype: str, index: NameIndex, exclude: str =
     """Things of the same specific type whose name is this one with a year after it or (products) a maker before
     it (`extension_rule`), and the rule. Several fits (two years of one event, two products of a line) are
     ambiguous: the caller accepts exactly one."""
-    kind = specific_type(etype)
-    if is_person(etype) or kind is None or is_acronym(name):
+    shape = _shape(name, etype)
+    if not shape.extended:
         return set(), ""
-    mine, product = match_key(name, etype), kind in PRODUCT_TYPES
+    kind = specific_type(etype)
+    mine, product = shape.match, kind in PRODUCT_TYPES
+    words = mine.split()
+    # the only names `extension_rule` may find: this one's words and one more (a year, a firm's trade), or (a
+    # product) a maker's name before this one's words, so with them from its second word on
+    near = index.heads.get((kind, " ".join(words)), set())
+    if product and words:
+        near = near | index.seconds.get((kind, words[0]), set())
     found: dict[str, str] = {}
-    for key in index.kinds.get(kind, ()):
+    for key in near:
         if key == exclude:
             continue
         other, other_type = index.names[key]

@@ -25,6 +25,7 @@ from app.domain.name_spellings import PLACE_TYPES
 # word before it (if any) is checked by `_one_word_codes`: a capitalised one makes the name longer than one word.
 _ONE_WORD_THEN_CODE = re.compile(r"(?<![\w'\u2019&.-])([A-Z][a-z][\w'\u2019-]*)\s*\(\s*([A-Z]{3,5})\s*\)")
 _WORD_BEFORE = re.compile(r"([\w'\u2019&.-]+)\s*$")
+_SPACES = re.compile(r"\s*")
 _CODE = re.compile(r"\(\s*([A-Z]{3,5})\s*\)")
 
 
@@ -56,12 +57,34 @@ def _one_word_codes(text: str) -> Iterable[tuple[str, str]]:
         return
     for found in _ONE_WORD_THEN_CODE.finditer(text):
         word, code = found.group(1), found.group(2)
-        before = _WORD_BEFORE.search(text[: found.start()])
-        after_sentence = text[: found.start()].rstrip()[-1:] in ".!?;:"
+        before = _word_before(text, found.start())
+        after_sentence = _last_visible(text, found.start()) in ".!?;:"
         if before is not None and before.group(1)[:1].isupper() and not after_sentence:
             continue
         if not spelled_out(word, code):
             yield code, word
+
+
+def _word_before(text: str, end: int) -> re.Match[str] | None:
+    """_WORD_BEFORE.search(text[:end]) (its match where it holds), reading back from `end` only as far as the
+    word before it starts: searched over the whole text before each code, the pattern was tried at every word."""
+    start = end
+    while True:
+        start = max(start - 64, 0)
+        found = _WORD_BEFORE.search(text, start, end)
+        if start == 0:
+            return found
+        if found is not None and found.start() > start:  # the word starts inside the window: it is the whole word
+            return found
+        if found is None and not _SPACES.fullmatch(text, start, end):  # what ends the window is no word's
+            return None
+
+
+def _last_visible(text: str, end: int) -> str:
+    """text[:end].rstrip()[-1:], without copying the text before `end`."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return text[end - 1 : end]
 
 
 def code_definitions(texts: Collection[str], names: Iterable[str]) -> dict[str, str]:

@@ -24,14 +24,17 @@ class _Entry(NamedTuple):
     root: str | None
     compact: str | None
     cores: tuple[str, ...]
+    head: str | None  # the match key without its last word, for a name of three words or more
+    second: str | None  # the match key's second word
 
 
 @lru_cache(maxsize=65536)  # an index is built per document (and again by its final pass) over names that recur
 def _entry(name: str, etype: str) -> _Entry:
     if is_acronym(name):  # only its letters, for a writing that joins them otherwise ("TELENOVA")
         compact = None if is_person(etype) else compact_key(match_key(name, etype))
-        return _Entry(True, None, None, False, None, None, compact, ())
+        return _Entry(True, None, None, False, None, None, compact, (), None, None)
     person = is_person(etype)
+    words = match_key(name, etype).split()
     return _Entry(
         acronym=False,
         kind=specific_type(etype),
@@ -41,6 +44,8 @@ def _entry(name: str, etype: str) -> _Entry:
         root=None if person else root_of(name, etype),
         compact=None if person else compact_key(match_key(name, etype)),
         cores=() if person else tuple(designated_cores(name, etype)),
+        head=" ".join(words[:-1]) if len(words) >= 3 else None,
+        second=words[1] if len(words) >= 2 else None,
     )
 
 
@@ -60,7 +65,12 @@ class NameIndex:
         self.compact: dict[str, set[str]] = {}
         self.sounds: dict[str, set[str]] = {}  # phonetic key → names (app/domain/name_spellings.py)
         self.tailed: set[str] = set()  # names whose last word is an acronym ("High-Voltage DC")
-        self.kinds: dict[str | None, list[str]] = {}  # specific type → names not acronyms
+        # (specific type, match key without its last word) → names not acronyms: "osogbo summit 2004" under
+        # "osogbo summit", for the year or firm a writer leaves out (cross_document.py::extension_candidates)
+        self.heads: dict[tuple[str | None, str], set[str]] = {}
+        # (specific type, second word of the match key) → names not acronyms: "halvorsen aquasense pro 5" under
+        # "aquasense", for the maker a writer leaves out
+        self.seconds: dict[tuple[str | None, str], set[str]] = {}
         self.cores: dict[str, set[str]] = {}  # "malta" → "republic of malta" (app/domain/name_designations.py)
         for key, (name, etype) in names.items():
             entry = _entry(name, etype)
@@ -68,7 +78,10 @@ class NameIndex:
                 self.compact.setdefault(entry.compact, set()).add(key)
             if entry.acronym:
                 continue
-            self.kinds.setdefault(entry.kind, []).append(key)
+            if entry.head is not None:
+                self.heads.setdefault((entry.kind, entry.head), set()).add(key)
+            if entry.second is not None:
+                self.seconds.setdefault((entry.kind, entry.second), set()).add(key)
             if entry.sound is not None:
                 self.sounds.setdefault(entry.sound, set()).add(key)
             if entry.tailed:

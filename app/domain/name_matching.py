@@ -67,6 +67,7 @@ _ANY_THEN_SHORT = re.compile(
 )
 _SHORT_THEN_LONG = re.compile(r"\b([A-Z][A-Z0-9&]{1,7})\s*\(\s*([A-Z][^()]{2,120}?)\s*\)")
 _NOT_BEFORE_PAREN = re.compile(r"[^\w'\u2019\s-]")  # no match of _ANY_THEN_SHORT holds one before its "("
+_NOT_BEFORE_LONG = re.compile(r"[^\w'\u2019&.\s-]")  # nor of _LONG_THEN_SHORT
 
 
 def is_person(entity_type: str) -> bool:
@@ -288,18 +289,23 @@ def _found(pattern: re.Pattern[str], text: str) -> tuple[tuple[str, str], ...]:
     """pattern.findall(text) for the patterns above, each of which needs a parenthesis."""
     if "(" not in text:
         return ()
-    return _any_then_short(text) if pattern is _ANY_THEN_SHORT else tuple(pattern.findall(text))
+    if pattern is _ANY_THEN_SHORT:
+        return _before_parentheses(_ANY_THEN_SHORT, _NOT_BEFORE_PAREN, text)
+    if pattern is _LONG_THEN_SHORT:
+        return _before_parentheses(_LONG_THEN_SHORT, _NOT_BEFORE_LONG, text)
+    return tuple(pattern.findall(text))
 
 
-def _any_then_short(text: str) -> tuple[tuple[str, str], ...]:
-    """_ANY_THEN_SHORT.findall(text), found without trying the pattern at every word of the text (most of the
-    rules' Python time per document): a match starts in the run of word and space characters right before a
-    "(" and ends at the first ")" after it, so only that run is searched, up to that ")"."""
+def _before_parentheses(pattern: re.Pattern[str], outside: re.Pattern[str], text: str) -> tuple[tuple[str, str], ...]:
+    """pattern.findall(text) for _ANY_THEN_SHORT or _LONG_THEN_SHORT, found without trying the pattern at every
+    word of the text (most of the rules' Python time per document): a match starts in the run of characters
+    `outside` does not find right before a "(" (word, space and joining characters) and ends at the first ")"
+    after it, so only that run is searched, up to that ")"."""
     found = []
     floor = 0  # every match starting before it is found
     while (paren := text.find("(", floor)) >= 0 and (close := text.find(")", paren)) >= 0:
-        other = _NOT_BEFORE_PAREN.search(text[floor:paren][::-1])
-        match = _ANY_THEN_SHORT.search(text, paren - other.start() if other else floor, close + 1)
+        other = outside.search(text[floor:paren][::-1])
+        match = pattern.search(text, paren - other.start() if other else floor, close + 1)
         if match is not None:
             found.append((match.group(1), match.group(2)))
         floor = match.end() if match is not None else close + 1

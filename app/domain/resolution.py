@@ -17,7 +17,8 @@ the keys `lookup_keys` lists (`Known`), and `resolve` decides per name, in this 
    two names: then they are two people.
 
 Once decided, the document's full names may show earlier nodes of the project to be their aliases ("Okafor",
-ingested before "Ngozi Okafor" was): those are listed as `absorptions`, merged after the document.
+ingested before "Ngozi Okafor" was): those are listed as `absorptions` (worked out when read), merged after the
+document.
 
 A name that stays itself but is held by an entity of another specific type ("Orlin", a place, and now
 "Orlin", a product) is kept apart under its qualified name, "Orlin (artifact)", for this document only (a
@@ -31,11 +32,11 @@ With mode "suggest" no merge is applied: each match becomes a suggested pair (a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from app.domain.absorption import absorptions
+from app.domain.absorption import Absorption, absorptions
 from app.domain.aliases import AliasSource
 from app.domain.cross_document import (
     close_candidates,
@@ -65,7 +66,7 @@ from app.domain.name_shapes import capitalised_name, person_name
 from app.domain.name_spellings import phonetic_index, spelt_candidates
 from app.domain.name_variants import confusable, inverted_forms, surname_of
 from app.domain.names import entity_key
-from app.domain.resolution_state import Decision, Known, Resolution
+from app.domain.resolution_state import Decision, Known, Later, Resolution
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
@@ -381,7 +382,8 @@ def resolve(
         for d in decisions.values()
         if d.target in doc.names and not d.apart
     }
-    absorbed = absorptions(full, known.nearby, set(doc.names))  # an earlier node this document merged into too
+    nearby = dict(known.nearby)  # an earlier node this document merged into too
+    absorbed: Sequence[Absorption] = Later(lambda: absorptions(full, nearby, set(doc.names)))
     if mode == "suggest":
         suggestions += [(a.key, a.target, 1.0, a.evidence) for a in absorbed]
         absorbed = []

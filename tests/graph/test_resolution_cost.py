@@ -134,3 +134,157 @@ def test_the_ambiguity_check_indexes_each_entity_once_and_still_finds_each_short
     ]
     found = ambiguous_now(names, merges, names)
     assert [m.id for m in found] == [1, 2]  # 4 was joined by its own document's evidence
+
+
+_PIECES = [
+    "Kessara",
+    "Research",
+    "Institute",
+    "of",
+    "the",
+    "and",
+    "&",
+    "for",
+    "de",
+    "lymphoma",
+    "type",
+    "2",
+    "Gold",
+    "O'Neil",
+    "Sainte-Marie",
+    "St.",
+    "Dr.",
+    "KRI",
+    "XAU",
+    "T2D",
+    "N.A.S.B.",
+    "(",
+    ")",
+    " (",
+    ") ",
+    "(KRI)",
+    "(XAU)",
+    ",",
+    ";",
+    ".",
+    ":",
+    "!",
+    "?",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "\u2019s",
+    "\u00a0",
+    "\u2003",
+    "Zürich",
+    "x" * 70,
+    " " * 70,
+]
+
+
+def _texts(seed: int, count: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(_PIECES) + rng.choice(["", " "]) for _ in range(rng.randint(0, 40))) for _ in range(count)
+    ]
+
+
+def test_definitions_read_only_before_each_parenthesis_are_what_the_pattern_finds_in_the_whole_text():
+    from app.domain import name_matching
+
+    texts = _texts(33, 3000) + [
+        "The Kessara Research Institute (KRI) opened beside the North Atlantic Salvage Board (N.A.S.B.).",
+        "follicular lymphoma (FL) and type 2 diabetes (T2D) (a note (XAU) inside)",
+        "Prices of Gold (XAU) rose; Swiss Franc (CHF), Comorian Franc (KMF) fell",
+    ]
+    for pattern in (name_matching._LONG_THEN_SHORT, name_matching._ANY_THEN_SHORT):
+        for text in texts:
+            assert name_matching._found.__wrapped__(pattern, text) == tuple(pattern.findall(text)), text
+
+
+def test_the_word_before_a_code_is_read_back_from_the_code_as_over_the_whole_text():
+    from app.domain import name_codes
+
+    for text in _texts(34, 600):
+        for end in range(len(text) + 1):
+            whole = name_codes._WORD_BEFORE.search(text[:end])
+            found = name_codes._word_before(text, end)
+            assert (whole and (whole.group(1), whole.start())) == (found and (found.group(1), found.start()))
+            assert name_codes._last_visible(text, end) == text[:end].rstrip()[-1:]
+
+
+def test_names_extending_a_name_are_those_a_scan_of_every_name_of_its_type_finds():
+    from app.domain.cross_document import PRODUCT_TYPES, extension_candidates
+    from app.domain.name_matching import is_acronym, match_key, specific_type
+    from app.domain.name_variants import extension_rule
+
+    names: Nearby = {
+        f"{n} {t}".casefold(): (n, t)
+        for n in [
+            "Osogbo Summit",
+            "Osogbo Summit 2004",
+            "Osogbo Summit 2011",
+            "Osogbo 2004",
+            "Lund and Baird",
+            "Lund and Baird Engineering",
+            "Lund & Baird Surveyors",
+            "Aquasense Pro 5",
+            "Halvorsen Aquasense Pro 5",
+            "Aquasense",
+            "Halvorsen Aquasense",
+            "Pellucid Terralink X7",
+            "Terralink X7",
+            "Terralink",
+            "OSB",
+            "Summit 2004",
+            "Osogbo Summit 2004 Final",
+            "Ngozi Okafor",
+        ]
+        for t in ["event", "organization", "product", "device", "person", "unknown"]
+    }
+    index = NameIndex(names)
+    for key, (name, etype) in names.items():
+        kind = specific_type(etype)
+        scanned: dict[str, str] = {}
+        if kind is not None and etype != "person" and not is_acronym(name):
+            for other, (other_name, other_type) in names.items():
+                if other != key and specific_type(other_type) == kind and not is_acronym(other_name):
+                    mine, theirs = match_key(name, etype), match_key(other_name, other_type)
+                    if (rule := extension_rule(mine, theirs, kind in PRODUCT_TYPES)) is not None:
+                        scanned[other] = rule
+        expected = (set(scanned), ",".join(sorted(set(scanned.values()))))
+        assert extension_candidates(name, etype, index, exclude=key) == expected, name
+    found, rule = extension_candidates("Osogbo Summit", "event", index, "osogbo summit event")
+    assert found == {"osogbo summit 2004 event", "osogbo summit 2011 event"} and rule == "year"
+
+
+def test_earlier_nodes_a_document_absorbs_are_worked_out_once_when_read_and_are_what_they_were(monkeypatch):
+    from app.domain import resolution
+
+    doc = DocumentNames()
+    doc.add("halvorsen brightline pro 5", "Halvorsen Brightline Pro 5", "artifact")
+    nearby: Nearby = {"brightline pro 5": ("Brightline Pro 5", "artifact")}
+    known = Known(entity_types={"brightline pro 5": "artifact"}, nearby=nearby)
+    asked: list[int] = []
+
+    def counted(*args, **kwargs):
+        asked.append(1)
+        return absorptions(*args, **kwargs)
+
+    monkeypatch.setattr(resolution, "absorptions", counted)
+    result = resolve(doc, known, {}, "auto")
+    assert not asked  # the ingest never reads them: its final pass finds them on the committed graph
+    expected = [("brightline pro 5", "halvorsen brightline pro 5")]
+    assert [(a.key, a.target) for a in result.absorptions] == expected and len(asked) == 1
+    assert result.absorptions == absorptions({"halvorsen brightline pro 5": doc_entry(doc)}, nearby, set(doc.names))
+    assert len(result.absorptions) == 1 and result.absorptions[0].rule == "maker" and len(asked) == 1
+    suggested = resolve(doc, known, {}, "suggest")  # suggested at once, not merged
+    assert len(asked) == 2 and not suggested.absorptions
+    assert ("brightline pro 5", "halvorsen brightline pro 5", 1.0) in [s[:3] for s in suggested.suggestions]
+
+
+def doc_entry(doc: DocumentNames) -> tuple[str, str]:
+    return doc.names["halvorsen brightline pro 5"], doc.types["halvorsen brightline pro 5"]
