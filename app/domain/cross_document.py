@@ -51,6 +51,7 @@ from app.domain.name_variants import (
     near_spelling,
     root_of,
     surname_of,
+    written_ends,
 )
 from app.domain.names import entity_key
 
@@ -150,8 +151,9 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         if (root := root_of(name, etype)) is not None:
             prefixes.add(root + " ")
             exact.add(root)
+            exact.update(written_ends(name, etype))  # "rolls-royce" alone for "Rolls-Royce Holdings plc"
         if is_person(etype) and (surname := surname_of(name)) is not None:
-            for form in _as_written(name, surname):
+            for form in _as_written(name, surname) | set(written_ends(name, etype)):  # and "smith-jones"
                 reversed_prefixes.add((" " + form)[::-1])
                 exact.add(form)
                 prefixes.add(form + ",")  # written family name first: "Kariuki, A. K."
@@ -274,19 +276,35 @@ def lone_word_candidates(name: str, etype: str, index: NameIndex, exclude: str =
     word = shape.word
     if word is None:
         return set(), ""
+    parts = word.split()  # a word joined by hyphens ("Smith-Jones", "Rolls-Royce") is several parts
     people = set()
     if shape.people:
-        people = {k for k in index.surnames.get(word, set()) - {exclude} if person_name(index.names[k][0])}
+        people = {
+            k
+            for k in index.surnames.get(parts[-1], set()) - {exclude}
+            if person_name(index.names[k][0]) and _ends_with(tokens(index.names[k][0], "person"), parts)
+        }
     things = set()
     if shape.things:
         things = {
             key
-            for key in index.roots.get(word, set()) - {exclude}
+            for key in index.roots.get(parts[0], set()) - {exclude}
             if specific_type(index.names[key][1]) not in _NOT_BY_ROOT | _CONCEPTS
             and types_compatible(etype, index.names[key][1])
             and proper_root(name, index.names[key][0])
+            and _starts_with(tokens(*index.names[key]), parts)
         }
     return people | things, "partial" if people else "root"
+
+
+def _ends_with(words: list[str], parts: list[str]) -> bool:
+    """A person's words end with the parts of a surname and have a given name before them."""
+    return len(words) > len(parts) and words[-len(parts) :] == parts
+
+
+def _starts_with(words: list[str], parts: list[str]) -> bool:
+    """A thing's words start with the parts of its root and go on."""
+    return len(words) > len(parts) and words[: len(parts)] == parts
 
 
 def designated_candidates(name: str, etype: str, index: NameIndex, exclude: str = "") -> set[str]:

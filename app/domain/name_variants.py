@@ -14,6 +14,8 @@ import re
 from app.domain.name_matching import acronym_letters, fold, is_acronym, is_person, titled, tokens
 from app.domain.name_nicknames import nickname_pair
 from app.domain.name_spellings import phonetic_key, spelling_variant
+from app.domain.name_words import TITLES
+from app.domain.names import entity_key
 
 # First words that name a kind of thing, not one thing: never a root on their own.
 _GENERIC_ROOTS = frozenset(
@@ -79,16 +81,46 @@ def inverted_forms(match: str) -> list[str]:
 
 
 def lone_word(name: str, entity_type: str) -> str | None:
-    """The single identifying word of a name written alone ("Siemens", "Dr. Okafor" → "okafor"), else None."""
+    """The single identifying word of a name written alone ("Siemens", "Dr. Okafor" → "okafor"), else None. A
+    word joined by hyphens is one word as written: its parts, folded, with spaces ("Rolls-Royce" → "rolls royce",
+    "Dr. Smith-Jones" → "smith jones"; `hyphened_word`)."""
     if is_acronym(name):
         return None
     words = tokens(name, entity_type if is_person(entity_type) else "person")
+    if len(words) > 1 and (joined := hyphened_word(name)) is not None and joined.split() == words:
+        words = [joined]
     # "Prof. Rao", "Mrs. Ma": a title says it is a surname, and so does a person's type ("Hu", "Eze"); a short
     # word of no type may be anything
     shortest = 2 if titled(name) or is_person(entity_type) else _MIN_ROOT
-    if len(words) != 1 or len(words[0]) < shortest or words[0] in _GENERIC_ROOTS or not words[0].isalpha():
+    if len(words) != 1 or len(words[0]) < shortest or not words[0].replace(" ", "").isalpha():
+        return None
+    if words[0].split()[0] in _GENERIC_ROOTS:
         return None
     return words[0]
+
+
+def hyphened_word(name: str) -> str | None:
+    """The parts of a name's one written word joined by hyphens, after any title, folded and spaced ("rolls royce"
+    for "Rolls-Royce", "smith jones" for "Dr. Smith-Jones"), each part two letters or more; else None."""
+    written = name.split()
+    while len(written) > 1 and fold(written[0]) in TITLES:
+        written = written[1:]
+    if len(written) != 1 or "-" not in written[0]:
+        return None
+    parts = fold(written[0]).split()
+    return " ".join(parts) if len(parts) >= 2 and all(len(p) >= 2 and p.isalpha() for p in parts) else None
+
+
+def written_ends(name: str, entity_type: str) -> list[str]:
+    """A name's first word (a thing's) or last word (a person's) as written when hyphens join it ("rolls-royce" for
+    "Rolls-Royce Holdings plc", "smith-jones" for "Mary Smith-Jones"): the key a node of that word alone has, which
+    no range of its root or surname ("rolls", "jones") reaches."""
+    written = entity_key(name).split()
+    if len(written) < 2:
+        return []
+    word = written[-1] if is_person(entity_type) else written[0]
+    word = word.strip(".,;:")
+    return [word] if "-" in word and hyphened_word(word) is not None else []
 
 
 def root_of(name: str, entity_type: str) -> str | None:

@@ -46,7 +46,8 @@ TITLES = frozenset(
         "minister",
     }
 )
-# Legal forms only. Not "group", "holdings", "company", "international": they name different entities.
+# Legal forms only, and "company", the word "Co." abbreviates ("Coca-Cola Company" / "Coca-Cola Co."). Not "group",
+# "holdings", "international": they name different entities.
 LEGAL_SUFFIXES = frozenset(
     {
         "inc",
@@ -60,6 +61,7 @@ LEGAL_SUFFIXES = frozenset(
         "corp",
         "corporation",
         "co",
+        "company",
         "gmbh",
         "ag",
         "sa",

@@ -72,7 +72,7 @@ ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 VARIANT_ROW = MATCH_INDEX + "\x1d"  # those by phonetic or compact key (cross_document.py::variant_rows)
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review
-_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration", "nickname"})  # named so in the ledger
+_OWN_RULES = frozenset({"spelling", "year", "maker", "firm", "transliteration", "nickname", "root"})  # ledger names
 
 
 def index_key(match: str) -> str:

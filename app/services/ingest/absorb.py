@@ -40,7 +40,7 @@ from app.domain.chunk_records import as_merged
 from app.domain.cross_document import Ranges, lone_word_candidates, nearby_ranges
 from app.domain.name_index import NameIndex, Nearby
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
-from app.domain.name_variants import root_of, surname_of
+from app.domain.name_variants import root_of, surname_of, written_ends
 from app.domain.names import sorted_pair
 from app.repositories import aliases as alias_repo
 from app.repositories import chunk_records as records_repo
@@ -103,9 +103,12 @@ def ambiguous_now(names: Nearby, merges: list[ShortFormMerge], targets: Nearby) 
 def _short_words(mine: Nearby) -> list[str]:
     """The surnames (people) and roots (other things) of the document's names: the short forms whose standing
     merges its names may make ambiguous."""
-    return sorted(
-        {w for name, etype in mine.values() if (w := surname_of(name) if is_person(etype) else root_of(name, etype))}
-    )
+    words = set()
+    for name, etype in mine.values():
+        if (word := surname_of(name) if is_person(etype) else root_of(name, etype)) is not None:
+            words.add(word)
+        words.update(written_ends(name, etype))  # "smith-jones" as written: no ledger row ends with " jones" for it
+    return sorted(words)
 
 
 def _defined_here(reading: DocumentReading) -> tuple[list[Absorption], list[str]]:
