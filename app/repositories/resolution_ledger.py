@@ -206,12 +206,14 @@ async def short_form_merges(conn: AsyncConnection, project_id: str, words: Seque
 
 
 # An acronym joined across documents by its initials alone (app/domain/resolution.py `_initials`, or absorbed
-# by app/domain/absorption.py `lone_fit`): not by a definition, nor by a full name in the acronym's document
-_BY_INITIALS = text("""
+# by app/domain/absorption.py `lone_fit`): not by a definition, nor by a full name in the acronym's document.
+# Also read by the final pass's statement (final_pass_reads.py), its keys as `:initials`.
+BY_INITIALS_WHERE = """l.project_id = :project_id AND l.merged_key = ANY(CAST(:initials AS text[]))
+   AND l.outcome IS NULL AND l.rule = 'acronym' AND l.evidence LIKE '% are the initials of % in the project'"""
+_BY_INITIALS = text(f"""
 SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
   FROM entity_merge_ledger l
- WHERE l.project_id = :project_id AND l.merged_key = ANY(CAST(:keys AS text[])) AND l.outcome IS NULL
-   AND l.rule = 'acronym' AND l.evidence LIKE '% are the initials of % in the project'
+ WHERE {BY_INITIALS_WHERE}
  ORDER BY l.id
 """)
 
@@ -221,7 +223,7 @@ async def initials_merges(conn: AsyncConnection, project_id: str, keys: Sequence
     undone alone: other merges of the acronym, by a definition, stand)."""
     if not keys:
         return []
-    params = {"project_id": project_id, "keys": sorted(keys)}
+    params = {"project_id": project_id, "initials": sorted(keys)}
     return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_BY_INITIALS, params)).all()]
 
 
