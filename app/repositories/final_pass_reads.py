@@ -28,9 +28,11 @@ from app.repositories.resolution_ledger import (
     ALIASES_NEAR_SQL,
     BY_INITIALS_WHERE,
     NEARBY_SQL,
+    SHORT_FORMS_WHERE,
     NearAlias,
     ShortFormMerge,
     near_params,
+    packed,
     short_form_params,
 )
 
@@ -97,8 +99,7 @@ UNION ALL
 SELECT 's', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive, e.name, e.entity_type
   FROM entity_merge_ledger l
   LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
- WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
-   AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
+ WHERE {SHORT_FORMS_WHERE}
 """
 # asked with initials keys: resolution_ledger.initials_merges' rows, each with its entity (name, type) if it exists
 _INITIALS_SQL = f"""
@@ -156,7 +157,7 @@ async def near_reading(
         return out
     params = {"project_id": project_id, **near_params(ranges), **short_form_params(words)}
     if keys:
-        params["initials"] = keys
+        params["initials"] = packed(keys)
     return _near_rows((await conn.execute(_near(False, bool(keys)), params)).all(), initials is not None)
 
 
@@ -172,7 +173,7 @@ async def document_and_near(
     before reading them (and so the ranges, words and initials keys near them): the one that merged them."""
     params = {"project_id": project_id, "document_id": document_id, **near_params(ranges), **short_form_params(words)}
     if keys := sorted(initials or ()):
-        params["initials"] = keys
+        params["initials"] = packed(keys)
     rows = (await conn.execute(_near(True, bool(keys)), params)).all()
     document = _document([(r[5], r[2], r[3], r[4]) for r in rows if r[0] == "document"])
     return document, _near_rows([r for r in rows if r[0] != "document"], initials is not None)
