@@ -158,20 +158,3 @@ def test_lock_guesses_keep_the_projects_merged_into_last() -> None:
         guesses.of(f"p{n}")
     assert guesses.of("p1") is guesses.of("p1")  # remembered
     assert guesses.of("p0") is not first  # the least recently merged into was forgotten
-
-
-async def test_the_guess_learns_the_aliases_a_merge_wrote(make_settings, start_app, fake_llm, monkeypatch):
-    """Doc two's merge writes "ACME HOLDINGS" as an alias of "Acme Holdings Ltd.", which its reading did not show
-    (it did not exist yet): the process's guess learns it from the write, so a later document naming the alias
-    has its target among the guessed locks instead of taking the merge's locks twice."""
-    app = await start_app(make_settings())
-    install(fake_llm)
-    known = KnownKeys()
-    monkeypatch.setattr(LockGuesses, "of", lambda self, project_id: known)
-    await ingest(app, ["doc one"])
-    assert "acme holdings" not in known.aliases
-    await ingest(app, ["doc two"])
-    aliases = {r["alias_key"]: r["entity_key"] for r in await rows(app, select(entity_aliases))}
-    assert aliases["acme holdings"] == "acme holdings ltd."
-    assert known.aliases["acme holdings"] == "acme holdings ltd."
-    assert all(aliases.get(k) == e for k, e in known.aliases.items())  # nothing learnt that the table does not hold
