@@ -162,7 +162,6 @@ class GraphMerger:
                 continue
             if touched is not None and resolution is not None and resolution.guess is not None:
                 resolution.guess.learn(touched.entities)
-                resolution.guess.learn_aliases(resolution.written_aliases())
             return touched
 
     async def _merge(

@@ -372,14 +372,6 @@ class NameResolution:
         ]
         return Recorded(by_target, items)
 
-    def written_aliases(self) -> dict[str, str]:
-        """Alias key → entity key of the project-wide aliases and match-key index entries the merge wrote (as
-        `recorded`), for the next documents' lock guesses: a later document naming one of them reads it, and
-        without its target among the guessed locks it would take the merge's locks twice (an alias already naming
-        another entity is kept by the write, and a wrong guess costs a lock or a relock, never a decision)."""
-        recorded = self.recorded()
-        return {a.alias_key: target for target, items in recorded.aliases.items() for a in items if not a.scoped}
-
     async def suggest(self, conn: AsyncConnection) -> None:
         """Write the suggestions."""
         assert self.result is not None
