@@ -18,6 +18,28 @@ from app.repositories.aliases import ADD_ALIASES_SQL, alias_rows
 
 _PER_RANGE = 20  # more entities than this under one root or surname: ambiguous whatever they are
 
+# Key lists go to the server as one text each, split there (`keys_sql`), not as text[] parameters: asyncpg checks
+# each element of an array parameter against two abstract classes before encoding it (about 0.5 µs an element
+# here), and a decision's reading sends some 500 keys, the final pass's some 150, for every document. The keys
+# are names' keys, which hold no control character (app/domain/names.py drops them), and the app's own alias
+# keys, whose only control characters are their prefixes (\x1d, \x1e) and the scope separator (\x1f).
+KEY_SEPARATOR = "\x1c"
+
+
+def keys_sql(param: str) -> str:
+    """The SQL array of the keys `packed` into the parameter `param`."""
+    return f"string_to_array(CAST(:{param} AS text), chr(28))"
+
+
+def packed(keys: Sequence[str]) -> str:
+    """`keys` as one parameter for `keys_sql` (no key may be empty or hold the separator)."""
+    if not keys:
+        return ""  # string_to_array('', ...) is the empty array
+    joined = KEY_SEPARATOR.join(keys)
+    if joined.count(KEY_SEPARATOR) != len(keys) - 1 or not all(keys):
+        raise ValueError(f"a key list that cannot be packed: {[k for k in keys if not k or KEY_SEPARATOR in k]!r}")
+    return joined
+
 
 # A prefix's range ends before the prefix with its last character one code point on, worked out by the server so
 # that only the prefixes are sent: a decision's reading asks for a hundred or so (resolution_reads.py).
@@ -27,16 +49,16 @@ _UPPER_SQL = "left(r.lo, -1) || chr(ascii(right(r.lo, 1)) + 1)"
 # Parameters: `near_params`. Also part of the reading a resolution decision is taken on (resolution_reads.py).
 NEARBY_SQL = f"""
 SELECT e.key, e.name, e.entity_type FROM entities e
- WHERE e.project_id = :project_id AND e.key IN (SELECT unnest(CAST(:exact AS text[])))
+ WHERE e.project_id = :project_id AND e.key IN (SELECT unnest({keys_sql("exact")}))
 UNION
 SELECT x.key, x.name, x.entity_type
-  FROM unnest(CAST(:lo AS text[])) AS r(lo),
+  FROM unnest({keys_sql("lo")}) AS r(lo),
        LATERAL (SELECT e.key, e.name, e.entity_type FROM entities e
                  WHERE e.project_id = :project_id AND e.key >= r.lo AND e.key < {_UPPER_SQL}
                  LIMIT {_PER_RANGE}) x
 UNION
 SELECT x.key, x.name, x.entity_type
-  FROM unnest(CAST(:rlo AS text[])) AS r(lo),
+  FROM unnest({keys_sql("rlo")}) AS r(lo),
        LATERAL (SELECT e.key, e.name, e.entity_type FROM entities e
                  WHERE e.project_id = :project_id AND reverse(e.key) >= r.lo AND reverse(e.key) < {_UPPER_SQL}
                  LIMIT {_PER_RANGE}) x
@@ -44,9 +66,13 @@ SELECT x.key, x.name, x.entity_type
 _NEARBY = text(NEARBY_SQL)
 
 
-def near_params(ranges: Ranges) -> dict[str, list[str]]:
+def near_params(ranges: Ranges) -> dict[str, str]:
     """The parameters of NEARBY_SQL (and of ALIASES_NEAR_SQL, which reads the first two) for `ranges`."""
-    return {"exact": sorted(ranges.exact), "lo": sorted(ranges.prefixes), "rlo": sorted(ranges.reversed_prefixes)}
+    return {
+        "exact": packed(sorted(ranges.exact)),
+        "lo": packed(sorted(ranges.prefixes)),
+        "rlo": packed(sorted(ranges.reversed_prefixes)),
+    }
 
 
 async def entities_near(conn: AsyncConnection, project_id: str, ranges: Ranges) -> Nearby:
@@ -147,10 +173,10 @@ async def entries(conn: AsyncConnection, project_id: str, entity_key: str | None
 ALIASES_NEAR_SQL = f"""
 SELECT x.alias_key, x.alias_name, e.key, e.name, e.entity_type
   FROM (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
-         WHERE a.project_id = :project_id AND a.alias_key = ANY(CAST(:exact AS text[]))
+         WHERE a.project_id = :project_id AND a.alias_key = ANY({keys_sql("exact")})
         UNION
         SELECT y.alias_key, y.alias_name, y.entity_key
-          FROM unnest(CAST(:lo AS text[])) AS r(lo),
+          FROM unnest({keys_sql("lo")}) AS r(lo),
                LATERAL (SELECT a.alias_key, a.alias_name, a.entity_key FROM entity_aliases a
                          WHERE a.project_id = :project_id AND a.alias_key >= r.lo AND a.alias_key < {_UPPER_SQL}
                          LIMIT {_PER_RANGE}) y) x
@@ -182,19 +208,20 @@ class ShortFormMerge:
 
 
 # A scan of the project's ledger rows of these two rules (short forms are a small share of the merges).
-_SHORT_FORMS = text("""
+SHORT_FORMS_WHERE = f"""l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
+   AND (l.merged_key = ANY({keys_sql("words")}) OR l.merged_key LIKE ANY({keys_sql("patterns")}))"""
+_SHORT_FORMS = text(f"""
 SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
   FROM entity_merge_ledger l
- WHERE l.project_id = :project_id AND l.rule IN ('partial', 'root') AND l.outcome IS NULL
-   AND (l.merged_key = ANY(CAST(:words AS text[])) OR l.merged_key LIKE ANY(CAST(:patterns AS text[])))
+ WHERE {SHORT_FORMS_WHERE}
  ORDER BY l.id
 """)
 
 
-def short_form_params(words: Sequence[str]) -> dict[str, list[str]]:
-    """The parameters of _SHORT_FORMS (also read by final_pass_reads.py) for `words`."""
+def short_form_params(words: Sequence[str]) -> dict[str, str]:
+    """The parameters of SHORT_FORMS_WHERE (also read by final_pass_reads.py) for `words`."""
     escaped = [w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in sorted(words)]
-    return {"words": sorted(words), "patterns": [f"% {w}" for w in escaped]}
+    return {"words": packed(sorted(words)), "patterns": packed([f"% {w}" for w in escaped])}
 
 
 async def short_form_merges(conn: AsyncConnection, project_id: str, words: Sequence[str]) -> list[ShortFormMerge]:
@@ -206,12 +233,14 @@ async def short_form_merges(conn: AsyncConnection, project_id: str, words: Seque
 
 
 # An acronym joined across documents by its initials alone (app/domain/resolution.py `_initials`, or absorbed
-# by app/domain/absorption.py `lone_fit`): not by a definition, nor by a full name in the acronym's document
-_BY_INITIALS = text("""
+# by app/domain/absorption.py `lone_fit`): not by a definition, nor by a full name in the acronym's document.
+# Also read by the final pass's statement (final_pass_reads.py), its keys as `:initials`.
+BY_INITIALS_WHERE = f"""l.project_id = :project_id AND l.merged_key = ANY({keys_sql("initials")})
+   AND l.outcome IS NULL AND l.rule = 'acronym' AND l.evidence LIKE '% are the initials of % in the project'"""
+_BY_INITIALS = text(f"""
 SELECT l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive
   FROM entity_merge_ledger l
- WHERE l.project_id = :project_id AND l.merged_key = ANY(CAST(:keys AS text[])) AND l.outcome IS NULL
-   AND l.rule = 'acronym' AND l.evidence LIKE '% are the initials of % in the project'
+ WHERE {BY_INITIALS_WHERE}
  ORDER BY l.id
 """)
 
@@ -221,7 +250,7 @@ async def initials_merges(conn: AsyncConnection, project_id: str, keys: Sequence
     undone alone: other merges of the acronym, by a definition, stand)."""
     if not keys:
         return []
-    params = {"project_id": project_id, "keys": sorted(keys)}
+    params = {"project_id": project_id, "initials": packed(sorted(keys))}
     return [replace(ShortFormMerge(*row), acronym=True) for row in (await conn.execute(_BY_INITIALS, params)).all()]
 
 

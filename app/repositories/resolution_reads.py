@@ -24,25 +24,25 @@ from app.domain.cross_document import Ranges, prefix_end
 from app.domain.document_rows import HeldClaim
 from app.domain.name_index import Nearby
 from app.repositories.documents import HELD_CLAIM_SQL
-from app.repositories.resolution_ledger import NEARBY_SQL, near_params
+from app.repositories.resolution_ledger import NEARBY_SQL, keys_sql, near_params, packed
 
 Pair = tuple[str, str]
 
 _READING_SQL = f"""
 WITH {{claim}}al AS (
     SELECT a.alias_key, a.entity_key FROM entity_aliases a
-     WHERE a.project_id = :project_id AND a.alias_key IN (SELECT unnest(CAST(:stored AS text[])))
+     WHERE a.project_id = :project_id AND a.alias_key IN (SELECT unnest({keys_sql("stored")}))
        AND EXISTS (SELECT 1 FROM entities e WHERE e.project_id = :project_id AND e.key = a.entity_key)
 )
 SELECT 'a' AS kind, 0 AS n, alias_key AS x, entity_key AS y, CAST(NULL AS text) AS z FROM al
 UNION ALL
 SELECT 't', 0, e.key, e.entity_type, NULL FROM entities e
  WHERE e.project_id = :project_id
-   AND e.key IN (SELECT unnest(CAST(:keys AS text[])) UNION ALL SELECT entity_key FROM al)
+   AND e.key IN (SELECT unnest({keys_sql("keys")}) UNION ALL SELECT entity_key FROM al)
 UNION ALL
 SELECT 'r', 0, r.key_a, r.key_b, NULL FROM entity_rejections r
  WHERE r.project_id = :project_id
-   AND (r.key_a = ANY(CAST(:names AS text[])) OR r.key_b = ANY(CAST(:names AS text[])))
+   AND (r.key_a = ANY({keys_sql("names")}) OR r.key_b = ANY({keys_sql("names")}))
 UNION ALL
 SELECT 'n', 0, near.key, near.name, near.entity_type FROM ({NEARBY_SQL}) near{{initials}}{{defined}}{{claimed}}
 """
@@ -121,16 +121,16 @@ async def decision_reading(
     each of `initials`; the entities the acronym keys `acronyms` are defined as, in any document. With
     `worker_id`, inside a transaction: also the document's claim, its row locked, if that worker still holds it."""
     wanted = sorted(set(alias_keys))
-    # sent as one array, not built by the server from `wanted`, and matched as a set (IN (SELECT unnest(...))), not
+    # sent as one list, not built by the server from `wanted`, and matched as a set (IN (SELECT unnest(...))), not
     # by `= ANY`: the statement is prepared, and after five runs the server keeps a generic plan, where the array is
     # a parameter, not a constant it hashes; `= ANY` then compares each row with every key (25-30 ms against 3-5 for
     # a reading of 1,700 keys), the set is hashed or probed in the index whichever plan runs
     stored = wanted + [scoped_key(k, document_id) for k in wanted]
-    params = {
+    params: dict[str, str | list[str]] = {
         "project_id": project_id,
-        "stored": stored,
-        "keys": sorted(set(type_keys)),
-        "names": sorted(set(names)),
+        "stored": packed(stored),
+        "keys": packed(sorted(set(type_keys))),
+        "names": packed(sorted(set(names))),
         **near_params(ranges),
     }
     if initials:

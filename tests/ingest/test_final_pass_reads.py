@@ -1,7 +1,7 @@
 """The final pass's two statements (repositories/final_pass_reads.py), and the one they make for the merging
-document, read exactly what the five separate reads they replace return, on a graph with a document's own
-acronym definition, another document's definition of the same letters, short forms merged into full names and
-aliases near the names."""
+document, read exactly what the separate reads they replace return, on a graph with a document's own acronym
+definition, another document's definition of the same letters, short forms merged into full names, an acronym
+merged by its initials alone and aliases near the names."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from app.domain.cross_document import Ranges, nearby_ranges
 from app.domain.name_index import Nearby
 from app.repositories import final_pass_reads, resolution_ledger
 from app.repositories import graph as graph_repo
-from app.services.ingest.absorb import _readings, _short_words
+from app.services.ingest.absorb import _initials_keys, _readings, _short_words
 from tests.ingest.test_pipeline import entity_line, ingest, relation_line
 from tests.ingest.test_resolution_ingest import install
 
@@ -76,6 +76,7 @@ RECORDS = {
         entity_line("Ngozi Okafor", "person", "Ngozi Okafor directs the Kessara Research Institute."),
         entity_line("Kessara Research Institute", "organization", "A research institute."),
         entity_line("KRI", "organization", "The institute's short name."),
+        entity_line("Morrow Valley Trust", "organization", "A trust funding the institute."),
         relation_line("Ngozi Okafor", "Kessara Research Institute", "directs", "Ngozi Okafor directs it."),
     ],
     "second doc": [
@@ -90,11 +91,17 @@ RECORDS = {
         entity_line("KRI", "organization", "The marine project's short name."),
         relation_line("Siemens Healthineers AG", "Kelp Reef Initiative", "funds", "Siemens funds the reef work."),
     ],
+    "fourth doc": [
+        entity_line("MVT", "organization", "MVT paid for the scanner."),
+        entity_line("Siemens Healthineers AG", "organization", "The scanner's maker."),
+        relation_line("MVT", "Siemens Healthineers AG", "buys", "MVT bought a scanner from Siemens Healthineers AG."),
+    ],
 }
 TEXTS = [
     "first doc: Ngozi Okafor directs the Kessara Research Institute (KRI).",
     "second doc: Dr. Okafor lectured at KRI; Siemens supplied the scanner.",
     "third doc: Siemens Healthineers AG funds the Kelp Reef Initiative (KRI).",
+    "fourth doc: MVT bought a scanner from Siemens Healthineers AG.",
 ]
 
 
@@ -103,7 +110,7 @@ async def test_the_two_statements_read_what_the_separate_reads_do(make_settings,
     install(fake_llm, RECORDS)
     documents = [d for text in TEXTS for d in await ingest(app, [text])]
     assert all(d["status"] == "processed" for d in documents)
-    seen_here = seen_merges = 0
+    seen_here = seen_merges = seen_initials = 0
     async with app.container.db.connect() as conn:
         for d in documents:
             reading = await final_pass_reads.document_reading(conn, "default", d["id"])
@@ -115,8 +122,8 @@ async def test_the_two_statements_read_what_the_separate_reads_do(make_settings,
             assert reading.acronym_nodes == {k: (r.name, r.entity_type) for k, r in nodes.items()}
             seen_here += len(here)
 
-            ranges, words = nearby_ranges(list(mine.values())), _short_words(mine)
-            read = await final_pass_reads.near_reading(conn, "default", ranges, words)
+            ranges, words, keys = nearby_ranges(list(mine.values())), _short_words(mine), _initials_keys(mine)
+            read = await final_pass_reads.near_reading(conn, "default", ranges, words, keys)
             near, aliases = await _near_with_aliases(conn, "default", ranges)
             merges = await resolution_ledger.short_form_merges(conn, "default", words)
             stored = await graph_repo.fetch_entities(
@@ -125,9 +132,23 @@ async def test_the_two_statements_read_what_the_separate_reads_do(make_settings,
             assert (read.near, read.aliases, read.merges) == (near, aliases, merges)
             assert read.targets == {k: (r.name, r.entity_type) for k, r in stored.items()}
             seen_merges += len(merges)
+            by_initials = await resolution_ledger.initials_merges(conn, "default", keys)
+            their = await graph_repo.fetch_entities(
+                conn, "default", sorted({m.entity_key for m in by_initials}), with_sources=False
+            )
+            assert read.initials == by_initials
+            assert read.initials_targets == {k: (r.name, r.entity_type) for k, r in their.items()}
+            seen_initials += len(by_initials)
+            # not asked for initials: none read
+            plain = await final_pass_reads.near_reading(conn, "default", ranges, words)
+            assert plain.initials is None and (plain.near, plain.merges) == (read.near, read.merges)
 
             # both in one statement, asked with the nodes expected; a wrong guess is read again
-            assert await final_pass_reads.document_and_near(conn, "default", d["id"], ranges, words) == (reading, read)
+            assert await final_pass_reads.document_and_near(conn, "default", d["id"], ranges, words, keys) == (
+                reading,
+                read,
+            )
             for expected in (mine, {}, {"someone else": ("Someone Else", "person")}):
                 assert await _readings(conn, "default", d["id"], expected, True) == (reading, read)
-    assert seen_here and seen_merges  # the graph has both kinds for the comparison to mean something
+    # the graph has each kind for the comparison to mean something
+    assert seen_here and seen_merges and seen_initials

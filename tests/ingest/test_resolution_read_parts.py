@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.domain.cross_document import nearby_ranges
 from app.domain.name_matching import initials_pattern
 from app.repositories import resolution_reads
-from app.repositories.resolution_ledger import ShortFormMerge, near_params
+from app.repositories.resolution_ledger import ShortFormMerge, near_params, packed
 from app.repositories.resolution_reads import Initials, decision_reading
 from app.services.ingest.absorb import Absorber
 from tests.ingest.test_final_pass_reads import RECORDS, TEXTS
@@ -25,9 +27,9 @@ async def test_a_reading_without_acronyms_reads_what_the_whole_statement_does(ma
     names = [("Ngozi Okafor", "person"), ("Dr. Okafor", "person"), ("Kessara Research Institute", "organization")]
     params: dict[str, Any] = {
         "project_id": "default",
-        "stored": ["ngozi okafor", "dr. okafor", "kri"],
-        "keys": ["ngozi okafor", "kessara research institute"],
-        "names": ["ngozi okafor", "dr. okafor"],
+        "stored": packed(["ngozi okafor", "dr. okafor", "kri"]),
+        "keys": packed(["ngozi okafor", "kessara research institute"]),
+        "names": packed(["ngozi okafor", "dr. okafor"]),
         **near_params(nearby_ranges(names)),
     }
     empty = {"patterns": [], "firsts": [], "uppers": [], "acronyms": []}
@@ -77,3 +79,28 @@ async def test_the_ambiguity_check_reads_only_for_merges_made_across_documents()
     assert conn.statements == 0
     assert await absorber._ambiguous(conn, "p", {}, [inside, across], targets) == []  # type: ignore[arg-type]
     assert conn.statements == 1
+
+
+async def test_packed_keys_reach_the_server_as_the_list_they_were(database_url: str) -> None:
+    """Resolution's key lists go as one text each (resolution_ledger.packed), split by the server: the app's own
+    alias keys (index prefixes, the scope separator) and any name's key come back as sent, in order; an empty list
+    is the empty array; a key that cannot be packed is refused, never split in two."""
+    from sqlalchemy import text
+
+    from app.db.engine import Database, async_url
+    from app.domain.aliases import scoped_key
+    from app.repositories.resolution_ledger import KEY_SEPARATOR, keys_sql
+
+    keys = ["ngozi okafor", "\x1e\x1dcut f.b.#0", scoped_key("kri", "doc-1"), "fíataevgis", "s. val.", "% okafor"]
+    db = Database(async_url(database_url), pool_size=1)
+    try:
+        async with db.connect() as conn:
+            statement = text(f"SELECT {keys_sql('k')}")
+            assert (await conn.execute(statement, {"k": packed(keys)})).scalar_one() == keys
+            assert (await conn.execute(statement, {"k": packed([])})).scalar_one() == []
+            assert (await conn.execute(statement, {"k": packed(["one"])})).scalar_one() == ["one"]
+    finally:
+        await db.close()
+    for bad in (["a", f"b{KEY_SEPARATOR}c"], ["a", ""], [""]):
+        with pytest.raises(ValueError):
+            packed(bad)

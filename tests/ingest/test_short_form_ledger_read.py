@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncpg
 
 from app.db.engine import Database, async_url
-from app.repositories.resolution_ledger import _SHORT_FORMS, short_form_merges
+from app.repositories.resolution_ledger import _SHORT_FORMS, packed, short_form_merges
 
 _ROW = (
     "INSERT INTO entity_merge_ledger (project_id, entity_key, merged_key, merged_name, rule)"
@@ -35,7 +35,8 @@ async def test_the_short_form_read_skips_the_projects_other_merges(database_url:
         await conn.execute("UPDATE entity_merge_ledger SET outcome = 'undone' WHERE merged_key = 'siemens'")
         await conn.execute("ANALYZE entity_merge_ledger")
         sql = _SHORT_FORMS.text.replace(":project_id", "$1").replace(":words", "$2").replace(":patterns", "$3")
-        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql, "p", ["okafor"], ["% okafor"]))
+        explained = await conn.fetch("EXPLAIN " + sql, "p", packed(["okafor"]), packed(["% okafor"]))
+        plan = "\n".join(r[0] for r in explained)
     finally:
         await conn.close()
     assert "ix_entity_merge_ledger_short_forms" in plan, plan

@@ -131,15 +131,24 @@ def _defined_here(reading: DocumentReading) -> tuple[list[Absorption], list[str]
     return out, contested
 
 
+def _initials_keys(mine: Nearby) -> list[str]:
+    """The acronym keys the document's names have initials for: the merges `initials_now_ambiguous` asks about."""
+    return sorted({k for name, etype in mine.values() for k in initials_keys(name, etype)})
+
+
 async def _readings(
     conn: AsyncConnection, project_id: str, document_id: str, expected: Nearby | None, with_words: bool
 ) -> tuple[DocumentReading, NearReading]:
     """The document's nodes and what lies near them. With the nodes `expected`, both in one statement, asked for
     what lies near the expected ones; read again only if the nodes read ask for something else (another
-    document's absorption took one meanwhile, say), so the pass always works on what its own nodes ask for."""
+    document's absorption took one meanwhile, say), so the pass always works on what its own nodes ask for.
+    `with_words`: also the standing short-form merges of the nodes' short words and the standing merges by
+    initials alone of the acronyms their initials spell (the undo checks' readings)."""
 
-    def asked(mine: Nearby) -> tuple[Ranges, list[str]]:
-        return nearby_ranges(list(mine.values())), _short_words(mine) if with_words else []
+    def asked(mine: Nearby) -> tuple[Ranges, list[str], list[str] | None]:
+        if not with_words:
+            return nearby_ranges(list(mine.values())), [], None
+        return nearby_ranges(list(mine.values())), _short_words(mine), _initials_keys(mine)
 
     if expected is None:
         reading = await passes_repo.document_reading(conn, project_id, document_id)
@@ -181,24 +190,29 @@ class Absorber:
         committed: then read from the document's stored records). One statement reads all of it when the pass
         finds nothing to absorb and the nodes are the `expected` ones (as the merge wrote them), as for most
         documents (repositories/final_pass_reads.py); the related forms, when there are some, one more (and on
-        such a retry, one for the stored records)."""
+        such a retry, one for the stored records); the standing merges the undo checks ask about (of the nodes'
+        short words and of the acronyms their initials spell) come with it when the nodes stay as read."""
         async with _reads(self.db) as conn:
             reading, near = await _readings(conn, project_id, document_id, expected, undo is not None)
             mine = reading.mine
             found, contested = await self.final_pass(conn, project_id, reading, near)
-            ambiguous = None
-            if undo is not None and not found:
+            ambiguous = initials = None
+            if undo is not None and not found:  # the nodes stay as read: the undo checks' readings are in hand
                 ambiguous = await self._ambiguous(conn, project_id, mine, near.merges, near.targets)
+                if near.initials is not None:
+                    initials = ambiguous_initials(mine, near.initials, near.initials_targets) if near.initials else []
         merged = await self.absorb(project_id, document_id, found)
         undefined = await self.contest(project_id, contested)
         if undo is None:
             return
-        async with _reads(self.db) as conn:
-            if ambiguous is None:  # the nodes read again only when the pass merged some away
-                if merged:
-                    mine = await ledger_repo.document_nodes(conn, project_id, document_id)
-                ambiguous = await self.now_ambiguous(conn, project_id, mine)
-            initials = await self.initials_now_ambiguous(conn, project_id, mine)
+        if ambiguous is None or initials is None:
+            async with _reads(self.db) as conn:
+                if ambiguous is None:  # the nodes read again only when the pass merged some away
+                    if merged:
+                        mine = await ledger_repo.document_nodes(conn, project_id, document_id)
+                    ambiguous = await self.now_ambiguous(conn, project_id, mine)
+                if initials is None:
+                    initials = await self.initials_now_ambiguous(conn, project_id, mine)
         undone: set[int] = set()
         for merge in ambiguous + undefined + initials + await self.contradicted(project_id, document_id, related):
             if merge.id not in undone:
@@ -211,7 +225,7 @@ class Absorber:
         """Standing merges of an acronym joined across documents by its initials alone that one of the document's
         names (`mine`) fits as well (absorption.py `ambiguous_initials`): no read when no name has initials, one
         when no such merge stands, two when some do."""
-        keys = sorted({k for name, etype in mine.values() for k in initials_keys(name, etype)})
+        keys = _initials_keys(mine)
         if not keys:
             return []
         merges = await ledger_repo.initials_merges(conn, project_id, keys)
