@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ingest.test_pipeline import entity_line, ingest, relation_line
+from tests.ingest.test_pipeline import ingest
+from tests.ingest.test_resolution_across import _records  # the full name in one document, the other form in a second
 from tests.ingest.test_resolution_ingest import graph, install
 
 SAME = [
@@ -93,21 +94,6 @@ APART = [
     ("Mali", "Malawi", "location"),
     ("Lisbon", "Treaty of Lisbon", "location"),
 ]
-
-
-def _records(full: str, short: str, etype: str) -> dict[str, list[str]]:
-    return {
-        "first doc": [
-            entity_line(full, etype, f"{full} appears in the first report."),
-            entity_line("Marta Quell", "person", "Marta Quell is an archivist."),
-            relation_line(full, "Marta Quell", "archive", f"Marta Quell filed papers on {full}."),
-        ],
-        "second doc": [
-            entity_line(short, etype, f"{short} appears in the second report."),
-            entity_line("Harbour Office", "organization", "The Harbour Office keeps records."),
-            relation_line(short, "Harbour Office", "records", f"The Harbour Office cites {short}."),
-        ],
-    }
 
 
 @pytest.mark.parametrize("case", SAME + APART, ids=lambda c: f"{c[0]}|{c[1]}")

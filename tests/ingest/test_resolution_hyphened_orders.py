@@ -8,29 +8,7 @@ import itertools
 
 import pytest
 
-from tests.ingest.test_pipeline import entity_line, ingest, relation_line
-from tests.ingest.test_resolution_ingest import graph, install
-
-DOCS = ("first doc", "second doc", "third doc")
-
-
-def _doc(name: str, etype: str, marker: str) -> list[str]:
-    office = f"Records Office {marker.title()}"
-    return [
-        entity_line(name, etype, f"{name} is named in the {marker}."),
-        entity_line(office, "organization", f"{office} files the {marker}."),
-        relation_line(office, name, "filing", f"{office} files papers on {name}."),
-    ]
-
-
-async def _nodes(app, fake_llm, names: dict[str, str], etype: str, order) -> set[str]:
-    install(fake_llm, {marker: _doc(name, etype, marker) for marker, name in names.items()})
-    for marker in order:
-        [doc] = await ingest(app, [marker])
-        assert doc["status"] == "processed"
-    keys, _ = await graph(app)
-    return {k for k in keys if not k.startswith("records office ")}
-
+from tests.ingest.test_resolution_shape_orders import DOCS, _nodes  # three documents, each naming one form
 
 ONE = {
     "person": ("Dr. Lloyd-Pryce", "Bethan Lloyd-Pryce", "Harbour Quell"),
