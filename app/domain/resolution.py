@@ -39,12 +39,9 @@ from typing import Literal
 from app.domain.absorption import Absorption, absorptions
 from app.domain.aliases import AliasSource
 from app.domain.cross_document import (
-    close_candidates,
     extension_candidates,
     initialled_candidates,
     lone_word_candidates,
-    near_spellings,
-    spelling_candidates,
     variant_rows,
 )
 from app.domain.document_names import DocumentNames
@@ -67,6 +64,7 @@ from app.domain.name_spellings import phonetic_index, spelt_candidates
 from app.domain.name_variants import confusable, inverted_forms, surname_of
 from app.domain.names import entity_key
 from app.domain.resolution_state import Decision, Known, Later, Resolution
+from app.domain.spelling_candidates import close_candidates, near_spellings, spelling_candidates
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key

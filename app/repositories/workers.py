@@ -1,6 +1,6 @@
 """SQL for worker liveness: each worker records when it was last seen and its heartbeat interval. A worker
 missing `MISSED_HEARTBEATS` of its own heartbeats in a row is dead: its claims are retaken at once
-(repositories/documents.py), without waiting for WORKER_CLAIM_TIMEOUT."""
+(repositories/document_claims.py), without waiting for WORKER_CLAIM_TIMEOUT."""
 
 from __future__ import annotations
 

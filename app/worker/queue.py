@@ -27,6 +27,7 @@ from app.core.errors import AppError
 from app.core.logging_setup import document_var, project_var
 from app.db.errors import is_connection_error
 from app.domain.name_sounds import load_name_lists
+from app.repositories import document_claims as claims_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
 from app.repositories import workers as workers_repo
@@ -129,7 +130,7 @@ class Worker:
         await asyncio.gather(*self._loops, *self._tasks.values(), return_exceptions=True)
         try:
             async with self.c.db.transaction() as conn:
-                released = await docs_repo.release(conn, self.id)
+                released = await claims_repo.release(conn, self.id)
                 await workers_repo.forget(conn, self.id)
             if released:
                 log.info("worker %s returned %d document(s) to the queue", self.id, released)
@@ -151,7 +152,7 @@ class Worker:
         s = self.settings
         while not self._stopping and self._has_room():
             async with self.c.db.transaction() as conn:
-                row = await docs_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
+                row = await claims_repo.claim_next(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
                 if row is not None:
                     await events_repo.add(
                         conn,
@@ -195,9 +196,11 @@ class Worker:
             await asyncio.sleep(self.heartbeat_interval)
             try:
                 async with self.c.db.transaction() as conn:
-                    asked = await docs_repo.heartbeat(conn, self.id, list(self._tasks))
+                    asked = await claims_repo.heartbeat(conn, self.id, list(self._tasks))
                 async with self.c.db.transaction() as conn:
-                    ended = await docs_repo.fail_abandoned(conn, self.id, s.worker_claim_timeout, s.worker_max_attempts)
+                    ended = await claims_repo.fail_abandoned(
+                        conn, self.id, s.worker_claim_timeout, s.worker_max_attempts
+                    )
                     await workers_repo.prune(conn, s.worker_claim_timeout)
                     await events_repo.add(conn, [(r.project_id, r.id, r.status, r.error) for r in ended])
                 for key in asked:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from app.domain.absorption import absorptions
-from app.domain.cross_document import initials_key, lone_word_candidates, near_spellings, nearby_ranges
+from app.domain.cross_document import initials_key, lone_word_candidates, nearby_ranges
 from app.domain.name_index import NameIndex
 from app.domain.name_matching import match_key
 from app.domain.name_variants import confusable, inverted_forms, lone_word, near_spelling, root_of, surname_of
 from app.domain.resolution import DocumentNames, Known, resolve
+from app.domain.spelling_candidates import near_spellings
 
 
 @pytest.mark.parametrize(

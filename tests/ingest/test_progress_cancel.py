@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app.db.tables import documents, entities, entity_sources, llm_cache
+from app.repositories import document_claims as claims_repo
 from app.repositories import documents as docs_repo
 from app.services.ingest.intake import IngestionService
 from app.services.ingest.pipeline import DocumentPipeline
@@ -187,7 +188,7 @@ async def test_merge_refuses_a_cancelled_document_the_worker_never_heard_of(
     app = await make_app(start_app, make_settings, worker_enabled=False)
     doc_id = await enqueue(app, "Gus met Hal in Ivy.")
     async with app.container.db.transaction() as conn:
-        claimed = await docs_repo.claim_next(conn, "w1", 120, 3)
+        claimed = await claims_repo.claim_next(conn, "w1", 120, 3)
         await conn.execute(update(documents).where(documents.c.id == doc_id).values(cancel_requested=True))
     assert claimed.id == doc_id
 
@@ -271,7 +272,7 @@ async def test_a_claimed_document_is_at_the_first_stage_from_its_claim_on(start_
     app = await make_app(start_app, make_settings, worker_enabled=False)
     doc_id = await enqueue(app, "Ria met Sol in Tam.")
     async with app.container.db.transaction() as conn:
-        claimed = await docs_repo.claim_next(conn, "w1", 120, 3)
+        claimed = await claims_repo.claim_next(conn, "w1", 120, 3)
     assert claimed.id == doc_id
     doc = (await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})).json()
     assert doc["status"] == "processing" and doc["stage"] == STAGES[0]

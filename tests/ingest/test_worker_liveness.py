@@ -17,7 +17,7 @@ from sqlalchemy import func, insert, select, text, update
 
 from app.db.tables import documents, workers
 from app.domain.document_rows import Claim
-from app.repositories import documents as docs_repo
+from app.repositories import document_claims as claims_repo
 from app.repositories import workers as workers_repo
 from tests.ingest.test_worker_kill import _add, _started
 from tests.support.faults import TEXTS, document_rows, until
@@ -77,7 +77,7 @@ async def _worker_row(db, worker_id: str, interval: float, last_seen_age: float)
 
 async def _claim(db, worker_id: str, max_attempts: int = 3) -> Claim | None:
     async with db.transaction() as conn:
-        return await docs_repo.claim_next(conn, worker_id, 120.0, max_attempts)
+        return await claims_repo.claim_next(conn, worker_id, 120.0, max_attempts)
 
 
 async def test_claims_of_a_dead_worker_are_retaken_and_a_live_ones_are_not(make_settings, start_app):
@@ -113,7 +113,7 @@ async def test_dead_worker_with_no_attempts_left_fails_its_document(make_setting
     await _claimed(db, doc, "dead", heartbeat_age=1.0, attempts=3)
     assert await _claim(db, "other", max_attempts=3) is None
     async with db.transaction() as conn:
-        ended = await docs_repo.fail_abandoned(conn, "other", 120.0, 3)
+        ended = await claims_repo.fail_abandoned(conn, "other", 120.0, 3)
     assert [(r.id, r.status) for r in ended] == [(doc, "failed")]
 
 
@@ -129,7 +129,7 @@ async def test_a_worker_whose_beats_run_late_keeps_its_own_claims(make_settings,
 
     assert await _claim(db, "late") is None
     async with db.transaction() as conn:
-        assert await docs_repo.fail_abandoned(conn, "late", 120.0, 3) == []
+        assert await claims_repo.fail_abandoned(conn, "late", 120.0, 3) == []
     rows = await document_rows(db, "default")
     assert [(rows[d]["status"], rows[d]["claimed_by"], rows[d]["attempts"]) for d in (busy, last)] == [
         ("processing", "late", 2),
@@ -139,7 +139,7 @@ async def test_a_worker_whose_beats_run_late_keeps_its_own_claims(make_settings,
     taken = await _claim(db, "other")
     assert taken is not None and (taken.id, taken.attempts) == (busy, 3)
     async with db.transaction() as conn:
-        ended = await docs_repo.fail_abandoned(conn, "other", 120.0, 3)
+        ended = await claims_repo.fail_abandoned(conn, "other", 120.0, 3)
     assert [(r.id, r.status) for r in ended] == [(last, "failed")]
 
 
