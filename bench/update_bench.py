@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -186,7 +187,8 @@ async def main() -> None:
             show(rows)
     finally:
         fake.stop()
-        server.cleanup()
+        server.cleanup()  # the database's files; the folder holding them is the bench's
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
