@@ -67,6 +67,8 @@ from app.domain.resolution_state import Decision, Known, Later, Resolution
 from app.domain.spelling_candidates import close_candidates, near_spellings, spelling_candidates
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
+# the modes that merge: their documents (and updates) run the final pass after the merge, and owe it until then
+MERGING_MODES = frozenset({"auto", "llm"})
 MATCH_INDEX = "\x1e"  # prefix of the internal alias rows that index entities by match key
 VARIANT_ROW = MATCH_INDEX + "\x1d"  # those by phonetic or compact key (cross_document.py::variant_rows)
 SAME_NAME_SCORE = 0.8  # a name held by an entity of another type: kept apart, suggested for review

@@ -27,6 +27,7 @@ from app.core.errors import AppError
 from app.core.logging_setup import document_var, project_var
 from app.db.errors import is_connection_error
 from app.domain.name_sounds import load_name_lists
+from app.domain.resolution import MERGING_MODES
 from app.repositories import document_claims as claims_repo
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
@@ -216,7 +217,7 @@ class Worker:
         merge: app/services/ingest/review_sweep.py); how many were reviewed. None with ENTITY_RESOLUTION off or
         suggest, whose documents run no final pass: what is owed (marked while another mode ran, or by migration
         0023) waits for a mode that runs it."""
-        if self.settings.entity_resolution not in ("auto", "llm"):
+        if self.settings.entity_resolution not in MERGING_MODES:
             return 0
         return await self.pipeline.reviews.sweep(self._undo_merge, self.settings.worker_claim_timeout)
 

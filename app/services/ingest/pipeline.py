@@ -23,6 +23,7 @@ from app.domain.chunking import Chunk, chunk_id, chunk_text
 from app.domain.document_rows import DocumentRow
 from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
+from app.domain.resolution import MERGING_MODES
 from app.domain.rows import ChunkRow
 from app.repositories import chunk_records as chunk_records_repo
 from app.repositories import chunks as chunks_repo
@@ -144,7 +145,7 @@ class DocumentPipeline:
         file_path = doc.file_path or UNKNOWN_SOURCE
         project = await ProjectService(self.c).overrides(project_id)
         touched: Touched | None = None  # None: merged by an earlier attempt, read back from the database
-        resolves = self.settings.entity_resolution in ("auto", "llm")
+        resolves = self.settings.entity_resolution in MERGING_MODES
         # two writings of a person's name the document relates (absorb.py); None: merged by an earlier attempt,
         # so the final pass reads them from the document's stored records
         related: set[tuple[str, str]] | None = None

@@ -36,6 +36,7 @@ from app.domain.chunking import chunk_id
 from app.domain.document_rows import DocumentRow
 from app.domain.merge_rules import UNKNOWN_SOURCE
 from app.domain.records import ChunkExtraction
+from app.domain.resolution import MERGING_MODES
 from app.domain.rows import ChunkRow
 from app.repositories import chunks as chunks_repo
 from app.repositories import deletion as deletion_repo
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _DEADLOCK_RETRIES = 3  # swaps the server aborted to break a deadlock, tried again
-_REVIEWS = ("auto", "llm")  # the modes running the final pass after the merge, as ingestion (pipeline.py)
 
 
 class _Outdated(Exception):
@@ -108,7 +108,7 @@ class UpdateRunner:
             raise
         finally:
             self.pipeline.last_writers.release(touched)
-        if self.c.settings.entity_resolution in _REVIEWS:  # also when an earlier attempt swapped
+        if self.c.settings.entity_resolution in MERGING_MODES:  # also when an earlier attempt swapped
             with stage("absorb", self.pipeline.timings):
                 await self.pipeline.absorber.review(
                     project_id, target_id, self.pipeline.undo_merge, touched.nodes(), related
@@ -249,7 +249,7 @@ class UpdateRunner:
                 touched, idents = await self.pipeline.merger._merge_locked(conn, p, s.target_id, extractions)
                 await self._record(conn, s, current_doc)
                 # owing the final pass until the update's final write (or a sweep), as a document's merge marks it
-                marks = {"review_owed": True} if self.c.settings.entity_resolution in _REVIEWS else {}
+                marks = {"review_owed": True} if self.c.settings.entity_resolution in MERGING_MODES else {}
                 await docs_repo.set_fields(conn, p, s.update_id, graph_merged=True, **marks)
         finally:
             for batch in batches:
