@@ -87,7 +87,19 @@ def _document(rows: Sequence[Sequence[Any]]) -> DocumentReading:
     return out
 
 
-# `short_form_params`' words and patterns, with each merge's entity (name and type) when it still exists
+def _merges_part(kind: str, where: str) -> str:
+    """The ledger rows `where` selects, as rows of `kind`, each with its entity (name, type) if it still exists."""
+    return f"""UNION ALL
+SELECT '{kind}', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive, e.name,
+       e.entity_type
+  FROM entity_merge_ledger l
+  LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
+ WHERE {where}
+"""
+
+
+# the entities and aliases in the ranges, and the standing short-form merges of `short_form_params`' words and
+# patterns
 _NEAR_SQL = f"""
 SELECT 'e' AS kind, CAST(NULL AS bigint) AS id, n.key, n.name, n.entity_type, CAST(NULL AS text) AS a,
        CAST(NULL AS text) AS b, CAST(NULL AS boolean) AS retro, CAST(NULL AS text) AS c, CAST(NULL AS text) AS d
@@ -95,20 +107,9 @@ SELECT 'e' AS kind, CAST(NULL AS bigint) AS id, n.key, n.name, n.entity_type, CA
 UNION ALL
 SELECT 'a', NULL, a.alias_key, a.alias_name, a.key, a.name, a.entity_type, NULL, NULL, NULL
   FROM ({ALIASES_NEAR_SQL}) a
-UNION ALL
-SELECT 's', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive, e.name, e.entity_type
-  FROM entity_merge_ledger l
-  LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
- WHERE {SHORT_FORMS_WHERE}
-"""
-# asked with initials keys: resolution_ledger.initials_merges' rows, each with its entity (name, type) if it exists
-_INITIALS_SQL = f"""
-UNION ALL
-SELECT 'i', l.id, l.entity_key, l.merged_key, l.merged_name, l.rule, l.evidence, l.retroactive, e.name, e.entity_type
-  FROM entity_merge_ledger l
-  LEFT JOIN entities e ON e.project_id = :project_id AND e.key = l.entity_key
- WHERE {BY_INITIALS_WHERE}
-"""
+{_merges_part("s", SHORT_FORMS_WHERE)}"""
+# asked with initials keys: resolution_ledger.initials_merges' rows
+_INITIALS_SQL = _merges_part("i", BY_INITIALS_WHERE)
 # both readings at once: the document's rows come back as kind 'document', their own kind in the `a` column
 _DOCUMENT_PART = f"""
 UNION ALL
@@ -155,9 +156,7 @@ async def near_reading(
     keys = sorted(initials or ())
     if not (ranges.prefixes or ranges.reversed_prefixes or ranges.exact or words or keys):
         return out
-    params = {"project_id": project_id, **near_params(ranges), **short_form_params(words)}
-    if keys:
-        params["initials"] = packed(keys)
+    params = _near_params(project_id, ranges, words, keys)
     return _near_rows((await conn.execute(_near(False, bool(keys)), params)).all(), initials is not None)
 
 
@@ -171,12 +170,19 @@ async def document_and_near(
 ) -> tuple[DocumentReading, NearReading]:
     """`document_reading` and `near_reading` in one statement, for a caller that knows the document's nodes
     before reading them (and so the ranges, words and initials keys near them): the one that merged them."""
-    params = {"project_id": project_id, "document_id": document_id, **near_params(ranges), **short_form_params(words)}
-    if keys := sorted(initials or ()):
-        params["initials"] = packed(keys)
+    keys = sorted(initials or ())
+    params = {"document_id": document_id, **_near_params(project_id, ranges, words, keys)}
     rows = (await conn.execute(_near(True, bool(keys)), params)).all()
     document = _document([(r[5], r[2], r[3], r[4]) for r in rows if r[0] == "document"])
     return document, _near_rows([r for r in rows if r[0] != "document"], initials is not None)
+
+
+def _near_params(project_id: str, ranges: Ranges, words: Sequence[str], initials: Sequence[str]) -> dict[str, str]:
+    """The parameters of `_near`'s statement (the initials' only when some are asked)."""
+    params = {"project_id": project_id, **near_params(ranges), **short_form_params(words)}
+    if initials:
+        params["initials"] = packed(initials)
+    return params
 
 
 def _near_rows(rows: Sequence[Sequence[Any]], with_initials: bool) -> NearReading:
