@@ -26,6 +26,7 @@ from app.domain.name_spellings import PLACE_TYPES
 _ONE_WORD_THEN_CODE = re.compile(r"(?<![\w'\u2019&.-])([A-Z][a-z][\w'\u2019-]*)\s*\(\s*([A-Z]{3,5})\s*\)")
 _WORD_BEFORE = re.compile(r"([\w'\u2019&.-]+)\s*$")
 _SPACES = re.compile(r"\s*")
+_WINDOW = 64  # characters before a code read for the word before it (more only when spaces or the word fill them)
 _CODE = re.compile(r"\(\s*([A-Z]{3,5})\s*\)")
 
 
@@ -66,18 +67,16 @@ def _one_word_codes(text: str) -> Iterable[tuple[str, str]]:
 
 
 def _word_before(text: str, end: int) -> re.Match[str] | None:
-    """_WORD_BEFORE.search(text[:end]) (its match where it holds), reading back from `end` only as far as the
-    word before it starts: searched over the whole text before each code, the pattern was tried at every word."""
-    start = end
-    while True:
-        start = max(start - 64, 0)
-        found = _WORD_BEFORE.search(text, start, end)
-        if start == 0:
-            return found
-        if found is not None and found.start() > start:  # the word starts inside the window: it is the whole word
-            return found
-        if found is None and not _SPACES.fullmatch(text, start, end):  # what ends the window is no word's
-            return None
+    """_WORD_BEFORE.search(text[:end]), read over the last characters before `end` only: searched over the whole
+    text before each code, the pattern was tried at every word. The window's answer is the whole text's unless the
+    word, or the spaces, reach back to the window's start; then the whole text before `end` is searched."""
+    start = max(end - _WINDOW, 0)
+    found = _WORD_BEFORE.search(text, start, end)
+    if start == 0 or (found is not None and found.start() > start):
+        return found
+    if found is None and not _SPACES.fullmatch(text, start, end):  # what ends the text before `end` is no word's
+        return None
+    return _WORD_BEFORE.search(text, 0, end)
 
 
 def _last_visible(text: str, end: int) -> str:

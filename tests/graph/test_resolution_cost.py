@@ -208,7 +208,8 @@ def test_definitions_read_only_before_each_parenthesis_are_what_the_pattern_find
 def test_the_word_before_a_code_is_read_back_from_the_code_as_over_the_whole_text():
     from app.domain import name_codes
 
-    for text in _texts(34, 600):
+    longer_than_the_window = ["Gold" * 50 + " (XAU)", "Gold" + " " * 200 + "(XAU)", "x) " + "Gold-" * 30 + "  (XAU)"]
+    for text in _texts(34, 600) + longer_than_the_window:
         for end in range(len(text) + 1):
             whole = name_codes._WORD_BEFORE.search(text[:end])
             found = name_codes._word_before(text, end)
