@@ -13,6 +13,7 @@ from sqlalchemy import select, text, update
 from app.db.tables import documents, entity_merge_ledger
 from app.repositories import owed_reviews as repo
 from app.services.ingest.intake import IngestionService
+from app.worker.queue import Worker
 from tests.ingest.test_pipeline import entity_line, ingest, rows, scalar
 from tests.ingest.test_resolution_ingest import graph, install
 from tests.ingest.test_resolution_order import _doc
@@ -59,7 +60,13 @@ async def test_a_sweep_undoes_the_merge_a_document_failed_for_good_contradicts(m
     assert await app.container.worker.sweep_reviews() == 0
 
 
-async def test_two_workers_sweeping_at_once_undo_the_merge_once(make_settings, start_app, fake_llm):
+async def _no_sweep_loop(self) -> None:
+    await asyncio.Event().wait()  # running (a worker with a finished loop counts as dead) but never sweeping
+
+
+async def test_two_workers_sweeping_at_once_undo_the_merge_once(make_settings, start_app, fake_llm, monkeypatch):
+    # Without their own sweep loops: the second worker's start-up sweep could take the row before the two below.
+    monkeypatch.setattr(Worker, "_sweep_loop", _no_sweep_loop)
     settings = make_settings(force_llm_summary_on_merge=2, llm_max_retries=0, **QUIET)
     first = await start_app(settings)
     await _failed_for_good(first, fake_llm)
