@@ -1,18 +1,25 @@
 """The entity panel's review of automatic merges in Chromium: an entity resolution merged "Dr. Okafor" into
 "Ngozi Okafor"; the panel shows the merge with its rule, evidence and document, and Undo makes "Dr. Okafor" an
-entity of its own again."""
+entity of its own again. With ENTITY_RESOLUTION=suggest, the panel lists the suggested duplicates with their
+evidence: Accept merges the pair, Reject keeps it apart and hides it."""
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
 
 from tests.graph.test_unmerge import RECORDS
+from tests.ingest.test_resolution_ingest import RECORDS as SUGGESTED
 from tests.ingest.test_resolution_ingest import install
-from tests.support.live_server import LiveServer
+from tests.support.database import PgCluster
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.live_server import LiveServer, live_app
 from tests.ui.conftest import API_KEY
 
 pytestmark = pytest.mark.slow
@@ -20,8 +27,27 @@ PROJECT = "merges"
 TIMEOUT = 60_000
 
 
+@pytest.fixture(scope="module")
+def suggest_server(pg_cluster: PgCluster, fake_server: FakeOpenAI) -> Iterator[LiveServer]:
+    with live_app(
+        pg_cluster, fake_server, f"ui_suggest_{os.getpid()}", api_keys=[API_KEY], entity_resolution="suggest"
+    ) as server:
+        yield server
+
+
 def _http(server: LiveServer) -> httpx.Client:
     return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30)
+
+
+def _page(browser, server: LiveServer, entity: str, errors: list[str]):  # noqa: ANN001, ANN202
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: d.accept())  # the confirm() of undo and accept
+    page.goto(f"{server.url}/ui/#/graph?project={PROJECT}&entity={quote(entity)}")
+    return context, page
 
 
 def _ingest(http: httpx.Client, marker: str) -> None:
@@ -50,14 +76,8 @@ def test_undo_an_automatic_merge_from_the_entity_panel(
         listed = http.get("/entities", params={"project_id": PROJECT}).json()["entities"]
         assert {e["name"]: e["aliases"] for e in listed}["Ngozi Okafor"] == ["Dr. Okafor"]
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT)
     errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: d.accept())  # the confirm() of undo
-    page.goto(f"{ui_server.url}/ui/#/graph?project={PROJECT}&entity=Ngozi%20Okafor")
+    context, page = _page(browser, ui_server, "Ngozi Okafor", errors)
     expect(page.locator("#h-entity")).to_have_text("Ngozi Okafor", timeout=TIMEOUT)
     entry = page.locator("#entity-merge-ledger li.merge-entry")
     expect(entry).to_have_count(1, timeout=TIMEOUT)
@@ -77,5 +97,55 @@ def test_undo_an_automatic_merge_from_the_entity_panel(
         assert restored["name"] == "Dr. Okafor"
         [ledger] = http.get("/entities/merges", params={"project_id": PROJECT}).json()["entries"]
         assert ledger["status"] == "undone"
+    assert not errors
+    context.close()
+
+
+def test_accept_and_reject_suggested_duplicates_from_the_entity_panel(
+    suggest_server: LiveServer, browser, fake_llm, artifacts: Path
+) -> None:  # noqa: ANN001
+    from playwright.sync_api import expect
+
+    install(fake_llm, SUGGESTED)
+    with _http(suggest_server) as http:
+        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
+        _ingest(http, "doc one")
+        _ingest(http, "doc two")
+        suggested = http.get("/entities/duplicates", params={"project_id": PROJECT}).json()["pairs"]
+        pairs = {frozenset((p["entity_a"], p["entity_b"])) for p in suggested}
+        assert frozenset(("Dr. Mira Tolven", "Mira Tolven")) in pairs, suggested
+        assert frozenset(("ACME HOLDINGS", "Acme Holdings Ltd.")) in pairs, suggested
+
+    errors: list[str] = []
+    context, page = _page(browser, suggest_server, "Mira Tolven", errors)
+    expect(page.locator("#h-entity")).to_have_text("Mira Tolven", timeout=TIMEOUT)
+    pair = page.locator("#entity-duplicates li.duplicate-pair").filter(has_text="Dr. Mira Tolven")
+    expect(pair).to_have_count(1, timeout=TIMEOUT)
+    expect(pair.locator("ul.description li").first).to_be_visible(timeout=TIMEOUT)  # the evidence
+    page.locator("#entity-merges").screenshot(path=artifacts / "entity-duplicates.png")
+    pair.locator("button.duplicate-accept").click()
+    expect(page.locator("#toasts")).to_contain_text("Merged Dr. Mira Tolven into Mira Tolven", timeout=TIMEOUT)
+
+    page.goto(f"{suggest_server.url}/ui/#/graph?project={PROJECT}&entity={quote('Acme Holdings Ltd.')}")
+    expect(page.locator("#h-entity")).to_have_text("Acme Holdings Ltd.", timeout=TIMEOUT)
+    pair = page.locator("#entity-duplicates li.duplicate-pair").filter(has_text="ACME HOLDINGS")
+    expect(pair).to_have_count(1, timeout=TIMEOUT)
+    pair.locator("button.duplicate-reject").click()
+    expect(page.locator("#toasts")).to_contain_text(
+        "ACME HOLDINGS and Acme Holdings Ltd. are kept apart", timeout=TIMEOUT
+    )
+    expect(page.locator("#entity-duplicates li.duplicate-pair").filter(has_text="ACME HOLDINGS")).to_have_count(
+        0, timeout=TIMEOUT
+    )
+
+    with _http(suggest_server) as http:
+        merged = http.get("/entities/Mira Tolven", params={"project_id": PROJECT}).json()
+        assert "Dr. Mira Tolven" in merged["aliases"], merged
+        assert http.get("/entities/Dr. Mira Tolven", params={"project_id": PROJECT}).json()["name"] == "Mira Tolven"
+        left = http.get("/entities/duplicates", params={"project_id": PROJECT}).json()["pairs"]
+        names = [{p["entity_a"], p["entity_b"]} for p in left]
+        assert {"ACME HOLDINGS", "Acme Holdings Ltd."} not in names and not any("Dr. Mira Tolven" in n for n in names)
+        for name in ("ACME HOLDINGS", "Acme Holdings Ltd."):
+            assert http.get(f"/entities/{name}", params={"project_id": PROJECT}).json()["name"] == name
     assert not errors
     context.close()
