@@ -240,6 +240,14 @@ async def list_suggestions(
     return [SuggestionRow.from_row(r) for r in rows]
 
 
+async def suggestion_evidence(conn: AsyncConnection, project_id: str, key_a: str, key_b: str) -> str | None:
+    """The evidence stored with the suggested pair, None when the pair was not suggested by resolution."""
+    a, b = sorted_pair(key_a, key_b)
+    s = entity_suggestions.c
+    found = await conn.execute(select(s.evidence).where(s.project_id == project_id, s.key_a == a, s.key_b == b))
+    return found.scalar_one_or_none()
+
+
 async def remove_suggestions(conn: AsyncConnection, project_id: str, pairs: Iterable[Pair]) -> int:
     wanted = sorted({sorted_pair(*p) for p in pairs})
     if not wanted:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import BigInteger, and_, any_, cast, delete, func, or_, select, update
+from sqlalchemy import BigInteger, and_, any_, cast, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -115,6 +115,27 @@ async def set_outcome(conn: AsyncConnection, project_id: str, entry_ids: Sequenc
             .where(_L.project_id == project_id, _L.id == any_(cast(list(entry_ids), ARRAY(BigInteger))))
             .values(outcome=outcome, decided_at=func.now())
         )
+
+
+async def add_confirmed(
+    conn: AsyncConnection, project_id: str, entity_key: str, merged_key: str, merged_name: str, rule: str, evidence: str
+) -> int:
+    """An entry for a merge a user made from a review (already decided: confirmed); its id."""
+    added = await conn.execute(
+        insert(entity_merge_ledger)
+        .values(
+            project_id=project_id,
+            entity_key=entity_key,
+            merged_key=merged_key,
+            merged_name=merged_name,
+            rule=rule,
+            evidence=evidence,
+            outcome="confirmed",
+            decided_at=func.now(),
+        )
+        .returning(_L.id)
+    )
+    return int(added.scalar_one())
 
 
 async def detach_aliases(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.schemas.duplicates import DuplicateList, DuplicateReject, DuplicateRejected
+from app.schemas.duplicates import DuplicateAccept, DuplicateAccepted, DuplicateList, DuplicateReject, DuplicateRejected
 from app.schemas.graph import (
     AliasAdd,
     AliasDetach,
@@ -32,6 +32,7 @@ from app.services.graph.entities import CurationService
 from app.services.graph.entity_merge import EntityMergeService
 from app.services.graph.relations import RelationCurationService
 from app.services.graph.view import GraphViewService, graph_json
+from app.services.merges.suggestions import SuggestionService
 from app.web.auth import ProjectScopedRoute
 from app.web.deps import ContainerDep, ProjectQuery
 from app.web.graph_answers import BUSY_DOC, graph_answer
@@ -94,6 +95,18 @@ async def list_duplicates(
     reject it with `POST /entities/duplicates/reject`. (An entity named `duplicates` is read with
     `GET /entities?q=duplicates`.)"""
     return await DuplicateService(c).list_pairs(project_id, limit, offset, threshold)
+
+
+@router.post(
+    "/entities/duplicates/accept",
+    response_model=DuplicateAccepted,
+    responses=errors(_NO_ENTITY, (422, "The names are one entity (`same_entity`)"), MODELS_UNAVAILABLE),
+)
+async def accept_duplicate(body: DuplicateAccept, c: ContainerDep) -> DuplicateAccepted:
+    """Merge the duplicate into the entity (its name becomes an alias) and record the merge in the merge ledger,
+    confirmed: `POST /entities/{name}/unmerge` with the entry's id undoes it, rebuilding both from their
+    extracted text (no extraction call)."""
+    return await SuggestionService(c).accept(body)
 
 
 @router.post(

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.graph import Name, ProjectField
+from app.schemas.graph import MergeReport, Name, ProjectField
+from app.schemas.merges import MergeEntry
 
 
 class DuplicatePair(BaseModel):
@@ -49,3 +50,25 @@ class DuplicateRejected(BaseModel):
     entity_a: str
     entity_b: str
     rejected: bool = True
+
+
+class DuplicateAccept(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"project_id": "default", "entity": "Mira Tolven", "duplicate": "Dr. Mira Tolven"}]
+        },
+    )
+
+    project_id: str = ProjectField
+    entity: Name = Field(description="The entity kept: the duplicate is merged into it")
+    duplicate: Name = Field(description="The entity merged in; its name becomes an alias")
+
+
+class DuplicateAccepted(BaseModel):
+    merge: MergeReport
+    entry: MergeEntry | None = Field(
+        description="The merge's ledger entry (confirmed): `POST /entities/{name}/unmerge` with its id undoes the "
+        "merge, rebuilding the duplicate from its extracted text. None when the duplicate had no extracted text "
+        "(an entity made by hand), which an undo could not restore"
+    )

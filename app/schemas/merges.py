@@ -18,7 +18,9 @@ class MergeEntry(BaseModel):
     entity: str = Field(description="The entity the names were merged into (its key when it is gone)")
     absorbed: list[str] = Field(description="The names merged into it")
     rule: str = Field(description="The rule that merged them (`partial`, `acronym`, `rule`, ...) or the judge")
-    by: Literal["rule", "judge"]
+    by: Literal["rule", "judge", "review"] = Field(
+        description="`rule` or `judge` for automatic merges, `review` for a duplicate suggestion a user accepted"
+    )
     evidence: str
     document_id: str | None = Field(description="The document whose ingestion made the merge")
     file_name: str | None

@@ -1,7 +1,7 @@
 """The entity panel's review of automatic merges in Chromium: an entity resolution merged "Dr. Okafor" into
 "Ngozi Okafor"; the panel shows the merge with its rule, evidence and document, and Undo makes "Dr. Okafor" an
 entity of its own again. With ENTITY_RESOLUTION=suggest, the panel lists the suggested duplicates with their
-evidence: Accept merges the pair, Reject keeps it apart and hides it."""
+evidence: Accept merges the pair (and the panel offers to undo it), Reject keeps it apart and hides it."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_undo_an_automatic_merge_from_the_entity_panel(
     context.close()
 
 
-def test_accept_and_reject_suggested_duplicates_from_the_entity_panel(
+def test_accept_undo_and_reject_suggested_duplicates_from_the_entity_panel(
     suggest_server: LiveServer, browser, fake_llm, artifacts: Path
 ) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
@@ -125,6 +125,16 @@ def test_accept_and_reject_suggested_duplicates_from_the_entity_panel(
     page.locator("#entity-merges").screenshot(path=artifacts / "entity-duplicates.png")
     pair.locator("button.duplicate-accept").click()
     expect(page.locator("#toasts")).to_contain_text("Merged Dr. Mira Tolven into Mira Tolven", timeout=TIMEOUT)
+    entry = page.locator("#entity-merge-ledger li.merge-entry")
+    expect(entry).to_contain_text("Dr. Mira Tolven", timeout=TIMEOUT)
+    expect(entry).to_contain_text("accepted suggestion", timeout=TIMEOUT)
+    with _http(suggest_server) as http:
+        merged = http.get("/entities/Mira Tolven", params={"project_id": PROJECT}).json()
+        assert "Dr. Mira Tolven" in merged["aliases"], merged
+    page.locator("#entity-merges").screenshot(path=artifacts / "entity-duplicate-accepted.png")
+    entry.locator("button.merge-undo").click()  # the accepted suggestion undone
+    expect(page.locator("#toasts")).to_contain_text("Restored Dr. Mira Tolven", timeout=TIMEOUT)
+    expect(page.locator("#entity-merge-ledger")).to_contain_text("undone", timeout=TIMEOUT)
 
     page.goto(f"{suggest_server.url}/ui/#/graph?project={PROJECT}&entity={quote('Acme Holdings Ltd.')}")
     expect(page.locator("#h-entity")).to_have_text("Acme Holdings Ltd.", timeout=TIMEOUT)
@@ -139,12 +149,11 @@ def test_accept_and_reject_suggested_duplicates_from_the_entity_panel(
     )
 
     with _http(suggest_server) as http:
-        merged = http.get("/entities/Mira Tolven", params={"project_id": PROJECT}).json()
-        assert "Dr. Mira Tolven" in merged["aliases"], merged
-        assert http.get("/entities/Dr. Mira Tolven", params={"project_id": PROJECT}).json()["name"] == "Mira Tolven"
+        assert http.get("/entities/Dr. Mira Tolven", params={"project_id": PROJECT}).json()["name"] == "Dr. Mira Tolven"
         left = http.get("/entities/duplicates", params={"project_id": PROJECT}).json()["pairs"]
         names = [{p["entity_a"], p["entity_b"]} for p in left]
-        assert {"ACME HOLDINGS", "Acme Holdings Ltd."} not in names and not any("Dr. Mira Tolven" in n for n in names)
+        assert {"ACME HOLDINGS", "Acme Holdings Ltd."} not in names  # rejected
+        assert {"Dr. Mira Tolven", "Mira Tolven"} not in names  # undone, and so kept apart
         for name in ("ACME HOLDINGS", "Acme Holdings Ltd."):
             assert http.get(f"/entities/{name}", params={"project_id": PROJECT}).json()["name"] == name
     assert not errors

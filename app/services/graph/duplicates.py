@@ -4,7 +4,7 @@ Two sources of pairs: the suggestions entity resolution stored at ingest time wi
 same-type entities whose embeddings (name and description) are close, computed on demand from the entity
 vector index for the PROBES most recently changed entities (bounded work per request: probing all of
 5,000 entities took 2-3 s on a loaded 2-core test machine). Rejected pairs and pairs whose entities are
-gone are never listed. Accepting a pair is `POST /entities/merge`; the merged name becomes an alias."""
+gone are never listed. Accepting a pair: services/merges/suggestions.py."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from app.services.merges.unmerge import UnmergeService, merge_entry_not_found
 from app.services.projects import require_project
 
 _JUDGES = ("llm", "judge")
+ACCEPTED_RULE = "accepted"  # the rule of a duplicate suggestion a user accepted (services/graph/duplicates.py)
 
 
 def entry_out(e: LedgerEntry) -> MergeEntry:
@@ -25,7 +26,7 @@ def entry_out(e: LedgerEntry) -> MergeEntry:
         entity=e.entity_name or e.entity_key,
         absorbed=[e.merged_name],
         rule=e.rule,
-        by="judge" if e.rule in _JUDGES else "rule",
+        by="judge" if e.rule in _JUDGES else "review" if e.rule == ACCEPTED_RULE else "rule",
         evidence=e.evidence,
         document_id=e.document_id,
         file_name=e.file_path,

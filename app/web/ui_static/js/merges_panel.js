@@ -1,6 +1,7 @@
-// The entity panel's review of entity resolution: the automatic merges into this entity (from the merge
-// ledger) with their evidence, to accept, reject (undo and keep apart) or undo; and the duplicate suggestions
-// that name it, with their evidence, to accept (merge into this entity) or reject.
+// The entity panel's review of entity resolution: the merges into this entity recorded in the merge ledger
+// (automatic ones, and accepted suggestions) with their evidence, to accept, reject (undo and keep apart) or
+// undo; and the duplicate suggestions that name it, with their evidence, to accept (merge into this entity,
+// recorded in the ledger so it can be undone) or reject.
 
 import {api} from './api.js';
 import {clear, errorText, h, pageLink, toast} from './dom.js';
@@ -37,7 +38,7 @@ function automaticMerges(entity, hooks) {
     const standing = ledger.entries.filter((e) => e.entity === entity.name && ['standing', 'confirmed'].includes(e.status));
     const past = ledger.entries.filter((e) => !standing.includes(e));
     clear(box,
-      h('strong', {}, 'Merged automatically: '),
+      h('strong', {}, 'Merged: '),
       standing.length ? h('ul', {class: 'plain'}, standing.map((e) => ledgerItem(entity, e, hooks)))
         : h('span', {class: 'muted'}, 'nothing standing.'),
       past.length ? h('p', {class: 'muted'}, past.map((e) => `${e.absorbed.join(', ')} → ${e.entity}: ${e.status}`).join(' · ')) : null);
@@ -45,18 +46,24 @@ function automaticMerges(entity, hooks) {
   return box;
 }
 
+function mergedBy(e) {
+  if (e.by === 'judge') return 'LLM judge';
+  return e.by === 'review' ? 'accepted suggestion' : `rule ${e.rule}`;
+}
+
 function ledgerItem(entity, e, hooks) {
   const names = e.absorbed.join(', ');
   const json = {project_id: entity.project};
+  // an accepted suggestion was made in review, not by a document's ingestion
   const doc = e.document_id
     ? h('a', {href: pageLink('documents', entity.project, {doc: e.document_id})}, e.file_name || e.document_id)
-    : h('span', {class: 'muted'}, 'no document');
+    : e.by === 'review' ? null : h('span', {class: 'muted'}, 'no document');
   const button = (cls, text, onclick) => h('button', {type: 'button', class: `small ${cls}`, 'data-entry': String(e.id), onclick}, text);
   return h('li', {class: 'merge-entry', 'data-entry': String(e.id)},
     h('strong', {}, names),
-    h('span', {class: 'muted'}, ` · ${e.by === 'judge' ? 'LLM judge' : `rule ${e.rule}`}${e.retroactive ? ' (retroactive)' : ''} · `),
+    h('span', {class: 'muted'}, ` · ${mergedBy(e)}${e.retroactive ? ' (retroactive)' : ''}${doc ? ' · ' : ''}`),
     doc,
-    e.status === 'confirmed' ? h('span', {class: 'muted'}, ' · confirmed') : null,
+    e.status === 'confirmed' && e.by !== 'review' ? h('span', {class: 'muted'}, ' · confirmed') : null,
     e.evidence ? h('div', {class: 'description'}, e.evidence) : null,
     h('div', {class: 'actions'},
       e.status === 'standing' ? button('merge-accept', 'Accept', () => act(
@@ -94,9 +101,9 @@ function suggestion(entity, pair, hooks) {
     h('div', {class: 'actions'},
       h('button', {type: 'button', class: 'small duplicate-accept', onclick: () => {
         if (!confirm(`Merge ${other} into ${entity.name}?`)) return;
-        act((r) => `Merged ${r.merged_sources.join(', ')} into ${r.target}`,
-          () => api('entities/merge', {method: 'POST', json: {project_id: entity.project, source_entities: [other],
-            target_entity: entity.name, strategy: 'concatenate'}}), hooks, entity.name);
+        act((r) => `Merged ${r.merge.merged_sources.join(', ')} into ${r.merge.target}`,
+          () => api('entities/duplicates/accept', {method: 'POST', json: {project_id: entity.project,
+            entity: entity.name, duplicate: other}}), hooks, entity.name);
       }}, 'Accept (merge)'),
       h('button', {type: 'button', class: 'small duplicate-reject', onclick: () => act(
         () => `${other} and ${entity.name} are kept apart`,
