@@ -13,7 +13,8 @@ context only in each mode and budget; a returned chunk counts for the passage it
 mode and budget: all-evidence (the share of questions whose every supporting passage is among the context's
 chunks), passage recall, passages and tokens returned, latency p50 / p95. `--sample N` keeps the first N
 questions and ingests only their own passages (a quicker, smaller haystack: not comparable with full runs).
-`--reuse-official FILE` takes official's rows from an earlier `--out` of the same dataset and sample.
+`--reuse-official FILE` takes official's rows from an earlier `--out` of the same dataset and sample; `--out` is
+written after each system's answers too (marked partial), so a run stopped later keeps what it finished.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ async def _ask_all(name: str, system: Any, questions: list[data.Question], locat
 
 async def run(args: argparse.Namespace, documents: dict[int, str], questions: list[data.Question]) -> dict:
     from bench.multihop.scoring import Locator
-    from bench.realtext.__main__ import CHUNK_OVERLAP, CHUNK_SIZE
+    from bench.realtext.__main__ import CHUNK_OVERLAP, CHUNK_SIZE, save_partial
     from bench.realtext.provider import ProviderProcess
 
     texts = list(documents.values())
@@ -90,6 +91,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
                 print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
                 result["rows"] += await _ask_all("service", svc, questions, locate, args)
                 result["keywords"] = await keyword_profiles(svc, questions)
+                save_partial(args, result, "service")
         if "official" in args.systems:
             from bench.realtext.official_side import Official
 
@@ -100,6 +102,7 @@ async def run(args: argparse.Namespace, documents: dict[int, str], questions: li
                     result["ingest_seconds"]["official"] = await official.ingest(texts, file_paths)
                     print(f"official: ingested in {result['ingest_seconds']['official']:.1f}s", flush=True)
                     result["rows"] += await _ask_all("official", official, questions, locate, args)
+                    save_partial(args, result, "official")
                 finally:
                     await official.stop()
     finally:
@@ -143,6 +146,9 @@ def main() -> None:
     if args.reuse_official:
         args.systems = [s for s in args.systems if s != "official"]
     from bench.quality_bench import use_app_from
+    from bench.realtext.__main__ import check_out_path
+
+    check_out_path(args)
 
     use_app_from(args.app_dir)
     data.verify()
@@ -164,6 +170,7 @@ def main() -> None:
 
 def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
     from bench.multihop.scoring import summarise, table
+    from bench.realtext.__main__ import args_json
 
     seconds = result["ingest_seconds"]
     print("ingestion wall time: " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
@@ -178,7 +185,7 @@ def _show(result: dict[str, Any], args: argparse.Namespace) -> None:
             print(specificity.examples(profiles, result["texts"], args.keyword_examples))
     if args.out:
         out = {
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "args": args_json(args),
             "ingest_seconds": seconds,
             "graph": result.get("graph"),
             "summary": summary,

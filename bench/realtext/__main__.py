@@ -17,6 +17,7 @@ Official's figures do not depend on the service's code: `--reuse-official FILE` 
 run's `--out` file (same questions, modes and budgets, checked) and runs the service alone. `--ceiling` adds the
 candidate-pool oracle (bench/realtext/ceiling.py) beside the whole-corpus one (bench/realtext/headroom.py).
 `--rerank` has both systems rerank their chunks with one model, the provider's (bench/realtext/rerank.py).
+`--out` is also written after each system's answers (marked partial), so a run stopped later keeps them.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
                 result["chunks"]["service"] = sorted(c.strip() for c in await svc.chunks())
                 print(f"service: ingested in {result['ingest_seconds']['service']:.1f}s, graph {result['graph']}")
                 result["rows"] += await _ask_all("service", svc, questions, args)
+                save_partial(args, result, "service")
                 if args.ceiling:
                     from app.providers.tokenizer import get_tokenizer
                     from bench.realtext.ceiling import pool_rows
@@ -140,11 +142,42 @@ async def run(args: argparse.Namespace, texts: list[str], questions: list[data.Q
                     result["chunks"]["official"] = sorted(c.strip() for c in await official.chunks())
                     print(f"official: ingested in {result['ingest_seconds']['official']:.1f}s")
                     result["rows"] += await _ask_all("official", official, questions, args)
+                    save_partial(args, result, "official")
                 finally:
                     await official.stop()
     finally:
         provider.stop()
     return result
+
+
+def args_json(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+
+
+def save_partial(args: argparse.Namespace, result: dict[str, Any], system: str) -> None:
+    """After each system's answers, what the run holds so far goes to `--out` (marked partial; the run's end
+    overwrites it), so a run stopped later keeps them: `--reuse-official` reads official's rows from it."""
+    if not args.out:
+        return
+    out = {
+        "args": args_json(args),
+        "partial": True,
+        "ingest_seconds": result["ingest_seconds"],
+        "graph": result.get("graph"),
+        "official_chunks": result.get("chunks", {}).get("official"),
+        "rows": result["rows"],
+    }
+    written = Path(args.out)
+    staged = written.with_name(written.name + ".partial")
+    staged.write_text(json.dumps(out, indent=1))
+    staged.replace(written)
+    print(f"{system}: answers written to {written} (partial until the run ends)", flush=True)
+
+
+def check_out_path(args: argparse.Namespace) -> None:
+    """A run writes `--out` as it goes: it must not be the file `--reuse-official` reads."""
+    if args.out and args.reuse_official and Path(args.out).resolve() == Path(args.reuse_official).resolve():
+        raise SystemExit("--out must not be the --reuse-official file (the run writes --out as it goes)")
 
 
 def official_rows(saved: dict[str, Any], ids: set[str], args: argparse.Namespace) -> list[dict]:
@@ -226,6 +259,7 @@ def main() -> None:
         args.systems = [s for s in args.systems if s != "official"]
     from bench.quality_bench import use_app_from
 
+    check_out_path(args)
     use_app_from(args.app_dir)
     data.verify()
     texts = data.corpus()
@@ -278,7 +312,7 @@ def _show(result: dict[str, Any], args: argparse.Namespace, questions: list[data
         print(ceiling_lines(pools, summary))
     if args.out:
         out = {
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "args": args_json(args),
             "ingest_seconds": seconds,
             "graph": result.get("graph"),
             "chunk_counts": {k: len(v) for k, v in chunks.items()},

@@ -270,3 +270,25 @@ def test_the_ceiling_lines_put_the_pool_oracle_beside_hybrid_and_mix_per_type():
     assert "pool oracle       0.850   0.800   0.900   1.000   0.700" in text
     assert "hybrid first 2k   0.700   0.700" in text
     assert "hybrid service    0.500" in text
+
+
+def test_a_partial_out_file_holds_official_answers_a_later_run_reuses(tmp_path):
+    import argparse
+
+    from bench.realtext.__main__ import check_out_path, reused_official, save_partial
+
+    questions = data.stratified(data.questions(), 1, seed=7)
+    out = tmp_path / "run.json"
+    args = argparse.Namespace(
+        embeddings="minilm", modes=["local"], budgets=["tight"], rerank=False, out=str(out), reuse_official=None
+    )
+    rows = [{"system": "official", "budget": "tight", "mode": "local", "id": q.id, "coverage": 1.0} for q in questions]
+    result = {"ingest_seconds": {"official": 9.0}, "chunks": {"official": ["a chunk"]}, "rows": rows}
+    save_partial(args, result, "official")  # the run stopped after official's answers
+    saved = json.loads(out.read_text())
+    assert saved["partial"] is True and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    reused = reused_official(saved, questions, args)
+    assert reused["rows"] == rows and reused["chunks"] == ["a chunk"] and reused["ingest_seconds"] == 9.0
+    check_out_path(argparse.Namespace(out=str(tmp_path / "next.json"), reuse_official=out))
+    with pytest.raises(SystemExit, match="must not be the --reuse-official file"):
+        check_out_path(argparse.Namespace(out=str(out), reuse_official=tmp_path / "." / "run.json"))
