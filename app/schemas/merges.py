@@ -17,7 +17,9 @@ class MergeEntry(BaseModel):
     id: int
     entity: str = Field(description="The entity the names were merged into (its key when it is gone)")
     absorbed: list[str] = Field(description="The names merged into it")
-    rule: str = Field(description="The rule that merged them (`partial`, `acronym`, `rule`, ...) or the judge")
+    rule: str = Field(
+        description="The rule that merged them (`partial`, `acronym`, `rule`, ...), the judge, or `accepted`"
+    )
     by: Literal["rule", "judge", "review"] = Field(
         description="`rule` or `judge` for automatic merges, `review` for a duplicate suggestion a user accepted"
     )
@@ -54,7 +56,10 @@ class UnmergeRequest(BaseModel):
 
     project_id: str = ProjectField
     names: list[Name] | None = Field(
-        None, min_length=1, max_length=100, description="Absorbed names to restore; all automatic merges when omitted"
+        None,
+        min_length=1,
+        max_length=100,
+        description="Absorbed names to restore; every merge the ledger holds into the entity when omitted",
     )
     entry_id: int | None = Field(None, ge=1, le=2**63 - 1, description="A ledger entry to undo (instead of `names`)")
     keep_apart: bool = Field(True, description="Record the pairs as distinct, so resolution never merges them again")

@@ -16,7 +16,7 @@ from app.services.merges.unmerge import UnmergeService, merge_entry_not_found
 from app.services.projects import require_project
 
 _JUDGES = ("llm", "judge")
-ACCEPTED_RULE = "accepted"  # the rule of a duplicate suggestion a user accepted (services/graph/duplicates.py)
+ACCEPTED_RULE = "accepted"  # the rule of a duplicate suggestion a user accepted (services/merges/suggestions.py)
 
 
 def entry_out(e: LedgerEntry) -> MergeEntry:
