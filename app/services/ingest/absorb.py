@@ -298,10 +298,11 @@ class Absorber:
         for a in found:
             if sorted_pair(a.key, a.target) in rejected:
                 continue
-            if a.rule == "acronym":
+            if a.rule == "acronym":  # another entity of a fitting type with those initials: ambiguous (as at ingest)
                 pattern, first = initials_pattern(a.name)
                 initialled = await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())
-                if {k for k, _ in initialled} - {a.key, a.target}:
+                etype = everyone[a.key][1]
+                if {k for k, t in initialled if types_compatible(etype, t)} - {a.key, a.target}:
                     continue
             kept.append(a)
         return kept, contested
