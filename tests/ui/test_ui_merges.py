@@ -63,16 +63,22 @@ def _ingest(http: httpx.Client, marker: str) -> None:
         time.sleep(0.1)
 
 
+def _project_with(server: LiveServer, fake_llm, records: dict[str, list[str]], markers: list[str]) -> None:  # noqa: ANN001
+    """The test project, holding the documents `markers` ingested one after the other."""
+    install(fake_llm, records)
+    with _http(server) as http:
+        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
+        for marker in markers:
+            _ingest(http, marker)
+
+
 def test_undo_an_automatic_merge_from_the_entity_panel(
     ui_server: LiveServer, browser, fake_llm, artifacts: Path
 ) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
-    install(fake_llm, RECORDS)
+    _project_with(ui_server, fake_llm, RECORDS, ["first doc", "second doc"])
     with _http(ui_server) as http:
-        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
-        _ingest(http, "first doc")
-        _ingest(http, "second doc")
         listed = http.get("/entities", params={"project_id": PROJECT}).json()["entities"]
         assert {e["name"]: e["aliases"] for e in listed}["Ngozi Okafor"] == ["Dr. Okafor"]
 
@@ -106,11 +112,8 @@ def test_accept_undo_and_reject_suggested_duplicates_from_the_entity_panel(
 ) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
-    install(fake_llm, SUGGESTED)
+    _project_with(suggest_server, fake_llm, SUGGESTED, ["doc one", "doc two"])
     with _http(suggest_server) as http:
-        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
-        _ingest(http, "doc one")
-        _ingest(http, "doc two")
         suggested = http.get("/entities/duplicates", params={"project_id": PROJECT}).json()["pairs"]
         pairs = {frozenset((p["entity_a"], p["entity_b"])) for p in suggested}
         assert frozenset(("Dr. Mira Tolven", "Mira Tolven")) in pairs, suggested

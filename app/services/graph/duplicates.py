@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app.core.errors import InvalidInput
 from app.domain.rows import EntityRow
 from app.repositories import aliases as alias_repo
@@ -99,15 +101,27 @@ class DuplicateService(CurationBase):
         """Remember that the two entities are distinct: the pair is never suggested again."""
         project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, project_id)
-            a = await self._resolve(conn, project_id, body.entity_a)
-            b = await self._resolve(conn, project_id, body.entity_b)
-        if a == b:
-            raise InvalidInput("Name two different entities", code="same_entity")
+            a, b = await self.two_keys(conn, project_id, body.entity_a, body.entity_b)
         async with locked_keys(self.db, project_id, [a, b]) as conn:
-            found = await repo.get_entities(conn, project_id, [a, b])
-            for key, raw in ((a, body.entity_a), (b, body.entity_b)):
-                if key not in found:
-                    raise not_found(raw)
+            found = await both_entities(conn, project_id, {a: body.entity_a, b: body.entity_b})
             await alias_repo.reject(conn, project_id, a, b)
         return DuplicateRejected(entity_a=found[a].name, entity_b=found[b].name)
+
+    async def two_keys(self, conn: AsyncConnection, project_id: str, name_a: str, name_b: str) -> Pair:
+        """The keys of the entities two names name (directly or as aliases); 404 for an unknown project, 422
+        when both name one entity."""
+        await require_project(conn, project_id)
+        a = await self._resolve(conn, project_id, name_a)
+        b = await self._resolve(conn, project_id, name_b)
+        if a == b:
+            raise InvalidInput("Name two different entities", code="same_entity")
+        return a, b
+
+
+async def both_entities(conn: AsyncConnection, project_id: str, named: dict[str, str]) -> dict[str, EntityRow]:
+    """The entities of `named` (key → the name asked by); 404 naming the first one missing."""
+    found = await repo.get_entities(conn, project_id, list(named))
+    for key, raw in named.items():
+        if key not in found:
+            raise not_found(raw)
+    return found

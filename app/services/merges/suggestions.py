@@ -5,33 +5,22 @@ merge. A duplicate made by hand has no extracted text to be rebuilt from: it mer
 
 from __future__ import annotations
 
-from app.core.errors import InvalidInput
 from app.repositories import aliases as alias_repo
 from app.repositories import graph as graph_repo
-from app.repositories import graph_curation as repo
 from app.repositories import merge_ledger as ledger_repo
 from app.schemas.duplicates import DuplicateAccept, DuplicateAccepted
 from app.schemas.graph import MergeRequest
+from app.services.graph.duplicates import DuplicateService, both_entities
 from app.services.graph.entity_merge import EntityMergeService
-from app.services.graph.gate import CurationBase
-from app.services.graph.lookups import not_found
 from app.services.merges.ledger import ACCEPTED_RULE, entry_out
-from app.services.projects import require_project
 
 
-class SuggestionService(CurationBase):
+class SuggestionService(DuplicateService):
     async def accept(self, body: DuplicateAccept) -> DuplicateAccepted:
         project_id = body.project_id
         async with self.db.connect() as conn:
-            await require_project(conn, project_id)
-            kept = await self._resolve(conn, project_id, body.entity)
-            merged = await self._resolve(conn, project_id, body.duplicate)
-            if kept == merged:
-                raise InvalidInput("Name two different entities", code="same_entity")
-            found = await repo.get_entities(conn, project_id, [kept, merged])
-            for key, raw in ((kept, body.entity), (merged, body.duplicate)):
-                if key not in found:
-                    raise not_found(raw)
+            kept, merged = await self.two_keys(conn, project_id, body.entity, body.duplicate)
+            found = await both_entities(conn, project_id, {kept: body.entity, merged: body.duplicate})
             suggested = await alias_repo.suggestion_evidence(conn, project_id, kept, merged)
         request = MergeRequest(
             project_id=project_id,
