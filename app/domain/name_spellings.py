@@ -10,7 +10,9 @@ whichever of its spellings a project reads first.
 
 Places: the words joined have the same phonetic code (Metaphone, from `jellyfish`, after folding the letters
 transliteration systems swap: q/k, kh/k, gh/g, w/v, ou/u, y/i, an initial y before a vowel) and stay close
-letter by letter (Jaro-Winkler ≥ 0.8). Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not
+letter by letter (Jaro-Winkler ≥ 0.8), with the same runs of consonants between their vowels: transliterations
+change how a sound is written, not where the vowels stand ("Kharkov" / "Kharkiv"; "Krakow" / "Kharkov", one
+phonetic code and 0.95 alike, are two cities). Renames ("Madras" / "Chennai", "Tiflis" / "Tbilisi") are not
 spellings: they stay for the LLM judge, and nor is a word that goes on from the other by two letters or more
 ("Niger" / "Nigeria"): a name derived from it, not a spelling of it.
 
@@ -34,6 +36,8 @@ PLACE_TYPES = frozenset({"location", "place", "geo", "gpe", "city", "country", "
 SLOTS = 3  # entities recorded per phonetic key; a fourth is left out (ambiguous whatever it is)
 _CLOSE = 0.8  # Jaro-Winkler of the folded words
 _LETTERS = re.compile(r"[^a-z]")
+_VOWELS = re.compile(r"[aeiouy]+")
+_DOUBLED = re.compile(r"(.)\1+")
 
 
 def _kind(entity_type: str) -> str | None:
@@ -69,12 +73,20 @@ def phonetic_key(name: str, entity_type: str) -> str | None:
     return None if len(words[0]) < MIN_LETTERS else f"place {code(words[0])}"
 
 
+def _consonant_runs(word: str) -> list[str]:
+    """The word's runs of consonants between its vowels, each as it sounds: "kharkiv" → K, RK, F."""
+    letters = _DOUBLED.sub(r"\1", plain(word))
+    return [str(jellyfish.metaphone(run)).upper() for run in _VOWELS.split(letters) if run]
+
+
 def _same_place_word(a: str, b: str) -> bool:
     if a == b:
         return True
     if min(len(a), len(b)) < MIN_LETTERS or code(a) != code(b):
         return False
     if (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) >= 2:  # "Niger" / "Nigeria": a derived name
+        return False
+    if _consonant_runs(a) != _consonant_runs(b):  # a vowel moved across a consonant: "Krakow" / "Kharkov"
         return False
     return jellyfish.jaro_winkler_similarity(plain(a), plain(b)) >= _CLOSE
 

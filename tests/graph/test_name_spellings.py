@@ -37,6 +37,8 @@ SAME = [
     ("Düsseldorf", "Duesseldorf", "location"),
     ("Köln", "Koeln", "location"),
     ("Nizhny Novgorod", "Nizhni Novgorod", "location"),
+    ("Kyiv", "Kiev", "location"),
+    ("Lviv", "Lvov", "location"),
 ]
 
 APART = [
@@ -68,6 +70,8 @@ APART = [
     ("Guinea", "Ghana", "location"),  # one phonetic key, too far apart letter by letter
     ("Madras", "Chennai", "location"),  # a rename, not a spelling: left to the LLM judge
     ("Tbilisi", "Tiflis", "location"),
+    ("Kraków", "Kharkiv", "location"),  # one phonetic code, but a vowel on the other side of the "r"
+    ("Krakow", "Kharkov", "location"),
     ("Kharkov Ltd", "Kharkiv Ltd", "organization"),  # only people and places are spelt by sound here
     ("Odessa", "Odesa", "event"),
 ]
