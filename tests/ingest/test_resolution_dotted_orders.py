@@ -53,7 +53,7 @@ async def test_initials_two_names_fit_join_neither(make_settings, start_app, fak
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))), ids=lambda o: "-".join(map(str, o)))
 async def test_initials_of_an_entity_of_another_type_leave_the_fit_alone(make_settings, start_app, fake_llm, order):
     """ "Q.V." (a place) fits the place "Quellmart Valley" and not the concept "Quorvian Vellum", whatever the
-    order: the retroactive pass weighs only entities of a fitting type, as the merge at ingest does (it took
+    order: the retroactive pass weighs only entities of a fitting type, as the merge at ingest does (it once took
     the concept for a second fit, so the acronym stayed apart when it came before the place's name)."""
     app = await start_app(make_settings())
     docs = [("Quorvian Vellum", "concept"), ("Q.V.", "location"), ("Quellmart Valley", "location")]
