@@ -205,8 +205,14 @@ def reused_official(saved: dict[str, Any], questions: list[data.Question], args:
     return {
         "rows": official_rows(saved, {q.id for q in questions}, args),
         "chunks": saved.get("official_chunks"),
-        "ingest_seconds": saved.get("ingest_seconds", {}).get("official"),
+        "ingest_seconds": _seconds(saved.get("ingest_seconds", {}).get("official")),
     }
+
+
+def _seconds(value: Any) -> float | None:
+    """An ingestion time as saved, None when a file put something else there (files joined from two runs hold a
+    list), so the report leaves it out instead of failing at the end of a run."""
+    return float(value) if isinstance(value, int | float) else None
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

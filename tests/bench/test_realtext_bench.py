@@ -151,6 +151,8 @@ def test_a_saved_official_run_is_reused_only_when_it_holds_every_asked_answer():
     reused = reused_official(saved, questions, args)
     assert {(r["system"], r["mode"]) for r in reused["rows"]} == {("official", "local")}
     assert len(reused["rows"]) == len(questions) and reused["ingest_seconds"] == 9.0
+    joined = saved | {"ingest_seconds": {"official": [9.0, 8.0]}}  # a file joined from two official runs
+    assert reused_official(joined, questions, args)["ingest_seconds"] is None
     with pytest.raises(ValueError, match="lacks 4 official answers"):
         reused_official(
             saved, questions, argparse.Namespace(embeddings="minilm", modes=["naive"], budgets=["tight"], rerank=False)
