@@ -62,8 +62,18 @@ def _vowel(sound: str) -> str:
     return "A" if sound[0] == "a" else "O" if sound[0] in "ou" else "E"
 
 
+def _sounded(word: str) -> str:
+    """The word's letters as transliterated (`plain`), a doubled letter once ("Haddad" / "Hadad")."""
+    return _DOUBLED.sub(r"\1", plain(word))
+
+
 def _vowels(word: str) -> list[str]:
-    return [_vowel(s) for s in _VOWEL_SOUNDS.findall(_DOUBLED.sub(r"\1", plain(word)))]
+    return [_vowel(s) for s in _VOWEL_SOUNDS.findall(_sounded(word))]
+
+
+def consonant_runs(word: str) -> list[str]:
+    """The word's runs of consonants between its vowel sounds, each as it sounds: "kharkiv" → K, RK, F."""
+    return [str(jellyfish.metaphone(run)).upper() for run in _VOWEL_SOUNDS.split(_sounded(word)) if run]
 
 
 @lru_cache(maxsize=65536)

@@ -30,14 +30,12 @@ from functools import lru_cache
 import jellyfish
 
 from app.domain.name_matching import is_acronym, is_person, specific_type, tokens
-from app.domain.name_sounds import MIN_LETTERS, code, family_key, given_key, plain
+from app.domain.name_sounds import MIN_LETTERS, code, consonant_runs, family_key, given_key, plain
 
 PLACE_TYPES = frozenset({"location", "place", "geo", "gpe", "city", "country", "region"})
 SLOTS = 3  # entities recorded per phonetic key; a fourth is left out (ambiguous whatever it is)
 _CLOSE = 0.8  # Jaro-Winkler of the folded words
 _LETTERS = re.compile(r"[^a-z]")
-_VOWELS = re.compile(r"[aeiouy]+")
-_DOUBLED = re.compile(r"(.)\1+")
 
 
 def _kind(entity_type: str) -> str | None:
@@ -73,12 +71,6 @@ def phonetic_key(name: str, entity_type: str) -> str | None:
     return None if len(words[0]) < MIN_LETTERS else f"place {code(words[0])}"
 
 
-def _consonant_runs(word: str) -> list[str]:
-    """The word's runs of consonants between its vowels, each as it sounds: "kharkiv" → K, RK, F."""
-    letters = _DOUBLED.sub(r"\1", plain(word))
-    return [str(jellyfish.metaphone(run)).upper() for run in _VOWELS.split(letters) if run]
-
-
 def _same_place_word(a: str, b: str) -> bool:
     if a == b:
         return True
@@ -86,7 +78,7 @@ def _same_place_word(a: str, b: str) -> bool:
         return False
     if (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) >= 2:  # "Niger" / "Nigeria": a derived name
         return False
-    if _consonant_runs(a) != _consonant_runs(b):  # a vowel moved across a consonant: "Krakow" / "Kharkov"
+    if consonant_runs(a) != consonant_runs(b):  # a vowel moved across a consonant: "Krakow" / "Kharkov"
         return False
     return jellyfish.jaro_winkler_similarity(plain(a), plain(b)) >= _CLOSE
 
