@@ -125,7 +125,8 @@ async def decision_reading(
     # by `= ANY`: the statement is prepared, and after five runs the server keeps a generic plan, where the array is
     # a parameter, not a constant it hashes; `= ANY` then compares each row with every key (25-30 ms against 3-5 for
     # a reading of 1,700 keys), the set is hashed or probed in the index whichever plan runs
-    stored = wanted + [scoped_key(k, document_id) for k in wanted]
+    scoped = [scoped_key(k, document_id) for k in wanted]
+    stored = wanted + scoped
     params: dict[str, str | list[str]] = {
         "project_id": project_id,
         "stored": packed(stored),
@@ -141,23 +142,36 @@ async def decision_reading(
     if worker_id is not None:
         params |= {"document_id": document_id, "worker_id": worker_id}
     rows = (await conn.execute(_reading(bool(initials), bool(defined), worker_id is not None), params)).all()
-    found = {x: y for kind, _, x, y, _ in rows if kind == "a"}
-    aliases = {k: found[k] for k in wanted if k in found}
-    aliases.update({k: e for k in wanted if (e := found.get(scoped_key(k, document_id)))})
+    found: dict[str, str] = {}
+    types: dict[str, str] = {}
+    rejected: set[Pair] = set()
+    nearby: Nearby = {}
     by_initials: list[list[tuple[int, str, str]]] = [[] for _ in initials]
-    for kind, n, x, y, z in rows:
-        if kind == "p":
-            by_initials[n - 1].append((int(z), x, y))
     defined_as: dict[str, set[str]] = {}
-    for kind, _, x, y, _ in rows:
-        if kind == "d":
+    claim: HeldClaim | None = None
+    for kind, n, x, y, z in rows:  # one pass: a reading returns tens of rows, and every document takes one or two
+        if kind == "a":
+            found[x] = y
+        elif kind == "t":
+            types[x] = y
+        elif kind == "r":
+            rejected.add((x, y))
+        elif kind == "n":
+            nearby[x] = (y, z)
+        elif kind == "p":
+            by_initials[n - 1].append((int(z), x, y))
+        elif kind == "d":
             defined_as.setdefault(x, set()).add(y)
+        elif kind == "c" and claim is None:
+            claim = HeldClaim(x, y == "true", z == "true")
+    aliases = {k: found[k] for k in wanted if k in found}
+    aliases.update({k: e for k, s in zip(wanted, scoped, strict=True) if (e := found.get(s))})
     return Reading(
         aliases,
-        {x: y for kind, _, x, y, _ in rows if kind == "t"},
-        {(x, y) for kind, _, x, y, _ in rows if kind == "r"},
-        {x: (y, z) for kind, _, x, y, z in rows if kind == "n"},
-        [[(k, t) for _, k, t in sorted(found)] for found in by_initials],
+        types,
+        rejected,
+        nearby,
+        [[(k, t) for _, k, t in sorted(fits)] for fits in by_initials],
         defined_as,
-        next((HeldClaim(x, y == "true", z == "true") for kind, _, x, y, z in rows if kind == "c"), None),
+        claim,
     )
