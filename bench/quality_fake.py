@@ -35,8 +35,12 @@ MINILM_DIM = 384
 
 
 class WorldFakeProcess(FakeProcess):
-    def __init__(self, dim: int, seed: int, entities: int, docs: int, aliases: bool) -> None:  # noqa: PLR0913
-        self._start(dim, [str(seed), str(entities), str(docs), str(int(aliases))])
+    def __init__(  # noqa: PLR0913
+        self, dim: int, seed: int, entities: int, docs: int, aliases: bool, warm_seed: int | None = None
+    ) -> None:
+        """`warm_seed`: the fake also answers the documents of the world of that seed (the same sizes)."""
+        warm = [] if warm_seed is None else [str(warm_seed)]
+        self._start(dim, [str(seed), str(entities), str(docs), str(int(aliases)), *warm])
 
     @classmethod
     def for_alias_world(cls, dim: int, seed: int, style: str, kinds: tuple[str, ...], per_kind: int) -> FakeProcess:
@@ -133,6 +137,24 @@ def _minilm_fake(dim: int, cache_dir: str) -> Any:
     return MiniLMFake(dim=dim)
 
 
+class _Either:
+    """Two worlds' models as one: each chunk is answered by the model whose world holds its document (the
+    measured world's first), questions by the measured world's."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.first, self.second = first, second
+
+    def extract(self, messages: list[dict]) -> str:
+        from tests.support.fakes.openai_server import chunk_text
+
+        chunk = chunk_text(messages)
+        return (self.first if self.first.document_of(chunk) is not None else self.second).extract(messages)
+
+    def install(self, fake: Any) -> None:
+        self.first.install(fake)
+        fake.handlers["extract"] = self.extract
+
+
 def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
     from bench.quality_world import build_world
     from tests.support.fakes.openai_server import FakeOpenAI
@@ -154,6 +176,8 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
         world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
     dim = int(args[0])
     model = WorldModel(world)
+    if args[1] not in ("alias", "blind", "holdout") and len(args) > 5:  # a warm-up world's documents too
+        model = _Either(model, WorldModel(build_world(int(args[5]), *(int(a) for a in args[2:4]), bool(int(args[4])))))
     shown: list[list[list[str]]] = []
     judge = gold_judge(world, "gold", shown)
 

@@ -1,7 +1,8 @@
 """What entity resolution costs: ingest time with the rules alone against none, and LLM tokens with the judge
 against the rules alone (issue 33's budgets: +10% each).
 
-    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 12] [--docs 100] [--base /tmp/base]
+    .venv/bin/python -m bench.resolution_cost_bench time [--rounds 12] [--docs 100] [--base /tmp/base] [--latency 0]
+    .venv/bin/python -m bench.resolution_cost_bench instructions [--runs 2] [--jobs 2] [--warm-up 8] [--base /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench statements [--docs 100] [--app-dir /tmp/base] [--modes auto]
     .venv/bin/python -m bench.resolution_cost_bench dump OUT.json [--docs 100] [--mode auto] [--app-dir /tmp/base]
     .venv/bin/python -m bench.resolution_cost_bench tokens [--seeds 1 2 3] [--per-kind 3]
@@ -16,7 +17,10 @@ load of the moment); then per setting the median, quartiles and range, and auto 
 as the median (quartiles, range) of the per-round differences. The CPU is the service process's without the
 bench's own polling of GET /pipeline (every 0.1 s until the documents are done, so a run slowed by other load
 polled more; costed per run after its ingest). Under load trust the CPU figures (wall time also holds the waits
-for cores other processes take; the load average is printed).
+for cores other processes take; the load average is printed). `--latency`: the fake LLM takes that many seconds
+per chat call, as a real one does; the default 0 leaves the service's own work alone in the figure, the harshest
+reading of the budget.
+`instructions`: the same comparison in instructions executed (bench/resolution_instructions.py, valgrind).
 `statements`: the same ingest, off then auto, in this process: the statements the service ran per caller
 (repository function <- service function; BEGIN, COMMIT and ROLLBACK by the function whose transaction they
 open or close), auto's extra ones listed (all of one mode's with `--modes`), and the CPU seconds of the service
@@ -47,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fake_process import ROOT
+from bench.resolution_instructions import instructions, window_hooks
 
 
 def _run(module: str, args: list[str]) -> dict[str, Any]:
@@ -90,7 +95,7 @@ def _quality_ingest() -> None:
         return result | {"polls": polls, "poll_cpu": polls * per_poll}
 
     quality._ingest = ingest
-    sys.argv = [sys.argv[0], *sys.argv[2:]]
+    sys.argv = [sys.argv[0], *window_hooks(sys.argv[2:])]
     quality.main()
 
 
@@ -121,7 +126,8 @@ def _time(args: argparse.Namespace) -> None:
     for k in range(args.rounds):
         turn = k % len(settings)
         for name, mode, app_dir in settings[turn:] + settings[:turn]:
-            options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode]
+            options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode, "--latency", str(args.latency)]
+            options += ["--warm-up", str(args.warm_up)] if args.warm_up is not None else []
             result = _run(
                 "bench.resolution_cost_bench",
                 ["quality-ingest", *options, *(["--app-dir", app_dir] if app_dir else [])],
@@ -144,7 +150,11 @@ def _time(args: argparse.Namespace) -> None:
                 flush=True,
             )
     load = max(load, os.getloadavg()[0])
-    print(f"\ningest of the quality world ({args.docs} documents), {args.rounds} interleaved rounds:")
+    latency = (
+        f", the fake LLM taking {args.latency:g} s per call" if args.latency else ", the fake LLM answering at once"
+    )
+    latency += f", after a warm-up on seed {args.warm_up}" if args.warm_up is not None else ", each in a fresh process"
+    print(f"\ningest of the quality world ({args.docs} documents{latency}), {args.rounds} interleaved rounds:")
     for name, rows in runs.items():
         print(f"  {name:4}  wall {_spread([r['seconds'] for r in rows])}")
         print(f"  {'':4}  CPU  {_spread([r['cpu'] for r in rows])}")
@@ -344,6 +354,12 @@ def _tokens(args: argparse.Namespace) -> None:
     )
 
 
+_WARM_UP = (
+    "each run first ingests the world of this seed into another project, unmeasured: a long-running worker, its "
+    "one-off start-up work done, meeting names new to it"
+)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["quality-ingest"]:  # `time`'s runs: bench.quality_bench's arguments follow
         _quality_ingest()
@@ -354,6 +370,19 @@ def main() -> None:
     time_.add_argument("--rounds", type=int, default=12)
     time_.add_argument("--docs", type=int, default=100)
     time_.add_argument("--base", default=None, help="also run auto with the service code of this checkout")
+    time_.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="seconds per fake LLM call (default 0: the service's own cost alone, the harshest reading)",
+    )
+    time_.add_argument("--warm-up", type=int, default=None, metavar="SEED", help=_WARM_UP)
+    counted = sub.add_parser("instructions")
+    counted.add_argument("--runs", type=int, default=2)
+    counted.add_argument("--jobs", type=int, default=2, help="runs under valgrind at once")
+    counted.add_argument("--docs", type=int, default=100)
+    counted.add_argument("--base", default=None, help="also run auto with the service code of this checkout")
+    counted.add_argument("--warm-up", type=int, default=None, metavar="SEED", help=_WARM_UP)
     statements = sub.add_parser("statements")
     statements.add_argument("--docs", type=int, default=100)
     statements.add_argument("--app-dir", default=None, help="run the service code of this checkout")
@@ -379,7 +408,9 @@ def main() -> None:
         "--embeddings", choices=("hashed", "minilm"), default="hashed", help="the fake's (minilm: bench extra)"
     )
     args = parser.parse_args()
-    {"time": _time, "statements": _statements, "dump": _dump, "tokens": _tokens}[args.what](args)
+    {"time": _time, "instructions": instructions, "statements": _statements, "dump": _dump, "tokens": _tokens}[
+        args.what
+    ](args)
 
 
 if __name__ == "__main__":
