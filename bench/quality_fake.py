@@ -160,6 +160,7 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
     from tests.support.fakes.openai_server import FakeOpenAI
     from tests.support.fakes.world_model import WorldModel
 
+    warm: WorldModel | None = None
     if args[1] == "alias":
         from bench.alias_world import build_alias_world
 
@@ -173,11 +174,12 @@ def _serve(args: list[str], commands: TextIO, replies: TextIO) -> None:
 
         world = build_holdout_world(int(args[2]), int(args[3]))
     else:
-        world = build_world(*(int(a) for a in args[1:4]), bool(int(args[4])))
+        sizes = (int(args[2]), int(args[3]), bool(int(args[4])))
+        world = build_world(int(args[1]), *sizes)
+        if len(args) > 5:  # a warm-up world's documents too
+            warm = WorldModel(build_world(int(args[5]), *sizes))
     dim = int(args[0])
-    model = WorldModel(world)
-    if args[1] not in ("alias", "blind", "holdout") and len(args) > 5:  # a warm-up world's documents too
-        model = _Either(model, WorldModel(build_world(int(args[5]), *(int(a) for a in args[2:4]), bool(int(args[4])))))
+    model: Any = WorldModel(world) if warm is None else _Either(WorldModel(world), warm)
     shown: list[list[list[str]]] = []
     judge = gold_judge(world, "gold", shown)
 

@@ -77,8 +77,6 @@ def _counted(mode: str, args: argparse.Namespace, app_dir: str | None) -> int:
             "quality-ingest",
             *options,
             *(["--app-dir", app_dir] if app_dir else []),
-            "--json",
-            str(Path(tmp) / "result.json"),
         ]
         subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in out.read_text().splitlines():
