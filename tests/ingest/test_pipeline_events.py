@@ -16,6 +16,7 @@ from app.db.engine import Database, async_url
 from app.main import create_app
 from app.repositories import documents as docs_repo
 from app.repositories import pipeline_events as events_repo
+from app.services.ingest.feed import PipelineFeed
 from tests.support.live_server import serve_in_thread
 
 
@@ -236,3 +237,21 @@ async def test_streams_of_a_deleted_project_end_with_the_reason(make_settings):
         await _until(lambda: hub.open_streams == 0 and not hub.followed_projects)
     finally:
         await asyncio.to_thread(server.stop)
+
+
+async def test_a_stream_whose_project_goes_before_the_first_poll_still_ends(make_settings, start_app):
+    """The project checked, then deleted before the stream's poller first reads: the poller ends unread, and
+    the stream must still end with the reason (it waited forever: the test above then failed on
+    a fast delete)."""
+    app = await start_app(make_settings(progress_write_interval=0.05))
+    assert (await app.http.post("/projects", json={"id": "brief"})).status_code == 201
+    feed = PipelineFeed(app.container)
+    resume = await feed.start("brief", None)
+    assert (await app.http.delete("/projects/brief")).status_code == 204
+
+    async def _all() -> list[dict]:
+        return [payload async for payload, _ in feed.follow("brief", resume)]
+
+    messages = await asyncio.wait_for(_all(), 20)  # without the fix it never ends
+    assert messages == [{"type": "end", "reason": "project_deleted", "detail": "The project was deleted."}]
+    assert not app.container.pipeline_hub.followed_projects

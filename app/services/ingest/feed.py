@@ -93,9 +93,9 @@ class PipelineFeed:
                         yield _event(row)
                     for payload in _progress(shown, poller):
                         yield payload, None
-                    if poller.ended:
-                        yield {"type": "end", "reason": poller.ended, "detail": _ENDINGS[poller.ended]}, None
-                        return
+                if poller.ended:  # also when it ended before its first read (the project went first)
+                    yield {"type": "end", "reason": poller.ended, "detail": _ENDINGS[poller.ended]}, None
+                    return
                 await changed.wait()
         finally:
             self.c.pipeline_hub.leave(poller)
