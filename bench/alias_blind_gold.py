@@ -7,6 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+class PoolExhausted(ValueError):
+    """A seed's draws used up a name pool before its world was built: that seed cannot be built at this size
+    (the drivers skip it and say so)."""
+
+
 @dataclass
 class Entity:
     id: str

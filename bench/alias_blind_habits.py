@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from bench import alias_blind_names as N
-from bench.alias_blind_gold import Plan
+from bench.alias_blind_gold import Plan, PoolExhausted
 
 PERSON, ORG, PLACE, PRODUCT, EVENT, LAW, TERM = (
     "Person",
@@ -31,7 +31,7 @@ class Gen:
     def fresh(self, pool: list, key=lambda x: x) -> object:  # noqa: ANN001
         options = [x for x in pool if key(x) not in self.taken]
         if not options:
-            raise ValueError("name pool exhausted: lower per_habit")
+            raise PoolExhausted("name pool exhausted: lower --per-habit")
         pick = self.rng.choice(options)
         self.taken.add(key(pick))
         return pick

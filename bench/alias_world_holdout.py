@@ -40,7 +40,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from bench.alias_blind_gold import BlindWorld, Document, Entity, Plan, Relation, Told
+from bench.alias_blind_gold import BlindWorld, Document, Entity, Plan, PoolExhausted, Relation, Told
 from bench.alias_world_blind import _forms, _place
 
 DATA = Path(__file__).resolve().parent / "data" / "alias_holdout" / "aliases.json"
@@ -191,7 +191,7 @@ class Gen:
     def fresh(self, options: list[Any], keys: Callable[[Any], tuple[str, ...]]) -> Any:
         free = [o for o in options if not self.taken & set(keys(o))]
         if not free:
-            raise ValueError("alias data exhausted: lower per_kind")
+            raise PoolExhausted("alias data exhausted: lower --per-kind")
         pick = self.rng.choice(free)
         self.taken |= set(keys(pick))
         return pick
