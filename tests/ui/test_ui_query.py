@@ -331,8 +331,7 @@ def test_the_service_claims_reach_the_page(documents, page, fake_llm: FakeOpenAI
     expect(page.locator("#source-viewer mark")).to_have_text("Alice Chen leads the Platform Team in Berlin.")
     supported.hover()
     page.evaluate("document.querySelector('#toasts').replaceChildren()")
-    page.screenshot(path=str(artifacts / "query-service-claims.png"))
-    page.screenshot(path=str(Path(__file__).resolve().parents[2] / "docs" / "ui-query.png"))
+    page.screenshot(path=str(artifacts / "query-service-claims.png"))  # the README's docs/ui-query.png, when copied
 
 
 def test_stop_keeps_the_partial_turn_retry_asks_again_and_copy_copies(
