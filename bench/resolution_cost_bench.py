@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fake_process import ROOT
-from bench.resolution_instructions import instructions, window_hooks
+from bench.resolution_instructions import instructions, quality_ingest_args, settings_of, window_hooks
 
 
 def _run(module: str, args: list[str]) -> dict[str, Any]:
@@ -119,20 +119,14 @@ def _percent(values: list[float]) -> str:
 def _time(args: argparse.Namespace) -> None:
     """Each round runs every setting once, in an order that turns each round, so the settings share the load the
     machine has at that time; per round auto's difference from off (wall and CPU of the service process)."""
-    settings = [("off", "off", None), ("auto", "auto", None)]
-    if args.base:
-        settings.append(("base", "auto", args.base))
+    settings = settings_of(args)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in settings}
     load = os.getloadavg()[0]
     for k in range(args.rounds):
         turn = k % len(settings)
         for name, mode, app_dir in settings[turn:] + settings[:turn]:
-            options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode, "--latency", str(args.latency)]
-            options += ["--warm-up", str(args.warm_up)] if args.warm_up is not None else []
-            result = _run(
-                "bench.resolution_cost_bench",
-                ["quality-ingest", *options, *(["--app-dir", app_dir] if app_dir else [])],
-            )
+            options = [*quality_ingest_args(args, mode, app_dir), "--latency", str(args.latency)]
+            result = _run("bench.resolution_cost_bench", options)
             ingest = result["ingest"]
             wall, cpu = ingest["seconds"], ingest["cpu_seconds"] - ingest["poll_cpu"]
             runs[name].append({"seconds": wall, "cpu": cpu})

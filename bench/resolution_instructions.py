@@ -35,6 +35,21 @@ WINDOW_FLAG = "--callgrind-window"
 _TOTALS = "totals:"
 
 
+Setting = tuple[str, str, str | None]  # (name, ENTITY_RESOLUTION, the checkout whose service code runs)
+
+
+def settings_of(args: argparse.Namespace) -> list[Setting]:
+    """The settings a cost run compares: off, auto, and auto with the code of `--base` when given."""
+    return [("off", "off", None), ("auto", "auto", None)] + ([("base", "auto", args.base)] if args.base else [])
+
+
+def quality_ingest_args(args: argparse.Namespace, mode: str, app_dir: str | None) -> list[str]:
+    """The arguments of bench.resolution_cost_bench for one measured ingest of the quality world."""
+    options = ["quality-ingest", "--no-queries", "--docs", str(args.docs), "--resolution", mode]
+    options += ["--warm-up", str(args.warm_up)] if args.warm_up is not None else []
+    return options + (["--app-dir", app_dir] if app_dir else [])
+
+
 def window_hooks(args: list[str]) -> list[str]:
     """In a `quality-ingest` run: with WINDOW_FLAG among `args`, counting turned on around the ingest alone and
     the polling slowed; `args` without the flag returned."""
@@ -64,8 +79,6 @@ def _counted(mode: str, args: argparse.Namespace, app_dir: str | None) -> int:
     """Instructions of one run's ingest window."""
     with tempfile.TemporaryDirectory(prefix="resolution-instructions-") as tmp:
         out = Path(tmp) / "callgrind.out"
-        options = ["--no-queries", "--docs", str(args.docs), "--resolution", mode, WINDOW_FLAG]
-        options += ["--warm-up", str(args.warm_up)] if args.warm_up is not None else []
         command = [
             "valgrind",
             "--tool=callgrind",
@@ -74,9 +87,8 @@ def _counted(mode: str, args: argparse.Namespace, app_dir: str | None) -> int:
             sys.executable,
             "-m",
             "bench.resolution_cost_bench",
-            "quality-ingest",
-            *options,
-            *(["--app-dir", app_dir] if app_dir else []),
+            *quality_ingest_args(args, mode, app_dir),
+            WINDOW_FLAG,
         ]
         subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in out.read_text().splitlines():
@@ -88,7 +100,7 @@ def _counted(mode: str, args: argparse.Namespace, app_dir: str | None) -> int:
 def instructions(args: argparse.Namespace) -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("instructions: valgrind is not installed (Debian: apt-get install valgrind)")
-    settings = [("off", "off", None), ("auto", "auto", None)] + ([("base", "auto", args.base)] if args.base else [])
+    settings = settings_of(args)
     counts: dict[str, list[int]] = {name: [] for name, _, _ in settings}
     # the settings of a run side by side (a count hardly depends on what else the machine does)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
