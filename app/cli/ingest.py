@@ -88,20 +88,16 @@ def _follow(
 
 
 def progress_label(files: list[FileResult], running: int = 0, queued: int = 0) -> str:
-    """The bar's label as rich markup: "16 done, 3 failed" in red when anything failed, so a bar full of
-    failures never reads as success; while waiting, what is still running and queued."""
-    done = sum(1 for f in files if f.status == "processed")
-    failed = sum(1 for f in files if f.status in ("failed", "rejected"))
-    cancelled = sum(1 for f in files if f.status == "cancelled")
-    parts = [f"{done} done"]
-    if failed:
-        parts.append(f"{failed} failed")
-    if cancelled:
-        parts.append(f"{cancelled} cancelled")
+    """The bar's label as rich markup: "16 done, 2 failed, 1 rejected" in red when anything was not done, so a
+    bar full of failures never reads as success; named as the summary table names them (a rejected file was
+    refused at upload, a failed document failed in processing); while waiting, what is still running and queued."""
+    counts = {status: sum(1 for f in files if f.status == status) for status in ("failed", "rejected", "cancelled")}
+    parts = [f"{sum(1 for f in files if f.status == 'processed')} done"]
+    parts += [f"{number} {status}" for status, number in counts.items() if number]
     if running or queued:
         parts.append(f"{running} running, {queued} queued")
     label = ", ".join(parts)
-    return f"[bold red]{label}[/]" if failed or cancelled else label
+    return f"[bold red]{label}[/]" if any(counts.values()) else label
 
 
 def _tracked(files: list[FileResult]) -> set[str]:

@@ -66,7 +66,7 @@ def test_ingest_reports_failures_with_their_reasons(
     assert "empty.md" in failures and "no text could be extracted" in failures
     assert "broken.pdf" in failures and "not a readable PDF" in failures
     assert "good.txt" not in failures
-    assert "1 done, 3 failed" in result.stdout  # the bar's label: a full bar of failures is not success
+    assert "1 done, 1 failed, 2 rejected" in result.stdout  # the bar's label: a full bar of failures is not success
     assert _documents(live_service, project)["good.txt"]["status"] == "processed"
 
 

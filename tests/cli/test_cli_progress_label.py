@@ -27,12 +27,18 @@ def test_all_done_is_plain() -> None:
 
 def test_failures_are_counted_and_red() -> None:
     label = _rendered(progress_label(_files(*["processed"] * 16, *["failed"] * 2, "rejected", "cancelled")))
-    assert label.plain == "16 done, 3 failed, 1 cancelled"
+    assert label.plain == "16 done, 2 failed, 1 rejected, 1 cancelled"
     assert {str(span.style) for span in label.spans} == {"bold red"}
     console = Console(force_terminal=True, color_system="standard", width=80)
     with console.capture() as captured:
         console.print(label)
     assert "\x1b[1;31m" in captured.get()  # bold red on a terminal
+
+
+def test_rejections_alone_are_red_and_named_as_in_the_summary() -> None:
+    label = _rendered(progress_label(_files("processed", "rejected")))
+    assert label.plain == "1 done, 1 rejected"
+    assert {str(span.style) for span in label.spans} == {"bold red"}
 
 
 def test_while_waiting_it_says_what_is_left() -> None:
