@@ -72,6 +72,9 @@ def status(ctx: typer.Context) -> None:
         out.print(running)
 
 
+WIDE_TABLE = 130  # terminal columns
+
+
 def list_documents(
     ctx: typer.Context,
     status: Annotated[Status | None, typer.Option(help="Only documents in this state.", show_default=False)] = None,
@@ -88,30 +91,16 @@ def list_documents(
     if as_json:
         typer.echo(json.dumps(page, indent=2, ensure_ascii=False))
         return
-    grid = table(
-        "File",
-        "Status",
-        "Document",
-        "Chunks",
-        "Entities",
-        "Relations",
-        "Updated",
-        "Error",
-        title=f"Documents of project {client.project}",
-    )
-    for doc in page["documents"]:
-        add_row(
-            grid,
-            doc["file_path"] or "(pasted text)",
-            doc["status"],
-            doc["id"],
-            doc["chunks_count"],
-            doc["entities_count"],
-            doc["relations_count"],
-            doc["updated_at"][:19].replace("T", " "),
-            doc["error"],
-        )
     out = console()
+    # the counts and the time fit beside a whole document id from this width on; narrower, they are left out (as
+    # the web UI leaves them out at 800 px) rather than every column folded to a few letters (`--json` has all)
+    wide = out.width >= WIDE_TABLE
+    counts = ("Chunks", "Entities", "Relations", "Updated") if wide else ()
+    grid = table("File", "Status", "Document", *counts, "Error", title=f"Documents of project {client.project}")
+    for doc in page["documents"]:
+        numbers = (doc["chunks_count"], doc["entities_count"], doc["relations_count"]) if wide else ()
+        updated = (doc["updated_at"][:19].replace("T", " "),) if wide else ()
+        add_row(grid, doc["file_path"] or "(pasted text)", doc["status"], doc["id"], *numbers, *updated, doc["error"])
     out.print(grid)
     shown = len(page["documents"])
     out.print(f"{shown} shown of {page['total']}; project: {_counts(page['counts'])}", markup=False)

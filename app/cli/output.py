@@ -18,6 +18,11 @@ def cell(value: Any) -> Text:
     return Text("" if value is None else str(value))
 
 
+# Ids and times are copied or read as one token: their columns never fold (a document id broken over two lines
+# pasted into `delete` names no document); the other columns fold to make room.
+WHOLE_COLUMNS = frozenset({"Document", "Project", "Updated", "Created", "Started", "Heartbeat"})
+
+
 def table(*columns: str, title: str | None = None) -> Table:
     """A table with these column headers (no columns: a two-column name/value table without headers)."""
     headers = columns or ("", "")
@@ -30,8 +35,13 @@ def table(*columns: str, title: str | None = None) -> Table:
     )
     for column in grid.columns:
         column.overflow = "fold"
+        column.no_wrap = column.header in WHOLE_COLUMNS
     return grid
 
 
 def add_row(grid: Table, *values: Any) -> None:
-    grid.add_row(*(cell(v) for v in values))
+    cells = [cell(v) for v in values]
+    for column, text in zip(grid.columns, cells, strict=False):
+        if column.header in WHOLE_COLUMNS:
+            column.min_width = max(column.min_width or 0, text.cell_len)
+    grid.add_row(*cells)

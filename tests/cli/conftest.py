@@ -27,13 +27,15 @@ class LiveService:
     def http(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30)
 
-    def run(self, *args: str, project: str = "default", api_key: str = API_KEY, url: str | None = None) -> Result:
+    def run(
+        self, *args: str, project: str = "default", api_key: str = API_KEY, url: str | None = None, columns: int = 300
+    ) -> Result:
         env = {
             "LIGHTRAG_URL": url or self.url,
             "LIGHTRAG_API_KEY": api_key,
             "LIGHTRAG_PROJECT": project,
             "LIGHTRAG_TIMEOUT": "60",
-            "COLUMNS": "300",
+            "COLUMNS": str(columns),
         }
         return CliRunner().invoke(cli, list(args), env=env)
 

@@ -87,6 +87,22 @@ def test_documents_lists_the_project_documents(live_service: LiveService, ingest
     assert doc_id not in failed_only.stdout and "0 shown of 0" in failed_only.stdout
 
 
+def test_documents_on_a_narrow_terminal_keep_each_id_whole(live_service: LiveService, ingested: str):
+    """An id folded over two lines pastes into `delete` as no document: on 80 columns the counts and the time are
+    left out instead, and the id and the name stay on one line each."""
+    doc_id = _document_id(live_service, ingested)
+    narrow = live_service.run("documents", project=ingested, columns=80)
+
+    assert_ok(narrow)
+    lines = narrow.stdout.splitlines()
+    assert max(map(len, lines)) <= 80
+    row = next(line for line in lines if doc_id in line)
+    assert "alice.txt" in row and "processed" in row
+    assert "Entities" not in narrow.stdout and "Updated" not in narrow.stdout
+    wide = live_service.run("documents", project=ingested, columns=130)
+    assert "Entities" in wide.stdout and "Updated" in wide.stdout and doc_id in wide.stdout
+
+
 def test_delete_removes_documents_and_reports_unknown_ones(live_service: LiveService, ingested: str):
     doc_id = _document_id(live_service, ingested)
     result = live_service.run("delete", doc_id, "doc-unknown", project=ingested)
