@@ -14,21 +14,20 @@ projects_app = typer.Typer(
 )
 
 
+WIDE_TABLE = 100  # terminal columns from which the chunk, entity and relation counts fit beside the rest
+
+
 def _print(projects: list[dict[str, Any]], title: str) -> None:
-    grid = table("Project", "Name", "Documents", "Chunks", "Entities", "Relations", "Created", title=title)
+    out = console()
+    wide = out.width >= WIDE_TABLE  # narrower: left out rather than every column folded to a few letters
+    grid = table(
+        "Project", "Name", "Documents", *(("Chunks", "Entities", "Relations") if wide else ()), "Created", title=title
+    )
     for p in projects:
         counts = p["counts"]
-        add_row(
-            grid,
-            p["id"],
-            p["name"],
-            counts["documents"],
-            counts["chunks"],
-            counts["entities"],
-            counts["relations"],
-            p["created_at"][:19].replace("T", " "),
-        )
-    console().print(grid)
+        graph = (counts["chunks"], counts["entities"], counts["relations"]) if wide else ()
+        add_row(grid, p["id"], p["name"], counts["documents"], *graph, p["created_at"][:19].replace("T", " "))
+    out.print(grid)
 
 
 @projects_app.callback()

@@ -174,6 +174,17 @@ def test_projects_lists_and_creates(live_service: LiveService, ingested: str):
     assert again.stderr.startswith("error: HTTP 409") and len(again.stderr.strip().splitlines()) == 1
 
 
+def test_projects_on_a_narrow_terminal_leave_the_graph_counts_out(live_service: LiveService, ingested: str):
+    narrow = live_service.run("projects", columns=80)
+    assert_ok(narrow)
+    lines = narrow.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "Relations" not in narrow.stdout
+    header = next(line for line in lines if "Name" in line)
+    assert all(word in header for word in ("Project", "Documents", "Created"))  # no header folded to a few letters
+    assert any(ingested in line for line in lines)
+    assert "Relations" in live_service.run("projects", columns=100).stdout
+
+
 def test_serve_runs_the_api_entry_point_with_the_given_options(live_service: LiveService, monkeypatch):
     import app.__main__
 
