@@ -12,13 +12,15 @@ from app.db.tables import chunks, documents, entities, projects, relations
 from app.domain.projects import ProjectRow, ProjectTotals
 
 
-def _count(table: Any) -> Any:
-    return select(func.count()).select_from(table).where(table.c.project_id == projects.c.id).scalar_subquery()
+def _count(table: Any, *where: Any) -> Any:
+    return select(func.count()).select_from(table).where(table.c.project_id == projects.c.id, *where).scalar_subquery()
 
 
 _WITH_COUNTS = select(
     projects,
-    _count(documents).label("documents"),
+    # the documents a user has, as GET /documents counts them: an update's own row (`<id>@v<n>`) is the updated
+    # document's history, not another document
+    _count(documents, documents.c.update_of.is_(None)).label("documents"),
     _count(chunks).label("chunks"),
     _count(entities).label("entities"),
     _count(relations).label("relations"),

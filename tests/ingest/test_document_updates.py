@@ -324,3 +324,7 @@ async def test_an_applied_update_counts_as_its_document_only(app_client):
     assert listing["total"] == 1 and listing["counts"]["processed"] == 1, listing["counts"]
     pipeline = (await app.http.get("/pipeline", params={"project_id": "p"})).json()
     assert pipeline["by_status"]["processed"] == 1 and pipeline["queue_depth"] == 0, pipeline
+    [project] = [p for p in (await app.http.get("/projects")).json()["projects"] if p["id"] == "p"]
+    assert project["counts"]["documents"] == 1, project["counts"]  # as listed, not its update's row besides
+    one = (await app.http.get("/projects/p")).json()
+    assert one["counts"]["documents"] == 1, one
