@@ -89,7 +89,8 @@ class EmbeddingNotConfigured(ServiceUnavailable):
 
 
 class ProviderError(ServiceUnavailable):
-    """An LLM/embedding/rerank provider failed after its retries."""
+    """An LLM/embedding/rerank provider failed: after its retries, or at once for what a retry cannot mend (a
+    refused key, an unknown model or URL)."""
 
     code: ErrorCode = "provider_error"
 

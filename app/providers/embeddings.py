@@ -23,6 +23,7 @@ from app.core.config import Settings
 from app.core.errors import EmbeddingNotConfigured, ProviderError
 from app.core.usage import current_usage
 from app.providers.budget import CallBudget
+from app.providers.failures import failure_message, provider_message
 from app.providers.openai_http import openai_client, reported_count, request_options
 from app.providers.tokenizer import Tokenizer
 
@@ -53,14 +54,6 @@ def parse_embeddings(data: object) -> tuple[list[list[float]], int | None]:
         raise ValueError(f"{type(exc).__name__}: {exc}") from exc
     usage = data.get("usage")
     return vectors, reported_count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
-
-
-def _message(exc: openai.APIStatusError) -> str:
-    """The provider's own message (OpenAI shape: {"error": {"message": ...}}), cut short."""
-    body = exc.body
-    error = body.get("error", body) if isinstance(body, dict) else body
-    message = error.get("message") if isinstance(error, dict) else error
-    return str(message or exc.message)[:300]
 
 
 class InputRefused(ProviderError):
@@ -158,11 +151,11 @@ class EmbeddingClient:
                 )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
-                raise InputRefused(f"{exc.status_code}: {_message(exc)}") from exc
+                raise InputRefused(f"{exc.status_code}: {provider_message(exc)}") from exc
             except openai.OpenAIError as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
                 log.warning("embedding call failed: %s", type(exc).__name__)
-                raise ProviderError(f"Embedding request failed after retries: {type(exc).__name__}: {exc}") from exc
+                raise ProviderError(failure_message("Embedding", "EMBEDDING", exc)) from exc
         try:
             vectors, reported = parse_embeddings(data)
         except ValueError as exc:

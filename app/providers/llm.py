@@ -26,6 +26,7 @@ from app.core.usage import current_usage
 from app.domain.chat import Message, strip_think
 from app.providers.budget import CallBudget
 from app.providers.concurrency import PrioritySemaphore
+from app.providers.failures import failure_message
 from app.providers.openai_http import openai_client, parse_completion, request_options
 from app.providers.read_ahead import read_ahead
 from app.providers.tokenizer import Tokenizer
@@ -230,7 +231,7 @@ class LLMClient:
     def _fail(self, operation: str, exc: Exception) -> ProviderError:
         metrics.LLM_CALLS.labels(operation, self.model, "error").inc()
         log.warning("LLM call failed (%s): %s", operation, type(exc).__name__)
-        return ProviderError(f"LLM request failed after retries: {type(exc).__name__}: {exc}")
+        return ProviderError(failure_message("LLM", "LLM", exc))
 
     def _refusal(self, operation: str, exc: openai.APIStatusError, structured: bool) -> ProviderError:
         """A provider's 4xx, told apart: JSON-schema output refused, a call too long for the model, or other."""

@@ -106,6 +106,18 @@ async def test_a_badly_behaved_model_is_not_recommended_and_says_why(keyed, fake
     assert "no extraction record could be parsed" in reasons and "ran away" in reasons
 
 
+async def test_a_wrong_url_or_model_names_the_settings_and_nothing_judged_of_answers_never_given(keyed, fake_llm):
+    """Every call answered 404 (a base URL without its /v1, a model the endpoint does not serve): each failure
+    says which settings to check, and no finding about the answers' format follows from answers that never came."""
+    fake_llm.fail_next(100, status=404)
+    fake_llm.fail_next_embeddings(10, status=404)
+    check = (await keyed.get("/health/llm", params={"deep": "true"}, headers=AUTH)).json()["check"]
+    assert check["verdict"] == "not recommended"
+    reasons = check["reasons"]
+    assert reasons and all("HTTP 404" in r and "_BASE_URL" in r for r in reasons), reasons
+    assert not any("record format" in r or "not JSON" in r or "facts" in r for r in reasons)
+
+
 async def test_a_model_with_few_facts_and_repaired_keywords_is_usable(keyed, fake_llm):
     d = "<|#|>"
     fake_llm.handlers["extract"] = lambda messages: "\n".join(

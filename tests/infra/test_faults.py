@@ -67,7 +67,11 @@ async def test_llm_failure_fails_documents_with_reason_then_retry_equals_clean_r
         fake_llm.fail_next(1000, 500)  # the endpoint keeps failing, retries included
     items = await _ingest(app, "faulty", TEXTS)
     assert {i["status"] for i in items} == {"failed"}
-    expected = "APITimeoutError" if fault == "timeout" else "InternalServerError"
+    expected = (
+        "LLM request timed out after retries (LLM_TIMEOUT)"
+        if fault == "timeout"
+        else "LLM request failed: HTTP 500 for POST /v1/chat/completions after retries"
+    )
     assert all(expected in i["error"] for i in items), [i["error"] for i in items]
     assert _graph_only(await graph_counts(app.container.db, "faulty")) == EMPTY  # nothing half-merged
 

@@ -52,6 +52,38 @@ async def test_persistent_5xx_raises_provider_error(app_client, fake_llm):
         await app_client.container.llm.chat([{"role": "user", "content": "x"}], operation="query")
 
 
+async def test_a_5xx_error_says_it_was_retried(app_client, fake_llm):
+    fake_llm.fail_next(10, status=500)
+    with pytest.raises(ProviderError) as raised:
+        await app_client.container.llm.chat([{"role": "user", "content": "x"}], operation="query")
+    assert str(raised.value) == "LLM request failed: HTTP 500 for POST /v1/chat/completions after retries: injected 500"
+
+
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        (404, "; check LLM_BASE_URL, the API's root (most end in /v1), and LLM_MODEL, a model the endpoint serves"),
+        (401, "; the key LLM_API_KEY was refused"),
+    ],
+)
+async def test_a_misconfiguration_status_names_the_setting_and_is_not_retried(app_client, fake_llm, status, hint):
+    fake_llm.fail_next(10, status=status)
+    with pytest.raises(ProviderError) as raised:
+        await app_client.container.llm.chat([{"role": "user", "content": "x"}], operation="query")
+    message = str(raised.value)
+    assert message.startswith(f"LLM request refused: HTTP {status} for POST /v1/chat/completions: injected {status}")
+    assert hint in message and "after retries" not in message
+    assert fake_llm.pending_failures() == 9  # one call, no retry: the SDK retries neither
+
+
+async def test_embedding_failures_name_their_settings(app_client, fake_llm):
+    fake_llm.fail_next_embeddings(1, status=404)
+    with pytest.raises(ProviderError) as raised:
+        await app_client.container.embedder.embed(["some text"])
+    assert "Embedding request refused: HTTP 404 for POST /v1/embeddings" in str(raised.value)
+    assert "check EMBEDDING_BASE_URL" in str(raised.value) and "EMBEDDING_MODEL" in str(raised.value)
+
+
 async def test_no_llm_configured_raises_503_error(start_app, make_settings):
     app = await start_app(make_settings(llm_model=None, llm_base_url=None), _llm_route)
     with pytest.raises(LLMNotConfigured):

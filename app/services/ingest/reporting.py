@@ -48,8 +48,8 @@ _HINTS = {
     "ContextLengthExceeded": "a chunk does not fit the model's context window: lower CHUNK_SIZE (or the "
     "project's chunk_size) or use a model with a larger window, then retry",
     "StructuredOutputRejected": "the provider refused structured output: set EXTRACTION_FORMAT=records, then retry",
-    "ProviderError": "the LLM or embedding provider failed after its retries: check its URL, API key, model "
-    "name and quota (GET /health/llm?deep=true), then retry",
+    "ProviderError": "the LLM or embedding provider failed: check its URL, API key, model name and quota "
+    "(GET /health/llm?deep=true), then retry",
     "LLMNotConfigured": "no LLM is configured: set LLM_MODEL and LLM_BASE_URL, then retry",
     "EmbeddingNotConfigured": "no embedding model is configured: set EMBEDDING_MODEL, then retry",
 }

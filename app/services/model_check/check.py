@@ -246,6 +246,7 @@ def verdict(report: ModelCheckReport) -> tuple[str, list[str]]:
     """good / usable / not recommended, and the findings that decided it."""
     blocking: list[str] = []
     weak: list[str] = []
+    failed = {call.call for call in report.calls if call.error}  # a call that failed has no answer to judge
     for call in report.calls:
         if call.error:
             blocking.append(f"the {call.call} call failed: {call.error}")
@@ -254,17 +255,18 @@ def verdict(report: ModelCheckReport) -> tuple[str, list[str]]:
             weak.append(f"the {call.call} answer ran away ({how})")
     share = report.facts_found / report.facts_total
     facts = f"{report.facts_found} of {report.facts_total} known facts found"
-    if report.records_parsed == 0:
-        blocking.append("no extraction record could be parsed: the model does not follow the record format")
-    elif share < 0.4:
-        blocking.append(facts)
-    elif share < 0.75:
-        weak.append(facts)
-    if report.records_unparseable > max(1, report.records_parsed // 5):
-        weak.append(f"{report.records_unparseable} unparseable records for {report.records_parsed} parsed")
-    if report.keywords_json != "valid":
+    if "extract" not in failed:
+        if report.records_parsed == 0:
+            blocking.append("no extraction record could be parsed: the model does not follow the record format")
+        elif share < 0.4:
+            blocking.append(facts)
+        elif share < 0.75:
+            weak.append(facts)
+        if report.records_unparseable > max(1, report.records_parsed // 5):
+            weak.append(f"{report.records_unparseable} unparseable records for {report.records_parsed} parsed")
+    if report.keywords_json != "valid" and "keywords" not in failed:
         weak.append(f"keyword answer {'needed repair' if report.keywords_json == 'repaired' else 'was not JSON'}")
-    if not report.summary_ok and not any(c.call == "summary" and c.error for c in report.calls):
+    if not report.summary_ok and "summary" not in failed:
         weak.append("the summary does not describe its subject")
     if report.embedding_dim is not None and report.embedding_dim != report.embedding_dim_expected:
         blocking.append(

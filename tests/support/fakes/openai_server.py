@@ -375,6 +375,11 @@ class FakeOpenAI:
             headers={"retry-after": self.rate_retry_after},
         )
 
+    def pending_failures(self) -> int:
+        """Chat failures injected by `fail_next` and not answered yet."""
+        with self._lock:
+            return len(self._failures)
+
     def fail_next_embeddings(self, count: int = 1, status: int = 500) -> None:
         with self._lock:
             self._embedding_failures.extend([status] * count)
