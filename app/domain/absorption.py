@@ -24,6 +24,7 @@ from app.domain.name_nicknames import nickname_candidates
 from app.domain.name_shapes import capitalised_name
 from app.domain.names import sorted_pair
 from app.domain.records import ChunkExtraction
+from app.domain.state_abbreviations import foreign_reading
 
 _WHAT = {"partial": "person", "year": "name with a year", "maker": "product with its maker", "firm": "firm"}
 
@@ -68,6 +69,7 @@ def lone_fit(key: str, name: str, etype: str, everyone: Nearby, index: NameIndex
         if not fits:
             fits, rule = extension_candidates(name, etype, index, exclude=key)
         evidence = f"{name!r} alone, and {{target}} is the only {_WHAT.get(rule, 'name')} it fits"
+    fits = {t for t in fits if not foreign_reading(name, t)}  # a state's abbreviation reads as its state or nothing
     if len(fits) != 1:
         return None
     (target,) = fits
@@ -172,6 +174,7 @@ def ambiguous_initials(mine: Nearby, merges: Sequence[IM], targets: Nearby) -> l
         if any(
             k not in (m.entity_key, m.merged_key)
             and types_compatible(t, target_type)
+            and not foreign_reading(m.merged_name, k)
             and initials_fit(m.merged_key, letters, n, t)
             for k, (n, t) in mine.items()
         ):

@@ -65,6 +65,7 @@ from app.domain.name_variants import confusable, inverted_forms, surname_of
 from app.domain.names import entity_key
 from app.domain.resolution_state import Decision, Known, Later, Resolution
 from app.domain.spelling_candidates import close_candidates, near_spellings, spelling_candidates
+from app.domain.state_abbreviations import foreign_reading
 
 ResolutionMode = Literal["off", "suggest", "auto", "llm"]
 # the modes that merge: their documents (and updates) run the final pass after the merge, and owe it until then
@@ -134,6 +135,8 @@ class _Resolver:
         decision = self._decide(key)
         if decision.target == key:
             decision = self._other_type(key) or decision
+        elif not decision.apart and foreign_reading(self.doc.names[key], decision.target):
+            decision = Decision(key)  # "Mo." read as "Mexico" by its letters: app/domain/state_abbreviations.py
         self.visiting.discard(key)
         self.done[key] = decision
         return decision
@@ -316,7 +319,9 @@ class _Resolver:
             and initials_match(n, letters)
             and types_compatible(etype, self.type_of(k))
         }
-        project = {k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k))}
+        local = {k for k in local if not foreign_reading(name, k)}  # "R.I." is Rhode Island's, not any R. I.'s
+        fitting = (k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k)))
+        project = {k for k in fitting if not foreign_reading(name, k)}
         candidates = local or project
         if len(candidates) != 1 or key in candidates:
             self.open.setdefault(key, set()).update(candidates - {key})

@@ -42,6 +42,7 @@ from app.domain.name_index import NameIndex, Nearby
 from app.domain.name_matching import initials_pattern, is_person, types_compatible
 from app.domain.name_variants import root_of, surname_of, written_ends
 from app.domain.names import sorted_pair
+from app.domain.state_abbreviations import foreign_reading
 from app.repositories import aliases as alias_repo
 from app.repositories import chunk_records as records_repo
 from app.repositories import contradicted_merges as contradicted_repo
@@ -302,7 +303,8 @@ class Absorber:
                 pattern, first = initials_pattern(a.name)
                 initialled = await alias_repo.keys_by_prefix(conn, project_id, pattern, first.lower())
                 etype = everyone[a.key][1]
-                if {k for k, t in initialled if types_compatible(etype, t)} - {a.key, a.target}:
+                fitting = {k for k, t in initialled if types_compatible(etype, t) and not foreign_reading(a.name, k)}
+                if fitting - {a.key, a.target}:
                     continue
             kept.append(a)
         return kept, contested
