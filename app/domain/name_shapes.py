@@ -38,8 +38,11 @@ def _words(name: str) -> list[str]:
 @lru_cache(maxsize=65536)  # asked of every name near a document by several rules, for each document
 def capitalised_name(name: str) -> bool:
     """Every word but a joining one ("of", "de") starts with a capital letter or is a number ("Skyfold Lite 4"),
-    the first a capital letter, and it is no list fragment."""
+    the first a capital letter, and it is no list fragment. A leading article is not the name's ("the State of
+    Eritrea", as writers and extractions keep it mid-sentence; the match key drops it too)."""
     words = _words(name)
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
     if not words or _LIST_MARKS.search(name):
         return False
     return all(_name_word(w) or w in _JOINERS for w in words) and words[0][:1].isupper()

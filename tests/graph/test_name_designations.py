@@ -23,6 +23,8 @@ PLACE = "location"
         ("Kingdom of the Lower Marches", "lower marches"),
         ("Republic of the Union of Elbonia", "elbonia"),  # a designation inside a designation
         ("Principality of Genovia", "genovia"),
+        ("the State of Genovia", "genovia"),  # the article a writer keeps mid-sentence is not the name's
+        ("the Kingdom of the Lower Marches", "lower marches"),
     ],
 )
 def test_a_place_written_with_its_form_of_government_has_a_core(name, core):
@@ -39,6 +41,7 @@ def test_a_place_written_with_its_form_of_government_has_a_core(name, core):
         ("Republic of Ruritania", "organization"),  # only places
         ("Ruritania", PLACE),
         ("republic of ruritania", PLACE),  # a common-noun phrase, not a name
+        ("the republic of ruritania", PLACE),
         ("Republic of Bo", PLACE),  # too short to be a state's name
         ("Democratic Republic of Elbonia", PLACE),  # one of two states of that name, maybe
         ("People's Republic of Elbonia", PLACE),

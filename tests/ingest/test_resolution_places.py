@@ -46,6 +46,7 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
         ("Elbonkia", "Elbonk Republic"),
         ("Slovakia", "Slovak Republic"),
         ("Lebanon", "Lebanese Republic"),
+        ("Ruritania", "the State of Ruritania"),
     ],
     ids=[
         "designation",
@@ -62,6 +63,7 @@ async def _keys(app, fake_llm, first: str, second: str, order: int) -> set[str]:
         "people-and-suffix",
         "slovak",
         "lebanese",
+        "article-before-designation",
     ],
 )
 async def test_a_place_s_short_form_joins_it_in_either_order(make_settings, start_app, fake_llm, short, long, order):
