@@ -16,7 +16,7 @@ from app.domain.name_nicknames import nickname_pair
 from app.domain.name_spellings import phonetic_key, spelling_variant
 from app.domain.name_words import TITLES
 from app.domain.names import entity_key
-from app.domain.state_abbreviations import foreign_reading
+from app.domain.state_abbreviations import kept_apart
 
 # First words that name a kind of thing, not one thing: never a root on their own.
 _GENERIC_ROOTS = frozenset(
@@ -180,7 +180,7 @@ def near_spelling(a: str, b: str) -> bool:
 
 def confusable(a: str, a_type: str, b: str, b_type: str) -> bool:
     """True when the two names must stay apart whatever else matches (module docstring)."""
-    if foreign_reading(a, entity_key(b)) or foreign_reading(b, entity_key(a)):  # "Mo." / "Mexico"
+    if kept_apart(a, b):  # "Mo." / "Mexico"
         return True
     person = is_person(a_type) or is_person(b_type)
     wa, wb = tokens(a, "person" if person else a_type), tokens(b, "person" if person else b_type)

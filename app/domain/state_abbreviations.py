@@ -15,6 +15,8 @@ The forms are the Associated Press's and the Government Printing Office's, with 
 
 from __future__ import annotations
 
+from app.domain.names import entity_key
+
 _STATES: dict[str, tuple[str, ...]] = {
     "alabama": ("ala.",),
     "arizona": ("ariz.",),
@@ -65,6 +67,8 @@ _STATE_OF = {form: state for state, forms in _STATES.items() for form in forms}
 
 def state_of(name: str) -> str | None:
     """The state (its name, lower case) whose abbreviation `name` is ("Mo.", "N. Dak."), else None."""
+    if "." not in name:  # most names: asked of every candidate pair, so answered before any string is built
+        return None
     return _STATE_OF.get("".join(name.split()).casefold())
 
 
@@ -73,3 +77,8 @@ def foreign_reading(name: str, target_key: str) -> bool:
     abbreviation as another entity."""
     state = state_of(name)
     return state is not None and target_key.casefold() != state
+
+
+def kept_apart(a: str, b: str) -> bool:
+    """Whether one of two names is a state's abbreviation and the other is not that state (names, not keys)."""
+    return any((state := state_of(form)) is not None and entity_key(other) != state for form, other in ((a, b), (b, a)))
