@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import enum
 import json
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
 from app.cli.client import ServiceClient, path_part, service
 from app.cli.control import AllMatching, Documents
@@ -58,18 +60,31 @@ def status(ctx: typer.Context) -> None:
     add_row(queue, "documents", _counts(pipeline["by_status"]))
     out.print(queue)
     if pipeline["in_flight"]:
-        running = table("File", "Stage", "Worker", "Started", "Heartbeat", "Attempts", title="In flight")
-        for doc in pipeline["in_flight"]:
-            add_row(
-                running,
-                doc.get("file_path") or doc["id"],
-                doc.get("stage") or "",
-                doc["claimed_by"],
-                doc["started_at"],
-                doc["heartbeat_at"],
-                doc["attempts"],
-            )
-        out.print(running)
+        out.print(in_flight_table(pipeline["in_flight"]))
+
+
+def _time_of_day(timestamp: str | None) -> str:
+    """ "09:19:34" (UTC) of "2026-11-28T11:19:34.123456+02:00": documents in flight started minutes ago, and two
+    whole ISO timestamps left a terminal of 80 columns no room for the file's name."""
+    try:
+        return datetime.fromisoformat(timestamp or "").astimezone(UTC).strftime("%H:%M:%S")
+    except ValueError:
+        return timestamp or ""
+
+
+def in_flight_table(docs: list[dict[str, Any]]) -> Table:
+    running = table("File", "Stage", "Worker", "Started", "Heartbeat", "Attempts", title="In flight (UTC)")
+    for doc in docs:
+        add_row(
+            running,
+            doc.get("file_path") or doc["id"],
+            doc.get("stage") or "",
+            doc["claimed_by"],
+            _time_of_day(doc["started_at"]),
+            _time_of_day(doc["heartbeat_at"]),
+            doc["attempts"],
+        )
+    return running
 
 
 WIDE_TABLE = 130  # terminal columns

@@ -196,3 +196,26 @@ def test_serve_runs_the_api_entry_point_with_the_given_options(live_service: Liv
 
     assert_ok(result)
     assert calls == [("127.0.0.2", "9700")]
+
+
+def test_documents_in_flight_fit_a_narrow_terminal():
+    """Two whole ISO timestamps took every column of 80 but theirs; the times of day (UTC) leave room for the rest."""
+    from rich.console import Console
+
+    from app.cli.documents import in_flight_table
+
+    doc = {
+        "id": "doc-1",
+        "file_path": "report.pdf",
+        "stage": "extracting",
+        "claimed_by": "host:41:a1b2c3",
+        "started_at": "2026-11-28T11:19:34.123456+02:00",
+        "heartbeat_at": "2026-11-28T09:19:36Z",
+        "attempts": 1,
+    }
+    console = Console(width=80, record=True)
+    console.print(in_flight_table([doc]))
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= 80
+    row = next(line for line in text.splitlines() if "09:19:34" in line)
+    assert "report.pdf" in row and "extracting" in row and "09:19:36" in row
