@@ -202,16 +202,21 @@ def _initials(words: list[str], *, with_stopwords: bool) -> str:
 
 
 def initials_match(expansion: str, acronym: str) -> bool:
-    """ "KRI" for "Kessara Research Institute"; "BoA"/"BA" for "Bank of America" (stop words optional)."""
+    """ "KRI" for "Kessara Research Institute"; "BoA"/"BA" for "Bank of America" (stop words optional); a company's
+    legal form may be left out or not ("PTH" and "PTHL" for "Pethliar Textiles Holdings Ltd.")."""
     letters = acronym_letters(acronym)
     words = [w for w in fold(expansion).split() if w]
     if words and words[0] == "the":
         words = words[1:]
     if len(words) > 2 and _YEAR.match(words[-1]):  # "Clean Rivers Act 1991 (CRA)": an acronym leaves the year out
         words = words[:-1]
-    if len(words) < 2:
-        return False
-    return letters in (_initials(words, with_stopwords=False), _initials(words, with_stopwords=True))
+    readings = [words]
+    if len(words) > 2 and words[-1] in LEGAL_SUFFIXES:
+        readings.append(words[:-1])
+    return any(
+        len(read) >= 2 and letters in (_initials(read, with_stopwords=False), _initials(read, with_stopwords=True))
+        for read in readings
+    )
 
 
 def initials_pattern(acronym: str) -> tuple[str, str]:

@@ -64,6 +64,18 @@ def test_acronym_definitions_and_initials():
     assert acronym_definitions(["Kessara Research Institute (KRI)", "Kelp Reef Initiative (KRI)"]) == {}
 
 
+def test_a_companys_legal_form_may_be_left_out_of_its_acronym():
+    """ "Pethliar Textiles Holdings Ltd. (PTH)": the quality world's seed 17 left three such companies split."""
+    assert initials_match("Pethliar Textiles Holdings Ltd.", "PTH") and initials_match("Pethliar Textiles Ltd", "PT")
+    assert initials_match("Pethliar Textiles Holdings Ltd.", "PTHL")  # or kept
+    assert not initials_match("Acme Ltd.", "A")  # one word left: no initials
+    found = acronym_definitions(["Records show that Pethliar Textiles Holdings Ltd. (PTH) led a contract breach."])
+    assert found == {"PTH": "Pethliar Textiles Holdings Ltd."}
+    doc = doc_of(("Pethliar Textiles Holdings Ltd.", "organization"), ("PTH", "organization"))
+    result = resolve(doc, Known(), found, "auto")
+    assert result.decisions["pth"].target == "pethliar textiles holdings ltd."
+
+
 def test_a_code_made_of_the_names_letters_in_order_is_defined_by_the_text():
     found = acronym_definitions(
         [
