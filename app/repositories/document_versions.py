@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.db.tables import chunks, document_versions, documents, entity_sources, relation_sources
 from app.domain.chunk_diff import OldChunk
 from app.domain.rows import ChunkCacheRef
+from app.repositories.documents import USER_DOCUMENT
 from app.repositories.graph import any_of
 
 Pair = tuple[str, str]
@@ -59,7 +60,7 @@ async def document_ids_by_path(conn: AsyncConnection, project_id: str, file_path
         .where(
             documents.c.project_id == project_id,
             documents.c.file_path == any_of(set(file_paths)),
-            documents.c.update_of.is_(None),
+            USER_DOCUMENT,
         )
         .order_by(documents.c.created_at)
     )

@@ -25,6 +25,10 @@ STATUSES = ("pending", "processing", "processed", "failed", "cancelled")
 _SUMMARY = func.left(documents.c.content, 250).label("content_summary")
 _LISTED = [c for c in documents.c if c.name != "content"]
 
+# A document a user has, not an update's own row (`<id>@v<n>`, `update_of` set): the listings, the counts and
+# the lookups by file name see those only through the document they update.
+USER_DOCUMENT = documents.c.update_of.is_(None)
+
 
 async def find_existing(
     conn: AsyncConnection, project_id: str, ids: Sequence[str], hashes: Sequence[str]
@@ -62,7 +66,7 @@ async def get(conn: AsyncConnection, project_id: str, document_id: str, *, conte
 async def list_page(
     conn: AsyncConnection, project_id: str, status: str | None, limit: int, offset: int
 ) -> tuple[list[DocumentRow], int]:
-    where = [documents.c.project_id == project_id, documents.c.update_of.is_(None)]  # updates: see versions
+    where = [documents.c.project_id == project_id, USER_DOCUMENT]
     if status:
         where.append(documents.c.status == status)
     total = await conn.scalar(select(func.count()).select_from(documents).where(*where))
@@ -81,9 +85,7 @@ async def count_by_status(conn: AsyncConnection, project_id: str | None = None) 
     processing): once it ends, the document it updated is what the listings show."""
     pending_work = documents.c.status.in_(("pending", "processing"))
     query = (
-        select(documents.c.status, func.count())
-        .where(or_(documents.c.update_of.is_(None), pending_work))
-        .group_by(documents.c.status)
+        select(documents.c.status, func.count()).where(or_(USER_DOCUMENT, pending_work)).group_by(documents.c.status)
     )
     if project_id is not None:
         query = query.where(documents.c.project_id == project_id)

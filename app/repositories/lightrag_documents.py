@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import documents
+from app.repositories.documents import USER_DOCUMENT
 
 TRACK_ID_KEY = "lightrag_track_id"
 MAX_TRACKED = 10_000  # documents listed for one track id
@@ -41,7 +42,7 @@ async def page(
     limit: int,
     offset: int,
 ) -> tuple[list[dict], int]:
-    where = [documents.c.project_id == project_id, documents.c.update_of.is_(None)]  # queued updates: not listed
+    where = [documents.c.project_id == project_id, USER_DOCUMENT]
     if status:
         where.append(documents.c.status == status)
     total = await conn.scalar(select(func.count()).select_from(documents).where(*where))

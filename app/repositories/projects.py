@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.tables import chunks, documents, entities, projects, relations
 from app.domain.projects import ProjectRow, ProjectTotals
+from app.repositories.documents import USER_DOCUMENT
 
 
 def _count(table: Any, *where: Any) -> Any:
@@ -18,9 +19,7 @@ def _count(table: Any, *where: Any) -> Any:
 
 _WITH_COUNTS = select(
     projects,
-    # the documents a user has, as GET /documents counts them: an update's own row (`<id>@v<n>`) is the updated
-    # document's history, not another document
-    _count(documents, documents.c.update_of.is_(None)).label("documents"),
+    _count(documents, USER_DOCUMENT).label("documents"),  # as GET /documents counts them
     _count(chunks).label("chunks"),
     _count(entities).label("entities"),
     _count(relations).label("relations"),
