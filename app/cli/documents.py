@@ -110,12 +110,12 @@ def list_documents(
     # the counts and the time fit beside a whole document id from this width on; narrower, they are left out (as
     # the web UI leaves them out at 800 px) rather than every column folded to a few letters (`--json` has all)
     wide = out.width >= WIDE_TABLE
-    counts = ("Chunks", "Entities", "Relations", "Updated") if wide else ()
-    grid = table("File", "Status", "Document", *counts, "Error", title=f"Documents of project {client.project}")
+    extra = ("Chunks", "Entities", "Relations", "Updated") if wide else ()
+    grid = table("File", "Status", "Document", *extra, "Error", title=f"Documents of project {client.project}")
     for doc in page["documents"]:
-        numbers = (doc["chunks_count"], doc["entities_count"], doc["relations_count"]) if wide else ()
-        updated = (doc["updated_at"][:19].replace("T", " "),) if wide else ()
-        add_row(grid, doc["file_path"] or "(pasted text)", doc["status"], doc["id"], *numbers, *updated, doc["error"])
+        counts = (doc["chunks_count"], doc["entities_count"], doc["relations_count"])
+        shown_extra = (*counts, doc["updated_at"][:19].replace("T", " ")) if wide else ()
+        add_row(grid, doc["file_path"] or "(pasted text)", doc["status"], doc["id"], *shown_extra, doc["error"])
     out.print(grid)
     shown = len(page["documents"])
     out.print(f"{shown} shown of {page['total']}; project: {_counts(page['counts'])}", markup=False)
