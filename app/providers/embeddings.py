@@ -155,7 +155,7 @@ class EmbeddingClient:
             except openai.OpenAIError as exc:
                 metrics.EMBEDDING_CALLS.labels(self.model, "error").inc()
                 log.warning("embedding call failed: %s", type(exc).__name__)
-                raise ProviderError(failure_message("Embedding", "EMBEDDING", exc)) from exc
+                raise ProviderError(failure_message("Embedding", exc)) from exc
         try:
             vectors, reported = parse_embeddings(data)
         except ValueError as exc:

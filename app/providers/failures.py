@@ -22,9 +22,11 @@ def provider_message(exc: openai.APIStatusError) -> str:
     return str(message or exc.message)[:300]
 
 
-def failure_message(what: str, setting_prefix: str, exc: Exception) -> str:
-    """`what` ("LLM", "Embedding") and the prefix of its settings ("LLM", "EMBEDDING"). Only the request's path is
-    named, not the endpoint's host: the message reaches API clients (a document's error, a query's 502)."""
+def failure_message(what: str, exc: Exception) -> str:
+    """`what`: "LLM" or "Embedding", whose settings are named in capitals (LLM_BASE_URL, EMBEDDING_BASE_URL). Only
+    the request's path is named, not the endpoint's host: the message reaches API clients (a document's error, a
+    query's 502)."""
+    setting_prefix = what.upper()
     if isinstance(exc, openai.APIStatusError):
         status, path = exc.status_code, exc.request.url.path
         retried = status in (408, 409, 429) or status >= 500  # what the SDK retries

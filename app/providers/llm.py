@@ -231,7 +231,7 @@ class LLMClient:
     def _fail(self, operation: str, exc: Exception) -> ProviderError:
         metrics.LLM_CALLS.labels(operation, self.model, "error").inc()
         log.warning("LLM call failed (%s): %s", operation, type(exc).__name__)
-        return ProviderError(failure_message("LLM", "LLM", exc))
+        return ProviderError(failure_message("LLM", exc))
 
     def _refusal(self, operation: str, exc: openai.APIStatusError, structured: bool) -> ProviderError:
         """A provider's 4xx, told apart: JSON-schema output refused, a call too long for the model, or other."""
