@@ -320,8 +320,11 @@ class _Resolver:
             and types_compatible(etype, self.type_of(k))
         }
         local = {k for k in local if not foreign_reading(name, k)}  # "R.I." is Rhode Island's, not any R. I.'s
-        fitting = (k for k in self.known.initials.get(letters, []) if types_compatible(etype, self.type_of(k)))
-        project = {k for k in fitting if not foreign_reading(name, k)}
+        project = {
+            k
+            for k in self.known.initials.get(letters, [])
+            if types_compatible(etype, self.type_of(k)) and not foreign_reading(name, k)
+        }
         candidates = local or project
         if len(candidates) != 1 or key in candidates:
             self.open.setdefault(key, set()).update(candidates - {key})
