@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -17,6 +16,7 @@ from rich.console import Console
 from app.cli.client import service
 from app.cli.errors import CliError
 from app.cli.output import add_row, console, table
+from app.domain.citation_text import cited_references
 
 EXCERPT = 160
 
@@ -62,18 +62,6 @@ def _print_context(out: Console, context: dict[str, Any]) -> None:
         add_row(chunks, c.get("reference_id") or "-", c.get("file_path") or c["document_id"], _excerpt(c["content"]))
     for grid in (entities, relations, chunks):
         out.print(grid)
-
-
-def cited_references(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The references the answer cites (its claims' sources and the [n] markers of its text); all of them when
-    the answer has no claims (a context-only answer, or an answer not checked)."""
-    references = result.get("references") or []
-    claims = result.get("claims") or []
-    if not claims:
-        return references
-    cited = {c["document_id"] for claim in claims for c in claim.get("citations") or []}
-    marked = set(re.findall(r"\[(\d{1,4})\]", result.get("response") or ""))
-    return [r for r in references if r["document_id"] in cited or str(r["reference_id"]) in marked]
 
 
 def _print_references(result: dict[str, Any]) -> None:

@@ -1,16 +1,18 @@
-"""The parts of an answer around its claims: a references list the model wrote itself, and the compact
-footnotes of the cited documents the chat APIs add when it wrote none."""
+"""The parts of an answer around its claims: a references list the model wrote itself, the compact
+footnotes of the cited documents the chat APIs add when it wrote none, and the references an answer cites."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 _REFERENCES_HEADING = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?:references|sources|citations|bibliography)[ \t]*:?"
     r"[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+_DOCUMENT_MARK = re.compile(r"\[(\d{1,4})\]")
 _MAX_ENTRY_CHARS = 300
 _MAX_ENTRIES = 40
 
@@ -37,3 +39,15 @@ def footnotes(cited: Sequence[tuple[str, str]]) -> str:
         return ""
     lines = "".join(f"\n- [{ref}] {label}" for ref, label in cited)
     return f"\n\n**Sources**{lines}"
+
+
+def cited_references(answer: Mapping[str, Any]) -> list[Any]:
+    """The references a query answer (POST /query's JSON) cites: its claims' sources and the [n] markers of its
+    text; all of them when it has no claims (a context-only answer, or one not checked)."""
+    references = answer.get("references") or []
+    claims = answer.get("claims") or []
+    if not claims:
+        return list(references)
+    cited = {c["document_id"] for claim in claims for c in claim.get("citations") or []}
+    marked = set(_DOCUMENT_MARK.findall(answer.get("response") or ""))
+    return [r for r in references if r["document_id"] in cited or str(r["reference_id"]) in marked]

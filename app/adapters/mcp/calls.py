@@ -47,6 +47,7 @@ class Answer:
     lists: Sequence[str] = ()
     texts: Sequence[str] = ()
     notes: list[str] = field(default_factory=list)  # cuts made before the budget (e.g. a node limit reached)
+    after_cut: Callable[[dict[str, Any]], None] | None = None  # drops what the cut left pointing at nothing
 
 
 def caller(runtime: Runtime, ctx: Context) -> tuple[Container, Principal]:
@@ -96,6 +97,8 @@ async def run_tool(
             lists=answer.lists,
             texts=answer.texts,
         )
+        if answer.after_cut is not None:
+            answer.after_cut(answer.data)
     notes = answer.notes + cuts
     answer.data["truncated"] = bool(notes)
     if notes:

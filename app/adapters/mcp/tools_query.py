@@ -1,16 +1,19 @@
-"""`query` (an answer with its references) and `retrieve_context` (the context only, for agents that answer
-themselves): QueryService, as POST /query runs it."""
+"""`query` (an answer with the documents it cites and its claims, each with the passages that support it) and
+`retrieve_context` (the context only, for agents that answer themselves): QueryService, as POST /query runs
+it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from app.container import Container
-from app.schemas.query import QueryMode, QueryRequest
+from app.domain.chunk_echoes import unsaid
+from app.domain.citation_text import cited_references
+from app.schemas.query import QueryMode, QueryRequest, QueryResponse
 from app.services.query.service import QueryService
 from app.web.auth import Principal
 
@@ -39,11 +42,54 @@ def _request(project_id: str, question: str, mode: str, top_k: int, chunk_top_k:
     return QueryRequest.model_validate({**fields, **extra})
 
 
+def _answer(result: QueryResponse) -> dict[str, Any]:
+    """The answer, the references it cites (its [n] markers name them) and its claims, each with its support
+    verdict and the passages that support it quoted, so an agent can check them without reading chunks."""
+    content = {c.id: c.content for c in result.context.chunks}
+    reference_of = {r.document_id: r.reference_id for r in result.references}
+    claims = [
+        {
+            "text": claim.text,
+            "support": claim.support,
+            "sources": [
+                {
+                    "reference_id": reference_of.get(cited.document_id),
+                    "document_id": cited.document_id,
+                    "file_path": cited.file_path,
+                    "chunk_id": cited.chunk_id,
+                    "quote": content.get(cited.chunk_id, "")[cited.start : cited.end],
+                }
+                for cited in claim.citations
+            ],
+        }
+        for claim in result.claims
+    ]
+    return {
+        "answer": result.response,
+        "mode": result.mode,
+        "references": cited_references(result.model_dump(mode="json", include={"response", "references", "claims"})),
+        "claims": claims,
+    }
+
+
+def _after_cut(data: dict[str, Any]) -> None:
+    """Once the context is cut to the budget: the graph descriptions without the sentences the chunks kept
+    already hold (as the answer prompt has them; against the kept chunks only, so nothing a cut chunk said is
+    lost), and the references of the kept chunks only."""
+    shown = {c["id"]: " ".join(c["content"].split()) for c in data["chunks"]}
+    for item in (*data["entities"], *data["relations"]):
+        texts = [shown[i] for i in dict.fromkeys(item["source_chunk_ids"]) if i in shown]
+        if texts:
+            item["description"] = unsaid(item["description"], texts)
+    kept = {c["reference_id"] for c in data["chunks"]}
+    data["references"] = [r for r in data["references"] if r["reference_id"] in kept]
+
+
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(
         name="query",
-        description="Answer a question from the project's knowledge graph and documents; returns the answer "
-        "and the documents it cites (references).",
+        description="Answer a question from the project's knowledge graph and documents; returns the answer, "
+        "the documents it cites (references) and its claims with the passages that support them.",
         annotations=_READS,
     )
     async def query(
@@ -59,12 +105,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         async def work(c: Container, _: Principal) -> Answer:
             request = _request(project_id, question, mode, top_k, chunk_top_k, max_total_tokens=context_tokens)
             result = await QueryService(c).query(request)
-            data = {
-                "answer": result.response,
-                "mode": result.mode,
-                "references": [r.model_dump(mode="json") for r in result.references],
-            }
-            return Answer(data, lists=["references"], texts=["answer"])
+            return Answer(_answer(result), lists=["claims", "references"], texts=["answer"])
 
         return await run_tool(runtime, ctx, "query", project_id, max_tokens, work)
 
@@ -85,7 +126,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     ) -> CallToolResult:
         async def work(c: Container, _: Principal) -> Answer:
             request = _request(project_id, question, mode, top_k, chunk_top_k, only_need_context=True)
-            result = await QueryService(c).query(request)
+            result = await QueryService(c, whole_descriptions=True).query(request)
             data = {
                 "keywords": result.keywords.model_dump(),
                 "entities": [e.model_dump(mode="json") for e in result.context.entities],
@@ -93,6 +134,6 @@ def register(server: MCPServer, runtime: Runtime) -> None:
                 "chunks": [k.model_dump(mode="json") for k in result.context.chunks],
                 "references": [r.model_dump(mode="json") for r in result.references],
             }
-            return Answer(data, lists=["chunks", "relations", "entities"])
+            return Answer(data, lists=["chunks", "relations", "entities"], after_cut=_after_cut)
 
         return await run_tool(runtime, ctx, "retrieve_context", project_id, max_tokens, work)

@@ -4,13 +4,14 @@ messages."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from app.container import Container
 from app.core.errors import InvalidInput
 from app.domain.chat import Message
-from app.domain.chunk_echoes import ShownText, without_echoes
+from app.domain.chunk_echoes import Item, ShownText, without_echoes
 from app.domain.context_budget import (
     CHUNK_MARGIN,
     ReferenceEntry,
@@ -79,8 +80,9 @@ def _too_small(max_total: int, needed: int) -> InvalidInput:
 
 
 class ContextBuilder:
-    def __init__(self, c: Container) -> None:
+    def __init__(self, c: Container, *, whole_descriptions: bool = False) -> None:
         self.c = c
+        self.whole_descriptions = whole_descriptions  # echoes kept: the caller may show only some of the chunks
         self.settings = c.settings
         self.ledger = TokenLedger(c.tokenizer)
         self.reranker = c.reranker
@@ -257,7 +259,7 @@ class ContextBuilder:
             shown = ShownText(ctx.chunks)
             ctx.entities, ctx.relations = [], []
             room = self._chunk_room(req, ctx, history) + CHUNK_MARGIN - GRAPH_MARGIN
-            trimmed = GraphHits(without_echoes(found.entities, shown), without_echoes(found.relations, shown))
+            trimmed = GraphHits(self._unechoed(found.entities, shown), self._unechoed(found.relations, shown))
             self._keep_graph(req, ctx, trimmed, room)
             return
         kept = GraphHits(ctx.entities, ctx.relations)  # the graph keeps its items; what it frees goes to chunks
@@ -265,12 +267,15 @@ class ContextBuilder:
         fitted = self._fit_chunks(req, plan, ctx, history, chunks)
         while True:
             shown = ShownText(fitted)
-            trimmed = GraphHits(kept.entities, without_echoes(kept.relations, shown))
+            trimmed = GraphHits(kept.entities, self._unechoed(kept.relations, shown))
             self._keep_graph(req, ctx, trimmed, remaining)
             ctx.chunks = self._fit_chunks(req, plan, ctx, history, fitted)
             if len(ctx.chunks) == len(fitted):
                 return
             fitted, ctx.chunks = ctx.chunks, []
+
+    def _unechoed(self, items: Sequence[Item], shown: ShownText) -> list[Item]:
+        return list(items) if self.whole_descriptions else without_echoes(items, shown)
 
     async def _rerank(self, req: QueryRequest, plan: QueryPlan, chunks: list[ChunkHit]) -> list[ChunkHit]:
         if not (plan.rerank and chunks):

@@ -72,9 +72,12 @@ class Prepared:
 
 
 class QueryService:
-    def __init__(self, c: Container) -> None:
+    def __init__(self, c: Container, *, whole_descriptions: bool = False) -> None:
+        """`whole_descriptions`: graph descriptions as stored, not without the sentences the context's chunks
+        already hold (for a caller that may show fewer chunks than the context has, see ContextBuilder)."""
         self.c = c
         self.settings = c.settings
+        self.whole_descriptions = whole_descriptions
 
     # ----- validation against the service's configured caps -----
     def _validate(self, req: QueryRequest) -> None:
@@ -111,7 +114,7 @@ class QueryService:
         effective = effective_settings(self.settings, project["settings"])
         history = trim_history([m.model_dump() for m in req.conversation_history], req.history_turns)
         prepared = Prepared(req, plan, history)
-        builder = ContextBuilder(self.c)
+        builder = ContextBuilder(self.c, whole_descriptions=self.whole_descriptions)
         if not plan.retrieves:
             prepared.messages = builder.bypass_messages(req, history)
             return prepared
