@@ -1,5 +1,6 @@
 """Documents: `list_documents`, `get_document_chunks`, `document_status`, and the one write tool,
-`ingest_text` (left out when MCP_READ_ONLY is set). IngestionService, as the /documents routes use it."""
+`ingest_text` (left out when MCP_READ_ONLY is set). IngestionService and DocumentUpdates, as the /documents
+routes use them: other text under an existing document's id updates it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import Field
 from app.container import Container
 from app.schemas.documents import DocumentOut, DocumentStatus
 from app.services.ingest.intake import TERMINAL, WAIT_LIMIT_SECONDS, IngestionService, Submission
+from app.services.ingest.updates import DocumentUpdates
 from app.web.auth import Principal
 
 from .calls import Answer, Runtime, run_tool
@@ -95,14 +97,18 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(
         name="ingest_text",
         description="Add a text document to the project's knowledge graph; returns its id at once, or with "
-        "wait=true reports progress and returns when it is processed. The same text twice is a duplicate.",
+        "wait=true reports progress and returns when it is processed. The same text twice is a duplicate; "
+        "other text under an existing document_id updates that document.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     async def ingest_text(
         ctx: Context,
         text: Annotated[str, Field(min_length=1, description="The document's text.")],
         project_id: ProjectId = "default",
-        document_id: Annotated[str | None, Field(max_length=512, description="Default: from the text's hash.")] = None,
+        document_id: Annotated[
+            str | None,
+            Field(max_length=512, description="Default: from the text's hash. An existing one: its new text."),
+        ] = None,
         file_path: Annotated[str | None, Field(max_length=1024, description="Source name shown in citations.")] = None,
         wait: Annotated[bool, Field(description="Wait until processed, reporting progress.")] = False,
         wait_seconds: Annotated[float, Field(gt=0, le=WAIT_LIMIT_SECONDS)] = 300,
@@ -111,13 +117,16 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         async def work(c: Container, _: Principal) -> Answer:
             service = IngestionService(c)
             submission = Submission(text=text, id=document_id, file_path=file_path)
-            (item,), _done = await service.enqueue(project_id, [submission], wait=False)
+            item = await DocumentUpdates(c).enqueue_one(project_id, submission)
             data: dict[str, Any] = item.model_dump(mode="json", exclude_none=True)
-            if wait and item.id is not None and item.status in ("pending", "duplicate"):
-                doc = await _follow(ctx, service, project_id, item.id, wait_seconds)
-                if item.status == "pending":
+            followed = item.update_id or item.id  # an update is processed as a document of its own
+            if wait and followed is not None and item.status in ("pending", "processing", "duplicate"):
+                doc = await _follow(ctx, service, project_id, followed, wait_seconds)
+                if item.status != "duplicate":
                     service.charge_request({doc.id: doc}, [doc.id])
                     data["status"] = doc.status
+                if item.update_id and item.id and doc.status == "processed":  # applied: the document as it is now
+                    doc = await service.get(project_id, item.id)
                 data["document"] = status_of(doc)
                 data["done"] = doc.status in TERMINAL
             return Answer(data)

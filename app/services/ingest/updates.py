@@ -142,15 +142,12 @@ class DocumentUpdates:
         for index, target in targets.items():
             item = items[index]
             try:
-                text = self.checked_text(item.text)
-                done = await self.submit(project_id, target, UpdateInput(text, item.file_path, item.metadata or None))
+                results[index] = result = await self._update(project_id, target, item)
             except AppError as exc:
                 results[index] = IngestItem(id=target, status="rejected", error=exc.detail, file_path=item.file_path)
                 continue
-            status = "duplicate" if done.status == "unchanged" else done.status
-            results[index] = IngestItem(id=target, status=status, file_path=item.file_path, update_id=done.update_id)
-            if done.update_id is not None:
-                update_ids.append(done.update_id)
+            if result.update_id is not None:
+                update_ids.append(result.update_id)
         intake = IngestionService(self.c)
         rest = [i for i in range(len(items)) if i not in targets]
         finished = True
@@ -166,6 +163,21 @@ class DocumentUpdates:
                 if r is not None and state is not None:
                     r.status, r.error = state.status, state.error
         return [r for r in results if r is not None], finished if wait else False
+
+    async def enqueue_one(self, project_id: str, item: Submission) -> IngestItem:
+        """One text as POST /documents takes it (an existing document's id with other text updates it), without
+        waiting; an update refused (one in progress, the document not processed yet) raises its error."""
+        targets = await self._targets(project_id, [item], by_file_name=False)
+        if 0 in targets:
+            return await self._update(project_id, targets[0], item)
+        (result,), _ = await IngestionService(self.c).enqueue(project_id, [item], wait=False)
+        return result
+
+    async def _update(self, project_id: str, target: str, item: Submission) -> IngestItem:
+        text = self.checked_text(item.text)
+        done = await self.submit(project_id, target, UpdateInput(text, item.file_path, item.metadata or None))
+        status = "duplicate" if done.status == "unchanged" else done.status
+        return IngestItem(id=target, status=status, file_path=item.file_path, update_id=done.update_id)
 
     async def _targets(self, project_id: str, items: list[Submission], by_file_name: bool) -> dict[int, str]:
         """index → the existing document each item updates (same id, or same file name), text not compared yet."""
