@@ -68,6 +68,8 @@ class DocumentState(_Row):
     error: str | None
     llm_prompt_tokens: int
     llm_completion_tokens: int
+    llm_calls: int
+    embedding_tokens: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,8 @@ async def statuses(conn: AsyncConnection, project_id: str, ids: Sequence[str]) -
             documents.c.error,
             documents.c.llm_prompt_tokens,
             documents.c.llm_completion_tokens,
+            documents.c.llm_calls,
+            documents.c.embedding_tokens,
         ).where(documents.c.project_id == project_id, documents.c.id.in_(list(ids)))
     )
     return {r["id"]: DocumentState.from_row(r) for r in rows.mappings()}

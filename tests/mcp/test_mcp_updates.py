@@ -11,11 +11,10 @@ NEW_TEXT = "Carol Hale visited Rome. Rome is in Italy. Dario Venn founded Orbis 
 
 async def test_other_text_under_a_documents_id_updates_it(seeded):
     async with mcp_client(seeded.app) as client:
-        updated = payload(
-            await client.call_tool(
-                "ingest_text", {"text": NEW_TEXT, "document_id": "doc-1", "project_id": "alpha", "wait": True}
-            )
+        result = await client.call_tool(
+            "ingest_text", {"text": NEW_TEXT, "document_id": "doc-1", "project_id": "alpha", "wait": True}
         )
+        updated = payload(result)
         again = payload(
             await client.call_tool("ingest_text", {"text": NEW_TEXT, "document_id": "doc-1", "project_id": "alpha"})
         )
@@ -25,6 +24,8 @@ async def test_other_text_under_a_documents_id_updates_it(seeded):
     assert updated["id"] == "doc-1" and updated["update_id"] == "doc-1@v2" and updated["status"] == "processed"
     assert updated["done"] is True and updated["document"]["id"] == "doc-1"
     assert again["status"] == "duplicate" and again["id"] == "doc-1"
+    usage = result.meta["usage"]  # what the update's processing spent, its calls as well as its tokens
+    assert usage["input_tokens"] > 0 and usage["llm_calls"] >= 1 and usage["embedding_tokens"] > 0
     assert added["source_chunks"][0]["document_id"] == "doc-1"
     assert "entity_not_found" in error_text(gone)  # only the old text named it
     assert [c["content"] for c in chunks["chunks"]] == [NEW_TEXT]

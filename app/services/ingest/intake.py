@@ -255,8 +255,8 @@ class IngestionService:
 
     @staticmethod
     def charge_request(states: Mapping[str, DocumentState | DocumentOut], new_ids: list[str]) -> None:
-        """The tokens spent processing the request's new documents count for this request's usage (headers,
-        or an MCP tool result's metadata)."""
+        """What processing the request's new documents spent counts for this request's usage (the token
+        headers, or an MCP tool result's metadata with its LLM calls and embedding tokens)."""
         usage = current_usage()
         if usage is None:
             return
@@ -265,6 +265,8 @@ class IngestionService:
             if state is not None:
                 usage.prompt_tokens += int(state.llm_prompt_tokens)
                 usage.completion_tokens += int(state.llm_completion_tokens)
+                usage.llm_calls += int(state.llm_calls)
+                usage.embedding_tokens += int(state.embedding_tokens)
 
     async def from_uploads(self, files: list[UploadedFile]) -> list[Submission]:
         """Uploaded files as submissions: text extracted per type; unreadable or oversize files rejected."""
