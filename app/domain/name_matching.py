@@ -219,12 +219,18 @@ def initials_match(expansion: str, acronym: str) -> bool:
     )
 
 
+_LEGAL_FORM_AFTER = "(?: (?:" + "|".join(sorted(LEGAL_SUFFIXES)) + r")\.?)?"
+
+
 def initials_pattern(acronym: str) -> tuple[str, str]:
-    """(POSIX regex over entity keys, first letter) finding the names whose initials are the acronym."""
+    """(POSIX regex over entity keys, first letter) finding the names whose initials are the acronym; a company's
+    legal form may follow the initials of three letters or more ("pth" finds "pethliar textiles holdings ltd.", as
+    `initials_match` reads a definition; two letters are too common a pair to read past one more word)."""
     letters = acronym_letters(acronym).lower()
     stop = "(?:(?:of|for|the|and|de|du|des|la|le|der|on|in|at|to|&) )*"
     parts = [re.escape(ch) + r"[^ ]*" for ch in letters]  # a hyphen may join words or part them: "XRC", "x-ray ..."
-    return "^(?:the )?" + ("[ -]" + stop).join(parts) + "$", letters[0]
+    legal_form = _LEGAL_FORM_AFTER if len(letters) >= 3 else ""
+    return "^(?:the )?" + ("[ -]" + stop).join(parts) + legal_form + "$", letters[0]
 
 
 def _definition(long: str, short: str) -> tuple[str, str] | None:

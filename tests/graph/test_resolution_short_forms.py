@@ -143,6 +143,11 @@ def test_numbers_and_prefixes_still_tell_terms_apart(a, b, etype):
         ("ADPC", "anglo-dutch petroleum company", True),
         ("T2D", "type 2 diabetes", True),
         ("XRC", "x-ray diffraction", False),
+        ("PTH", "pethliar textiles holdings ltd.", True),  # a company's legal form may follow its initials
+        ("PTH", "pethliar textiles holdings, inc.", True),
+        ("PTHL", "pethliar textiles holdings ltd.", True),  # or be one of them
+        ("PT", "pethliar textiles ltd.", False),  # not past two letters
+        ("PTH", "pethliar textiles holdings group", False),  # a word that is no legal form
     ],
 )
 def test_the_initials_pattern_reads_hyphenated_words_both_ways(acronym, key, fits):

@@ -16,6 +16,7 @@ KINDS = {
     "inversion": ("Treaty of Lisbon", "Lisbon Treaty", "event"),
     "root": ("Siemens Healthineers AG", "Siemens", "organization"),
     "acronym": ("Bank for International Settlements", "BIS", "organization"),
+    "acronym_legal_form_left_out": ("Pethliar Textiles Holdings Ltd.", "PTH", "organization"),
     "surname": ("Ngozi Okafor", "Dr. Okafor", "person"),
     "variant": ("Fiorano Reactor", "fiorano-reactor", "artifact"),
 }

@@ -47,7 +47,7 @@ class Answer:
     lists: Sequence[str] = ()
     texts: Sequence[str] = ()
     notes: list[str] = field(default_factory=list)  # cuts made before the budget (e.g. a node limit reached)
-    after_cut: Callable[[dict[str, Any]], None] | None = None  # drops what the cut left pointing at nothing
+    after_cut: Callable[[dict[str, Any]], None] | None = None  # redoes, on what the cut kept, what depends on it
 
 
 def caller(runtime: Runtime, ctx: Context) -> tuple[Container, Principal]:
