@@ -71,6 +71,10 @@ def test_query_data_shape(compat_service: CompatService):
             "reference_id",
         }
     assert body["metadata"]["query_mode"] == "mix" and set(body["metadata"]["keywords"]) == {"high_level", "low_level"}
+    # the descriptions as stored, as LightRAG Server gives them, not what the answer prompt leaves of them
+    # beside the chunks (there, a sentence a shown chunk holds is left out)
+    items = body["data"]["entities"] + body["data"]["relationships"]
+    assert items and all(item["description"] for item in items)
 
 
 def test_query_errors_are_clear(compat_service: CompatService):

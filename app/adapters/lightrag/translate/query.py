@@ -157,7 +157,9 @@ class LightragQuery:
         request = to_query_request(project_id, body).model_copy(
             update={"only_need_context": True, "only_need_prompt": False}
         )
-        return query_data(await self.service.query(request))
+        # the graph's descriptions as stored, as LightRAG Server gives them (the answer prompt leaves out what the
+        # chunks beside them say; a client reading these data is not that prompt)
+        return query_data(await QueryService(self.c, whole_descriptions=True).query(request))
 
 
 def _line(payload: dict[str, Any]) -> str:
