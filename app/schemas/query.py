@@ -106,10 +106,16 @@ class Keywords(BaseModel):
     low_level: list[str] = Field(default_factory=list)
 
 
+_SHOWN_DESCRIPTION = (
+    "As the answer prompt held it: the stored description, less the sentences one of its own chunks in `chunks` "
+    "already holds word for word (empty when it holds them all), so the prompt does not say them twice."
+)
+
+
 class ContextEntity(BaseModel):
     name: str
     type: str
-    description: str
+    description: str = Field(description=_SHOWN_DESCRIPTION)
     degree: int
     source_chunk_ids: list[str]
     file_paths: list[str]
@@ -119,7 +125,7 @@ class ContextRelation(BaseModel):
     source: str
     target: str
     keywords: str
-    description: str
+    description: str = Field(description=_SHOWN_DESCRIPTION)
     weight: float
     source_chunk_ids: list[str]
     file_paths: list[str]
