@@ -18,7 +18,7 @@ import functools
 import hmac
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +27,7 @@ from fastapi import Request
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.error_codes import ErrorCode
@@ -34,6 +35,7 @@ from app.core.errors import Forbidden, Unauthorized
 from app.core.logging_setup import project_var
 from app.domain.projects import DEFAULT_PROJECT
 from app.web.middleware import send_error
+from app.web.project_param import check_query_project, guarding_query_project, where_project_is_read
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +187,7 @@ def check_scope(values: dict[str, Any]) -> None:
     for project_id in sorted(projects):
         if not principal.allows(project_id):
             raise Forbidden(f"This API key may not access project '{project_id}'", code="project_forbidden")
+    check_query_project(projects)
 
 
 def _scope_checked(endpoint: Callable[..., Any]) -> Callable[..., Any]:
@@ -211,7 +214,16 @@ def _scope_checked(endpoint: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class ProjectScopedRoute(APIRoute):
-    """An APIRoute whose endpoint first checks the caller's project scope against its own arguments."""
+    """An APIRoute whose endpoint first checks the caller's project scope against its own arguments, and that
+    refuses a `project_id` in the query string when it reads the project from elsewhere (web/project_param.py)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, _scope_checked(endpoint), **kwargs)
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        where = where_project_is_read(self.dependant)  # built before the handler is asked for
+        if where is None:
+            return handler
+        scope_checked = getattr(self.endpoint, "__scope_checked__", False)
+        return guarding_query_project(handler, where, scope_checked=scope_checked)

@@ -122,10 +122,16 @@ async def test_scoped_key_still_works_on_its_own_project_in_any_spelling(app):
     body = {"project_id": "alpha", "query": "Who founded Tessaline Works?", "mode": "naive", "only_need_context": True}
     for content_type in JSON_TYPES:
         response = await app.http.post(
-            "/query?project_id=beta", content=json.dumps(body), headers={**H_A, "Content-Type": content_type}
+            "/query?project_id=alpha", content=json.dumps(body), headers={**H_A, "Content-Type": content_type}
         )
         assert response.status_code == 200, (content_type, response.text)
         assert "Tessaline" not in response.text  # the route acted on alpha, the project it was checked for
+        # a query string naming another project than the body's is not silently ignored (web/project_param.py)
+        other = await app.http.post(
+            "/query?project_id=beta", content=json.dumps(body), headers={**H_A, "Content-Type": content_type}
+        )
+        assert other.status_code == 422 and other.json()["code"] == "validation_error", other.text
+        assert "Tessaline" not in other.text
 
 
 async def test_path_and_query_projects_are_checked(app):
