@@ -45,3 +45,27 @@ def test_indexed_paths_reach_texts_inside_lists():
     assert TOKENIZER.count(dump(data)) <= 300 and data["relations"][1]["description"] == "short"
     kept = TOKENIZER.count(data["relations"][0]["description"])
     assert notes == [f"relations.0.description cut to {kept} of {TOKENIZER.count(long)} tokens"]
+
+
+def test_a_cut_leaves_room_for_its_note_and_an_answer_within_budget_needs_none():
+    items = {"items": [{"text": f"item {i} " + "word " * 20} for i in range(30)]}
+    [note] = _fit(items, 300, lists=["items"], note_room=40)
+    assert TOKENIZER.count(dump(items)) <= 260 and note == f"kept {len(items['items'])} of 30 items"
+    small = {"items": [{"text": "word " * 20}]}
+    assert _fit(small, TOKENIZER.count(dump(small)), lists=["items"], note_room=40) == []  # fits: nothing cut
+
+
+def test_what_depends_on_the_kept_items_is_redone_and_cut_again_if_it_grew():
+    data = {"chunks": [{"id": i, "text": "word " * 50} for i in range(6)], "lines": [{"about": i} for i in range(6)]}
+
+    def then(cut: dict) -> list[str]:
+        kept = {c["id"] for c in cut["chunks"]}
+        for line in cut["lines"]:  # a line says more once its chunk is gone
+            line["text"] = "" if line["about"] in kept else "said again " * 10
+        return ["lines"]
+
+    notes = _fit(data, 250, lists=["chunks", "lines"], then=then)
+    assert TOKENIZER.count(dump(data)) <= 250
+    kept = {c["id"] for c in data["chunks"]}
+    assert all(line["text"] == ("" if line["about"] in kept else "said again " * 10) for line in data["lines"])
+    assert f"kept {len(data['chunks'])} of 6 chunks" in notes and f"kept {len(data['lines'])} of 6 lines" in notes

@@ -68,7 +68,9 @@ async def test_a_context_cut_to_its_budget_empties_no_description_for_a_chunk_it
     cut_chunk_items = 0
     async with mcp_client(seeded.app) as client:
         for budget in (600, 1000, 1500, 2500, 4000, 8000):
-            found = payload(await client.call_tool("retrieve_context", {**question, "max_tokens": budget}))
+            result = await client.call_tool("retrieve_context", {**question, "max_tokens": budget})
+            found = payload(result)
+            assert seeded.container.tokenizer.count(result.content[0].text) <= budget
             shown = {c["id"]: " ".join(c["content"].split()) for c in found["chunks"]}
             for item in (*found["entities"], *found["relations"]):
                 sources = [shown[i] for i in item["source_chunk_ids"] if i in shown]
@@ -79,3 +81,22 @@ async def test_a_context_cut_to_its_budget_empties_no_description_for_a_chunk_it
                     assert not any(sentence.rstrip(".") + "." in text for text in sources if len(sentence) > 30)
             assert {r["reference_id"] for r in found["references"]} == {c["reference_id"] for c in found["chunks"]}
     assert cut_chunk_items > 0  # some budget kept graph items whose chunks it cut
+
+
+async def test_every_result_its_truncation_note_included_is_within_max_tokens(seeded):
+    await _add(seeded, "beta", PORTS)
+    tokenizer = seeded.container.tokenizer
+    calls = [
+        ("search_entities", {"project_id": "beta", "limit": 500}),
+        ("list_documents", {"project_id": "beta"}),
+        ("get_neighbours", {"project_id": "beta", "name": "Vela Port", "depth": 2}),
+        ("retrieve_context", {"project_id": "beta", "question": "Which captains sailed from Vela Port?"}),
+    ]
+    cut = 0
+    async with mcp_client(seeded.app) as client:
+        for name, arguments in calls:
+            for budget in (200, 250, 300, 400, 600, 900):
+                result = await client.call_tool(name, {**arguments, "max_tokens": budget})
+                cut += payload(result)["truncated"]
+                assert tokenizer.count(result.content[0].text) <= budget, (name, budget)
+    assert cut >= 12  # most of them had to be cut, and say so

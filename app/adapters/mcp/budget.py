@@ -31,11 +31,18 @@ def fit(
     *,
     lists: Sequence[str] = (),
     texts: Sequence[str] = (),
+    then: Callable[[dict[str, Any]], Sequence[str]] | None = None,
+    note_room: int = 0,
 ) -> list[str]:
     """Cut `data` in place until its JSON is at most `budget` tokens; returns what was cut, one phrase each.
-    `lists` and `texts` are dotted paths to the lists whose tail may go and the strings that may be shortened."""
+    `lists` and `texts` are dotted paths to the lists whose tail may go and the strings that may be shortened.
+    `then`: after the cut, brings what depends on the kept items up to date (it may make them longer) and
+    names the lists (of `lists`) that may be cut further; it is asked again after each further cut.
+    `note_room`: tokens a cut leaves free for the note that will say what was cut."""
     items_before = {path: len(_get(data, path)) for path in lists}
     tokens_before: dict[str, int] = {}
+    if count(dump(data)) > budget:
+        budget -= note_room
     for _ in range(4):  # item costs are estimates (separators): re-measure, and cut again if still over
         over = count(dump(data)) - budget
         if over <= 0:
@@ -43,6 +50,14 @@ def fit(
         over = _drop_items(data, lists, over, count)
         if over > 0:
             _shorten_texts(data, texts, over, count, truncate, tokens_before)
+    if then is not None:
+        again = then(data)
+        for _ in range(4):
+            over = count(dump(data)) - budget
+            if over <= 0:
+                break
+            _drop_items(data, again, over, count)
+            again = then(data)
     notes = [
         f"kept {len(_get(data, path))} of {before} {path.rsplit('.', 1)[-1]}"
         for path, before in items_before.items()

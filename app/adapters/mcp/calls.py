@@ -24,6 +24,8 @@ from .budget import dump, fit
 
 log = logging.getLogger(__name__)
 
+_NOTE_TOKENS = 16  # at most, a phrase of the truncation note ("kept 35 of 72 entities; ") and its key
+
 
 @dataclass(frozen=True)
 class Local:
@@ -47,7 +49,7 @@ class Answer:
     lists: Sequence[str] = ()
     texts: Sequence[str] = ()
     notes: list[str] = field(default_factory=list)  # cuts made before the budget (e.g. a node limit reached)
-    after_cut: Callable[[dict[str, Any]], None] | None = None  # redoes, on what the cut kept, what depends on it
+    after_cut: Callable[[dict[str, Any]], Sequence[str]] | None = None  # see budget.fit's `then`
 
 
 def caller(runtime: Runtime, ctx: Context) -> tuple[Container, Principal]:
@@ -89,22 +91,26 @@ async def run_tool(
         except ValidationError as exc:  # arguments the service's request models refuse
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors())
             return _error(tool, f"Invalid arguments: {problems} (validation_error)", usage)
+        count = container.tokenizer.count
+        advice = f" (max_tokens={max_tokens}: ask with a larger budget or a narrower request for more)"
+        answer.data["truncated"] = bool(answer.notes)  # counted in the budget, as the notes made before it
+        if answer.notes:
+            answer.data["truncation"] = "; ".join(answer.notes)
+        paths = len(answer.lists) + len(answer.texts)
         cuts = fit(
             answer.data,
             max_tokens,
-            container.tokenizer.count,
+            count,
             container.tokenizer.truncate,
             lists=answer.lists,
             texts=answer.texts,
+            then=answer.after_cut,
+            note_room=count(advice) + _NOTE_TOKENS * (paths + 1),
         )
-        if answer.after_cut is not None:
-            answer.after_cut(answer.data)
     notes = answer.notes + cuts
     answer.data["truncated"] = bool(notes)
     if notes:
-        answer.data["truncation"] = "; ".join(notes) + (
-            f" (max_tokens={max_tokens}: ask with a larger budget or a narrower request for more)" if cuts else ""
-        )
+        answer.data["truncation"] = "; ".join(notes) + (advice if cuts else "")
     metrics.MCP_TOOL_CALLS.labels(tool, "ok").inc()
     return CallToolResult(
         content=[TextContent(type="text", text=dump(answer.data))],

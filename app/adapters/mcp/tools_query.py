@@ -72,17 +72,27 @@ def _answer(result: QueryResponse) -> dict[str, Any]:
     }
 
 
-def _after_cut(data: dict[str, Any]) -> None:
-    """Once the context is cut to the budget: the graph descriptions without the sentences the chunks kept
-    already hold (as the answer prompt has them; against the kept chunks only, so nothing a cut chunk said is
-    lost), and the references of the kept chunks only."""
-    shown = {c["id"]: " ".join(c["content"].split()) for c in data["chunks"]}
-    for item in (*data["entities"], *data["relations"]):
-        texts = [shown[i] for i in dict.fromkeys(item["source_chunk_ids"]) if i in shown]
-        if texts:
-            item["description"] = unsaid(item["description"], texts)
-    kept = {c["reference_id"] for c in data["chunks"]}
-    data["references"] = [r for r in data["references"] if r["reference_id"] in kept]
+class _Echoes:
+    """retrieve_context's graph descriptions without the sentences the result's chunks already hold (as the
+    answer prompt has them): trimmed against every chunk while the result is cut to its budget, then, against
+    the chunks the cut kept, made again from the whole descriptions (what a cut chunk said comes back), the
+    graph cut further if that went over; and the references of the kept chunks only."""
+
+    KINDS = ("entities", "relations")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.whole = {kind: [item["description"] for item in data[kind]] for kind in self.KINDS}
+        self.after_cut(data)
+
+    def after_cut(self, data: dict[str, Any]) -> list[str]:
+        shown = {c["id"]: " ".join(c["content"].split()) for c in data["chunks"]}
+        for kind in self.KINDS:
+            for item, whole in zip(data[kind], self.whole[kind], strict=False):  # a cut keeps a list's head
+                texts = [shown[i] for i in dict.fromkeys(item["source_chunk_ids"]) if i in shown]
+                item["description"] = unsaid(whole, texts) if texts else whole
+        kept = {c["reference_id"] for c in data["chunks"]}
+        data["references"] = [r for r in data["references"] if r["reference_id"] in kept]
+        return ["relations", "entities"] if data["relations"] or data["entities"] else ["chunks"]
 
 
 def register(server: MCPServer, runtime: Runtime) -> None:
@@ -134,6 +144,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
                 "chunks": [k.model_dump(mode="json") for k in result.context.chunks],
                 "references": [r.model_dump(mode="json") for r in result.references],
             }
-            return Answer(data, lists=["chunks", "relations", "entities"], after_cut=_after_cut)
+            echoes = _Echoes(data)
+            return Answer(data, lists=["chunks", "relations", "entities"], after_cut=echoes.after_cut)
 
         return await run_tool(runtime, ctx, "retrieve_context", project_id, max_tokens, work)
