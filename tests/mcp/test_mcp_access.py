@@ -88,3 +88,4 @@ def test_a_long_ingest_reports_progress_over_a_real_server(pg_cluster, fake_llm)
     progress = [p for p, _, _ in reports]
     assert progress == sorted(progress) and reports[-1][:2] == (chunks, chunks)
     assert any(message and message.startswith("processing") for _, _, message in reports)
+    assert reports[-1][2] == "processed"  # not "processed (embedding)": a finished document's stage is its last

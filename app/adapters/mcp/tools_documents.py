@@ -153,7 +153,7 @@ async def _follow(
             finished = total or 1
             total = total or 1
         reported = finished = max(finished, reported)
-        stage = f" ({doc.stage})" if doc.stage else ""
+        stage = f" ({doc.stage})" if doc.stage and not done else ""  # a finished one's is the last it reached
         await ctx.report_progress(finished, total, f"{doc.status}{stage}")
         if done or loop.time() >= deadline:
             return doc
