@@ -328,3 +328,21 @@ async def test_an_applied_update_counts_as_its_document_only(app_client):
     assert project["counts"]["documents"] == 1, project["counts"]  # as listed, not its update's row besides
     one = (await app.http.get("/projects/p")).json()
     assert one["counts"]["documents"] == 1, one
+
+
+async def test_a_waited_update_charges_its_tokens_to_the_request_that_queued_it(app_client):
+    """X-Token-Input / X-Token-Output hold what serving the request spent, an update's extraction as a new
+    document's; the same text again queues nothing and is charged nothing."""
+    app = app_client
+    await make_project(app)
+    await ingest(app, document(6))
+    body = {"project_id": "p", "documents": [{"text": document(6, {2: paragraph(2, "Thornbury")}), "id": "guide"}]}
+    posted = await app.http.post("/documents", json={**body, "wait": True})
+    assert posted.json()["documents"][0]["status"] == "processed"
+    assert int(posted.headers["X-Token-Input"]) > 0 and int(posted.headers["X-Token-Output"]) > 0
+    again = await app.http.post("/documents", json={**body, "wait": True})
+    assert again.json()["documents"][0]["status"] == "duplicate" and again.headers["X-Token-Input"] == "0"
+    put = await app.http.put(
+        "/documents/guide", json={"project_id": "p", "text": document(6, {3: paragraph(3, "Umberfield")}), "wait": True}
+    )
+    assert put.json()["status"] == "processed" and int(put.headers["X-Token-Input"]) > 0

@@ -117,13 +117,15 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         async def work(c: Container, _: Principal) -> Answer:
             service = IngestionService(c)
             submission = Submission(text=text, id=document_id, file_path=file_path)
-            item = await DocumentUpdates(c).enqueue_one(project_id, submission)
+            updates = DocumentUpdates(c)
+            item = await updates.enqueue_one(project_id, submission)
             data: dict[str, Any] = item.model_dump(mode="json", exclude_none=True)
             followed = item.update_id or item.id  # an update is processed as a document of its own
             if wait and followed is not None and item.status in ("pending", "processing", "duplicate"):
                 doc = await _follow(ctx, service, project_id, followed, wait_seconds)
                 if item.status != "duplicate":
-                    service.charge_request({doc.id: doc}, [doc.id])
+                    created = doc.id in updates.created or (item.update_id is None and item.status == "pending")
+                    service.charge_request({doc.id: doc}, [doc.id] if created else [])
                     data["status"] = doc.status
                 if item.update_id and item.id and doc.status == "processed":  # applied: the document as it is now
                     doc = await service.get(project_id, item.id)

@@ -50,6 +50,7 @@ class DocumentUpdates:
     def __init__(self, c: Container) -> None:
         self.c = c
         self.settings = c.settings
+        self.created: set[str] = set()  # the updates this request queued (its waited usage is charged for them)
 
     def checked_text(self, text: str) -> str:
         clean = sanitize_text(text)
@@ -129,6 +130,7 @@ class DocumentUpdates:
                 }
             ],
         )
+        self.created.add(update_id)
         return DocumentUpdateResult(id=document_id, status="pending", update_id=update_id, version=doc.version + 1)
 
     async def enqueue(
@@ -157,6 +159,7 @@ class DocumentUpdates:
                 results[i] = result
         if wait and update_ids:
             updated, states = await intake.wait_until_done(project_id, update_ids)
+            intake.charge_request(states, sorted(self.created))
             finished = finished and updated
             for r in results:
                 state = states.get(r.update_id or "") if r is not None else None
@@ -245,7 +248,9 @@ async def update_and_wait(
         return result, True
     if not wait:
         return result, False
-    done, states = await IngestionService(c).wait_until_done(project_id, [result.update_id])
+    intake = IngestionService(c)
+    done, states = await intake.wait_until_done(project_id, [result.update_id])
+    intake.charge_request(states, sorted(updates.created))
     state = states.get(result.update_id)
     if state is not None:
         result.status, result.error = state.status, state.error
