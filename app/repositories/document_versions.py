@@ -51,8 +51,10 @@ async def owner_of_hash(conn: AsyncConnection, project_id: str, content_hash: st
     )
 
 
-async def document_ids_by_path(conn: AsyncConnection, project_id: str, file_paths: Sequence[str]) -> dict[str, str]:
-    """file path → id of the (only, else the newest) document of the project with that file name."""
+async def document_ids_by_path(
+    conn: AsyncConnection, project_id: str, file_paths: Sequence[str]
+) -> dict[str, list[str]]:
+    """file path → ids of the project's documents with that file name, oldest first."""
     if not file_paths:
         return {}
     rows = await conn.execute(
@@ -62,9 +64,12 @@ async def document_ids_by_path(conn: AsyncConnection, project_id: str, file_path
             documents.c.file_path == any_of(set(file_paths)),
             USER_DOCUMENT,
         )
-        .order_by(documents.c.created_at)
+        .order_by(documents.c.created_at, documents.c.id)
     )
-    return {r[0]: r[1] for r in rows}
+    found: dict[str, list[str]] = {}
+    for path, document_id in rows:
+        found.setdefault(path, []).append(document_id)
+    return found
 
 
 async def old_chunks(conn: AsyncConnection, project_id: str, document_id: str) -> list[OldChunk]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.compat.conftest import CompatService, wait_for_track
+import httpx
+
+from tests.compat.conftest import ADMIN_KEY, CompatService, wait_for_track
 
 DOC_FIELDS = {
     "id",
@@ -186,3 +188,16 @@ def test_inserting_new_text_under_a_stored_file_source_updates_that_document(com
     same_source = [d for d in listed if d["file_path"] == "strand.txt"]
     assert [d["id"] for d in same_source] == [doc["id"]]
     assert "Ravenholm" in same_source[0]["content_summary"]
+
+
+def test_a_source_several_documents_share_is_a_failure_naming_them(compat_service: CompatService):
+    """Two documents stored under one name through the service's own API: a LightRAG insert under that source
+    would update one of them by guess; nothing is enqueued and the answer says why (not "duplicated")."""
+    with httpx.Client(base_url=compat_service.url, headers={"X-API-Key": ADMIN_KEY}) as root:
+        items = [{"text": text, "file_path": "shared.txt"} for text in ("Anna Vell sings.", "Otto Vell paints.")]
+        stored = root.post("/documents", json={"project_id": "other", "documents": items, "wait": True})
+        assert [d["status"] for d in stored.json()["documents"]] == ["processed", "processed"]
+    with compat_service.http(workspace="other") as http:
+        body = http.post("/documents/text", json={"text": "Anna Vell dances.", "file_source": "shared.txt"}).json()
+    assert body["status"] == "failure" and body["track_id"] == ""
+    assert "nothing was enqueued" in body["message"] and "2 documents are named 'shared.txt'" in body["message"]

@@ -346,3 +346,22 @@ async def test_a_waited_update_charges_its_tokens_to_the_request_that_queued_it(
         "/documents/guide", json={"project_id": "p", "text": document(6, {3: paragraph(3, "Umberfield")}), "wait": True}
     )
     assert put.json()["status"] == "processed" and int(put.headers["X-Token-Input"]) > 0
+
+
+async def test_an_update_by_a_file_name_several_documents_share_is_refused(app_client):
+    """Which of them it would update is a guess: the item is rejected naming them, and nothing changes."""
+    app = app_client
+    await make_project(app)
+    ids = []
+    for text in (document(2), document(3)):  # without update=true the same name with other text is a new document
+        files = {"files": ("notes.md", text.encode(), "text/markdown")}
+        done = (await app.http.post("/documents/upload", files=files, data={"project_id": "p", "wait": "true"})).json()
+        ids.append(done["documents"][0]["id"])
+    files = {"files": ("notes.md", document(4).encode(), "text/markdown")}
+    data = {"project_id": "p", "wait": "true", "update": "true"}
+    [item] = (await app.http.post("/documents/upload", files=files, data=data)).json()["documents"]
+    assert item["status"] == "rejected" and item["update_id"] is None
+    assert item["error"].startswith("2 documents are named 'notes.md'") and all(i in item["error"] for i in ids)
+    for doc_id, text in zip(ids, (document(2), document(3)), strict=True):
+        stored = await app.http.get(f"/documents/{doc_id}", params={"project_id": "p"})
+        assert stored.json()["version"] == 1 and stored.json()["content_length"] == len(text)

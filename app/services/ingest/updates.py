@@ -138,8 +138,10 @@ class DocumentUpdates:
     ) -> tuple[list[IngestItem], bool]:
         """POST /documents and uploads: an item naming an existing document (its id, or with `by_file_name`
         its file name) with other text updates it; the others are ingested as new documents."""
-        targets = await self._targets(project_id, items, by_file_name)
+        targets, shared = await self._targets(project_id, items, by_file_name)
         results: list[IngestItem | None] = [None] * len(items)
+        for index, error in shared.items():
+            results[index] = IngestItem(id=None, status="rejected", error=error, file_path=items[index].file_path)
         update_ids: list[str] = []
         for index, target in targets.items():
             item = items[index]
@@ -151,7 +153,7 @@ class DocumentUpdates:
             if result.update_id is not None:
                 update_ids.append(result.update_id)
         intake = IngestionService(self.c)
-        rest = [i for i in range(len(items)) if i not in targets]
+        rest = [i for i in range(len(items)) if i not in targets and i not in shared]
         finished = True
         if rest:
             ingested, finished = await intake.enqueue(project_id, [items[i] for i in rest], wait)
@@ -170,7 +172,7 @@ class DocumentUpdates:
     async def enqueue_one(self, project_id: str, item: Submission) -> IngestItem:
         """One text as POST /documents takes it (an existing document's id with other text updates it), without
         waiting; an update refused (one in progress, the document not processed yet) raises its error."""
-        targets = await self._targets(project_id, [item], by_file_name=False)
+        targets, _ = await self._targets(project_id, [item], by_file_name=False)
         if 0 in targets:
             return await self._update(project_id, targets[0], item)
         (result,), _ = await IngestionService(self.c).enqueue(project_id, [item], wait=False)
@@ -182,8 +184,12 @@ class DocumentUpdates:
         status = "duplicate" if done.status == "unchanged" else done.status
         return IngestItem(id=target, status=status, file_path=item.file_path, update_id=done.update_id)
 
-    async def _targets(self, project_id: str, items: list[Submission], by_file_name: bool) -> dict[int, str]:
-        """index → the existing document each item updates (same id, or same file name), text not compared yet."""
+    async def _targets(
+        self, project_id: str, items: list[Submission], by_file_name: bool
+    ) -> tuple[dict[int, str], dict[int, str]]:
+        """index → the existing document each item updates (same id, or same file name), text not compared yet;
+        and index → why an item is refused: its file name is several documents' (which one it updates would be a
+        guess: the caller names one by its id)."""
         async with self.c.db.connect() as conn:
             await require_project(conn, project_id)
             ids = {item.id for item in items if item.id and item.error is None}
@@ -191,13 +197,24 @@ class DocumentUpdates:
             names = [p for item in items if not item.id and (p := canonical_path(item.file_path))]
             by_name = await versions_repo.document_ids_by_path(conn, project_id, names) if by_file_name else {}
         targets: dict[int, str] = {}
+        shared: dict[int, str] = {}
         for index, item in enumerate(items):
             if item.error is not None:
                 continue
-            target = item.id if item.id in existing else by_name.get(canonical_path(item.file_path) or "")
-            if target is not None:
-                targets[index] = target
-        return targets
+            if item.id in existing:
+                targets[index] = item.id
+                continue
+            name = canonical_path(item.file_path) or ""
+            named = by_name.get(name, []) if not item.id else []
+            if len(named) == 1:
+                targets[index] = named[0]
+            elif named:
+                listed = ", ".join(named[:5]) + (", ..." if len(named) > 5 else "")
+                shared[index] = (
+                    f"{len(named)} documents are named '{name}' ({listed}): update one by its id "
+                    "(PUT /documents/{id}, or a POST /documents item with that id)"
+                )
+        return targets, shared
 
     async def versions(self, project_id: str, document_id: str) -> DocumentVersions:
         async with self.c.db.read() as conn:

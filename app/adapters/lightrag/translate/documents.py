@@ -71,6 +71,12 @@ def insert_response(items: list[IngestItem], track_id: str, what: str) -> Lightr
     new = [i for i in items if i.status == "pending"]
     duplicates = [i for i in items if i.status == "duplicate"]
     rejected = [i for i in items if i.status == "rejected"]
+    if not new and rejected:  # not "already stored": refused (an update of a name several documents share...)
+        reasons = "; ".join(str(i.error) for i in rejected)
+        stored = f" ({len(duplicates)} already stored)" if duplicates else ""
+        return LightragInsertResponse(
+            status="failure", track_id="", message=f"{what}: nothing was enqueued{stored}: {reasons}"
+        )
     if not new:
         listed = ", ".join(f"'{i.id}'" for i in duplicates)
         return LightragInsertResponse(
