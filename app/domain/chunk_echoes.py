@@ -10,7 +10,7 @@ left out, so a paraphrased description (as a model writes them) stays whole.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -51,8 +51,9 @@ class ShownText:
     """The shown chunks' texts by id, each normalised once, when a graph item first cites it (a shown chunk no
     item cites is never searched)."""
 
-    def __init__(self, chunks: Sequence[ChunkHit]) -> None:
-        self._contents = {c.id: c.content for c in chunks}
+    def __init__(self, chunks: Sequence[ChunkHit] = (), contents: Mapping[str, str] | None = None) -> None:
+        """The shown chunks as hits, or as id → content (`contents`: a tool's JSON result)."""
+        self._contents = dict(contents) if contents is not None else {c.id: c.content for c in chunks}
         self._texts: dict[str, str] = {}
 
     def _text(self, chunk_id: str) -> str:
@@ -86,7 +87,12 @@ def without_echoes(items: Sequence[Item], shown: ShownText) -> list[Item]:
     its ends, its keywords) is still worth its short line, and the context lists every graph item it relied on."""
     out: list[Item] = []
     for item in items:
-        texts = shown.of(item.chunk_ids)
-        rest = unsaid(item.description, texts) if texts else item.description
+        rest = unechoed(item.description, item.chunk_ids, shown)
         out.append(item if rest == item.description else replace(item, description=rest))
     return out
+
+
+def unechoed(description: str, chunk_ids: Sequence[str], shown: ShownText) -> str:
+    """The description less what those of its source chunks `chunk_ids` that are shown already say."""
+    texts = shown.of(chunk_ids)
+    return unsaid(description, texts) if texts else description

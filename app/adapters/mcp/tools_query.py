@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from app.container import Container
-from app.domain.chunk_echoes import unsaid
+from app.domain.chunk_echoes import ShownText, unechoed
 from app.domain.citation_text import cited_references
 from app.schemas.query import QueryMode, QueryRequest, QueryResponse
 from app.services.query.service import QueryService
@@ -85,11 +85,10 @@ class _Echoes:
         self.after_cut(data)
 
     def after_cut(self, data: dict[str, Any]) -> list[str]:
-        shown = {c["id"]: " ".join(c["content"].split()) for c in data["chunks"]}
+        shown = ShownText(contents={c["id"]: c["content"] for c in data["chunks"]})
         for kind in self.KINDS:
             for item, whole in zip(data[kind], self.whole[kind], strict=False):  # a cut keeps a list's head
-                texts = [shown[i] for i in dict.fromkeys(item["source_chunk_ids"]) if i in shown]
-                item["description"] = unsaid(whole, texts) if texts else whole
+                item["description"] = unechoed(whole, item["source_chunk_ids"], shown)
         kept = {c["reference_id"] for c in data["chunks"]}
         data["references"] = [r for r in data["references"] if r["reference_id"] in kept]
         return ["relations", "entities"] if data["relations"] or data["entities"] else ["chunks"]
