@@ -160,6 +160,7 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         exact |= term_initials(name, etype)
         for core in designated_cores(name, etype):  # "Malta" for "Republic of Malta", "Syria" for "Syrian ..."
             exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
+            exact |= _written_core(name, core)  # nor diacritics: "Türkiye"'s key has
         if (word := _place_word(name, etype)) is not None:  # "Syria" reads "syrian arab republic"
             prefixes.update(adjective_prefixes(word))  # and "Italy" "italian ...", "Slovakia" "slovak ..."
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
@@ -213,6 +214,19 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
             exact.add(words[1])
     elif len(words) == 1 and len(words[0]) >= 6 and words[0].isalpha():
         prefixes.add(words[0][:_COMPACT_PREFIX])
+
+
+def _written_core(name: str, core: str) -> set[str]:
+    """The core (folded) as the name writes it, joined every way: keys keep the letters folding changes, so the
+    node "Türkiye" is read by "türkiye", not "turkiye", for "Republic of Türkiye"."""
+    written = [w.strip(".,;:") for w in entity_key(name).split()]
+    return {
+        joined
+        for start in range(len(written))
+        for end in range(start + 1, len(written) + 1)
+        if fold(" ".join(written[start:end])) == core
+        for joined in _joinings(written[start:end])
+    }
 
 
 def _joinings(words: list[str]) -> set[str]:

@@ -94,6 +94,18 @@ def test_an_earlier_short_node_is_absorbed_by_the_designated_place():
     assert absorptions(two, {"ruritania": ("Ruritania", PLACE)}, set()) == []
 
 
+def test_the_designated_place_reads_its_short_name_as_written_with_diacritics():
+    # keys keep the letters folding changes: the node of "Rüritania" is "rüritania", never "ruritania"
+    exact = nearby_ranges([("Republic of Rüritania", PLACE)]).exact
+    assert {"rüritania", "ruritania"} <= exact
+    assert {"são tomé", "são-tomé"} <= nearby_ranges([("Republic of São Tomé", PLACE)]).exact
+    assert {"guinea-bissau", "guinea bissau"} <= nearby_ranges([("Republic of Guinea-Bissau", PLACE)]).exact
+    (absorbed,) = absorptions(
+        {"republic of rüritania": ("Republic of Rüritania", PLACE)}, {"rüritania": ("Rüritania", PLACE)}, set()
+    )
+    assert (absorbed.key, absorbed.target, absorbed.rule) == ("rüritania", "republic of rüritania", "designation")
+
+
 def test_a_place_cut_short_reaches_the_one_place_it_starts():
     ranges = nearby_ranges([("Ruritania", PLACE)])
     assert "rurit." in ranges.exact and "ruri" in nearby_ranges([("Ruri.", PLACE)]).prefixes

@@ -19,6 +19,7 @@ KINDS = {
     "acronym_legal_form_left_out": ("Pethliar Textiles Holdings Ltd.", "PTH", "organization"),
     "surname": ("Ngozi Okafor", "Dr. Okafor", "person"),
     "variant": ("Fiorano Reactor", "fiorano-reactor", "artifact"),
+    "designation_with_diacritics": ("Republic of Rüritania", "Rüritania", "location"),
 }
 
 SYMMETRIC = {"inversion", "variant"}
