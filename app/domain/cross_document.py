@@ -147,8 +147,9 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
                 prefixes.add(form + " ")
                 reversed_prefixes.add((" " + form)[::-1])
         if (root := root_of(name, etype)) is not None:
-            prefixes.add(root + " ")
-            exact.add(root)
+            for form in {root} | _written_span(name, root):  # "zürich" for "Zürich Insurance Group"
+                prefixes.add(form + " ")
+                exact.add(form)
             exact.update(written_ends(name, etype))  # "rolls-royce" alone for "Rolls-Royce Holdings plc"
         if is_person(etype) and (surname := surname_of(name)) is not None:
             for form in _as_written(name, surname) | set(written_ends(name, etype)):  # and "smith-jones"
@@ -160,7 +161,7 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
         exact |= term_initials(name, etype)
         for core in designated_cores(name, etype):  # "Malta" for "Republic of Malta", "Syria" for "Syrian ..."
             exact |= _joinings(core.split())  # a match key has no hyphens; "Guinea-Bissau"'s key has
-            exact |= _written_core(name, core)  # nor diacritics: "Türkiye"'s key has
+            exact |= _written_span(name, core)  # nor diacritics: "Türkiye"'s key has
         if (word := _place_word(name, etype)) is not None:  # "Syria" reads "syrian arab republic"
             prefixes.update(adjective_prefixes(word))  # and "Italy" "italian ...", "Slovakia" "slovak ..."
         if (letters := truncated_letters(name, etype)) is not None:  # "Colo.": the places starting "colo"
@@ -216,15 +217,16 @@ def _variant_ranges(name: str, etype: str, prefixes: set[str], reversed_prefixes
         prefixes.add(words[0][:_COMPACT_PREFIX])
 
 
-def _written_core(name: str, core: str) -> set[str]:
-    """The core (folded) as the name writes it, joined every way: keys keep the letters folding changes, so the
-    node "Türkiye" is read by "türkiye", not "turkiye", for "Republic of Türkiye"."""
+def _written_span(name: str, folded: str) -> set[str]:
+    """Words of the name (`folded`: as match keys hold them) as the name writes them, joined every way: keys keep
+    the letters folding changes, so "Republic of Türkiye" reads the node "Türkiye" by "türkiye", not "turkiye".
+    The cases `_as_written` leaves: a span of words, anywhere in the name."""
     written = [w.strip(".,;:") for w in entity_key(name).split()]
     return {
         joined
         for start in range(len(written))
         for end in range(start + 1, len(written) + 1)
-        if fold(" ".join(written[start:end])) == core
+        if fold(" ".join(written[start:end])) == folded
         for joined in _joinings(written[start:end])
     }
 

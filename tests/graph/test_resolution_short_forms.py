@@ -197,3 +197,12 @@ def test_a_definition_may_have_a_number_among_its_words():
     text = "Clinics now report the type 2 diabetes (T2D) routinely. In 2019 the World Health Organization (WHO) met."
     assert acronym_definitions([text]) == {"T2D": "type 2 diabetes", "WHO": "World Health Organization"}
     assert "T2D" in defined_acronyms([text])
+
+
+def test_a_root_written_with_diacritics_is_read_as_its_key_holds_it():
+    # an earlier "Zürlinger" node has the key "zürlinger": the full name must read it so, not only as "zurlinger"
+    full = ("Zürlinger Healthineers AG", "organization")
+    ranges = nearby_ranges([full])
+    assert {"zürlinger", "zurlinger"} <= ranges.exact and "zürlinger " in ranges.prefixes
+    (absorbed,) = absorptions({"zürlinger healthineers ag": full}, {"zürlinger": ("Zürlinger", "organization")}, set())
+    assert (absorbed.target, absorbed.rule) == ("zürlinger healthineers ag", "root")

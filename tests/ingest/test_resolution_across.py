@@ -20,9 +20,12 @@ KINDS = {
     "surname": ("Ngozi Okafor", "Dr. Okafor", "person"),
     "variant": ("Fiorano Reactor", "fiorano-reactor", "artifact"),
     "designation_with_diacritics": ("Republic of Rüritania", "Rüritania", "location"),
+    "root_with_diacritics": ("Zürlinger Healthineers AG", "Zürlinger", "organization"),
+    "variant_with_diacritics": ("Fiorano Reäctor", "fiorano-reäctor", "artifact"),
+    "surname_with_diacritics": ("Ngozi Okåfor", "Dr. Okåfor", "person"),
 }
 
-SYMMETRIC = {"inversion", "variant"}
+SYMMETRIC = {"inversion", "variant", "variant_with_diacritics"}
 
 
 def _records(full: str, short: str, etype: str) -> dict[str, list[str]]:
