@@ -53,6 +53,11 @@ export function toast(message, kind = 'info') {
   if (kind === 'info') setTimeout(() => item.remove(), 5000);
 }
 
+/** A description merged from several sources is stored joined by <SEP>: one paragraph each on screen. */
+export function readable(description) {
+  return (description || '').split('<SEP>').map((part) => part.trim()).filter(Boolean).join('\n');
+}
+
 export function emptyState(text, ...extra) {
   return h('div', {class: 'empty'}, h('p', {}, text), ...extra);
 }

@@ -1,16 +1,12 @@
 // The graph explorer's side panel: one entity with its description, aliases, sources and relations, and the
-// forms that edit, rename, merge and delete it. The panel belongs to the project the entity was read from: every
-// action goes there, and an answer read for a project no longer chosen is never shown.
+// forms that edit, rename, alias, merge, relate and delete it (entity_forms.js). The panel belongs to the project
+// the entity was read from: every action goes there, and an answer read for a project no longer chosen is never
+// shown.
 
 import {api, availableOperations, currentProject} from './api.js';
-import {badge, clear, errorState, errorText, h, pageLink, toast, typeColour} from './dom.js';
+import {badge, clear, errorState, errorText, h, pageLink, readable, toast, typeColour} from './dom.js';
+import {aliasesSection, editForm, entityPath, mergeForm, relationForm, renameForm} from './entity_forms.js';
 import {mergesSection} from './merges_panel.js';
-
-const STRATEGIES = ['concatenate', 'keep_first', 'keep_longest', 'llm_summarize'];
-
-function entityPath(name) {
-  return `entities/${encodeURIComponent(name)}`;
-}
 
 let shown = null; // the showEntity() call the panel waits for
 
@@ -40,21 +36,18 @@ export async function showEntity(panel, name, project, graphHooks) {
     h('p', {}, badge(entity.entity_type, 'type'), ` degree ${entity.degree}`, entity.curated ? ' · edited by hand' : '',
       h('span', {class: 'muted'}, ` · project ${project}`)),
     h('p', {class: 'description'}, readable(entity.description) || h('span', {class: 'muted'}, 'No description.')),
-    entity.aliases?.length ? h('p', {class: 'small'}, h('strong', {}, 'Aliases: '), entity.aliases.join(', ')) : null,
     sources(entity),
     relations(entity, hooks),
+    aliasesSection(entity, hooks),
     mergesSection(entity, ops, hooks),
     editForm(entity, hooks),
     renameForm(entity, hooks),
     mergeForm(entity, hooks),
+    relationForm(entity, hooks),
     h('div', {class: 'actions'}, h('button', {type: 'button', class: 'danger', id: 'entity-delete', onclick: () => remove(entity, hooks)},
       'Delete entity')));
 }
 
-// Descriptions merged from several sources are stored joined by <SEP>: one paragraph each on screen.
-function readable(description) {
-  return (description || '').split('<SEP>').map((part) => part.trim()).filter(Boolean).join('\n');
-}
 
 function sources(entity) {
   const chunks = entity.source_chunks || [];
@@ -75,69 +68,6 @@ function relations(entity, hooks) {
         h('span', {class: 'muted'}, ` · ${r.keywords || 'related'} · weight ${r.weight}`),
         h('div', {class: 'description'}, readable(r.description)));
     })) : h('p', {class: 'muted small'}, 'No relations.'));
-}
-
-async function patch(entity, changes, hooks, focus) {
-  try {
-    await api(entityPath(entity.name), {method: 'PATCH', json: {project_id: entity.project, ...changes}});
-    toast(`Saved ${focus}`);
-    await hooks.changed(focus);
-  } catch (err) {
-    toast(`Could not save: ${errorText(err)}`, 'error');
-  }
-}
-
-function editForm(entity, hooks) {
-  const description = h('textarea', {id: 'entity-description', rows: 4}, entity.description);
-  const type = h('input', {id: 'entity-type', type: 'text', value: entity.entity_type});
-  return h('details', {}, h('summary', {}, 'Edit'),
-    h('form', {onsubmit: (e) => {
-      e.preventDefault();
-      const changes = {};
-      if (description.value.trim() && description.value !== entity.description) changes.description = description.value;
-      if (type.value.trim() && type.value !== entity.entity_type) changes.entity_type = type.value.trim();
-      if (!Object.keys(changes).length) { toast('Nothing changed'); return; }
-      patch(entity, changes, hooks, entity.name);
-    }},
-    h('label', {for: 'entity-description'}, 'Description'), description,
-    h('label', {for: 'entity-type'}, 'Type'), type,
-    h('button', {type: 'submit'}, 'Save')));
-}
-
-function renameForm(entity, hooks) {
-  const input = h('input', {id: 'entity-new-name', type: 'text', value: entity.name, required: true});
-  return h('details', {}, h('summary', {}, 'Rename'),
-    h('form', {onsubmit: (e) => {
-      e.preventDefault();
-      const newName = input.value.trim();
-      if (newName && newName !== entity.name) patch(entity, {new_name: newName}, hooks, newName);
-    }},
-    h('label', {for: 'entity-new-name'}, 'New name'), input,
-    h('p', {class: 'hint'}, 'Every relation follows. To fold this entity into an existing one, use Merge from that one.'),
-    h('button', {type: 'submit'}, 'Rename')));
-}
-
-function mergeForm(entity, hooks) {
-  const sourcesInput = h('input', {id: 'merge-sources', type: 'text', list: 'entity-options', placeholder: 'A. Chen, Alice'});
-  const strategy = h('select', {id: 'merge-strategy'}, STRATEGIES.map((s) => h('option', {value: s}, s)));
-  return h('details', {}, h('summary', {}, 'Merge others into this one'),
-    h('form', {onsubmit: async (e) => {
-      e.preventDefault();
-      const names = sourcesInput.value.split(',').map((s) => s.trim()).filter((s) => s && s !== entity.name);
-      if (!names.length) { toast('Name the entities to merge into this one', 'error'); sourcesInput.focus(); return; }
-      if (!confirm(`Merge ${names.join(', ')} into ${entity.name} in project "${entity.project}"?`)) return;
-      try {
-        const report = await api('entities/merge', {method: 'POST', json: {project_id: entity.project,
-          source_entities: names, target_entity: entity.name, strategy: strategy.value}});
-        toast(`Merged ${report.merged_sources.join(', ')} into ${report.target}: ${report.relations_redirected} relation(s) redirected`);
-        await hooks.changed(entity.name);
-      } catch (err) {
-        toast(`Merge failed: ${errorText(err)}`, 'error');
-      }
-    }},
-    h('label', {for: 'merge-sources'}, 'Entities to merge (comma separated)'), sourcesInput,
-    h('label', {for: 'merge-strategy'}, 'Descriptions'), strategy,
-    h('button', {type: 'submit', id: 'merge-submit'}, 'Merge')));
 }
 
 async function remove(entity, hooks) {

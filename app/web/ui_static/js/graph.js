@@ -2,12 +2,14 @@
 // degree. The first view is the best-connected entities only (a readable few dozen, not every node). A click
 // on a node selects it, opens it in the side panel (entity_panel.js) and adds its neighbours around it: only
 // the new nodes are placed, every node already drawn stays exactly where it was. A click on an edge opens the
-// relation (relation_panel.js). Labels are hidden when zoomed out, where they would only overlap. Answers
-// that arrive after a project switch are thrown away, so nothing of the previous project is ever shown.
+// relation (relation_panel.js), where it can be edited or deleted; "New entity" opens a form in the panel.
+// Labels are hidden when zoomed out, where they would only overlap. Answers that arrive after a project switch
+// are thrown away, so nothing of the previous project is ever shown.
 
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.js';
 import {api, currentProject, setCurrentProject} from './api.js';
 import {$, clear, emptyState, errorState, errorText, h, typeColour} from './dom.js';
+import {newEntityForm} from './entity_forms.js';
 import {showEntity} from './entity_panel.js';
 import {showRelation} from './relation_panel.js';
 
@@ -39,7 +41,8 @@ export const graphPage = {
         h('select', {id: 'graph-depth'}, [1, 2, 3].map((d) => h('option', {value: d, selected: d === 2}, d))),
         h('label', {for: 'graph-max'}, 'Max nodes'),
         h('input', {id: 'graph-max', type: 'number', min: 1, max: 10000, value: String(DEFAULT_NODES), size: 5}),
-        h('button', {type: 'submit'}, 'Show')),
+        h('button', {type: 'submit'}, 'Show'),
+        h('button', {type: 'button', class: 'secondary', id: 'graph-new-entity', onclick: newEntity}, 'New entity')),
       h('div', {class: 'graph-layout'},
         h('div', {class: 'graph-area card', id: 'graph-area'},
           h('div', {class: 'canvas-wrap'},
@@ -267,7 +270,28 @@ function renderLegend() {
 function openRelation(edge) {
   cy.elements().unselect();
   edge.select();
-  return showRelation($('#entity-panel', root), edge.data('source'), edge.data('target'), currentProject(), (name) => select(name));
+  return showRelation($('#entity-panel', root), edge.data('source'), edge.data('target'), currentProject(),
+    {open: (name) => select(name), changed: (saved) => relationChanged(edge, saved)});
+}
+
+/** After an edit the edge shows the relation as saved; after a deletion it goes, and its source opens. */
+function relationChanged(edge, saved) {
+  if (!cy || edge.removed()) return null;
+  if (saved) {
+    edge.data({weight: saved.weight, label: saved.keywords});
+    return openRelation(edge);
+  }
+  const source = edge.data('source');
+  edge.remove();
+  return select(source, {expand: false});
+}
+
+function newEntity() {
+  const project = currentProject();
+  cy?.elements().unselect();
+  // made after a project switch, the entity is not searched in the project now chosen
+  clear($('#entity-panel', root), newEntityForm(project, {changed: (name) => (project === currentProject() ? onGraphChanged(name) : null)}));
+  $('#entity-create-name', root).focus();
 }
 
 /** Select a node: highlight it, open it in the side panel and (unless told not to) add its neighbours. */

@@ -5,10 +5,7 @@
 
 import {api} from './api.js';
 import {clear, errorText, h, pageLink, toast} from './dom.js';
-
-function entityPath(name) {
-  return `entities/${encodeURIComponent(name)}`;
-}
+import {entityPath} from './entity_forms.js';
 
 /**
  * The review section for `entity` (read for entity.project), or null when the service offers neither list.
