@@ -77,6 +77,9 @@ async def create_entity(body: EntityCreate, c: ContainerDep) -> EntityOut:
     ),
 )
 async def merge_entities(body: MergeRequest, c: ContainerDep) -> MergeReport:
+    """Merge the source entities into the target: their names become its aliases, their relations its own.
+    The merged texts are combined from extracted ones, so a later document deletion rebuilds them from the
+    remaining chunks; a description or type given in `target_entity_data` is kept as written by hand."""
     return await EntityMergeService(c).merge(body)
 
 

@@ -314,14 +314,33 @@ async def test_hand_edited_items_keep_their_text_when_rebuilt(three_docs):
     assert alice["description"] == "Carol met Alice in Rome." and alice["curated"] is False
 
 
-async def test_merged_entity_survives_deletion_of_one_of_its_documents(three_docs):
+async def test_merged_entity_survives_deletion_of_one_of_its_documents_without_its_text(three_docs):
+    """A merge by hand combines extracted texts: deleting a document rebuilds the merged entity from the
+    remaining chunks (their records naming Bob read through the alias the merge recorded), so nothing the
+    deleted document said stays in it; the merge itself (one entity, Bob its alias) stands."""
     app, (doc_a, doc_b, doc_c) = three_docs
     merged = await app.http.post("/entities/merge", json={"source_entities": ["Bob"], "target_entity": "Carol"})
     assert merged.status_code == 200
-    before = (await app.http.get("/entities/Carol")).json()["description"]
-    assert "Alice met Bob in Paris." in before
+    assert "Alice met Bob in Paris." in (await app.http.get("/entities/Carol")).json()["description"]
     assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
     carol = (await app.http.get("/entities/Carol")).json()
-    assert carol["description"] == before  # the merge's text is kept, not recomputed from caches naming Bob
-    assert {s["document_id"] for s in carol["source_chunks"]} == {doc_b, doc_c}
+    assert "Alice met Bob in Paris." not in carol["description"] and "Zed" not in carol["description"]
+    assert "Bob visited Paris with Carol." in carol["description"]  # DOC_B's records, Bob's read as Carol's
+    assert "Carol met Alice in Rome." in carol["description"]
+    assert {s["document_id"] for s in carol["source_chunks"]} == {doc_b, doc_c} and carol["curated"] is False
     assert (await app.http.get("/entities/Bob")).json()["name"] == "Carol"  # the merged name is Carol's alias
+    relations = (await app.http.get("/relations", params={"entity": "Carol"})).json()["relations"]
+    assert all("Alice met Bob in Paris." not in r["description"] for r in relations)
+
+
+async def test_a_merge_with_a_description_written_by_hand_keeps_it_through_deletions(three_docs):
+    app, (doc_a, _, _) = three_docs
+    written = {"description": "Carol, as the curator describes her after the merge."}
+    merged = await app.http.post(
+        "/entities/merge",
+        json={"source_entities": ["Bob"], "target_entity": "Carol", "target_entity_data": written},
+    )
+    assert merged.status_code == 200
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+    carol = (await app.http.get("/entities/Carol")).json()
+    assert carol["description"] == written["description"] and carol["curated"] is True

@@ -71,7 +71,7 @@ class _Request:
     raw_by_key: dict[str, str]  # source key -> the name as requested
     involved: list[str]  # source keys in request order, then the target's
     body: MergeRequest
-    by_hand: bool = True  # False for resolution's automatic merges: deletion rebuilds may recompute the texts
+    by_hand: bool = True  # False for resolution's automatic merges
 
 
 @dataclass
@@ -90,8 +90,10 @@ class EntityMergeService:
         self.summarizer = Summarizer(c.llm_cache, c.tokenizer, forced)
 
     async def merge(self, body: MergeRequest, *, by_hand: bool = True) -> MergeReport:
-        """`by_hand` marks the merged texts curated (kept by deletion rebuilds); an automatic merge keeps
-        them as curated as they were."""
+        """A merge writes texts combined from extracted ones: a deletion rebuilds them from the remaining
+        chunks, through the aliases the merge records, so nothing of a deleted document stays in them. Only what
+        a person gave in `target_entity_data` of a merge `by_hand` is curated (kept by deletion rebuilds); the
+        rows stay as curated as they were otherwise."""
         req = await self._resolved(replace(self._request(body), by_hand=by_hand))
         async with entity_gate(self.c.db, req.project_id, req.involved):
             texts = MergeTexts(self.summarizer, req.project_id)
@@ -230,7 +232,8 @@ class EntityMergeService:
             "name": req.target_name,
             "entity_type": entity_type,
             "description": description,
-            "curated": req.by_hand or any(r.curated for r in rows),
+            "curated": (req.by_hand and data is not None and bool(data.description or data.entity_type))
+            or any(r.curated for r in rows),
             "source_ids": limit_ids(
                 ordered_union(*[r.source_ids for r in rows]), s.max_source_ids_per_entity, s.source_ids_limit_method
             ),
@@ -245,7 +248,6 @@ class EntityMergeService:
             strategy,
             language,
             texts,
-            by_hand=req.by_hand,
         )
         return _Plan(found, values, relations)
 
@@ -287,8 +289,6 @@ class EntityMergeService:
         strategy: MergeStrategy,
         language: str,
         texts: MergeTexts,
-        *,
-        by_hand: bool = True,
     ) -> RelationPlan:
         """Point every relation of the involved entities at the target; drop self-loops; merge collisions."""
         s = self.settings
@@ -342,7 +342,7 @@ class EntityMergeService:
                     "description": description,
                     "keywords": keywords,
                     "weight": sum(float(m.weight) for m in members),
-                    "curated": by_hand or any(m.curated for m in members),
+                    "curated": any(m.curated for m in members),
                     "source_ids": limit_ids(
                         ordered_union(*[m.source_ids for m in members]),
                         s.max_source_ids_per_relation,
