@@ -157,8 +157,10 @@ entities = Table(
     Column("degree", Integer, nullable=False, server_default="0"),
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
-    # Text written or edited by hand (migration 0002): deletion rebuilds keep it instead of recomputing it.
-    Column("curated", Boolean, nullable=False, server_default=text("false")),
+    # The fields written or edited by hand (migration 0024: description, entity_type): a deletion rebuild keeps
+    # them instead of recomputing them; `curated` says some field is.
+    Column("hand_fields", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("curated", Boolean, Computed("cardinality(hand_fields) > 0", persisted=True)),
     Column(
         "search_vector",
         TSVECTOR,
@@ -186,7 +188,9 @@ relations = Table(
     Column("truncate", Text, nullable=False, server_default=""),
     Column("embedding", Vector()),
     Column("embedded_hash", Text),
-    Column("curated", Boolean, nullable=False, server_default=text("false")),  # see entities.curated
+    # see entities.hand_fields (description, keywords, weight)
+    Column("hand_fields", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("curated", Boolean, Computed("cardinality(hand_fields) > 0", persisted=True)),
     Column(
         "search_vector",
         TSVECTOR,

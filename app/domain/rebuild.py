@@ -32,8 +32,8 @@ class RebuildPlan:
     delete_relations: list[Pair] = field(default_factory=list)
     entities: list[EntityMerge] = field(default_factory=list)
     relations: list[RelationMerge] = field(default_factory=list)
-    # Items keeping their text while their provenance shrinks: curated by hand (a rebuild from the
-    # cache would discard the manual edit), or no parseable cached record explains them.
+    # Items keeping their text while their provenance shrinks: a description written by hand (a rebuild from
+    # the cache would discard it), or no parseable cached record explains them.
     stale_entities: dict[str, list[str]] = field(default_factory=dict)
     stale_relations: dict[Pair, list[str]] = field(default_factory=dict)
 
@@ -106,9 +106,11 @@ def plan_rebuild(
         remaining = remaining_sources(ents[key].sources, gone)
         if not remaining:
             plan.delete_entities.append(key)
-        elif ents[key].curated:
+        elif "description" in ents[key].hand_fields:
             plan.stale_entities[key] = remaining
         elif (merged := rebuild_entity(ents[key], remaining, extractions, settings)) is not None:
+            if "entity_type" in ents[key].hand_fields:  # set by hand: the records' type does not replace it
+                merged.entity_type = ents[key].entity_type
             plan.entities.append(merged)
         else:
             plan.stale_entities[key] = remaining
@@ -117,9 +119,13 @@ def plan_rebuild(
         remaining = remaining_sources(rels[pair].sources, gone)
         if not remaining or pair[0] in dropped or pair[1] in dropped:
             plan.delete_relations.append(pair)
-        elif rels[pair].curated:
+        elif "description" in rels[pair].hand_fields:
             plan.stale_relations[pair] = remaining
         elif (rebuilt := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
+            if "keywords" in rels[pair].hand_fields:
+                rebuilt.keywords = rels[pair].keywords
+            if "weight" in rels[pair].hand_fields:
+                rebuilt.weight = rels[pair].weight
             plan.relations.append(rebuilt)
         else:
             plan.stale_relations[pair] = remaining

@@ -16,6 +16,10 @@ from app.domain.chunking import Chunk
 
 Pair = tuple[str, str]
 
+# The fields a person may write (`hand_fields`): a deletion rebuild keeps those and recomputes the others.
+ENTITY_FIELDS = ("description", "entity_type")
+RELATION_FIELDS = ("description", "keywords", "weight")
+
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -47,8 +51,9 @@ class EntityRow(_Row):
     source_ids: list[str]
     file_paths: list[str]
     embedded_hash: str | None
-    curated: bool
+    curated: bool  # some field written by hand: `hand_fields`
     degree: int = 0
+    hand_fields: list[str] = field(default_factory=list)  # description, entity_type
     truncate: str = ""
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -69,6 +74,7 @@ class RelationRow(_Row):
     embedded_hash: str | None
     curated: bool
     truncate: str = ""
+    hand_fields: list[str] = field(default_factory=list)  # description, keywords, weight
     created_at: datetime | None = None
     updated_at: datetime | None = None
     sources: list[str] = field(default_factory=list)

@@ -50,6 +50,7 @@ ENTITY_COLUMNS = (
     E.c.degree,
     E.c.embedded_hash,
     E.c.curated,
+    E.c.hand_fields,
     E.c.created_at,
     E.c.updated_at,
 )
@@ -162,6 +163,7 @@ def _relation_select() -> Any:
             R.c.file_paths,
             R.c.embedded_hash,
             R.c.curated,
+            R.c.hand_fields,
             R.c.created_at,
             R.c.updated_at,
         )
@@ -253,7 +255,7 @@ async def rekey_relations(conn: AsyncConnection, project_id: str, moves: Sequenc
     columns = list(zip(*moves, strict=True))
     await conn.execute(
         text(
-            "UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, curated = true, updated_at = now() "
+            "UPDATE relations AS r SET src_key = m.ns, tgt_key = m.nt, updated_at = now() "
             "FROM unnest(CAST(:os AS text[]), CAST(:ot AS text[]), CAST(:ns AS text[]), CAST(:nt AS text[])) "
             "AS m(os, ot, ns, nt) WHERE r.project_id = :project_id AND r.src_key = m.os AND r.tgt_key = m.ot"
         ),

@@ -55,7 +55,10 @@ class EntityOut(BaseModel):
     description: str
     degree: int
     file_paths: list[str]
-    curated: bool = Field(description="Text written or edited by hand; kept when a document deletion rebuilds it")
+    curated: bool = Field(
+        description="Some field written or edited by hand (description or type): a document deletion rebuilds "
+        "the entity from its remaining chunks and keeps those fields"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -80,7 +83,10 @@ class RelationOut(BaseModel):
     description: str
     weight: float
     file_paths: list[str]
-    curated: bool
+    curated: bool = Field(
+        description="Some field written or edited by hand (description, keywords or weight): a document deletion "
+        "rebuilds the relation from its remaining chunks and keeps those fields"
+    )
     created_at: datetime
     updated_at: datetime
 

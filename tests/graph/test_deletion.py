@@ -344,3 +344,27 @@ async def test_a_merge_with_a_description_written_by_hand_keeps_it_through_delet
     assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
     carol = (await app.http.get("/entities/Carol")).json()
     assert carol["description"] == written["description"] and carol["curated"] is True
+
+
+async def test_only_the_fields_written_by_hand_survive_a_rebuild(three_docs):
+    """A type corrected by hand, a rename, a relation's weight set by hand: each field stays as the person set
+    it, and the rest is rebuilt from the remaining chunks, so the deleted document's text goes (before migration
+    0024 any edit kept the whole text of the row)."""
+    app, (doc_a, doc_b, _) = three_docs
+    bob = (await app.http.get("/entities/Bob")).json()
+    assert "Alice met Bob in Paris." in bob["description"]
+    typed = await app.http.patch("/entities/Bob", json={"entity_type": "explorer"})
+    assert typed.status_code == 200 and typed.json()["curated"] is True
+    renamed = await app.http.patch("/entities/Alice", json={"new_name": "Alice Walker"})
+    assert renamed.status_code == 200 and "Alice met Bob in Paris." in renamed.json()["description"]
+    weighted = await app.http.patch("/relations", json={"source": "Paris", "target": "Bob", "weight": 7.0})
+    assert weighted.status_code == 200 and weighted.json()["curated"] is True
+    assert (await app.http.delete(f"/documents/{doc_a}")).status_code == 200
+    bob = (await app.http.get("/entities/Bob")).json()
+    assert bob["description"] == "Bob visited Paris with Carol." and bob["entity_type"] == "explorer"
+    assert bob["curated"] is True and [s["document_id"] for s in bob["source_chunks"]] == [doc_b]
+    [link] = [r for r in bob["relations"] if r["target"] == "Paris"]
+    assert link["weight"] == 7.0 and "Alice met Bob" not in link["description"] and link["curated"] is True
+    alice = (await app.http.get("/entities/Alice Walker")).json()  # its records name Alice: read by the alias
+    assert (alice["name"], alice["curated"]) == ("Alice Walker", False)
+    assert alice["description"] == "Carol met Alice in Rome."

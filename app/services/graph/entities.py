@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.core.errors import Conflict
 from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, normalize_type, sanitize, sorted_pair
-from app.domain.rows import EntityRow
+from app.domain.rows import ENTITY_FIELDS, EntityRow
 from app.repositories import aliases as alias_repo
 from app.repositories import graph_curation as repo
 from app.schemas.graph import (
@@ -83,7 +83,7 @@ class CurationService(CurationBase):
             "name": name,
             "description": description,
             "entity_type": normalize_type(body.entity_type or "unknown"),
-            "curated": True,
+            "hand_fields": list(ENTITY_FIELDS),  # made by hand: nothing to rebuild it from
         }
         vectors = PreparedVectors(self.c.embedder)
 
@@ -119,8 +119,7 @@ class CurationService(CurationBase):
             values["description"] = clean_description(body.description)
         if body.entity_type is not None:
             values["entity_type"] = normalize_type(body.entity_type)
-        if values:
-            values["curated"] = True  # a deletion rebuild keeps hand-written text (see migration 0002)
+        edited = {f for f in ENTITY_FIELDS if f in values}  # kept by deletion rebuilds (migration 0024)
         new_name = display_name(body.new_name, self.max_name) if body.new_name is not None else None
         new_key = entity_key(new_name) if new_name else key
         vectors = PreparedVectors(self.c.embedder)
@@ -130,6 +129,8 @@ class CurationService(CurationBase):
             if row is None:
                 raise not_found(name)
             changes = dict(values, name=new_name) if new_name is not None else dict(values)
+            if edited:
+                changes["hand_fields"] = sorted(set(row.hand_fields) | edited)
             if new_key != key:
                 await self._rename(conn, project_id, row, new_key, changes)
             else:
@@ -200,7 +201,8 @@ class CurationService(CurationBase):
                 "description": values.get("description", row.description),
                 "source_ids": row.source_ids,
                 "file_paths": row.file_paths,
-                "curated": True,  # cached extractions know it by its old name only
+                # the records naming the old name reach it through the alias recorded below
+                "hand_fields": values.get("hand_fields", row.hand_fields),
             },
         )
         moves = []

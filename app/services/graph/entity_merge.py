@@ -25,12 +25,12 @@ from app.core.config import Settings
 from app.core.errors import InvalidInput, NotFound
 from app.domain.aliases import AliasItem
 from app.domain.names import entity_key, lookup_key, normalize_type, sanitize, sorted_pair
-from app.domain.rows import EntityRow, RelationRow, RelationSource
+from app.domain.rows import ENTITY_FIELDS, EntityRow, RelationRow, RelationSource
 from app.domain.texts import fragments, join_fragments
 from app.repositories import aliases as alias_repo
 from app.repositories import graph_curation as repo
 from app.repositories import projects as projects_repo
-from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy
+from app.schemas.graph import MergeReport, MergeRequest, MergeStrategy, TargetEntityData
 from app.services.graph.gate import entity_gate, locked_keys, project_exists
 from app.services.graph.inputs import display_name, join_keywords, ordered_union
 from app.services.graph.lookups import resolve_key
@@ -74,6 +74,13 @@ class _Request:
     by_hand: bool = True  # False for resolution's automatic merges
 
 
+def given_by_hand(req: _Request, data: TargetEntityData | None) -> set[str]:
+    """The fields a merge by hand was given (`target_entity_data`): written by hand."""
+    if not req.by_hand or data is None:
+        return set()
+    return {f for f in ENTITY_FIELDS if getattr(data, f)}
+
+
 @dataclass
 class _Plan:
     found: dict[str, EntityRow]
@@ -91,9 +98,9 @@ class EntityMergeService:
 
     async def merge(self, body: MergeRequest, *, by_hand: bool = True) -> MergeReport:
         """A merge writes texts combined from extracted ones: a deletion rebuilds them from the remaining
-        chunks, through the aliases the merge records, so nothing of a deleted document stays in them. Only what
-        a person gave in `target_entity_data` of a merge `by_hand` is curated (kept by deletion rebuilds); the
-        rows stay as curated as they were otherwise."""
+        chunks, through the aliases the merge records, so nothing of a deleted document stays in them. What a
+        person gave in `target_entity_data` of a merge `by_hand` is written by hand (kept by deletion rebuilds),
+        as is what was so in the merged rows."""
         req = await self._resolved(replace(self._request(body), by_hand=by_hand))
         async with entity_gate(self.c.db, req.project_id, req.involved):
             texts = MergeTexts(self.summarizer, req.project_id)
@@ -232,8 +239,7 @@ class EntityMergeService:
             "name": req.target_name,
             "entity_type": entity_type,
             "description": description,
-            "curated": (req.by_hand and data is not None and bool(data.description or data.entity_type))
-            or any(r.curated for r in rows),
+            "hand_fields": sorted(given_by_hand(req, data) | {f for r in rows for f in r.hand_fields}),
             "source_ids": limit_ids(
                 ordered_union(*[r.source_ids for r in rows]), s.max_source_ids_per_entity, s.source_ids_limit_method
             ),
@@ -342,7 +348,7 @@ class EntityMergeService:
                     "description": description,
                     "keywords": keywords,
                     "weight": sum(float(m.weight) for m in members),
-                    "curated": any(m.curated for m in members),
+                    "hand_fields": sorted({f for m in members for f in m.hand_fields}),
                     "source_ids": limit_ids(
                         ordered_union(*[m.source_ids for m in members]),
                         s.max_source_ids_per_relation,

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.core.errors import Conflict, InvalidInput
 from app.domain.names import sorted_pair
-from app.domain.rows import EntityRow, RelationRow
+from app.domain.rows import RELATION_FIELDS, EntityRow, RelationRow
 from app.repositories import graph_curation as repo
 from app.schemas.graph import (
     RelationCreate,
@@ -79,7 +79,7 @@ class RelationCurationService(CurationBase):
             "description": description,
             "keywords": keywords,
             "weight": body.weight,
-            "curated": True,
+            "hand_fields": list(RELATION_FIELDS),
         }
         vectors = PreparedVectors(self.c.embedder)
 
@@ -120,13 +120,15 @@ class RelationCurationService(CurationBase):
             values["keywords"] = join_keywords(body.keywords)
         if body.weight is not None:
             values["weight"] = body.weight
-        values["curated"] = True
         vectors = PreparedVectors(self.c.embedder)
 
         async def write(conn: AsyncConnection, embed_here: bool) -> RelationRow | None:
-            if await repo.get_relation(conn, project_id, pair) is None:
+            if (current := await repo.get_relation(conn, project_id, pair)) is None:
                 raise relation_missing(body.source, body.target)
-            await repo.update_relation(conn, project_id, pair, values)
+            edited = {f for f in RELATION_FIELDS if f in values}  # kept by deletion rebuilds (migration 0024)
+            await repo.update_relation(
+                conn, project_id, pair, {**values, "hand_fields": sorted(set(current.hand_fields) | edited)}
+            )
             await vectors.write(conn, project_id, pairs=[pair], embed_here=embed_here)
             return await repo.get_relation(conn, project_id, pair)
 
