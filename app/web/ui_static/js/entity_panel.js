@@ -48,7 +48,6 @@ export async function showEntity(panel, name, project, graphHooks) {
       'Delete entity')));
 }
 
-
 function sources(entity) {
   const chunks = entity.source_chunks || [];
   return h('details', {open: chunks.length <= 5}, h('summary', {}, `Sources (${chunks.length} chunk(s))`),
