@@ -20,6 +20,7 @@ from app.domain.merge_rules import (
 )
 from app.domain.records import ChunkExtraction
 from app.domain.rows import EntityRow, Pair, RelationRow
+from app.domain.texts import fragments, join_fragments
 
 
 def remaining_sources(sources: Iterable[str], gone: set[str]) -> list[str]:
@@ -36,12 +37,17 @@ class RebuildPlan:
     # the cache would discard it), or no parseable cached record explains them.
     stale_entities: dict[str, list[str]] = field(default_factory=dict)
     stale_relations: dict[Pair, list[str]] = field(default_factory=dict)
+    # A kept description without the fragments only the deleted chunks' records gave (appended by ingestion to
+    # a description written by hand), when it held some.
+    kept_entity_texts: dict[str, str] = field(default_factory=dict)
+    kept_relation_texts: dict[Pair, str] = field(default_factory=dict)
 
 
 def chunks_needed(
     ents: dict[str, EntityRow], rels: dict[Pair, RelationRow], gone: set[str], settings: Settings
 ) -> list[str]:
-    """Chunks whose cached extractions the rebuild reads: the source-id-limited remaining lists."""
+    """Chunks whose cached extractions the rebuild reads: the source-id-limited remaining lists, and for a
+    description written by hand every chunk of it (what the deleted ones said is taken out of it)."""
     method = limit_method(settings)
     needed: dict[str, None] = {}
     for ent in ents.values():
@@ -50,7 +56,24 @@ def chunks_needed(
     for rel in rels.values():
         for chunk in limit_sources(remaining_sources(rel.sources, gone), settings.max_source_ids_per_relation, method):
             needed.setdefault(chunk, None)
+    for sources, hand in [(e.sources, e.hand_fields) for e in ents.values()] + [
+        (r.sources, r.hand_fields) for r in rels.values()
+    ]:
+        if "description" in hand:
+            needed.update(dict.fromkeys(sources))
     return list(needed)
+
+
+def without_gone_text(description: str, said: dict[str, set[str]], sources: list[str], gone: set[str]) -> str | None:
+    """`description` without the fragments that only the deleted chunks' records said (`said`: chunk id → the
+    descriptions its records give the item), or None when it holds none: text a person wrote stays, and so does
+    a fragment a remaining chunk says too. A summary that rewrote the fragments is kept as it is."""
+    only_gone = set().union(*(said.get(c, set()) for c in sources if c in gone)) - set().union(
+        *(said.get(c, set()) for c in sources if c not in gone)
+    )
+    parts = fragments(description)
+    kept = [f for f in parts if f.strip() not in only_gone]
+    return join_fragments(kept) if len(kept) < len(parts) else None
 
 
 def rebuild_entity(
@@ -108,6 +131,9 @@ def plan_rebuild(
             plan.delete_entities.append(key)
         elif "description" in ents[key].hand_fields:
             plan.stale_entities[key] = remaining
+            said = {c: {e.description.strip() for e in x.entities if e.key == key} for c, x in extractions.items()}
+            if (text := without_gone_text(ents[key].description, said, ents[key].sources, gone)) is not None:
+                plan.kept_entity_texts[key] = text
         elif (merged := rebuild_entity(ents[key], remaining, extractions, settings)) is not None:
             if "entity_type" in ents[key].hand_fields:  # set by hand: the records' type does not replace it
                 merged.entity_type = ents[key].entity_type
@@ -121,6 +147,12 @@ def plan_rebuild(
             plan.delete_relations.append(pair)
         elif "description" in rels[pair].hand_fields:
             plan.stale_relations[pair] = remaining
+            said = {
+                c: {r.description.strip() for r in x.relations if (r.src_key, r.tgt_key) == pair}
+                for c, x in extractions.items()
+            }
+            if (text := without_gone_text(rels[pair].description, said, rels[pair].sources, gone)) is not None:
+                plan.kept_relation_texts[pair] = text
         elif (rebuilt := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
             if "keywords" in rels[pair].hand_fields:
                 rebuilt.keywords = rels[pair].keywords

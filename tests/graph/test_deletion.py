@@ -368,3 +368,23 @@ async def test_only_the_fields_written_by_hand_survive_a_rebuild(three_docs):
     alice = (await app.http.get("/entities/Alice Walker")).json()  # its records name Alice: read by the alias
     assert (alice["name"], alice["curated"]) == ("Alice Walker", False)
     assert alice["description"] == "Carol met Alice in Rome."
+
+
+async def test_text_a_later_document_appended_to_a_hand_written_description_goes_with_that_document(three_docs):
+    """Ingestion appends what later documents say to a description written by hand; deleting such a document
+    takes its sentences out again and keeps the person's text (and what remaining chunks say too)."""
+    app, _ = three_docs
+    written = "Bob, as the curator describes him."
+    assert (await app.http.patch("/entities/Bob", json={"description": written})).status_code == 200
+    link = {"source": "Paris", "target": "Bob", "description": "Curated link."}
+    assert (await app.http.patch("/relations", json=link)).status_code == 200
+    later = await ingest(app, "Bob sailed to Lisbon. Bob toured Paris again.")
+    grown = (await app.http.get("/entities/Bob")).json()
+    assert written in grown["description"] and "Bob sailed to Lisbon." in grown["description"]
+    [grown_link] = [r for r in grown["relations"] if r["target"] == "Paris"]
+    assert "Bob toured Paris again." in grown_link["description"]
+    assert (await app.http.delete(f"/documents/{later}")).status_code == 200
+    bob = (await app.http.get("/entities/Bob")).json()
+    assert bob["description"] == written and bob["curated"] is True
+    [kept_link] = [r for r in bob["relations"] if r["target"] == "Paris"]
+    assert kept_link["description"] == "Curated link."

@@ -343,9 +343,17 @@ class DeletionService:
         )
         ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
         rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
-        ent_rows += [self._kept_entity_row(ents[k], remaining, paths) for k, remaining in plan.stale_entities.items()]
+        ent_rows += [
+            {**self._kept_entity_row(ents[k], remaining, paths), "description": plan.kept_entity_texts[k]}
+            if k in plan.kept_entity_texts
+            else self._kept_entity_row(ents[k], remaining, paths)
+            for k, remaining in plan.stale_entities.items()
+        ]
         rel_rows += [
-            self._kept_relation_row(rels[p], remaining, paths) for p, remaining in plan.stale_relations.items()
+            {**self._kept_relation_row(rels[p], remaining, paths), "description": plan.kept_relation_texts[p]}
+            if p in plan.kept_relation_texts
+            else self._kept_relation_row(rels[p], remaining, paths)
+            for p, remaining in plan.stale_relations.items()
         ]
         return ent_rows, rel_rows
 
