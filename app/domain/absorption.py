@@ -19,7 +19,15 @@ from app.domain.cross_document import (
 from app.domain.document_names import document_names
 from app.domain.name_designations import dotted_initials
 from app.domain.name_index import NameIndex, Nearby
-from app.domain.name_matching import acronym_letters, is_acronym, is_person, match_key, tokens, types_compatible
+from app.domain.name_matching import (
+    acronym_letters,
+    is_acronym,
+    is_person,
+    match_key,
+    read_as_initials_alone,
+    tokens,
+    types_compatible,
+)
 from app.domain.name_nicknames import nickname_candidates
 from app.domain.name_shapes import capitalised_name
 from app.domain.names import sorted_pair
@@ -55,6 +63,8 @@ def absorptions(full: Nearby, nearby: Nearby, skip: set[str], index: NameIndex |
 def lone_fit(key: str, name: str, etype: str, everyone: Nearby, index: NameIndex) -> Absorption | None:
     """The node `key` absorbed into the one name of `everyone` it fits (if one); `absorbs` says whether it may."""
     if is_acronym(name):
+        if not read_as_initials_alone(name):  # "BC" of another document
+            return None
         letters = acronym_letters(name).lower()  # the node may be "r.f.s.b."
         fits = {
             k

@@ -197,6 +197,16 @@ def acronym_letters(name: str) -> str:
     return name.strip().replace(".", "").upper()
 
 
+_MIN_UNDEFINED_LETTERS = 3
+
+
+def read_as_initials_alone(name: str) -> bool:
+    """Whether an acronym no document defines may be read as the initials of a name only another document
+    holds: three letters or more ("BIS"), or letters each cut short with a period ("N.C."). Two bare letters
+    are too often something else ("BC" after a century is no "Brunswick County"; "US", "ER", "PM")."""
+    return len(acronym_letters(name)) >= _MIN_UNDEFINED_LETTERS or "." in name
+
+
 def _initials(words: list[str], *, with_stopwords: bool) -> str:
     return "".join(w[0] for w in words if with_stopwords or w not in _STOPWORDS).upper()
 

@@ -54,6 +54,7 @@ from app.domain.name_matching import (
     is_person,
     match_key,
     qualified_name,
+    read_as_initials_alone,
     specific_type,
     tokens,
     types_compatible,
@@ -326,8 +327,8 @@ class _Resolver:
             if types_compatible(etype, self.type_of(k)) and not foreign_reading(name, k)
         }
         candidates = local or project
-        if len(candidates) != 1 or key in candidates:
-            self.open.setdefault(key, set()).update(candidates - {key})
+        if len(candidates) != 1 or key in candidates or not (local or read_as_initials_alone(name)):
+            self.open.setdefault(key, set()).update(candidates - {key})  # the judge may read "BC" by its context
             return None
         (target,) = candidates
         return Decision(

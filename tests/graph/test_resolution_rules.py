@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.absorption import absorptions
 from app.domain.document_names import DocumentNames, document_names, remap
 from app.domain.extraction_parser import parse_extraction
 from app.domain.name_matching import acronym_definitions, initials_match, match_key
@@ -164,6 +165,25 @@ def test_acronyms_defined_in_the_document_or_unique_initials():
         initials={"KRI": ["kessara research institute", "kelp reef initiative"]},
     )
     assert resolve(alone, ambiguous, {}, "auto").target("kri") == "kri"
+
+
+def test_two_bare_letters_join_a_name_of_another_document_only_by_the_judge():
+    # "BC" after a century is no "Brunswick County": two letters of another document are left open (a judge may
+    # read them by their context), three are read ("BCS"), and so are two cut short with periods ("N.C.")
+    known = Known(
+        entity_types={"brunswick county": "location", "north carolina": "location", "bank of coastal shipping": "org"},
+        initials={"BC": ["brunswick county"], "NC": ["north carolina"], "BCS": ["bank of coastal shipping"]},
+    )
+    alone = resolve(doc_of(("BC", "location")), known, {}, "auto")
+    assert alone.target("bc") == "bc" and alone.open["bc"] == {"brunswick county"}
+    assert resolve(doc_of(("N.C.", "location")), known, {}, "auto").target("n.c.") == "north carolina"
+    assert resolve(doc_of(("BCS", "org")), known, {}, "auto").target("bcs") == "bank of coastal shipping"
+    both = doc_of(("Brunswick County", "location"), ("BC", "location"))  # the document names both
+    assert resolve(both, Known(), {}, "auto").target("bc") == "brunswick county"
+    later = {"brunswick county": ("Brunswick County", "location")}
+    assert absorptions(later, {"bc": ("BC", "location")}, set()) == []
+    (absorbed,) = absorptions(later, {"b.c.": ("B.C.", "location")}, set())
+    assert absorbed.target == "brunswick county"
 
 
 def test_suggest_mode_applies_nothing_and_lists_pairs():

@@ -154,3 +154,18 @@ async def test_deleting_the_full_name_document_keeps_the_absorbed_records(make_s
     assert pairs == {("harbour office", "ngozi okafor")}
     [row] = await rows(app, select(entities.c.description).where(entities.c.key == "ngozi okafor"))
     assert "second report" in row["description"] and "first report" not in row["description"]
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["full first", "short first"])
+async def test_two_bare_letters_of_another_document_stay_apart_in_either_order(
+    make_settings, start_app, fake_llm, reverse
+):
+    """ "1st century BC" in one document, "Brunswick County" in another (HotpotQA passages did this): two letters
+    alone are read as initials only where the document names both, or cut short with periods."""
+    app = await start_app(make_settings())
+    install(fake_llm, _records("Brunswick County", "BC", "location"))
+    for marker in ["second doc", "first doc"] if reverse else ["first doc", "second doc"]:
+        await ingest(app, [marker])
+    keys, _ = await graph(app)
+    assert {"brunswick county", "bc"} <= keys
+    assert await rows(app, select(entity_merge_ledger)) == []
