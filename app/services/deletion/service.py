@@ -343,36 +343,28 @@ class DeletionService:
         )
         ent_rows = [{**m.row(), "description": text} for m, text in zip(plan.entities, ent_texts, strict=True)]
         rel_rows = [{**m.row(), "description": text} for m, text in zip(plan.relations, rel_texts, strict=True)]
-        ent_rows += [
-            {**self._kept_entity_row(ents[k], remaining, paths), "description": plan.kept_entity_texts[k]}
-            if k in plan.kept_entity_texts
-            else self._kept_entity_row(ents[k], remaining, paths)
-            for k, remaining in plan.stale_entities.items()
-        ]
-        rel_rows += [
-            {**self._kept_relation_row(rels[p], remaining, paths), "description": plan.kept_relation_texts[p]}
-            if p in plan.kept_relation_texts
-            else self._kept_relation_row(rels[p], remaining, paths)
-            for p, remaining in plan.stale_relations.items()
-        ]
+        ent_rows += [self._kept_entity_row(ents[k], left, paths, plan) for k, left in plan.stale_entities.items()]
+        rel_rows += [self._kept_relation_row(rels[p], left, paths, plan) for p, left in plan.stale_relations.items()]
         return ent_rows, rel_rows
 
-    def _kept_entity_row(self, row: EntityRow, remaining: list[str], paths: dict[str, str]) -> dict:
-        """The entity's current text with its provenance-derived fields recomputed."""
+    def _kept_entity_row(self, row: EntityRow, remaining: list[str], paths: dict[str, str], plan: RebuildPlan) -> dict:
+        """The entity's current text (less what only deleted chunks said) with its provenance fields recomputed."""
         return {
             "key": row.key,
             "name": row.name,
             "entity_type": row.entity_type,
-            "description": row.description,
+            "description": plan.kept_entity_texts.get(row.key, row.description),
             **self._kept_sources(remaining, self.settings.max_source_ids_per_entity, paths),
         }
 
-    def _kept_relation_row(self, row: RelationRow, remaining: list[str], paths: dict[str, str]) -> dict:
+    def _kept_relation_row(
+        self, row: RelationRow, remaining: list[str], paths: dict[str, str], plan: RebuildPlan
+    ) -> dict:
         return {
             "src_key": row.src_key,
             "tgt_key": row.tgt_key,
             "keywords": row.keywords,
-            "description": row.description,
+            "description": plan.kept_relation_texts.get(row.pair, row.description),
             "weight": row.weight,
             **self._kept_sources(remaining, self.settings.max_source_ids_per_relation, paths),
         }
