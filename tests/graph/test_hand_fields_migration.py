@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from tests.infra.test_migrations import _scratch_database, _upgrade_to
+from tests.infra.test_migrations import _downgrade_to, _scratch_database, _upgrade_to
 
 ENTITIES = "INSERT INTO entities (project_id, key, name, curated) VALUES ('p', 'a', 'A', true), ('p', 'b', 'B', false)"
 RELATIONS = "INSERT INTO relations (project_id, src_key, tgt_key, curated) VALUES ('p', 'a', 'b', true)"
@@ -32,16 +32,3 @@ async def test_0024_keeps_every_field_of_rows_curated_before_and_derives_the_fla
         async with db.connect() as c:
             flags = (await c.execute(text("SELECT key, curated FROM entities ORDER BY key"))).all()
         assert [tuple(r) for r in flags] == [("a", True), ("b", True)]
-
-
-def _downgrade_to(revision: str):
-    from alembic import command
-
-    from app.db.migrate import alembic_config
-
-    def run(sync):
-        config = alembic_config(64)
-        config.attributes["connection"] = sync
-        command.downgrade(config, revision)
-
-    return run

@@ -15,6 +15,15 @@ from app.db.tables import metadata
 
 def _upgrade_to(revision: str):
     """A run_sync callable upgrading the connection's database to `revision`."""
+    return _migrated_to(revision, "upgrade")
+
+
+def _downgrade_to(revision: str):
+    """A run_sync callable downgrading the connection's database to `revision`."""
+    return _migrated_to(revision, "downgrade")
+
+
+def _migrated_to(revision: str, step: str):
     from alembic import command
 
     from app.db.migrate import alembic_config
@@ -22,7 +31,7 @@ def _upgrade_to(revision: str):
     def run(sync):
         config = alembic_config(64)
         config.attributes["connection"] = sync
-        command.upgrade(config, revision)
+        getattr(command, step)(config, revision)
 
     return run
 

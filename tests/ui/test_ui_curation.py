@@ -6,6 +6,7 @@ relation added from the entity panel; a relation (a clicked edge) edited and del
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -42,15 +43,23 @@ def graph(ui_server: LiveServer) -> None:
             time.sleep(0.1)
 
 
-def _page(browser, server: LiveServer, errors: list[str]):  # noqa: ANN001, ANN202
+@pytest.fixture
+def page(ui_server: LiveServer, graph: None, browser) -> Iterator:  # noqa: ANN001 (playwright's Page)
+    """The graph page of the project, drawn; no page error may have happened by the end of the test."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}')")
     page = context.new_page()
     page.set_default_timeout(TIMEOUT)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: d.accept())  # the confirm() of detach, merge and delete
-    page.goto(f"{server.url}/ui/#/graph?project={PROJECT}")
-    return context, page
+    page.goto(f"{ui_server.url}/ui/#/graph?project={PROJECT}")
+    expect(page.locator("#node-list option")).not_to_have_count(1)
+    yield page
+    context.close()
+    assert not errors, errors
 
 
 def _open(page, name: str) -> None:  # noqa: ANN001
@@ -65,14 +74,8 @@ def _entity(http: httpx.Client, name: str) -> httpx.Response:
     return http.get(f"/entities/{name}", params={"project_id": PROJECT})
 
 
-def test_new_entity_aliases_and_a_merge_of_names_holding_commas(
-    ui_server: LiveServer, graph: None, browser, artifacts: Path
-) -> None:  # noqa: ANN001
+def test_new_entity_aliases_and_a_merge_of_names_holding_commas(ui_server: LiveServer, page, artifacts: Path) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
-
-    errors: list[str] = []
-    context, page = _page(browser, ui_server, errors)
-    expect(page.locator("#node-list option")).not_to_have_count(1)
 
     # Two entities made by hand, one of them with a comma in its name.
     for name, description in (("Chen, Alice", "Alice Chen, written family name first."), ("A. Chen", "Initials.")):
@@ -124,18 +127,10 @@ def test_new_entity_aliases_and_a_merge_of_names_holding_commas(
         assert _entity(http, "Carol Diaz").json()["name"] == "Carol Diaz"
         nodes = {n["id"] for n in http.get("/graph", params={"project_id": PROJECT, "label": "*"}).json()["nodes"]}
         assert "Chen, Alice" not in nodes and "A. Chen" not in nodes and "Carol Diaz" in nodes
-    assert not errors, errors
-    context.close()
 
 
-def test_a_relation_added_edited_and_deleted_in_the_panels(
-    ui_server: LiveServer, graph: None, browser, artifacts: Path
-) -> None:  # noqa: ANN001
+def test_a_relation_added_edited_and_deleted_in_the_panels(ui_server: LiveServer, page, artifacts: Path) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
-
-    errors: list[str] = []
-    context, page = _page(browser, ui_server, errors)
-    expect(page.locator("#node-list option")).not_to_have_count(1)
 
     # A relation from Bob Ortiz to Carol Diaz, written in the entity panel.
     _open(page, "Bob Ortiz")
@@ -187,5 +182,3 @@ def test_a_relation_added_edited_and_deleted_in_the_panels(
     assert {"Alice Chen", "Erin Park"} not in ends
     with _http(ui_server) as http:
         assert http.get("/relations/detail", params=query).status_code == 404
-    assert not errors, errors
-    context.close()
