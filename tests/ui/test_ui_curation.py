@@ -127,6 +127,20 @@ def test_new_entity_aliases_and_a_merge_of_names_holding_commas(ui_server: LiveS
         assert _entity(http, "Carol Diaz").json()["name"] == "Carol Diaz"
         nodes = {n["id"] for n in http.get("/graph", params={"project_id": PROJECT, "label": "*"}).json()["nodes"]}
         assert "Chen, Alice" not in nodes and "A. Chen" not in nodes and "Carol Diaz" in nodes
+        stored = _entity(http, "Alice Chen").json()["description"]
+    assert "<SEP>" in stored  # the merge joined three descriptions
+
+    # Edited as one line per fragment (no "<SEP>" to read), stored joined again; one line changed.
+    page.locator("#entity-panel summary", has_text="Edit").click()
+    shown = page.input_value("#entity-description")
+    assert "<SEP>" not in shown and shown.split("\n") == stored.split("<SEP>")
+    page.fill("#entity-description", shown.replace("Initials.", "Her initials, as the wiki writes them."))
+    page.click("#entity-description ~ button[type=submit]")
+    expect(page.locator("#toasts")).to_contain_text("Saved Alice Chen")
+    with _http(ui_server) as http:
+        assert _entity(http, "Alice Chen").json()["description"] == stored.replace(
+            "Initials.", "Her initials, as the wiki writes them."
+        )
 
 
 def test_a_relation_added_edited_and_deleted_in_the_panels(ui_server: LiveServer, page, artifacts: Path) -> None:  # noqa: ANN001

@@ -58,6 +58,11 @@ export function readable(description) {
   return (description || '').split('<SEP>').map((part) => part.trim()).filter(Boolean).join('\n');
 }
 
+/** What a person edited as `readable` text, stored again: each line a fragment. */
+export function stored(text) {
+  return text.split('\n').map((line) => line.trim()).filter(Boolean).join('<SEP>');
+}
+
 export function emptyState(text, ...extra) {
   return h('div', {class: 'empty'}, h('p', {}, text), ...extra);
 }

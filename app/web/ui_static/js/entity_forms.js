@@ -3,7 +3,7 @@
 // hooks.changed(focus) to redraw the graph around `focus` and reopen it in the panel.
 
 import {api} from './api.js';
-import {errorText, h, toast} from './dom.js';
+import {errorText, h, readable, stored, toast} from './dom.js';
 
 const STRATEGIES = ['concatenate', 'keep_first', 'keep_longest', 'llm_summarize'];
 
@@ -45,13 +45,14 @@ function entityNameInput(project, attrs) {
 }
 
 export function editForm(entity, hooks) {
-  const description = h('textarea', {id: 'entity-description', rows: 4}, entity.description);
+  const description = h('textarea', {id: 'entity-description', rows: 6}, readable(entity.description));
   const type = h('input', {id: 'entity-type', type: 'text', value: entity.entity_type});
   return h('details', {}, h('summary', {}, 'Edit'),
     h('form', {onsubmit: (e) => {
       e.preventDefault();
       const changes = {};
-      if (description.value.trim() && description.value !== entity.description) changes.description = description.value;
+      const text = stored(description.value); // one line per fragment, as shown
+      if (text && text !== stored(readable(entity.description))) changes.description = text;
       if (type.value.trim() && type.value !== entity.entity_type) changes.entity_type = type.value.trim();
       if (!Object.keys(changes).length) { toast('Nothing changed'); return; }
       patch(entity, changes, hooks, entity.name);

@@ -3,7 +3,7 @@
 // that edit and delete it, acting on the project it was read from.
 
 import {api, currentProject} from './api.js';
-import {badge, clear, errorState, errorText, h, pageLink, readable, toast} from './dom.js';
+import {badge, clear, errorState, errorText, h, pageLink, readable, stored, toast} from './dom.js';
 
 let shown = null; // the showRelation() call the panel waits for
 
@@ -50,14 +50,15 @@ export async function showRelation(panel, source, target, project, hooks) {
 }
 
 function editForm(relation, project, changed) {
-  const description = h('textarea', {id: 'relation-edit-description', rows: 4}, relation.description);
+  const description = h('textarea', {id: 'relation-edit-description', rows: 4}, readable(relation.description));
   const keywords = h('input', {id: 'relation-edit-keywords', type: 'text', value: relation.keywords});
   const weight = h('input', {id: 'relation-edit-weight', type: 'number', min: '0.01', step: 'any', value: String(relation.weight)});
   return h('details', {}, h('summary', {}, 'Edit'),
     h('form', {id: 'relation-edit', onsubmit: async (e) => {
       e.preventDefault();
       const changes = {};
-      if (description.value.trim() && description.value !== relation.description) changes.description = description.value;
+      const text = stored(description.value); // one line per fragment, as shown
+      if (text && text !== stored(readable(relation.description))) changes.description = text;
       if (keywords.value.trim() !== relation.keywords) changes.keywords = keywords.value.trim();
       if (Number(weight.value) !== relation.weight) changes.weight = Number(weight.value);
       if (!Object.keys(changes).length) { toast('Nothing changed'); return; }
