@@ -147,7 +147,7 @@ def _name_ranges(names: list[tuple[str, str]]) -> Ranges:
                 prefixes.add(form + " ")
                 reversed_prefixes.add((" " + form)[::-1])
         if (root := root_of(name, etype)) is not None:
-            for form in {root} | _written_span(name, root):  # "zürich" for "Zürich Insurance Group"
+            for form in _as_written(name, root):  # and "zürich" for "Zürich Insurance Group"
                 prefixes.add(form + " ")
                 exact.add(form)
             exact.update(written_ends(name, etype))  # "rolls-royce" alone for "Rolls-Royce Holdings plc"

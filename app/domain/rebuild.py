@@ -56,11 +56,10 @@ def chunks_needed(
     for rel in rels.values():
         for chunk in limit_sources(remaining_sources(rel.sources, gone), settings.max_source_ids_per_relation, method):
             needed.setdefault(chunk, None)
-    for sources, hand in [(e.sources, e.hand_fields) for e in ents.values()] + [
-        (r.sources, r.hand_fields) for r in rels.values()
-    ]:
-        if "description" in hand:
-            needed.update(dict.fromkeys(sources))
+    items: list[EntityRow | RelationRow] = [*ents.values(), *rels.values()]
+    for item in items:
+        if "description" in item.hand_fields:
+            needed.update(dict.fromkeys(item.sources))
     return list(needed)
 
 
@@ -74,6 +73,11 @@ def without_gone_text(description: str, said: dict[str, set[str]], sources: list
     parts = fragments(description)
     kept = [f for f in parts if f.strip() not in only_gone]
     return join_fragments(kept) if len(kept) < len(parts) else None
+
+
+def _read(row: EntityRow | RelationRow, extractions: dict[str, ChunkExtraction]) -> list[tuple[str, ChunkExtraction]]:
+    """The records read of the item's own chunks."""
+    return [(c, extractions[c]) for c in row.sources if c in extractions]
 
 
 def rebuild_entity(
@@ -131,8 +135,9 @@ def plan_rebuild(
             plan.delete_entities.append(key)
         elif "description" in ents[key].hand_fields:
             plan.stale_entities[key] = remaining
-            said = {c: {e.description.strip() for e in x.entities if e.key == key} for c, x in extractions.items()}
-            if (text := without_gone_text(ents[key].description, said, ents[key].sources, gone)) is not None:
+            row = ents[key]
+            said = {c: {e.description.strip() for e in x.entities if e.key == key} for c, x in _read(row, extractions)}
+            if (text := without_gone_text(row.description, said, row.sources, gone)) is not None:
                 plan.kept_entity_texts[key] = text
         elif (merged := rebuild_entity(ents[key], remaining, extractions, settings)) is not None:
             if "entity_type" in ents[key].hand_fields:  # set by hand: the records' type does not replace it
@@ -147,11 +152,12 @@ def plan_rebuild(
             plan.delete_relations.append(pair)
         elif "description" in rels[pair].hand_fields:
             plan.stale_relations[pair] = remaining
+            rel = rels[pair]
             said = {
                 c: {r.description.strip() for r in x.relations if (r.src_key, r.tgt_key) == pair}
-                for c, x in extractions.items()
+                for c, x in _read(rel, extractions)
             }
-            if (text := without_gone_text(rels[pair].description, said, rels[pair].sources, gone)) is not None:
+            if (text := without_gone_text(rel.description, said, rel.sources, gone)) is not None:
                 plan.kept_relation_texts[pair] = text
         elif (rebuilt := rebuild_relation(rels[pair], remaining, extractions, settings)) is not None:
             if "keywords" in rels[pair].hand_fields:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,24 @@ def browser() -> Iterator:  # noqa: ANN201 (playwright's Browser, imported lazil
         browser = playwright.chromium.launch(executable_path=executable, args=["--disable-gpu"])
         yield browser
         browser.close()
+
+
+@contextmanager
+def keyed_page(browser, url: str, timeout: int, *, accept_dialogs: bool = False) -> Iterator:  # noqa: ANN001
+    """A page at `url` holding the API key, in a browser context of its own (1280 × 900); no page error may
+    happen while it is open. `accept_dialogs`: every confirm() is answered yes."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');")
+    page = context.new_page()
+    page.set_default_timeout(timeout)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    if accept_dialogs:
+        page.on("dialog", lambda d: d.accept())
+    page.goto(url)
+    yield page
+    context.close()
+    assert not errors, errors
 
 
 @pytest.fixture

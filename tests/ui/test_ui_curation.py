@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import API_KEY
+from tests.ui.conftest import API_KEY, keyed_page
 
 pytestmark = pytest.mark.slow
 
@@ -48,18 +48,10 @@ def page(ui_server: LiveServer, graph: None, browser) -> Iterator:  # noqa: ANN0
     """The graph page of the project, drawn; no page error may have happened by the end of the test."""
     from playwright.sync_api import expect
 
-    errors: list[str] = []
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}')")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: d.accept())  # the confirm() of detach, merge and delete
-    page.goto(f"{ui_server.url}/ui/#/graph?project={PROJECT}")
-    expect(page.locator("#node-list option")).not_to_have_count(1)
-    yield page
-    context.close()
-    assert not errors, errors
+    # the confirm() of detach, merge and delete answered yes
+    with keyed_page(browser, f"{ui_server.url}/ui/#/graph?project={PROJECT}", TIMEOUT, accept_dialogs=True) as page:
+        expect(page.locator("#node-list option")).not_to_have_count(1)
+        yield page
 
 
 def _open(page, name: str) -> None:  # noqa: ANN001

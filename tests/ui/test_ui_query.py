@@ -19,7 +19,7 @@ import pytest
 from tests.support.fakes.cited_answers import chunk_with, citing
 from tests.support.fakes.openai_server import FakeOpenAI
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import API_KEY
+from tests.ui.conftest import API_KEY, keyed_page
 
 pytestmark = pytest.mark.slow
 
@@ -86,16 +86,8 @@ def documents(ui_server: LiveServer) -> dict[str, dict]:
 
 @pytest.fixture
 def page(ui_server: LiveServer, browser, fake_llm: FakeOpenAI) -> Iterator:  # noqa: ANN001
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}');")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(ui_server.url + "/ui/#/query")
-    yield page
-    context.close()
-    assert not errors, errors
+    with keyed_page(browser, ui_server.url + "/ui/#/query", TIMEOUT) as page:
+        yield page
 
 
 def _ask(page, question: str) -> None:  # noqa: ANN001

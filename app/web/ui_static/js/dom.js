@@ -39,6 +39,20 @@ export function $(selector, root = document) {
 }
 
 /**
+ * Run `call` (an API request), tell what it did (`done(result)`) and go on with `then(result)`; a failure, of
+ * the request or of what follows it, is told as "`failed`: reason".
+ */
+export async function act(call, done, failed, then) {
+  try {
+    const result = await call();
+    toast(done(result));
+    await then(result);
+  } catch (err) {
+    toast(`${failed}: ${errorText(err)}`, 'error');
+  }
+}
+
+/**
  * A notice in the live region (read out by screen readers), with a button that dismisses it. The region sits
  * in the page's flow under the top bar, so a notice never covers a button. Information goes by itself after
  * a few seconds; warnings and errors stay until dismissed (or replaced by newer ones).

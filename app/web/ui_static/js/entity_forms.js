@@ -3,7 +3,7 @@
 // hooks.changed(focus) to redraw the graph around `focus` and reopen it in the panel.
 
 import {api} from './api.js';
-import {errorText, h, readable, stored, toast} from './dom.js';
+import {act, h, readable, stored, toast} from './dom.js';
 
 const STRATEGIES = ['concatenate', 'keep_first', 'keep_longest', 'llm_summarize'];
 
@@ -11,31 +11,30 @@ export function entityPath(name) {
   return `entities/${encodeURIComponent(name)}`;
 }
 
-async function attempt(call, done, failed, hooks, focus) {
-  try {
-    toast(done(await call()));
-    await hooks.changed(focus);
-    return true;
-  } catch (err) {
-    toast(`${failed}: ${errorText(err)}`, 'error');
-    return false;
-  }
+/** Run `call` and say so (`act`), then redraw the graph around `focus` and reopen it. */
+function attempt(call, done, failed, hooks, focus) {
+  return act(call, done, failed, () => hooks.changed(focus));
 }
 
 let datalists = 0;
 
-/** A text input offering the project's entity names as one types (its own datalist, filled on demand). */
-function entityNameInput(project, attrs) {
-  const list = h('datalist', {id: `entity-names-${++datalists}`});
+/**
+ * A text input offering the entity names of `projectOf()` (read when asked: the graph's search box follows
+ * the project chosen) as one types, in its own datalist (`listId`, else a fresh id); an answer arriving after
+ * the project changed is dropped.
+ */
+export function entityNameInput(projectOf, attrs, listId = `entity-names-${++datalists}`) {
+  const list = h('datalist', {id: listId});
   let timer = null;
   const input = h('input', {type: 'text', autocomplete: 'off', list: list.id, ...attrs, oninput: () => {
     clearTimeout(timer);
     const q = input.value.trim();
     if (!q) return;
     timer = setTimeout(async () => {
+      const project = projectOf();
       try {
         const {entities} = await api('entities', {params: {project_id: project, q, limit: 20}});
-        list.replaceChildren(...entities.map((e) => h('option', {value: e.name}, e.entity_type)));
+        if (project === projectOf()) list.replaceChildren(...entities.map((e) => h('option', {value: e.name}, e.entity_type)));
       } catch {
         // suggestions are optional
       }
@@ -116,7 +115,7 @@ export function aliasesSection(entity, hooks) {
  */
 export function mergeForm(entity, hooks) {
   const chosen = [];
-  const [input, list] = entityNameInput(entity.project, {id: 'merge-sources', placeholder: 'A. Chen'});
+  const [input, list] = entityNameInput(() => entity.project, {id: 'merge-sources', placeholder: 'A. Chen'});
   const chips = h('ul', {class: 'plain chips', id: 'merge-chosen', 'aria-label': 'Entities to merge'});
   const render = () => chips.replaceChildren(...chosen.map((name, i) => h('li', {class: 'chip'}, name,
     h('button', {type: 'button', class: 'chip-remove', 'aria-label': `Remove ${name}`, title: 'Remove',
@@ -151,7 +150,7 @@ export function mergeForm(entity, hooks) {
 
 /** A relation from this entity to another, written by hand. */
 export function relationForm(entity, hooks) {
-  const [target, list] = entityNameInput(entity.project, {id: 'relation-new-target', required: true});
+  const [target, list] = entityNameInput(() => entity.project, {id: 'relation-new-target', required: true});
   const description = h('textarea', {id: 'relation-new-description', rows: 3, required: true});
   const keywords = h('input', {id: 'relation-new-keywords', type: 'text', placeholder: 'works with, mentors'});
   const weight = h('input', {id: 'relation-new-weight', type: 'number', min: '0.01', step: 'any', value: '1'});

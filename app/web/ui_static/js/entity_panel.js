@@ -4,7 +4,7 @@
 // shown.
 
 import {api, availableOperations, currentProject} from './api.js';
-import {badge, clear, errorState, errorText, h, pageLink, readable, toast, typeColour} from './dom.js';
+import {act, badge, clear, errorState, h, pageLink, readable, typeColour} from './dom.js';
 import {aliasesSection, editForm, entityPath, mergeForm, relationForm, renameForm} from './entity_forms.js';
 import {mergesSection} from './merges_panel.js';
 
@@ -71,11 +71,7 @@ function relations(entity, hooks) {
 
 async function remove(entity, hooks) {
   if (!confirm(`Delete the entity "${entity.name}" and its ${entity.relations_total} relation(s) from project "${entity.project}"?`)) return;
-  try {
-    const result = await api(entityPath(entity.name), {method: 'DELETE', params: {project_id: entity.project}});
-    toast(`Deleted ${result.name} and ${result.relations_deleted} relation(s)`);
-    await hooks.changed(null);
-  } catch (err) {
-    toast(`Could not delete: ${errorText(err)}`, 'error');
-  }
+  await act(() => api(entityPath(entity.name), {method: 'DELETE', params: {project_id: entity.project}}),
+    (result) => `Deleted ${result.name} and ${result.relations_deleted} relation(s)`, 'Could not delete',
+    () => hooks.changed(null));
 }

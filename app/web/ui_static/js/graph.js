@@ -9,7 +9,7 @@
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.js';
 import {api, currentProject, setCurrentProject} from './api.js';
 import {$, clear, emptyState, errorState, errorText, h, typeColour} from './dom.js';
-import {newEntityForm} from './entity_forms.js';
+import {entityNameInput, newEntityForm} from './entity_forms.js';
 import {showEntity} from './entity_panel.js';
 import {showRelation} from './relation_panel.js';
 
@@ -22,7 +22,6 @@ const EMPTY_PANEL = 'Search an entity, or click a node or an edge to see it here
 
 let root;
 let cy = null;
-let searchTimer = null;
 let lastLabel = null;
 let latestLoad = null; // the load() whose answer the drawing waits for
 
@@ -30,13 +29,13 @@ export const graphPage = {
   title: 'Graph',
   init(section) {
     root = section;
+    const [searchBox, options] = entityNameInput(currentProject, {id: 'entity-search', type: 'search',
+      placeholder: 'name (empty: the best-connected)'}, 'entity-options');
     section.append(
       h('h1', {id: 'h-graph'}, 'Graph explorer'),
       h('form', {class: 'card toolbar', id: 'graph-form', role: 'search', onsubmit: (e) => { e.preventDefault(); search($('#entity-search', root).value.trim()); }},
         h('label', {for: 'entity-search'}, 'Entity'),
-        h('input', {id: 'entity-search', type: 'search', list: 'entity-options', placeholder: 'name (empty: the best-connected)',
-          autocomplete: 'off', oninput: suggest}),
-        h('datalist', {id: 'entity-options'}),
+        searchBox, options,
         h('label', {for: 'graph-depth'}, 'Depth'),
         h('select', {id: 'graph-depth'}, [1, 2, 3].map((d) => h('option', {value: d, selected: d === 2}, d))),
         h('label', {for: 'graph-max'}, 'Max nodes'),
@@ -102,22 +101,6 @@ function viewControls() {
 function toggleFullscreen() {
   if (document.fullscreenElement) document.exitFullscreen();
   else $('#graph-area', root).requestFullscreen?.();
-}
-
-function suggest(event) {
-  clearTimeout(searchTimer);
-  const q = event.target.value.trim();
-  if (!q) return;
-  searchTimer = setTimeout(async () => {
-    const project = currentProject();
-    try {
-      const {entities} = await api('entities', {params: {project_id: project, q, limit: 20}});
-      if (project !== currentProject()) return;
-      clear($('#entity-options', root), entities.map((e) => h('option', {value: e.name}, e.entity_type)));
-    } catch {
-      // suggestions are optional
-    }
-  }, 200);
 }
 
 /** The searched entity's neighbourhood, with the entity itself selected, centred and open in the panel. */

@@ -4,7 +4,7 @@
 // recorded in the ledger so it can be undone) or reject.
 
 import {api} from './api.js';
-import {clear, errorText, h, pageLink, toast} from './dom.js';
+import {act, clear, errorText, h, pageLink} from './dom.js';
 import {entityPath} from './entity_forms.js';
 
 /**
@@ -19,14 +19,9 @@ export function mergesSection(entity, ops, hooks) {
   return h('details', {id: 'entity-merges', open: true}, h('summary', {}, 'Merges and duplicates'), parts);
 }
 
-async function act(label, call, hooks, focus) {
-  try {
-    const result = await call();
-    toast(label(result));
-    await hooks.changed(focus);
-  } catch (err) {
-    toast(`Failed: ${errorText(err)}`, 'error');
-  }
+/** Run `call`, say `label(result)`, redraw the graph around `focus`; "Failed: reason" if it fails. */
+function change(label, call, hooks, focus) {
+  return act(call, label, 'Failed', () => hooks.changed(focus));
 }
 
 function automaticMerges(entity, hooks) {
@@ -63,17 +58,17 @@ function ledgerItem(entity, e, hooks) {
     e.status === 'confirmed' && e.by !== 'review' ? h('span', {class: 'muted'}, ' · confirmed') : null,
     e.evidence ? h('div', {class: 'description'}, e.evidence) : null,
     h('div', {class: 'actions'},
-      e.status === 'standing' ? button('merge-accept', 'Accept', () => act(
+      e.status === 'standing' ? button('merge-accept', 'Accept', () => change(
         () => `Kept ${names} in ${entity.name}`,
         () => api(`entities/merges/${e.id}/accept`, {method: 'POST', json}), hooks, entity.name)) : null,
       button('merge-undo', 'Undo', () => {
         if (!confirm(`Undo the merge of ${names} into ${entity.name}? ${names} becomes an entity again.`)) return;
-        act((r) => `Restored ${r.restored.join(', ') || names}`,
+        change((r) => `Restored ${r.restored.join(', ') || names}`,
           () => api(`${entityPath(entity.name)}/unmerge`, {method: 'POST', json: {...json, entry_id: e.id}}), hooks, entity.name);
       }),
       button('merge-reject danger', 'Reject', () => {
         if (!confirm(`Reject the merge of ${names} into ${entity.name}? They are separated and never merged again.`)) return;
-        act((r) => `Separated ${r.restored.join(', ') || names} for good`,
+        change((r) => `Separated ${r.restored.join(', ') || names} for good`,
           () => api(`entities/merges/${e.id}/reject`, {method: 'POST', json}), hooks, entity.name);
       })));
 }
@@ -98,11 +93,11 @@ function suggestion(entity, pair, hooks) {
     h('div', {class: 'actions'},
       h('button', {type: 'button', class: 'small duplicate-accept', onclick: () => {
         if (!confirm(`Merge ${other} into ${entity.name}?`)) return;
-        act((r) => `Merged ${r.merge.merged_sources.join(', ')} into ${r.merge.target}`,
+        change((r) => `Merged ${r.merge.merged_sources.join(', ')} into ${r.merge.target}`,
           () => api('entities/duplicates/accept', {method: 'POST', json: {project_id: entity.project,
             entity: entity.name, duplicate: other}}), hooks, entity.name);
       }}, 'Accept (merge)'),
-      h('button', {type: 'button', class: 'small duplicate-reject', onclick: () => act(
+      h('button', {type: 'button', class: 'small duplicate-reject', onclick: () => change(
         () => `${other} and ${entity.name} are kept apart`,
         () => api('entities/duplicates/reject', {method: 'POST', json: {project_id: entity.project,
           entity_a: entity.name, entity_b: other}}), hooks, entity.name)}, 'Reject')));

@@ -3,7 +3,7 @@
 // that edit and delete it, acting on the project it was read from.
 
 import {api, currentProject} from './api.js';
-import {badge, clear, errorState, errorText, h, pageLink, readable, stored, toast} from './dom.js';
+import {act, badge, clear, errorState, h, pageLink, readable, stored, toast} from './dom.js';
 
 let shown = null; // the showRelation() call the panel waits for
 
@@ -62,14 +62,9 @@ function editForm(relation, project, changed) {
       if (keywords.value.trim() !== relation.keywords) changes.keywords = keywords.value.trim();
       if (Number(weight.value) !== relation.weight) changes.weight = Number(weight.value);
       if (!Object.keys(changes).length) { toast('Nothing changed'); return; }
-      try {
-        const saved = await api('relations', {method: 'PATCH', json: {project_id: project, source: relation.source,
-          target: relation.target, ...changes}});
-        toast(`Saved the relation ${saved.source} — ${saved.target}`);
-        await changed(saved);
-      } catch (err) {
-        toast(`Could not save: ${errorText(err)}`, 'error');
-      }
+      await act(() => api('relations', {method: 'PATCH', json: {project_id: project, source: relation.source,
+        target: relation.target, ...changes}}),
+      (saved) => `Saved the relation ${saved.source} — ${saved.target}`, 'Could not save', changed);
     }},
     h('label', {for: 'relation-edit-description'}, 'Description'), description,
     h('label', {for: 'relation-edit-keywords'}, 'Keywords (comma separated)'), keywords,
@@ -79,11 +74,6 @@ function editForm(relation, project, changed) {
 
 async function remove(relation, project, changed) {
   if (!confirm(`Delete the relation ${relation.source} — ${relation.target} from project "${project}"?`)) return;
-  try {
-    await api('relations', {method: 'DELETE', params: {project_id: project, source: relation.source, target: relation.target}});
-    toast(`Deleted the relation ${relation.source} — ${relation.target}`);
-    await changed(null);
-  } catch (err) {
-    toast(`Could not delete: ${errorText(err)}`, 'error');
-  }
+  await act(() => api('relations', {method: 'DELETE', params: {project_id: project, source: relation.source, target: relation.target}}),
+    () => `Deleted the relation ${relation.source} — ${relation.target}`, 'Could not delete', () => changed(null));
 }
