@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.database import PgCluster
@@ -53,6 +55,20 @@ def browser() -> Iterator:  # noqa: ANN201 (playwright's Browser, imported lazil
         browser = playwright.chromium.launch(executable_path=executable, args=["--disable-gpu"])
         yield browser
         browser.close()
+
+
+def ingested(server: LiveServer, project: str, text: str, file_path: str) -> None:
+    """The project (made if need be) holding the text as a processed document, through the API with the key."""
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30) as http:
+        assert http.post("/projects", json={"id": project}).status_code in (201, 409)
+        answer = http.post(
+            "/documents", json={"project_id": project, "documents": [{"text": text, "file_path": file_path}]}
+        )
+        document_id = answer.json()["documents"][0]["id"]
+        deadline = time.monotonic() + 60
+        while http.get(f"/documents/{document_id}", params={"project_id": project}).json()["status"] != "processed":
+            assert time.monotonic() < deadline, "the document was not processed"
+            time.sleep(0.1)
 
 
 @contextmanager

@@ -5,7 +5,6 @@ relation added from the entity panel; a relation (a clicked edge) edited and del
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import httpx
 import pytest
 
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import API_KEY, keyed_page
+from tests.ui.conftest import API_KEY, ingested, keyed_page
 
 pytestmark = pytest.mark.slow
 
@@ -31,16 +30,7 @@ def _http(server: LiveServer) -> httpx.Client:
 
 @pytest.fixture
 def graph(ui_server: LiveServer) -> None:
-    with _http(ui_server) as http:
-        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
-        answer = http.post(
-            "/documents", json={"project_id": PROJECT, "documents": [{"text": TEXT, "file_path": "team.md"}]}
-        )
-        document_id = answer.json()["documents"][0]["id"]
-        deadline = time.monotonic() + 60
-        while http.get(f"/documents/{document_id}", params={"project_id": PROJECT}).json()["status"] != "processed":
-            assert time.monotonic() < deadline, "the document was not processed"
-            time.sleep(0.1)
+    ingested(ui_server, PROJECT, TEXT, "team.md")
 
 
 @pytest.fixture

@@ -6,14 +6,12 @@ when zoomed out."""
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import API_KEY
+from tests.ui.conftest import ingested, keyed_page
 
 pytestmark = pytest.mark.slow
 
@@ -28,16 +26,7 @@ TIMEOUT = 60_000
 
 @pytest.fixture
 def graph(ui_server: LiveServer) -> None:
-    with httpx.Client(base_url=ui_server.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30) as http:
-        assert http.post("/projects", json={"id": PROJECT}).status_code in (201, 409)
-        answer = http.post(
-            "/documents", json={"project_id": PROJECT, "documents": [{"text": TEXT, "file_path": "people.md"}]}
-        )
-        document_id = answer.json()["documents"][0]["id"]
-        deadline = time.monotonic() + 60
-        while http.get(f"/documents/{document_id}", params={"project_id": PROJECT}).json()["status"] != "processed":
-            assert time.monotonic() < deadline, "the document was not processed"
-            time.sleep(0.1)
+    ingested(ui_server, PROJECT, TEXT, "people.md")
 
 
 def _click_at(page, point: dict) -> None:  # noqa: ANN001
@@ -50,68 +39,60 @@ def test_graph_expands_in_place_and_opens_edges_and_searches(
 ) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('lightrag.apiKey', '{API_KEY}')")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{ui_server.url}/ui/#/graph?project={PROJECT}")
-    expect(page.locator("#graph-max")).to_have_value("40")  # a readable default: the top entities only
-    expect(page.locator("#node-list option")).to_have_count(9)  # the placeholder and all 8 entities
+    with keyed_page(browser, f"{ui_server.url}/ui/#/graph?project={PROJECT}", TIMEOUT) as page:
+        expect(page.locator("#graph-max")).to_have_value("40")  # a readable default: the top entities only
+        expect(page.locator("#node-list option")).to_have_count(9)  # the placeholder and all 8 entities
 
-    # Only the best-connected three, then a click on Alice Chen adds her neighbours around her.
-    page.fill("#graph-max", "3")
-    page.click("#graph-form button[type=submit]")
-    expect(page.locator("#node-list option")).to_have_count(4)
-    expect(page.locator("#graph-message")).to_contain_text("best-connected")
-    before = page.evaluate("window.graphView.nodes()")
-    assert "Alice Chen" in before and "Hub Corp" in before
-    _click_at(page, before["Alice Chen"])
-    expect(page.locator("#h-entity")).to_have_text("Alice Chen")
-    expect(page.locator("#node-list option", has_text="Gina Ross")).to_have_count(1)
-    after = page.evaluate("window.graphView.nodes()")
-    moved = {name: math.dist((p["x"], p["y"]), (after[name]["x"], after[name]["y"])) for name, p in before.items()}
-    assert max(moved.values()) < 0.5, f"nodes already drawn moved on expand (px): {moved}"
-    assert {"Erin Park", "Frank Li", "Gina Ross"} <= set(after)
-    assert page.evaluate("window.graphView.selected()") == ["Alice Chen"]
+        # Only the best-connected three, then a click on Alice Chen adds her neighbours around her.
+        page.fill("#graph-max", "3")
+        page.click("#graph-form button[type=submit]")
+        expect(page.locator("#node-list option")).to_have_count(4)
+        expect(page.locator("#graph-message")).to_contain_text("best-connected")
+        before = page.evaluate("window.graphView.nodes()")
+        assert "Alice Chen" in before and "Hub Corp" in before
+        _click_at(page, before["Alice Chen"])
+        expect(page.locator("#h-entity")).to_have_text("Alice Chen")
+        expect(page.locator("#node-list option", has_text="Gina Ross")).to_have_count(1)
+        after = page.evaluate("window.graphView.nodes()")
+        moved = {name: math.dist((p["x"], p["y"]), (after[name]["x"], after[name]["y"])) for name, p in before.items()}
+        assert max(moved.values()) < 0.5, f"nodes already drawn moved on expand (px): {moved}"
+        assert {"Erin Park", "Frank Li", "Gina Ross"} <= set(after)
+        assert page.evaluate("window.graphView.selected()") == ["Alice Chen"]
 
-    # A click on an edge opens the relation: description, keywords, weight and its source by file name.
-    edge = next(
-        e
-        for e in page.evaluate("window.graphView.edges()")
-        if {e["source"], e["target"]} == {"Alice Chen", "Erin Park"}
-    )
-    _click_at(page, edge["at"])
-    expect(page.locator("#h-relation")).to_be_visible()
-    expect(page.locator(".relation-ends")).to_contain_text("Erin Park")
-    expect(page.locator("#relation-description")).to_contain_text("mentors Erin Park")
-    expect(page.locator("#relation-weight")).to_contain_text("weight")
-    expect(page.locator("#relation-keywords .badge").first).to_be_visible()
-    expect(page.locator("#relation-sources a")).to_have_text("people.md")
-    page.screenshot(path=artifacts / "graph-relation.png", full_page=True)
+        # A click on an edge opens the relation: description, keywords, weight and its source by file name.
+        edge = next(
+            e
+            for e in page.evaluate("window.graphView.edges()")
+            if {e["source"], e["target"]} == {"Alice Chen", "Erin Park"}
+        )
+        _click_at(page, edge["at"])
+        expect(page.locator("#h-relation")).to_be_visible()
+        expect(page.locator(".relation-ends")).to_contain_text("Erin Park")
+        expect(page.locator("#relation-description")).to_contain_text("mentors Erin Park")
+        expect(page.locator("#relation-weight")).to_contain_text("weight")
+        expect(page.locator("#relation-keywords .badge").first).to_be_visible()
+        expect(page.locator("#relation-sources a")).to_have_text("people.md")
+        page.screenshot(path=artifacts / "graph-relation.png", full_page=True)
 
-    # The searched entity is selected, centred and open in the panel.
-    page.fill("#entity-search", "Gina Ross")
-    page.click("#graph-form button[type=submit]")
-    expect(page.locator("#h-entity")).to_have_text("Gina Ross")
-    assert page.evaluate("window.graphView.selected()") == ["Gina Ross"]
+        # The searched entity is selected, centred and open in the panel.
+        page.fill("#entity-search", "Gina Ross")
+        page.click("#graph-form button[type=submit]")
+        expect(page.locator("#h-entity")).to_have_text("Gina Ross")
+        assert page.evaluate("window.graphView.selected()") == ["Gina Ross"]
 
-    # Zooming out hides the labels, zooming in shows them again; Fit brings every node back into view.
-    for _ in range(6):
-        page.click("#graph-zoom-out")
-    expect(page.locator("#graph-canvas")).to_have_attribute("data-labels", "hidden")
-    for _ in range(6):
-        page.click("#graph-zoom-in")
-    expect(page.locator("#graph-canvas")).to_have_attribute("data-labels", "shown")
-    page.click("#graph-fit")
-    expect(page.locator("#graph-fullscreen")).to_be_visible()
-    page.fill("#graph-max", "40")
-    page.fill("#entity-search", "")
-    page.click("#graph-form button[type=submit]")
-    expect(page.locator("#node-list option")).to_have_count(9)
-    _click_at(page, page.evaluate("window.graphView.nodes()")["Alice Chen"])
-    expect(page.locator("#entity-panel")).to_contain_text("Relations (4)")
-    page.screenshot(path=artifacts / "graph-page.png", full_page=True)
-    assert not errors, errors
-    context.close()
+        # Zooming out hides the labels, zooming in shows them again; Fit brings every node back into view.
+        for _ in range(6):
+            page.click("#graph-zoom-out")
+        expect(page.locator("#graph-canvas")).to_have_attribute("data-labels", "hidden")
+        for _ in range(6):
+            page.click("#graph-zoom-in")
+        expect(page.locator("#graph-canvas")).to_have_attribute("data-labels", "shown")
+        page.click("#graph-fit")
+        expect(page.locator("#graph-fullscreen")).to_be_visible()
+        page.fill("#graph-max", "40")
+        page.fill("#entity-search", "")
+        page.click("#graph-form button[type=submit]")
+        expect(page.locator("#node-list option")).to_have_count(9)
+        _click_at(page, page.evaluate("window.graphView.nodes()")["Alice Chen"])
+        expect(page.locator("#entity-panel")).to_contain_text("Relations (4)")
+        page.screenshot(path=artifacts / "graph-page.png", full_page=True)
